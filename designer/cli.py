@@ -1,0 +1,135 @@
+"""The ``rnn-designer`` command: argument parsing only; the work is done by the packages.
+
+``rnn-designer [PROJECT]`` opens the designer window; the subcommands run headless. Heavy
+packages (torch, Qt) are imported only by the commands that need them.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from designer import __version__
+
+COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate")
+DEFAULT_PROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                               "projects", "char-rnn-shakespeare.json")
+
+
+class UserError(Exception):
+    """A problem to report in one sentence, with the exit code to leave with."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="rnn-designer",
+        description="Design, train and compare recurrent networks. Without a command, opens "
+                    "the designer window on PROJECT (default: the Char-RNN example).",
+    )
+    p.add_argument("--version", action="version", version=f"rnn-designer {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    g = sub.add_parser("gui", help="open the designer window (the default command)")
+    g.add_argument("project", nargs="?", help="a project file (default: the Char-RNN example)")
+    g.add_argument("--screenshot", metavar="FILE.png",
+                   help="render the window to a PNG and exit (works offscreen)")
+    g.add_argument("--unrolled", metavar="LAYER", help="with --screenshot: show the unrolled "
+                   "net of this recurrent layer")
+    g.add_argument("--train-steps", type=int, metavar="N", help="with --screenshot: train N "
+                   "steps through the worker thread first")
+    g.add_argument("--device", choices=("auto", "cpu", "cuda"), help="the training device")
+
+    v = sub.add_parser("validate", help="check a project and print every layer's shapes, "
+                       "parameters and FLOPs")
+    v.add_argument("project")
+    v.add_argument("--json", action="store_true", help="print JSON for machines")
+
+    pa = sub.add_parser("parity", help="compare the cuDNN and unrolled engines on every "
+                        "recurrent layer (exit 1 above tolerance)")
+    pa.add_argument("project")
+    pa.add_argument("--json", action="store_true")
+    pa.add_argument("--steps", type=int, default=None, help="sequence length to test "
+                    "(default: the project's, at most 20)")
+
+    u = sub.add_parser("unroll", help="show the unrolled (Caffe) net of a recurrent layer")
+    u.add_argument("project")
+    u.add_argument("--layer", required=True, help="the recurrent layer to expand")
+    u.add_argument("--steps", type=int, default=None, help="time steps (default: the "
+                   "project's sequence length)")
+    u.add_argument("--json", action="store_true")
+
+    b = sub.add_parser("bench", help="time training steps on each engine")
+    b.add_argument("project")
+    b.add_argument("--engines", default="cudnn,caffe")
+    b.add_argument("--device", choices=("cpu", "cuda"), default=None)
+    b.add_argument("--steps", type=int, default=20)
+    b.add_argument("--warmup", type=int, default=3)
+    b.add_argument("--seq", type=int, help="override the sequence length T")
+    b.add_argument("--batch", type=int, help="override the batch size N")
+    b.add_argument("--no-cuda-graphs", action="store_true")
+    b.add_argument("--json", action="store_true")
+
+    t = sub.add_parser("train", help="train a project headless")
+    t.add_argument("project")
+    t.add_argument("--steps", type=int)
+    t.add_argument("--device", choices=("auto", "cpu", "cuda"))
+    t.add_argument("--engine", choices=("cudnn", "caffe"), help="run every recurrent layer "
+                   "on this engine")
+    t.add_argument("--out", metavar="RUN_DIR", help="where metrics and checkpoints go")
+    t.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last "
+                   "checkpoint")
+    t.add_argument("--seed", type=int)
+    t.add_argument("--corpus", metavar="FILE", help="train on this file instead")
+    t.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop after this long")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    gen = sub.add_parser("generate", help="generate text (or audio) from a trained run")
+    gen.add_argument("run_dir", metavar="RUN_DIR")
+    gen.add_argument("--prime", default="")
+    gen.add_argument("-n", type=int, default=500, help="characters (or, with --wav, "
+                     "seconds x rate samples) to generate")
+    gen.add_argument("--temperature", type=float, default=1.0)
+    gen.add_argument("--top-k", type=int, default=0)
+    gen.add_argument("--seed", type=int, default=None)
+    gen.add_argument("--seconds", type=float, help="audio: seconds to generate")
+    gen.add_argument("--wav", metavar="OUT.wav", help="audio: write the result here")
+    gen.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    gen.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    return p
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["gui"] + argv
+    return build_parser().parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    cmd = args.command
+    if cmd == "validate":
+        from designer.graph.commands import validate
+        return validate(args.project, as_json=args.json)
+    if cmd in ("parity", "unroll", "bench"):
+        from designer.engines import commands
+        return getattr(commands, cmd)(args)
+    if cmd in ("train", "generate"):
+        from designer.training import commands
+        return getattr(commands, cmd)(args)
+    from designer.ui.app import main as gui_main
+    return gui_main(args, DEFAULT_PROJECT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        print("rnn-designer: interrupted", file=sys.stderr)
+        return 130
+    except UserError as e:
+        print(f"rnn-designer: {e}", file=sys.stderr)
+        return e.code

@@ -1,0 +1,14 @@
+"""The pure heart of rnn-designer: layer specs, the graph model, shapes, validation, projects.
+
+Imports neither torch nor Qt (a test checks ``sys.modules``).
+"""
+from .errors import (CycleError, DataWarning, DuplicateNameError, GraphError, ParamError,
+                     PortError, ShapeError, UnconnectedInputError, UnknownLayerError)
+from .model import Graph, Layer, LayerInfo, Link
+from .spec import LayerSpec, ParamSpec, PortSpec, TensorInfo
+
+__all__ = [
+    "CycleError", "DataWarning", "DuplicateNameError", "Graph", "GraphError", "Layer",
+    "LayerInfo", "LayerSpec", "Link", "ParamError", "ParamSpec", "PortError", "PortSpec",
+    "ShapeError", "TensorInfo", "UnconnectedInputError", "UnknownLayerError",
+]

@@ -1,0 +1,172 @@
+"""Core layers: InnerProduct, Dropout, Clip, Scale and Eltwise."""
+from __future__ import annotations
+
+from .. import dims as D
+from ..errors import ParamError
+from ..spec import FLOAT, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from .common import X, Y, axis_param, bias_filler, num_output, numel_out, same_shape, weight_filler
+
+
+def _ip_infer(ctx):
+    x = ctx.need_float("x")
+    a = ctx.axis(ctx.params["axis"], x.rank)
+    return [TensorInfo(tuple(x.shape[:a]) + (ctx.params["num_output"],), FLOAT)]
+
+
+def _ip_k(ctx):
+    x = ctx.input("x")
+    return D.numel(x.shape[ctx.axis(ctx.params["axis"], x.rank):])
+
+
+def _ip_count(ctx, outs):
+    k, m = _ip_k(ctx), ctx.params["num_output"]
+    if not (D.known(k) and D.known(m)):
+        return None
+    return k * m + (m if ctx.params["bias_term"] else 0)
+
+
+def _ip_flops(ctx, outs):
+    k, m = _ip_k(ctx), ctx.params["num_output"]
+    if not (D.known(k) and D.known(m)):
+        return None
+    per_row = 2 * k * m + (m if ctx.params["bias_term"] else 0)
+    return D.mul(D.numel(outs[0].shape[:-1]), per_row)
+
+
+INNER_PRODUCT = LayerSpec(
+    id="InnerProduct",
+    category="Core",
+    caffe_type="INNER_PRODUCT",
+    summary="Fully connected: y = W x + b over the dims from 'axis' on",
+    help=(
+        "Flattens the input from 'axis' to the end into K values and maps them to num_output "
+        "values with a learned K x num_output matrix and bias; the dims before 'axis' are "
+        "kept (axis 2 on a (T, N, H) input applies the same layer at every step)."
+    ),
+    inputs=(X,),
+    outputs=(Y,),
+    params=(
+        num_output(10, "outputs per position (V: the vocabulary size)", kind="dim"),
+        axis_param(1, "the first axis that is flattened into the product (Caffe's default 1)"),
+        ParamSpec("bias_term", "bool", True, "add a learned bias"),
+        weight_filler("xavier"),
+        bias_filler(),
+    ),
+    infer=_ip_infer,
+    count_params=_ip_count,
+    flops=_ip_flops,
+)
+
+DROPOUT = LayerSpec(
+    id="Dropout",
+    category="Core",
+    caffe_type="DROPOUT",
+    summary="Zeroes random values while training, scales the rest",
+    help=(
+        "During training each value is set to zero with probability dropout_ratio and the "
+        "others are scaled by 1 / (1 - dropout_ratio); at test time it passes values through."
+    ),
+    inputs=(X,),
+    outputs=(Y,),
+    params=(ParamSpec("dropout_ratio", "float", 0.5, "the probability of zeroing a value",
+                      minimum=0.0, maximum=1.0, below_maximum=True),),
+    infer=same_shape,
+)
+
+
+def _clip_check(params):
+    if params["min"] >= params["max"]:
+        raise ParamError("min", params["min"], f"below max ({params['max']:g})")
+
+
+CLIP = LayerSpec(
+    id="Clip",
+    category="Core",
+    caffe_type="CLIP",
+    summary="Clamps every value into [min, max]",
+    help="Clamps each value to the range [min, max], as MyCaffe's ClipLayer does.",
+    inputs=(X,),
+    outputs=(Y,),
+    params=(
+        ParamSpec("min", "float", -1.0, "the smallest value let through"),
+        ParamSpec("max", "float", 1.0, "the largest value let through"),
+    ),
+    infer=same_shape,
+    flops=numel_out,
+    check_params=_clip_check,
+)
+
+
+def _scale_infer(ctx):
+    x = ctx.need_float("x")
+    s = ctx.input("scale")
+    if s is not None:
+        a = ctx.axis(ctx.params["axis"], x.rank)
+        want = tuple(x.shape[a:a + s.rank])
+        if s.rank + a > x.rank or not all(D.same(p, q) for p, q in zip(s.shape, want)):
+            ctx.fail("scale", f"a scale of shape {D.shape_str(want)} (the input's dims from "
+                     f"axis {ctx.params['axis']})")
+    return [TensorInfo(x.shape, FLOAT)]
+
+
+def _scale_count(ctx, outs):
+    if ctx.input("scale") is not None:
+        return 0
+    x = ctx.input("x")
+    a = ctx.axis(ctx.params["axis"], x.rank)
+    n = ctx.params["num_axes"]
+    k = D.numel(x.shape[a:] if n < 0 else x.shape[a:a + n])
+    if not D.known(k):
+        return None
+    return k * (2 if ctx.params["bias_term"] else 1)
+
+
+SCALE = LayerSpec(
+    id="Scale",
+    category="Building blocks",
+    caffe_type="SCALE",
+    summary="Multiplies by a learned or given scale, broadcast along 'axis'",
+    help=(
+        "Multiplies the input element-wise by a scale broadcast from 'axis' on: the second "
+        "input when it is connected (the unrolled LSTM scales h by the continuation flags this "
+        "way), else a learned scale over num_axes dims, plus an optional learned bias."
+    ),
+    inputs=(X, PortSpec("scale", "the scale to multiply by (optional)", FLOAT, optional=True)),
+    outputs=(Y,),
+    params=(
+        axis_param(1, "the first axis the scale lines up with"),
+        ParamSpec("num_axes", "int", 1, "dims the learned scale spans (-1: to the end)",
+                  minimum=-1, maximum=8),
+        ParamSpec("bias_term", "bool", False, "also add a learned bias"),
+    ),
+    infer=_scale_infer,
+    count_params=_scale_count,
+    flops=numel_out,
+)
+
+
+def _eltwise_infer(ctx):
+    a, b = ctx.need_float("a"), ctx.need_float("b")
+    if a.rank != b.rank or not all(D.same(p, q) for p, q in zip(a.shape, b.shape)):
+        diff = [f"dim {i} is {p} vs {q}" for i, (p, q) in enumerate(zip(a.shape, b.shape))
+                if not D.same(p, q)]
+        detail = "; ".join(diff) if diff else f"rank {a.rank} vs {b.rank}"
+        ctx.fail("b", f"the same shape as 'a' {D.shape_str(a.shape)}", detail)
+    return [TensorInfo(a.shape, FLOAT)]
+
+
+ELTWISE = LayerSpec(
+    id="Eltwise",
+    category="Building blocks",
+    caffe_type="ELTWISE",
+    summary="Element-wise SUM, PROD or MAX of two tensors of the same shape",
+    help="Combines two tensors of the same shape value by value: sum, product or maximum.",
+    inputs=(PortSpec("a", "the first operand"), PortSpec("b", "the second operand")),
+    outputs=(Y,),
+    params=(ParamSpec("operation", "choice", "SUM", "how the values are combined",
+                      choices=("SUM", "PROD", "MAX")),),
+    infer=_eltwise_infer,
+    flops=numel_out,
+)
+
+SPECS = (INNER_PRODUCT, DROPOUT, CLIP, SCALE, ELTWISE)

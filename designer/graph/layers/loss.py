@@ -1,0 +1,82 @@
+"""Loss and metric layers: SoftmaxWithLoss and Accuracy."""
+from __future__ import annotations
+
+from .. import dims as D
+from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from .common import axis_param
+
+INPUTS = (
+    PortSpec("logits", "unnormalised class scores, classes along 'axis'"),
+    PortSpec("label", "the true class of every position", INDEX),
+)
+
+
+def _check(ctx):
+    x = ctx.need_float("logits")
+    a = ctx.axis(ctx.params["axis"], x.rank)
+    lab = ctx.input("label")
+    want = tuple(x.shape[:a]) + tuple(x.shape[a + 1:])
+    if lab.dtype != INDEX:
+        ctx.fail("label", "class ids", "labels come from a data layer's 'label'")
+    if lab.rank != len(want) or not all(D.same(p, q) for p, q in zip(lab.shape, want)):
+        ctx.fail("label", f"labels of shape {D.shape_str(want)} (the logits without the class "
+                 f"axis {ctx.params['axis']})")
+    return x, a
+
+
+def _loss_infer(ctx):
+    _check(ctx)
+    return [TensorInfo((), FLOAT)]
+
+
+def _loss_flops(ctx, outs):
+    return D.mul(5, D.numel(ctx.input("logits").shape))
+
+
+SOFTMAX_WITH_LOSS = LayerSpec(
+    id="SoftmaxWithLoss",
+    category="Loss",
+    caffe_type="SOFTMAXWITH_LOSS",
+    summary="Cross-entropy of the softmax against the labels (the training loss)",
+    help=(
+        "Softmax over the class axis, then the mean negative log-probability of the true "
+        "class, in nats. Positions whose label equals ignore_label do not count."
+    ),
+    inputs=INPUTS,
+    outputs=(PortSpec("loss", "the mean loss, a scalar"),),
+    params=(
+        axis_param(-1, "the class axis (-1: the last)"),
+        ParamSpec("ignore_label", "int", -1, "a label value that does not count (-1: none)",
+                  minimum=-1, maximum=1 << 30),
+        ParamSpec("loss_weight", "float", 1.0, "the weight of this loss in the total",
+                  minimum=0.0, maximum=1e6),
+    ),
+    infer=_loss_infer,
+    flops=_loss_flops,
+)
+
+
+def _acc_infer(ctx):
+    x, a = _check(ctx)
+    k = ctx.params["top_k"]
+    classes = x.shape[a]
+    if D.known(classes) and k > classes:
+        ctx.fail(None, f"top_k {k} is larger than the {classes} classes")
+    return [TensorInfo((), FLOAT)]
+
+
+ACCURACY = LayerSpec(
+    id="Accuracy",
+    category="Loss",
+    caffe_type="ACCURACY",
+    summary="The share of positions whose true class is in the top k scores",
+    help="Counts how often the true class is among the top_k scores; reported, not trained.",
+    inputs=INPUTS,
+    outputs=(PortSpec("accuracy", "the accuracy, a scalar in [0, 1]"),),
+    params=(axis_param(-1, "the class axis (-1: the last)"),
+            ParamSpec("top_k", "int", 1, "how many of the best scores count", minimum=1,
+                      maximum=1000)),
+    infer=_acc_infer,
+)
+
+SPECS = (SOFTMAX_WITH_LOSS, ACCURACY)

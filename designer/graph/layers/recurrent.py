@@ -1,0 +1,164 @@
+"""Recurrent layers: LSTM, GRU, RNN (each on the cuDNN engine or the unrolled Caffe net) and
+LSTMSimple (the junhyukoh caffe-lstm layer MyCaffe ships as LSTM_SIMPLE)."""
+from __future__ import annotations
+
+from .. import dims as D
+from ..spec import FLOAT, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from .common import bias_filler, num_output, weight_filler
+
+ENGINES = ("CUDNN", "CAFFE")
+
+# gates per unit, and the element-wise FLOPs of one unit step per hidden value (approximate:
+# activations and the products and sums that combine them)
+GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
+UNIT_FLOPS = {"LSTM": 9, "GRU": 10, "RNN": 1, "LSTMSimple": 9}
+
+INPUTS = (
+    PortSpec("x", "the input sequence, (T, N, E) or (N, T, E) when batch-first"),
+    PortSpec("cont", "optional sequence continuation (T, N): 0 resets the state at that step",
+             FLOAT, optional=True),
+)
+OUTPUTS = (PortSpec("y", "the hidden state at every step, (T, N, H)"),)
+
+
+def _infer(ctx):
+    x = ctx.need_float("x")
+    if x is None or x.rank != 3:
+        ctx.fail("x", "a sequence of vectors, (T, N, E)")
+    first = ctx.params.get("batch_first", False)
+    cont = ctx.input("cont")
+    if cont is not None:
+        want = tuple(x.shape[:2])
+        if cont.rank != 2 or not all(D.same(a, b) for a, b in zip(cont.shape, want)):
+            ctx.fail("cont", f"continuation flags of shape {D.shape_str(want)}")
+    h = ctx.params["num_output"]
+    return [TensorInfo((x.shape[0], x.shape[1], h), FLOAT)]
+
+
+def _biases(kind: str, engine: str) -> int:
+    """Bias vectors (of G*H values) per layer: torch keeps two, the Caffe net one (GRU: two,
+    because the reset gate multiplies the recurrent bias of the new-gate)."""
+    if kind == "GRU":
+        return 2
+    if kind == "LSTMSimple":
+        return 1
+    return 2 if engine == "CUDNN" else 1
+
+
+def _layers(ctx):
+    return ctx.params.get("num_layers", 1)
+
+
+def _count(kind):
+    def count(ctx, outs):
+        e = ctx.input("x").shape[2]
+        if not D.known(e):
+            return None
+        h, g = ctx.params["num_output"], GATES[kind]
+        nb = _biases(kind, ctx.params.get("engine", "CAFFE"))
+        total = 0
+        for layer in range(_layers(ctx)):
+            inp = e if layer == 0 else h
+            total += g * h * (inp + h) + nb * g * h
+        return total
+    return count
+
+
+def _flops(kind):
+    def flops(ctx, outs):
+        x = ctx.input("x").shape
+        e, h, g = x[2], ctx.params["num_output"], GATES[kind]
+        if not D.known(e):
+            return None
+        per_step = 0
+        for layer in range(_layers(ctx)):
+            inp = e if layer == 0 else h
+            per_step += 2 * g * h * (inp + h) + (g + UNIT_FLOPS[kind]) * h
+        return D.mul(x[0], x[1], per_step)
+    return flops
+
+
+def _common(kind: str) -> tuple:
+    return (
+        num_output(512, "hidden units per layer (H)"),
+        ParamSpec("num_layers", "int", 1, "stacked layers, run in one fused call on cuDNN",
+                  minimum=1, maximum=16),
+        ParamSpec("dropout_ratio", "float", 0.0,
+                  "dropout between stacked layers (not after the last one)",
+                  minimum=0.0, maximum=1.0, below_maximum=True),
+        ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)"),
+        ParamSpec("engine", "choice", "CUDNN",
+                  "CUDNN: the fused kernel (torch.nn." + kind + "); CAFFE: the unrolled net, "
+                  "one small layer per time step", choices=ENGINES),
+        weight_filler("uniform"),
+        bias_filler(),
+    )
+
+
+def _spec(kind: str, summary: str, help: str, extra: tuple = ()) -> LayerSpec:
+    return LayerSpec(
+        id=kind, category="Recurrent", caffe_type=kind, summary=summary, help=help,
+        inputs=INPUTS, outputs=OUTPUTS, params=_common(kind) + extra,
+        infer=_infer, count_params=_count(kind), flops=_flops(kind),
+    )
+
+
+LSTM = _spec(
+    "LSTM", "Long short-term memory: gated recurrence over a sequence",
+    "An LSTM reads the sequence one step at a time, keeping a cell state c and a hidden state "
+    "h; input, forget and output gates decide what enters, stays and leaves the cell. On the "
+    "CUDNN engine all layers run in one fused kernel; on the CAFFE engine each step is "
+    "expanded into SCALE, INNER_PRODUCT, ELTWISE and LSTM_UNIT layers.",
+)
+GRU = _spec(
+    "GRU", "Gated recurrent unit: an LSTM with two gates and no cell",
+    "A GRU keeps one hidden state; a reset gate r and an update gate z decide how much of the "
+    "old state feeds the candidate and how much of it is kept (torch's gate order r, z, n).",
+)
+RNN = _spec(
+    "RNN", "Plain recurrence: h = act(W x + U h + b)",
+    "The Elman RNN: each step's hidden state is tanh (or relu) of the input and the previous "
+    "hidden state, each through a learned matrix.",
+    (ParamSpec("nonlinearity", "choice", "tanh", "the activation of the hidden state",
+               choices=("tanh", "relu")),),
+)
+
+
+def _simple_count(ctx, outs):
+    e = ctx.input("x").shape[2]
+    if not D.known(e):
+        return None
+    h = ctx.params["num_output"]
+    return 4 * h * (e + h) + 4 * h
+
+
+LSTM_SIMPLE = LayerSpec(
+    id="LSTMSimple",
+    category="Recurrent",
+    caffe_type="LSTM_SIMPLE",
+    summary="The caffe-lstm LSTM layer, with gradient clipping in the cell",
+    help=(
+        "The simple LSTM of Junhyuk Oh's caffe-lstm (MyCaffe's LSTM_SIMPLE), always unrolled: "
+        "gates in the order i, f, o, g, one bias, the gradient of the gate inputs clipped to "
+        "+/- clipping_threshold, and optionally the clockwork forget-gate bias (initialised to "
+        "5 so the cell remembers from the start)."
+    ),
+    inputs=INPUTS,
+    outputs=OUTPUTS,
+    params=(
+        num_output(512, "hidden units (H)"),
+        ParamSpec("clipping_threshold", "float", 0.0,
+                  "clip the gate gradients to +/- this value during backward (0: off)",
+                  minimum=0.0, maximum=1e6),
+        ParamSpec("enable_clockwork_forgetgate_bias", "bool", False,
+                  "start the forget-gate bias at 5.0 (as the Clockwork RNN paper advises)"),
+        ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)"),
+        weight_filler("uniform"),
+        bias_filler(),
+    ),
+    infer=_infer,
+    count_params=_simple_count,
+    flops=_flops("LSTMSimple"),
+)
+
+SPECS = (LSTM, GRU, RNN, LSTM_SIMPLE)

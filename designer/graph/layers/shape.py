@@ -1,0 +1,128 @@
+"""Shape layers: Reshape, Slice and Concat (Caffe semantics)."""
+from __future__ import annotations
+
+from .. import dims as D
+from ..spec import ANY, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from .common import axis_param
+
+XA = PortSpec("x", "the input tensor", ANY)
+
+
+def _reshape_infer(ctx):
+    x = ctx.input("x")
+    shape, axis, num_axes = ctx.params["shape"], ctx.params["axis"], ctx.params["num_axes"]
+    a = ctx.axis(axis, x.rank + 1) if axis < 0 else axis
+    if a > x.rank:
+        ctx.fail(None, f"cannot reshape from axis {axis} of a {x.rank}-dimensional input")
+    end = x.rank if num_axes < 0 else a + num_axes
+    if end > x.rank:
+        ctx.fail(None, f"cannot replace {num_axes} axes from axis {axis} of a "
+                 f"{x.rank}-dimensional input")
+    region = x.shape[a:end]
+    if shape.count(-1) > 1:
+        ctx.fail(None, "can infer at most one dimension (-1) in 'shape'")
+    out = []
+    for i, s in enumerate(shape):
+        if s == 0:
+            if i >= len(region):
+                ctx.fail(None, f"'shape' copies dim {i} (0) but only {len(region)} dims are "
+                         "replaced")
+            out.append(region[i])
+        elif s < -1:
+            ctx.fail(None, f"'shape' holds {s}; use a size, 0 (copy) or -1 (infer)")
+        else:
+            out.append(s)
+    total = D.numel(region)
+    if -1 in shape:
+        known = D.numel([d for d in out if d != -1])
+        rest = D.div(total, known)
+        if rest is None:
+            ctx.fail(None, f"cannot split {D.shape_str(region)} into {shape}")
+        out = [rest if d == -1 else d for d in out]
+    elif not D.same(D.numel(out), total):
+        ctx.fail("x", f"{D.numel(out)} values to fill shape {shape}",
+                 f"the replaced dims hold {total}")
+    return [TensorInfo(tuple(x.shape[:a]) + tuple(out) + tuple(x.shape[end:]), x.dtype)]
+
+
+RESHAPE = LayerSpec(
+    id="Reshape",
+    category="Shape",
+    caffe_type="RESHAPE",
+    summary="Changes the shape without moving data",
+    help=(
+        "Replaces the dims [axis, axis + num_axes) of the input (num_axes -1: to the end) "
+        "with 'shape', where 0 copies the matching input dim and -1 is inferred from the rest."
+    ),
+    inputs=(XA,),
+    outputs=(PortSpec("y", "the reshaped tensor", ANY),),
+    params=(
+        ParamSpec("shape", "ints", [0, -1], "the new dims: sizes, 0 to copy, -1 to infer"),
+        ParamSpec("axis", "int", 0, "the first axis replaced", minimum=-8, maximum=8),
+        ParamSpec("num_axes", "int", -1, "how many axes are replaced (-1: all from axis on)",
+                  minimum=-1, maximum=8),
+    ),
+    infer=_reshape_infer,
+)
+
+
+def _slice_infer(ctx):
+    x = ctx.input("x")
+    a = ctx.axis(ctx.params["axis"], x.rank)
+    p, size = ctx.params["slice_point"], x.shape[a]
+    if D.known(size) and not 0 < p < size:
+        ctx.fail("x", f"axis {ctx.params['axis']} longer than slice_point {p}",
+                 f"it has {size}")
+    rest = size - p if D.known(size) else f"{size}-{p}"
+    s = list(x.shape)
+    first, second = s.copy(), s.copy()
+    first[a], second[a] = p, rest
+    return [TensorInfo(tuple(first), x.dtype), TensorInfo(tuple(second), x.dtype)]
+
+
+SLICE = LayerSpec(
+    id="Slice",
+    category="Building blocks",
+    caffe_type="SLICE",
+    summary="Splits a tensor in two along an axis",
+    help=(
+        "Cuts the input along 'axis' at slice_point: 'a' holds the part before it, 'b' the "
+        "rest. The unrolled recurrent net slices its inputs into one piece per time step."
+    ),
+    inputs=(XA,),
+    outputs=(PortSpec("a", "the part before slice_point", ANY),
+             PortSpec("b", "the part from slice_point on", ANY)),
+    params=(axis_param(0), ParamSpec("slice_point", "int", 1, "where to cut", minimum=1,
+                                     maximum=1 << 30)),
+    infer=_slice_infer,
+)
+
+
+def _concat_infer(ctx):
+    a, b = ctx.input("a"), ctx.input("b")
+    ax = ctx.axis(ctx.params["axis"], a.rank)
+    if a.rank != b.rank or a.dtype != b.dtype or not all(
+            D.same(p, q) for i, (p, q) in enumerate(zip(a.shape, b.shape)) if i != ax):
+        ctx.fail("b", f"the shape of 'a' {D.shape_str(a.shape)} except along axis {ax}")
+    s = list(a.shape)
+    s[ax] = a.shape[ax] + b.shape[ax] if D.known(a.shape[ax]) and D.known(b.shape[ax]) \
+        else f"{a.shape[ax]}+{b.shape[ax]}"
+    return [TensorInfo(tuple(s), a.dtype)]
+
+
+CONCAT = LayerSpec(
+    id="Concat",
+    category="Building blocks",
+    caffe_type="CONCAT",
+    summary="Joins two tensors along an axis",
+    help=(
+        "Joins 'a' and 'b' along 'axis'; every other dim must agree. The unrolled recurrent "
+        "net concatenates the hidden states of all steps this way."
+    ),
+    inputs=(PortSpec("a", "the first part", ANY), PortSpec("b", "the second part", ANY)),
+    outputs=(PortSpec("y", "the joined tensor", ANY),),
+    params=(axis_param(0),),
+    infer=_concat_infer,
+)
+
+SPECS = (RESHAPE, SLICE, CONCAT)

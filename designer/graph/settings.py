@@ -1,0 +1,75 @@
+"""Solver and training settings of a project, described like layer parameters.
+
+The same ``ParamSpec`` rules check them, the property form edits them and the trainer reads them.
+"""
+from __future__ import annotations
+
+from .spec import ParamSpec
+
+SOLVER = (
+    ParamSpec("type", "choice", "Adam", "the optimiser", choices=("SGD", "Adam", "AdamW",
+                                                                  "RMSProp")),
+    ParamSpec("base_lr", "float", 0.002, "the learning rate", minimum=1e-9, maximum=100.0),
+    ParamSpec("momentum", "float", 0.9, "SGD and RMSProp momentum; Adam's beta1",
+              minimum=0.0, maximum=1.0, below_maximum=True),
+    ParamSpec("momentum2", "float", 0.999, "Adam's beta2", minimum=0.0, maximum=1.0,
+              below_maximum=True),
+    ParamSpec("rms_decay", "float", 0.99, "RMSProp's smoothing constant (alpha)",
+              minimum=0.0, maximum=1.0, below_maximum=True),
+    ParamSpec("weight_decay", "float", 0.0, "L2 penalty (decoupled for AdamW)", minimum=0.0,
+              maximum=10.0),
+    ParamSpec("lr_policy", "choice", "fixed",
+              "fixed; step: multiply by gamma every stepsize steps; cosine: decay to "
+              "min_lr_ratio x base_lr over max_steps after warm-up",
+              choices=("fixed", "step", "cosine")),
+    ParamSpec("gamma", "float", 0.1, "the factor of the step policy", minimum=0.0,
+              maximum=1.0),
+    ParamSpec("stepsize", "int", 1000, "steps between drops of the step policy", minimum=1,
+              maximum=1 << 30),
+    ParamSpec("warmup_steps", "int", 0, "steps of linear warm-up from zero", minimum=0,
+              maximum=1 << 30),
+    ParamSpec("min_lr_ratio", "float", 0.1, "where the cosine policy ends, as a share of "
+              "base_lr", minimum=0.0, maximum=1.0),
+    ParamSpec("clip_gradients", "float", 5.0, "clip the global gradient norm to this "
+              "(0: off)", minimum=0.0, maximum=1e9),
+    ParamSpec("max_steps", "int", 2000, "training steps in a run", minimum=1,
+              maximum=1 << 40),
+)
+
+TRAINING = (
+    ParamSpec("eval_interval", "int", 200, "steps between validation passes", minimum=1,
+              maximum=1 << 30),
+    ParamSpec("eval_batches", "int", 20, "batches per validation pass", minimum=1,
+              maximum=1 << 20),
+    ParamSpec("patience", "int", 0, "stop after this many validations without a new best "
+              "(0: never)", minimum=0, maximum=1 << 20),
+    ParamSpec("log_interval", "int", 10, "steps between metric records", minimum=1,
+              maximum=1 << 20),
+    ParamSpec("checkpoint_interval", "int", 500, "steps between checkpoints", minimum=1,
+              maximum=1 << 30),
+    ParamSpec("sample_interval", "int", 500, "steps between generated samples (0: never)",
+              minimum=0, maximum=1 << 30),
+    ParamSpec("sample_length", "int", 200, "characters (or samples) per generated sample",
+              minimum=1, maximum=1 << 20),
+    ParamSpec("seed", "int", 1, "the random seed", minimum=0, maximum=2**63 - 1),
+    ParamSpec("device", "choice", "auto", "auto: CUDA when present, else CPU",
+              choices=("auto", "cpu", "cuda")),
+    ParamSpec("precision", "choice", "fp32", "fp32, or bf16 autocast on CUDA",
+              choices=("fp32", "bf16")),
+    ParamSpec("cuda_graphs", "bool", True, "capture the training step in a CUDA graph when "
+              "shapes are static"),
+    ParamSpec("nan_patience", "int", 5, "stop after this many non-finite losses in a row",
+              minimum=1, maximum=1 << 20),
+)
+
+SECTIONS = {"solver": SOLVER, "training": TRAINING}
+
+
+def defaults(section: str) -> dict:
+    return {p.name: p.default for p in SECTIONS[section]}
+
+
+def effective(section: str, explicit: dict) -> dict:
+    out = defaults(section)
+    out.update(explicit)
+    return out

@@ -1,0 +1,26 @@
+"""Shared test set-up: the data folder as an absolute path, and helpers to find it."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECTS = ROOT / "projects"
+
+_data = os.environ.get("RNN_DESIGNER_DATA") or str(ROOT.parent / "shared" / "data")
+DATA = Path(_data).resolve()
+os.environ["RNN_DESIGNER_DATA"] = str(DATA)  # absolute, so tests may change folder
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def need_data(*names: str):
+    """Skip unless every named file is in the data folder."""
+    missing = [n for n in names if not (DATA / n).exists()]
+    return pytest.mark.skipif(bool(missing), reason=f"data not found in {DATA}: {missing}")
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
