@@ -70,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--warmup", type=int, default=3)
     b.add_argument("--seq", type=int, help="override the sequence length T")
     b.add_argument("--batch", type=int, help="override the batch size N")
-    b.add_argument("--no-cuda-graphs", action="store_true")
+    b.add_argument("--no-cuda-graphs", action="store_true", help="run every step eagerly")
+    b.add_argument("--precision", choices=("fp32", "tf32", "bf16"), default="fp32",
+                   help="fp32 (TF32 off, the default), tf32, or bf16 autocast")
     b.add_argument("--json", action="store_true")
 
     t = sub.add_parser("train", help="train a project headless")

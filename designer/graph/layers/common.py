@@ -13,7 +13,8 @@ def weight_filler(default: str = "xavier") -> ParamSpec:
     return ParamSpec(
         "weight_filler", "choice", default,
         "how the weights are initialised (xavier: Glorot uniform; uniform: U(-1/sqrt(H), "
-        "1/sqrt(H)); gaussian: N(0, 0.01^2); orthogonal; torch_default: what torch does)",
+        "1/sqrt(H)) with H the layer's outputs; gaussian: N(0, 0.01^2); orthogonal; "
+        "torch_default: what torch does for this layer)",
         choices=FILLERS,
     )
 

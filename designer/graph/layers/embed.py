@@ -41,7 +41,7 @@ EMBED = LayerSpec(
         ParamSpec("input_dim", "dim", "V", "how many distinct ids (V: the vocabulary size)",
                   minimum=1, maximum=MAX_UNITS),
         ParamSpec("bias_term", "bool", True, "add a learned bias to every vector (as Caffe)"),
-        weight_filler("gaussian"),
+        weight_filler("torch_default"),
         bias_filler(),
     ),
     infer=_infer,

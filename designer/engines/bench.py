@@ -1,0 +1,125 @@
+"""``rnn-designer bench``: time training steps of a project on each engine, in one run.
+
+Every engine trains the same net (the project's graph with all LSTM/GRU/RNN layers switched to
+that engine) on the same fixed random batch with Adam and gradient clipping, as the bare PyTorch
+baselines do, so the figures compare directly.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+
+import torch
+
+from designer.graph import settings
+from designer.graph.model import Graph
+
+from .build import Net, count_parameters
+from .step import TrainStep, make_optimizer
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def random_feeds(graph: Graph, device: torch.device, seed: int = 0) -> dict:
+    """A batch for every data layer, shaped as the graph says, with a reset at step 0."""
+    g = torch.Generator().manual_seed(seed)
+    feeds = {}
+    for src in graph.sources():
+        spec = graph.layer(src).spec
+        for port, info in zip(spec.outputs, graph.info(src).outputs):
+            shape = tuple(info.shape)
+            if info.dtype == "index":
+                t = torch.randint(0, int(graph.dims.get("V", 2)), shape, generator=g)
+            elif port.name == "cont":
+                t = torch.ones(shape)
+                t[0] = 0
+            else:
+                t = torch.rand(shape, generator=g)
+            feeds[f"{src}.{port.name}"] = t.to(device)
+    return feeds
+
+
+@contextlib.contextmanager
+def precision(mode: str):
+    """fp32 (TF32 off), tf32, or bf16 autocast."""
+    old = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    tf32 = mode == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    try:
+        yield torch.bfloat16 if mode == "bf16" else None
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
+
+
+def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 20,
+                 warmup: int = 3, graphs: bool = True, mode: str = "fp32",
+                 seed: int = 0) -> dict:
+    """Time ``steps`` training steps of ``graph`` on ``engine``; returns one result row."""
+    torch.manual_seed(seed)
+    _sync(device)
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    net = Net(graph, engine).to(device)
+    _sync(device)
+    build_s = time.perf_counter() - t0
+    solver = settings.effective("solver", {"type": "Adam", "base_lr": 0.002})
+    opt = make_optimizer(net.parameters(), solver, device)
+    with precision(mode) as autocast:
+        step = TrainStep(net, opt, clip=5.0, graphs=graphs, autocast=autocast)
+        feeds = random_feeds(graph, device, seed)
+        t1 = time.perf_counter()
+        out = step(feeds)
+        _sync(device)
+        first_s = time.perf_counter() - t1
+        for _ in range(max(warmup - 1, 0)):
+            out = step(feeds)
+        _sync(device)
+        t2 = time.perf_counter()
+        for _ in range(steps):
+            out = step(feeds)
+        _sync(device)
+        dt = (time.perf_counter() - t2) / steps
+    tokens = 1
+    for src in graph.sources():
+        tokens = max(tokens, _tokens(graph, src))
+    row = {
+        "engine": engine, "device": str(device), "mode": mode,
+        "params": count_parameters(net), "build_ms": build_s * 1e3,
+        "first_step_ms": first_s * 1e3, "ms_step": dt * 1e3, "tokens_s": tokens / dt,
+        "peak_mib": torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda" else None,
+        "loss": out.loss.item(), "cuda_graph": step.captured,
+        "note": step.graph_note,
+    }
+    del net, opt, step
+    return row
+
+
+def _tokens(graph: Graph, src: str) -> int:
+    """Symbols per batch: T x N for sequences (the data output's element count)."""
+    shape = graph.info(src).outputs[0].shape
+    n = 1
+    for d in shape[:2]:
+        n *= int(d)
+    return n
+
+
+def bench(graph: Graph, engines: list[str], device: torch.device, steps: int, warmup: int,
+          graphs: bool, mode: str = "fp32") -> dict:
+    rows = [bench_engine(graph, e, device, steps, warmup, graphs, mode) for e in engines]
+    base = rows[0]["ms_step"]
+    for r in rows:
+        r["ratio_vs_first"] = r["ms_step"] / base
+    return {"device": _device_name(device), "torch": torch.__version__, "rows": rows,
+            "dims": dict(graph.dims)}
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"cpu ({torch.get_num_threads()} threads)"

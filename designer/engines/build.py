@@ -1,0 +1,212 @@
+"""Build a ``torch.nn.Module`` from a validated graph.
+
+Each layer type id has one builder registered with :func:`builder`; :class:`Net` runs the built
+layers in topological order, passing tensors along the graph's links. Recurrent layers carry
+state: ``Net.forward`` takes and returns it, so text can be generated one step at a time and
+contiguous batches can continue where the last one stopped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+from torch import nn
+
+from designer.graph.model import Graph, Layer
+from designer.graph.shapes import LayerInfo, resolve_params
+
+RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple")
+ENGINE_NAMES = {"cudnn": "CUDNN", "caffe": "CAFFE", "CUDNN": "CUDNN", "CAFFE": "CAFFE"}
+
+
+class BuildError(Exception):
+    """The graph cannot be built into a module; ``str()`` says why, for a user."""
+
+
+@dataclass
+class BuildContext:
+    """What a builder sees: the layer, its resolved parameters and inferred shapes."""
+
+    name: str
+    layer: Layer
+    params: dict
+    info: LayerInfo
+    dims: dict
+    extra: dict = field(default_factory=dict)
+
+    def input_shape(self, i: int = 0) -> tuple:
+        return self.info.inputs[i].shape
+
+    def int_dim(self, value, what: str) -> int:
+        if isinstance(value, int):
+            return value
+        raise BuildError(f"{self.name}: {what} is '{value}', which is not known yet; make the "
+                         "data readable so that the designer can work it out")
+
+
+BUILDERS: dict[str, Callable[[BuildContext], nn.Module]] = {}
+
+
+def builder(*type_ids: str):
+    """Register a function ``BuildContext -> nn.Module`` for the given layer type ids."""
+    def register(fn):
+        for t in type_ids:
+            BUILDERS[t] = fn
+        return fn
+    return register
+
+
+@dataclass
+class NetOutput:
+    """Every computed blob, keyed ``(layer, port)``, and the recurrent state after the batch."""
+
+    blobs: dict
+    state: dict
+
+    def __getitem__(self, key: tuple[str, str]) -> torch.Tensor:
+        return self.blobs[key]
+
+
+class Net(nn.Module):
+    """The module a graph describes.
+
+    Parameters
+    ----------
+    graph
+        A graph with no errors.
+    engine
+        ``None`` keeps each recurrent layer's own engine parameter; ``"cudnn"`` or ``"caffe"``
+        runs every LSTM/GRU/RNN layer on that engine.
+    """
+
+    def __init__(self, graph: Graph, engine: str | None = None) -> None:
+        super().__init__()
+        from . import layers as _layers  # noqa: F401  (registers the builders)
+        from . import recurrent as _recurrent  # noqa: F401
+        errors = graph.errors()
+        if errors:
+            raise BuildError(f"the net has {len(errors)} problem(s); the first: {errors[0]}")
+        if engine is not None and engine not in ENGINE_NAMES:
+            raise BuildError(f"unknown engine '{engine}' (use cudnn or caffe)")
+        self.order = graph.topological_order()
+        self.types: dict[str, str] = {}
+        self.ports: dict[str, list[str]] = {}
+        self.wiring: dict[str, list] = {}
+        self.engines: dict[str, str] = {}
+        self.layers = nn.ModuleDict()
+        for name in self.order:
+            layer = graph.layer(name)
+            spec = layer.spec
+            params = resolve_params(spec, layer.params, graph.dims)
+            if engine is not None and layer.type in ("LSTM", "GRU", "RNN"):
+                params["engine"] = ENGINE_NAMES[engine]
+            if layer.type in RECURRENT_TYPES:
+                self.engines[name] = params.get("engine", "CAFFE")
+            ctx = BuildContext(name, layer, params, graph.info(name), dict(graph.dims))
+            try:
+                make = BUILDERS[layer.type]
+            except KeyError:
+                raise BuildError(f"{name}: no engine can build a {layer.type} layer") from None
+            self.layers[name] = make(ctx)
+            self.types[name] = layer.type
+            self.ports[name] = [p.name for p in spec.outputs]
+            wires = []
+            for port in spec.inputs:
+                link = graph.link_into(name, port.name)
+                if link is None:
+                    wires.append(None)
+                else:
+                    src_spec = graph.layer(link.src).spec
+                    wires.append((link.src, src_spec.output_index(link.src_port)))
+            self.wiring[name] = wires
+        self.sources = [n for n in self.order if graph.layer(n).spec.is_source]
+        self.losses = [n for n in self.order if self.types[n] == "SoftmaxWithLoss"]
+        self.metrics = [n for n in self.order if self.types[n] == "Accuracy"]
+        self.recurrent = [n for n in self.order if self.types[n] in RECURRENT_TYPES]
+        self._needed_cache: dict[tuple, list[str]] = {}
+
+    # ------------------------------------------------------------------------------------
+    def logits_source(self) -> tuple[str, int]:
+        """``(layer, output index)`` feeding the first loss layer's logits."""
+        if not self.losses:
+            raise BuildError("the net has no SoftmaxWithLoss layer to read predictions from")
+        return self.wiring[self.losses[0]][0]
+
+    def capture_blockers(self) -> list[str]:
+        """Why a CUDA graph could not hold a step of this net (empty: it can)."""
+        out = []
+        for name in self.recurrent:
+            cont = self.wiring[name][1]
+            if self.engines[name] == "CUDNN" and cont is not None:
+                out.append(f"{name} runs on cuDNN with a 'cont' input, whose resets are found "
+                           "on the host")
+        return out
+
+    def needed(self, want: tuple[str, ...] | None) -> list[str]:
+        """The layers (in order) that ``want`` depends on."""
+        if want is None:
+            return self.order
+        key = tuple(want)
+        if key not in self._needed_cache:
+            need, stack = set(), list(want)
+            while stack:
+                n = stack.pop()
+                if n in need:
+                    continue
+                need.add(n)
+                stack.extend(w[0] for w in self.wiring[n] if w is not None)
+            self._needed_cache[key] = [n for n in self.order if n in need]
+        return self._needed_cache[key]
+
+    def forward(self, feeds: dict, state: dict | None = None,
+                want: tuple[str, ...] | None = None) -> NetOutput:
+        """Run the net.
+
+        Parameters
+        ----------
+        feeds
+            The data layers' outputs, keyed ``"layer.port"`` (e.g. ``"data.data"``); a missing
+            optional feed (``"data.cont"``) is treated as "no resets".
+        state
+            Recurrent state per layer name, as returned by an earlier call (or ``None``: zeros).
+        want
+            Only compute what these layers need (``None``: everything).
+        """
+        blobs: dict = {}
+        new_state: dict = {}
+        for name in self.needed(want):
+            mod = self.layers[name]
+            if name in self.sources:
+                outs = tuple(feeds.get(f"{name}.{p}") for p in self.ports[name])
+            else:
+                ins = [None if w is None else blobs[w] for w in self.wiring[name]]
+                if name in self.recurrent:
+                    y, new_state[name] = mod(ins[0], ins[1],
+                                             None if state is None else state.get(name))
+                    outs = (y,)
+                else:
+                    out = mod(*ins)
+                    outs = out if isinstance(out, tuple) else (out,)
+            for i, t in enumerate(outs):
+                blobs[(name, i)] = t
+        return NetOutput(blobs, new_state)
+
+    def loss(self, out: NetOutput) -> torch.Tensor:
+        """The training loss: the sum of the loss layers' outputs."""
+        return sum(out.blobs[(n, 0)] for n in self.losses)
+
+
+def count_parameters(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def detach_state(state: dict) -> dict:
+    """The recurrent state with its history cut (truncated backprop between batches)."""
+    def cut(x):
+        if isinstance(x, torch.Tensor):
+            return x.detach()
+        if isinstance(x, (tuple, list)):
+            return type(x)(cut(v) for v in x)
+        return x
+    return {k: cut(v) for k, v in state.items()}

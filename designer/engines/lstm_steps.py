@@ -1,0 +1,129 @@
+"""The fast executor of an unrolled LSTM level: the per-step net with fused kernels.
+
+For every time step t the unrolled net holds SCALE (h_conted = cont_t x h_{t-1}), INNER_PRODUCT
+(W_hc x h_conted), ELTWISE SUM (+ the step's slice of the input transform) and LSTM_UNIT. This
+executor runs exactly those layers, in that order, but
+
+- the INNER_PRODUCT and the ELTWISE SUM are one ``addmm`` (the sum is the GEMM's C operand),
+- the LSTM_UNIT is one fused kernel that also applies the next step's SCALE,
+- the backward pass runs the same layers in reverse (one fused unit kernel and one GEMM per step)
+  and accumulates the shared W_hc gradient in a single GEMM over all steps at the end, as Caffe
+  accumulates the diffs of a shared weight.
+
+On CUDA the fused units are Triton kernels (``triton_lstm``) when Triton is available; elsewhere
+they are a few torch ops. ``UnrolledLSTMSteps`` is checked against the node-by-node reference
+executor and against ``torch.nn.LSTM`` (tests/engines).
+"""
+from __future__ import annotations
+
+import torch
+
+_TRITON = None
+
+
+def _triton():
+    """The Triton kernels module, or ``False`` when Triton cannot be used."""
+    global _TRITON
+    if _TRITON is None:
+        try:
+            from . import triton_lstm
+            _TRITON = triton_lstm if triton_lstm.available() else False
+        except Exception:  # noqa: BLE001 - any import problem means: use the torch ops
+            _TRITON = False
+    return _TRITON
+
+
+def use_triton(t: torch.Tensor) -> bool:
+    return t.is_cuda and bool(_triton())
+
+
+# ---------------------------------------------------------------------------- torch units --
+def unit_forward(gates, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next):
+    """LSTM_UNIT (gates [i, f, o, g]) plus the next step's SCALE, writing into the outputs."""
+    h = c_prev.shape[-1]
+    torch.sigmoid(gates[:, :3 * h], out=acts[:, :3 * h])
+    torch.tanh(gates[:, 3 * h:], out=acts[:, 3 * h:])
+    i, f, o, g = acts.split(h, 1)
+    torch.mul(c_prev, cont_t.unsqueeze(1), out=c_out)
+    c_out.mul_(f).addcmul_(i, g)
+    torch.tanh(c_out, out=h_out)
+    h_out.mul_(o)
+    if hc_next is not None:
+        torch.mul(h_out, cont_next.unsqueeze(1), out=hc_next)
+
+
+def unit_backward(dh_out, dhc_next, cont_next, dc, acts, c, c_prev, cont_t, dgates, clip):
+    """Backward of LSTM_UNIT at one step; ``dc`` (grad of c_t) is replaced by grad of c_{t-1}.
+
+    ``dh_out`` is the gradient of h_t from the layer's output; ``dhc_next`` the gradient of the
+    next step's h_conted, which reaches h_t through that step's SCALE by ``cont_next``.
+    """
+    h = c.shape[-1]
+    dh = dh_out if dhc_next is None else dh_out + dhc_next * cont_next.unsqueeze(1)
+    i, f, o, g = acts.split(h, 1)
+    tc = torch.tanh(c)
+    dc.addcmul_(dh * o, 1 - tc * tc)
+    di, df, do, dg = dgates.split(h, 1)
+    torch.mul(dc * g, i * (1 - i), out=di)
+    torch.mul(dc * c_prev * cont_t.unsqueeze(1), f * (1 - f), out=df)
+    torch.mul(dh * tc, o * (1 - o), out=do)
+    torch.mul(dc * i, 1 - g * g, out=dg)
+    if clip > 0:
+        dgates.clamp_(-clip, clip)
+    dc.mul_(f).mul_(cont_t.unsqueeze(1))
+
+
+class UnrolledLSTMSteps(torch.autograd.Function):
+    """All T steps of one unrolled LSTM level after its input transform.
+
+    Inputs: ``xw`` (T, N, 4H) the input transform W_xc x + b_c (its per-step slices are the
+    ELTWISE operands), ``cont`` (T, N), ``h0`` and ``c0`` (N, H), ``w_hc`` (4H, H), ``clip`` (the
+    gate-gradient clipping threshold of LSTMSimple, 0 for none).
+    Outputs: the h_t of every step (T, N, H) (the CONCAT) and c_T (N, H).
+    """
+
+    @staticmethod
+    def forward(ctx, xw, cont, h0, c0, w_hc, clip: float):
+        t_, n, g4 = xw.shape
+        h = g4 // 4
+        xw = xw.contiguous()
+        cont = cont.to(xw.dtype).contiguous()
+        acts = torch.empty_like(xw)
+        cs = xw.new_empty(t_, n, h)
+        hs = xw.new_empty(t_, n, h)
+        hcs = xw.new_empty(t_, n, h)
+        torch.mul(h0, cont[0].unsqueeze(1), out=hcs[0])  # SCALE of step 1
+        gates = xw.new_empty(n, g4)
+        w_t = w_hc.t()
+        tri = _triton() if xw.is_cuda else False
+        c_prev = c0.contiguous()
+        for t in range(t_):
+            torch.addmm(xw[t], hcs[t], w_t, out=gates)  # INNER_PRODUCT + ELTWISE SUM
+            nxt = t + 1 < t_
+            args = (gates, c_prev, cont[t], cont[t + 1] if nxt else None, acts[t], cs[t], hs[t],
+                    hcs[t + 1] if nxt else None)
+            (tri.unit_forward if tri else unit_forward)(*args)  # LSTM_UNIT (+ next SCALE)
+            c_prev = cs[t]
+        ctx.save_for_backward(acts, cs, hcs, cont, c0, w_hc)
+        ctx.clip = clip
+        return hs, cs[-1].clone()
+
+    @staticmethod
+    def backward(ctx, d_hs, d_ct):
+        acts, cs, hcs, cont, c0, w_hc = ctx.saved_tensors
+        t_, n, h = cs.shape
+        d_hs = torch.zeros_like(cs) if d_hs is None else d_hs.contiguous()
+        dc = torch.zeros_like(c0) if d_ct is None else d_ct.clone().contiguous()
+        dgates = torch.empty_like(acts)
+        dhc = cs.new_empty(n, h)
+        tri = _triton() if cs.is_cuda else False
+        for t in range(t_ - 1, -1, -1):
+            nxt = t + 1 < t_
+            c_prev = cs[t - 1] if t > 0 else c0
+            args = (d_hs[t], dhc if nxt else None, cont[t + 1] if nxt else None, dc, acts[t],
+                    cs[t], c_prev, cont[t], dgates[t], ctx.clip)
+            (tri.unit_backward if tri else unit_backward)(*args)
+            torch.mm(dgates[t], w_hc, out=dhc)  # INNER_PRODUCT backward: grad of h_conted
+        dh0 = dhc * cont[0].unsqueeze(1)  # SCALE backward of step 1
+        d_w = dgates.view(t_ * n, 4 * h).t().mm(hcs.view(t_ * n, h))  # shared W_hc, all steps
+        return dgates, None, dh0, dc, d_w, None

@@ -1,0 +1,115 @@
+"""Parity between the engines: the same weights give the same outputs, states and gradients.
+
+For a recurrent layer, a CUDNN module is built with random weights, the weights are converted to
+the CAFFE (unrolled) module, both run forward and backward on the same random input, continuation
+flags (with resets in the middle of the sequence) and initial state, and every difference is
+measured. Relative differences are ``max|a - b| / max|b|`` per tensor (an element-wise ratio
+would divide by values that are zero by chance).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+
+from .convert import TORCH_TO_CAFFE_LSTM, _reorder, convert_layer
+from .recurrent import CudnnRecurrent
+from .unrolled import UnrolledRecurrent
+
+TOLERANCE = 1e-5
+
+
+@dataclass
+class Diff:
+    """Largest absolute and relative difference of one quantity."""
+
+    name: str
+    abs: float
+    rel: float
+
+
+def _diff(name: str, a: torch.Tensor, b: torch.Tensor) -> Diff:
+    a, b = a.detach().double(), b.detach().double()
+    d = (a - b).abs().max().item()
+    scale = b.abs().max().item()
+    return Diff(name, d, d / scale if scale > 0 else d)
+
+
+def _grads_as_caffe(kind: str, grads: dict, levels: int) -> dict:
+    """torch parameter gradients in the Caffe layout (each torch bias grad equals db_c)."""
+    out = {}
+    for k in range(levels):
+        wi, wh, bi = grads[f"weight_ih_l{k}"], grads[f"weight_hh_l{k}"], grads[f"bias_ih_l{k}"]
+        if kind == "LSTM":
+            out[f"W_xc_l{k}"] = _reorder(wi, TORCH_TO_CAFFE_LSTM)
+            out[f"W_hc_l{k}"] = _reorder(wh, TORCH_TO_CAFFE_LSTM)
+            out[f"b_c_l{k}"] = _reorder(bi, TORCH_TO_CAFFE_LSTM)
+        else:
+            out[f"W_xc_l{k}"], out[f"W_hc_l{k}"], out[f"b_c_l{k}"] = wi, wh, bi
+            if kind == "GRU":
+                out[f"b_hc_l{k}"] = grads[f"bias_hh_l{k}"]
+    return out
+
+
+def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int = 10,
+            batch: int = 4, resets: bool = True, nonlinearity: str = "tanh",
+            dtype=torch.float32, device: str = "cpu", seed: int = 0,
+            fast: bool = True) -> list[Diff]:
+    """Run both engines on the same random problem and list every difference."""
+    g = torch.Generator().manual_seed(seed)
+    ref = CudnnRecurrent(kind, input_size, hidden, levels, 0.0, False, nonlinearity)
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.copy_(torch.rand(p.shape, generator=g) * 0.2 - 0.1)
+    unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity)
+    unr.load_state_dict(convert_layer(kind, ref.state_dict(), levels, "CUDNN", "CAFFE"))
+    unr.fast = fast
+    ref, unr = ref.to(device, dtype), unr.to(device, dtype)
+    x = torch.randn(steps, batch, input_size, generator=g).to(device, dtype)
+    cont = torch.ones(steps, batch)
+    if resets and steps > 2:
+        cont[steps // 2, 0] = 0
+        cont[steps - 1, batch - 1] = 0
+    cont = cont.to(device, dtype)
+    n_state = 2 if kind == "LSTM" else 1
+    state = [torch.randn(levels, batch, hidden, generator=g).to(device, dtype) * 0.5
+             for _ in range(n_state)]
+    weight = torch.randn(steps, batch, hidden, generator=g).to(device, dtype)
+    results = []
+    for m in (ref, unr):
+        xi = x.clone().requires_grad_()
+        si = tuple(s.clone().requires_grad_() for s in state)
+        y, final = m(xi, cont, si)
+        loss = (y * weight).sum() + sum((f * f).sum() for f in final)
+        loss.backward()
+        grads = {k: p.grad for k, p in m.named_parameters()}
+        results.append((y, final, xi.grad, [s.grad for s in si], grads))
+    (ya, fa, dxa, dsa, ga), (yb, fb, dxb, dsb, gb) = results
+    diffs = [_diff("output", yb, ya)]
+    names = ("h_T", "c_T")
+    diffs += [_diff(f"final {names[i]}", fb[i], fa[i]) for i in range(n_state)]
+    diffs.append(_diff("grad input", dxb, dxa))
+    diffs += [_diff(f"grad initial {names[i][0]}", dsb[i], dsa[i]) for i in range(n_state)]
+    inner = {k[len("rnn."):]: v for k, v in ga.items()}
+    for k, v in _grads_as_caffe(kind, inner, levels).items():
+        diffs.append(_diff(f"grad {k}", gb[k], v))
+    return diffs
+
+
+def layer_parity(graph, name: str, steps: int | None = None, batch: int | None = None,
+                 seed: int = 0) -> dict:
+    """Parity of one recurrent layer of ``graph`` at its real sizes (steps capped at 20)."""
+    layer = graph.layer(name)
+    p = layer.effective_params()
+    x = graph.info(name).inputs[0]
+    first = p.get("batch_first", False)
+    t_, n_, e = (x.shape[1], x.shape[0], x.shape[2]) if first else x.shape
+    steps = steps or min(int(t_) if isinstance(t_, int) else 20, 20)
+    batch = batch or min(int(n_) if isinstance(n_, int) else 4, 8)
+    kind = layer.type
+    diffs = compare(kind, int(e), p["num_output"], p.get("num_layers", 1), steps, batch,
+                    nonlinearity=p.get("nonlinearity", "tanh"), seed=seed)
+    worst = max(d.rel for d in diffs)
+    return {"layer": name, "type": kind, "steps": steps, "batch": batch,
+            "levels": p.get("num_layers", 1), "max_abs": max(d.abs for d in diffs),
+            "max_rel": worst, "ok": worst <= TOLERANCE, "diffs": [asdict(d) for d in diffs]}

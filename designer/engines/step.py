@@ -1,0 +1,192 @@
+"""One training step (forward, loss, backward, gradient clipping, optimizer step), eager or
+captured whole in a CUDA graph.
+
+On CUDA, with static shapes and a fused optimizer (Adam, AdamW, SGD), the first step is captured
+once and every later step replays it: the hundreds of small kernels of an unrolled net then cost
+no Python or launch overhead. A non-finite loss or gradient norm skips the update on the device
+(the fused optimizers' ``found_inf``), so no step needs the host to look at the loss. When capture
+is impossible (a layer that must read data on the host, a shape change, an optimizer that cannot
+skip on the device) the step runs eagerly and ``graph_note`` says why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from .build import Net, detach_state
+from .recurrent import CaptureUnsupported
+
+FUSED = ("Adam", "AdamW", "SGD")
+
+
+def make_optimizer(params, solver: dict, device: torch.device) -> torch.optim.Optimizer:
+    """The project's solver as a torch optimizer (fused, with a tensor learning rate, on CUDA)."""
+    params = list(params)
+    kind, lr = solver["type"], solver["base_lr"]
+    wd, m1, m2 = solver["weight_decay"], solver["momentum"], solver["momentum2"]
+    cuda = device.type == "cuda"
+    fused = True if cuda and kind in FUSED else None
+    lr_arg = torch.tensor(lr, device=device) if fused else lr
+    if kind == "Adam":
+        return torch.optim.Adam(params, lr=lr_arg, betas=(m1, m2), weight_decay=wd, fused=fused)
+    if kind == "AdamW":
+        return torch.optim.AdamW(params, lr=lr_arg, betas=(m1, m2), weight_decay=wd, fused=fused)
+    if kind == "SGD":
+        return torch.optim.SGD(params, lr=lr_arg, momentum=m1, weight_decay=wd, fused=fused)
+    if kind == "RMSProp":
+        return torch.optim.RMSprop(params, lr=lr, alpha=solver["rms_decay"], weight_decay=wd)
+    raise ValueError(f"unknown solver type '{kind}'")
+
+
+def set_lr(opt: torch.optim.Optimizer, lr: float) -> None:
+    for group in opt.param_groups:
+        if isinstance(group["lr"], torch.Tensor):
+            group["lr"].fill_(lr)
+        else:
+            group["lr"] = lr
+
+
+@dataclass
+class StepOut:
+    """What a step leaves on the device: read it with ``.item()`` only when needed."""
+
+    loss: torch.Tensor
+    grad_norm: torch.Tensor
+    skipped: torch.Tensor          # 1.0 where the update was skipped (non-finite)
+    metrics: dict = field(default_factory=dict)
+    state: dict | None = None
+
+
+class TrainStep:
+    """Callable ``(feeds, state) -> StepOut`` performing one optimisation step of ``net``.
+
+    Parameters
+    ----------
+    net, opt
+        The module and its optimizer (from :func:`make_optimizer`).
+    clip
+        Clip the global gradient norm to this (0: no clipping; the norm is still reported).
+    graphs
+        Capture the step in a CUDA graph when possible.
+    autocast
+        ``torch.bfloat16`` for bf16 autocast on CUDA, or ``None``.
+    """
+
+    def __init__(self, net: Net, opt: torch.optim.Optimizer, clip: float = 0.0,
+                 graphs: bool = True, autocast=None):
+        self.net, self.opt, self.clip, self.autocast = net, opt, clip, autocast
+        self.params = [p for p in net.parameters() if p.requires_grad]
+        self.device = self.params[0].device if self.params else torch.device("cpu")
+        cuda = self.device.type == "cuda"
+        self.device_skip = cuda and bool(opt.defaults.get("fused"))
+        self.graph_note = ""
+        self.use_graph = graphs and cuda and self.device_skip
+        if graphs and cuda and not self.device_skip:
+            self.graph_note = "not captured: the optimizer cannot skip a step on the device"
+        self._graph = None
+        self._shapes = None
+        self._static = None
+        if self.device_skip:
+            self._found = torch.zeros((), device=self.device)
+            self._force_skip = torch.zeros((), device=self.device)
+            opt.found_inf = self._found
+
+    # ------------------------------------------------------------------------------ body --
+    def _body(self, feeds: dict, state: dict | None) -> StepOut:
+        self.opt.zero_grad(set_to_none=not self.device_skip)
+        with torch.autocast(self.device.type, dtype=self.autocast,
+                            enabled=self.autocast is not None):
+            out = self.net(feeds, state)
+            loss = self.net.loss(out)
+        loss.backward()
+        if self.clip > 0:
+            norm = nn.utils.clip_grad_norm_(self.params, self.clip, foreach=True)
+        else:
+            norm = nn.utils.get_total_norm([p.grad for p in self.params if p.grad is not None],
+                                           foreach=True)
+        bad = ~(torch.isfinite(loss.detach()) & torch.isfinite(norm))
+        metrics = {n: out.blobs[(n, 0)].detach() for n in self.net.metrics}
+        new_state = detach_state(out.state) if state is not None else None
+        if self.device_skip:
+            self._found.copy_(torch.maximum(bad.float(), self._force_skip))
+            self.opt.step()
+            skipped = self._found.clone()
+        else:
+            if bad.item():
+                self.opt.zero_grad(set_to_none=True)
+            else:
+                self.opt.step()
+            skipped = bad.float()
+        return StepOut(loss.detach(), norm.detach(), skipped, metrics, new_state)
+
+    # ------------------------------------------------------------------------- capturing --
+    def _capture(self, feeds: dict, state: dict | None) -> None:
+        static_feeds = {k: v.clone() for k, v in feeds.items() if v is not None}
+        static_state = None if state is None else {
+            k: tuple(t.clone() for t in v) for k, v in state.items()}
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        self._force_skip.fill_(1.0)  # warm-up passes update nothing
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                self._body(static_feeds, static_state)
+        torch.cuda.current_stream().wait_stream(side)
+        self._force_skip.fill_(0.0)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = self._body(static_feeds, static_state)
+        self._graph, self._static = graph, (static_feeds, static_state, out)
+
+    def _shape_key(self, feeds, state):
+        key = tuple((k, tuple(v.shape), v.dtype) for k, v in sorted(feeds.items())
+                    if v is not None)
+        if state is not None:
+            key += tuple((k, tuple(tuple(t.shape) for t in v)) for k, v in sorted(state.items()))
+        return key
+
+    def __call__(self, feeds: dict, state: dict | None = None) -> StepOut:
+        if not self.use_graph:
+            return self._body(feeds, state)
+        key = self._shape_key(feeds, state)
+        if self._graph is None:
+            blockers = self.net.capture_blockers()
+            if blockers:
+                self._give_up("not captured: " + blockers[0])
+                return self._body(feeds, state)
+            try:
+                self._capture(feeds, state)
+                self._shapes = key
+            except CaptureUnsupported as e:
+                self._give_up(f"not captured: {e}")
+                return self._body(feeds, state)
+            except RuntimeError as e:  # capture failed: run eagerly from now on
+                self._give_up(f"not captured: {str(e).splitlines()[0][:160]}")
+                return self._body(feeds, state)
+        if key != self._shapes:
+            return self._body(feeds, state)  # a batch of another shape: eager, graph kept
+        static_feeds, static_state, out = self._static
+        for k, v in feeds.items():
+            if v is not None:
+                static_feeds[k].copy_(v, non_blocking=True)
+        if state is not None:
+            for k, v in state.items():
+                for dst, src in zip(static_state[k], v):
+                    dst.copy_(src)
+        self._graph.replay()
+        return StepOut(out.loss.clone(), out.grad_norm.clone(), out.skipped.clone(),
+                       {k: v.clone() for k, v in out.metrics.items()},
+                       None if out.state is None else {
+                           k: tuple(t.clone() for t in v) for k, v in out.state.items()})
+
+    def _give_up(self, note: str) -> None:
+        self.use_graph = False
+        self._graph = self._static = None
+        self.graph_note = note
+        self._force_skip.fill_(0.0)
+        torch.cuda.synchronize()
+
+    @property
+    def captured(self) -> bool:
+        return self._graph is not None
