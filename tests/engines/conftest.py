@@ -1,0 +1,79 @@
+"""Small graphs that exercise every layer type, for the engine tests."""
+import pytest
+
+from designer.graph import Graph
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    f = tmp_path / "tiny.txt"
+    f.write_text("hello world, the quick brown fox jumps over the lazy dog.\n" * 4)
+    return f
+
+
+def every_layer_graph(corpus, engine="CUDNN") -> Graph:
+    """One graph holding every layer type of the catalogue, wired validly."""
+    g = Graph()
+    g.add_layer("CharText", "data", {"corpus": str(corpus), "seq_len": 6, "batch_size": 3})
+    g.add_layer("Embed", "embed", {"num_output": 8})
+    g.connect("data", "data", "embed", "x")
+    for kind, extra in (("LSTM", {"num_layers": 2}), ("GRU", {}),
+                        ("RNN", {"nonlinearity": "relu"}), ("LSTMSimple", {})):
+        name = kind.lower()
+        params = {"num_output": 5, **extra}
+        if kind != "LSTMSimple":
+            params["engine"] = engine
+        g.add_layer(kind, name, params)
+        g.connect("embed", "y", name, "x")
+        g.connect("data", "cont", name, "cont")
+    g.add_layer("LSTM", "lstm_bf", {"num_output": 4, "batch_first": True, "engine": engine})
+    g.connect("embed", "y", "lstm_bf", "x")
+    chain = [("Dropout", {"dropout_ratio": 0.2}), ("Clip", {"min": -0.5, "max": 0.5}),
+             ("ReLU", {"negative_slope": 0.1}), ("TanH", {}), ("Sigmoid", {}),
+             ("Softmax", {"axis": -1}), ("Scale", {"axis": 2, "bias_term": True})]
+    prev = "lstm"
+    for i, (kind, params) in enumerate(chain):
+        name = f"c{i}_{kind.lower()}"
+        g.add_layer(kind, name, params)
+        g.connect(prev, "y", name, "x")
+        prev = name
+    g.add_layer("Scale", "scale_by_cont", {"axis": 0})
+    g.connect("gru", "y", "scale_by_cont", "x")
+    g.connect("data", "cont", "scale_by_cont", "scale")
+    g.add_layer("Eltwise", "sum", {"operation": "PROD"})
+    g.connect(prev, "y", "sum", "a")
+    g.connect("scale_by_cont", "y", "sum", "b")
+    g.add_layer("Reshape", "flat", {"shape": [-1, 5], "axis": 0, "num_axes": -1})
+    g.connect("sum", "y", "flat", "x")
+    g.add_layer("Slice", "split", {"axis": 0, "slice_point": 4})
+    g.connect("flat", "y", "split", "x")
+    g.add_layer("Concat", "join", {"axis": 0})
+    g.connect("split", "b", "join", "a")
+    g.connect("split", "a", "join", "b")
+    g.add_layer("InnerProduct", "ip_flat", {"num_output": 7, "axis": 1})
+    g.connect("join", "y", "ip_flat", "x")
+    g.add_layer("InnerProduct", "ip1", {"num_output": "V", "axis": 2})
+    g.connect("rnn", "y", "ip1", "x")
+    g.add_layer("SoftmaxWithLoss", "loss")
+    g.connect("ip1", "y", "loss", "logits")
+    g.connect("data", "label", "loss", "label")
+    g.add_layer("Accuracy", "acc", {"top_k": 2})
+    g.connect("ip1", "y", "acc", "logits")
+    g.connect("data", "label", "acc", "label")
+    # an LSTM unit fed by one-step slices
+    g.add_layer("Slice", "first", {"axis": 0, "slice_point": 1})
+    g.connect("lstmsimple", "y", "first", "x")
+    g.add_layer("InnerProduct", "gates", {"num_output": 20, "axis": 2})
+    g.connect("first", "a", "gates", "x")
+    g.add_layer("Slice", "cont1", {"axis": 0, "slice_point": 1})
+    g.connect("data", "cont", "cont1", "x")
+    g.add_layer("LSTMUnit", "unit")
+    g.connect("first", "a", "unit", "c_prev")
+    g.connect("gates", "y", "unit", "gates")
+    g.connect("cont1", "a", "unit", "cont")
+    return g
+
+
+@pytest.fixture
+def every_layer(corpus):
+    return lambda engine="CUDNN": every_layer_graph(corpus, engine)

@@ -1,0 +1,38 @@
+"""A model trained on one engine loads and runs on the other."""
+import pytest
+import torch
+
+from designer.engines.bench import random_feeds
+from designer.engines.build import Net
+from designer.engines.convert import convert_state_dict
+from designer.engines.step import TrainStep, make_optimizer
+from designer.graph import settings
+
+
+def _train(net, feeds, steps=3):
+    solver = settings.effective("solver", {"base_lr": 0.01})
+    step = TrainStep(net, make_optimizer(net.parameters(), solver, torch.device("cpu")), 5.0)
+    for _ in range(steps):
+        step(feeds)
+
+
+@pytest.mark.parametrize("src,dst", [("cudnn", "caffe"), ("caffe", "cudnn")])
+def test_trained_weights_convert_and_give_the_same_outputs(every_layer, src, dst):
+    g = every_layer()
+    feeds = random_feeds(g, torch.device("cpu"))
+    torch.manual_seed(0)
+    a = Net(g, src)
+    _train(a, feeds)
+    b = Net(g, dst)
+    layers = {n: (g.layer(n).type, g.layer(n).get("num_layers")) for n in ("lstm", "gru", "rnn",
+                                                                         "lstm_bf")}
+    state = convert_state_dict(a.state_dict(), layers, {n: a.engines[n] for n in layers},
+                               {n: b.engines[n] for n in layers})
+    b.load_state_dict(state)  # strict: every key converted, none left over
+    a.eval(), b.eval()
+    with torch.no_grad():
+        oa, ob = a(feeds), b(feeds)
+    for name in a.order:
+        for i in range(len(a.ports[name])):
+            if (name, i) in oa.blobs and oa.blobs[(name, i)] is not None:
+                assert torch.allclose(oa.blobs[(name, i)], ob.blobs[(name, i)], atol=2e-5), name
