@@ -223,12 +223,13 @@ class SequenceSource(Source):
         t, n = self.seq_len, self.batch_size
         train, val = self.split_size("train"), self.split_size("val")
         unit = self.unit
-        if train < t + 1 or ("val" in self._data and val < t + 1):
-            held = (f" and its validation split {val:,}" if "val" in self._data else "")
-            raise DataError(
-                f"{self.path} is too short for seq_len {t}: its training split holds "
-                f"{train:,} {unit}{held}, but each needs at least {t + 1:,}"
-            )
+        if train < t + 1:
+            raise DataError(f"{self.path} is too short for seq_len {t}: its training split "
+                            f"holds {train:,} {unit}, but one sequence needs {t + 1:,}")
+        if "val" in self._data and val < t + 1:
+            raise DataError(f"{self.path} is too short for seq_len {t}: its validation split "
+                            f"(the last {self.val_fraction:.0%}) holds {val:,} {unit}, but one "
+                            f"sequence needs {t + 1:,}; raise val_fraction or lower seq_len")
         if self.batching != "stream":
             return
         need = n * t + 1
