@@ -70,6 +70,10 @@ class Source:
         """One line for the user: the file, its size, the classes and the split sizes."""
         raise NotImplementedError
 
+    def split_size(self, split: str = "train") -> int:
+        """How many symbols (or images) ``split`` holds; 0 for a split that is not there."""
+        raise NotImplementedError
+
     def next_batch(self, split: str = "train") -> dict[str, torch.Tensor]:
         """The next batch of ``split``, keyed by the data layer's output port names."""
         raise NotImplementedError
@@ -123,3 +127,9 @@ def check_eval_count(n: int | None) -> None:
     if n is not None and (not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0):
         raise ValueError(f"the number of evaluation batches must be a whole number >= 0, "
                          f"not {n!r}")
+
+
+def byte_state(value) -> torch.Tensor:
+    """A saved generator state as the CPU byte tensor ``Generator.set_state`` wants (a
+    checkpoint may have been loaded onto another device)."""
+    return torch.as_tensor(value).to(device="cpu", dtype=torch.uint8)

@@ -20,7 +20,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from .base import STATE_VERSION, Source, check_eval_count, split_generator
+from .base import STATE_VERSION, Source, byte_state, check_eval_count, split_generator
 from .errors import DataError
 from .idx import IMAGES, LABELS, read_idx
 
@@ -207,11 +207,11 @@ class MnistSource(Source):
                 continue
             cur = self._cursors[split]
             if "pass_state" in saved:  # redraw this pass's order rather than store it
-                cur["pass_state"] = saved["pass_state"]
-                cur["generator"].set_state(saved["pass_state"])
+                cur["pass_state"] = byte_state(saved["pass_state"])
+                cur["generator"].set_state(byte_state(saved["pass_state"]))
                 cur["order"] = torch.randperm(self.split_size(split),
                                               generator=cur["generator"])
-            cur["generator"].set_state(saved["generator"])
+            cur["generator"].set_state(byte_state(saved["generator"]))
             cur["position"], cur["drawn"] = int(saved["position"]), int(saved["drawn"])
 
 

@@ -35,11 +35,13 @@ class Quantizer:
         raise ValueError(f"unknown quantization {scheme!r}")
 
     def to_dict(self) -> dict:
+        """The quantiser as plain data (for a checkpoint)."""
         return {"scheme": self.scheme, "classes": self.classes, "low": self.low,
                 "high": self.high}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Quantizer":
+        """The quantiser ``to_dict`` saved."""
         return cls(str(d["scheme"]), int(d["classes"]), float(d["low"]), float(d["high"]))
 
     def encode(self, samples: np.ndarray) -> np.ndarray:

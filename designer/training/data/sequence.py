@@ -22,7 +22,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from .base import STATE_VERSION, Source, check_eval_count, split_generator
+from .base import STATE_VERSION, Source, byte_state, check_eval_count, split_generator
 from .errors import DataError
 
 
@@ -214,7 +214,7 @@ class SequenceSource(Source):
             if split not in self._cursors:
                 continue
             cur = self._cursors[split]
-            cur["generator"].set_state(saved["generator"])
+            cur["generator"].set_state(byte_state(saved["generator"]))
             cur["position"], cur["epoch"] = int(saved["position"]), int(saved["epoch"])
             cur["drawn"] = int(saved["drawn"])
 
@@ -240,4 +240,5 @@ class SequenceSource(Source):
                     f"{have:,} {unit}, but {n} streams of {t} need at least {need:,}; lower "
                     f"batch_size or seq_len, or use random batching"
                 )
+
 
