@@ -1,0 +1,1 @@
+"""Headless training: data sources, the loop, checkpoints, sampling and metrics (torch, no Qt)."""

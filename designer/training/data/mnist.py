@@ -1,0 +1,219 @@
+"""MNIST digits read row by row: 28 steps of 28 pixels, with the digit as the label.
+
+Which images train and which are held out:
+
+* with the train files present, the 60,000 train images train and the t10k images are held
+  out;
+* with only one set present (the shared data has only t10k), a fixed permutation (the same
+  for every run and seed, so runs compare) sends all but the last ``holdout`` images to
+  training, and a note says so.
+
+The held-out images serve both ``"val"`` and ``"test"``: the layer has no parameter for a
+third split, and halving 2,000 held-out digits would make both numbers noisier. The price is
+that a checkpoint picked for its validation loss is judged on the same images.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+
+from .base import STATE_VERSION, Source, byte_state, check_eval_count, split_generator
+from .errors import DataError
+from .idx import IMAGES, LABELS, read_idx
+
+SPLIT_SEED = 0x4D4E4953  # fixed: the held-out images must not depend on the run's seed
+SIDE = 28
+
+
+def find_files(folder: Path, prefix: str) -> tuple[Path | None, Path | None]:
+    """The images and labels files of one set (``train`` or ``t10k``), each or ``None``."""
+    found = []
+    for kind in ("images-idx3-ubyte", "labels-idx1-ubyte"):
+        names = [f"{prefix}-{kind}", f"{prefix}-{kind.replace('-idx', '.idx')}"]
+        hit = None
+        for name in names:
+            for ext in ("", ".gz"):
+                if (folder / (name + ext)).is_file():
+                    hit = hit or folder / (name + ext)
+        found.append(hit)
+    return found[0], found[1]
+
+
+def load_set(images_path: Path, labels_path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Read and cross-check one set's images (n, 28, 28) and labels (n,)."""
+    images = read_idx(images_path, IMAGES)
+    if images.ndim != 3 or images.shape[1:] != (SIDE, SIDE):
+        raise DataError(f"{images_path} holds images of "
+                        f"{' x '.join(str(d) for d in images.shape[1:])} pixels, but MNIST "
+                        f"rows need 28 x 28")
+    labels = read_idx(labels_path, LABELS)
+    if labels.ndim != 1:
+        raise DataError(f"{labels_path} is not a list of labels (it has {labels.ndim} "
+                        f"dimensions)")
+    if len(images) != len(labels):
+        raise DataError(f"{images_path} holds {len(images):,} images but {labels_path} holds "
+                        f"{len(labels):,} labels")
+    if len(labels) and labels.max() > 9:
+        raise DataError(f"{labels_path} holds the label {int(labels.max())}; MNIST labels are "
+                        f"0 to 9")
+    if len(images) == 0:
+        raise DataError(f"{images_path} holds no images")
+    return images, labels
+
+
+class MnistSource(Source):
+    """MNIST images as (N, 28, 28) (or (28, N, 28)) float rows in [0, 1], labels (N,)."""
+
+    kind = "mnist"
+
+    def __init__(self, folder: Path, params: dict, seed: int = 0):
+        super().__init__(folder, 10, SIDE, params["batch_size"], seed)
+        self.batch_first = bool(params.get("batch_first", True))
+        self.holdout = int(params.get("holdout", 2000))
+        sets = {prefix: find_files(folder, prefix) for prefix in ("train", "t10k")}
+        for prefix, (images, labels) in sets.items():
+            if (images is None) != (labels is None):
+                have, lack = (images, "labels-idx1-ubyte") if labels is None else \
+                    (labels, "images-idx3-ubyte")
+                raise DataError(f"{folder} has {have.name} but not its "
+                                f"{prefix}-{lack}[.gz] file")
+        present = [prefix for prefix, (images, _) in sets.items() if images is not None]
+        if not present:
+            raise DataError(f"{folder} holds no MNIST files (looked for "
+                            f"train-images-idx3-ubyte[.gz] and t10k-images-idx3-ubyte[.gz] "
+                            f"with their labels files)")
+        self.files = [p for prefix in present for p in sets[prefix]]
+        if len(present) == 2:
+            self._x, self._y = {}, {}
+            self._x["train"], self._y["train"] = _tensors(*load_set(*sets["train"]))
+            self._x["val"], self._y["val"] = _tensors(*load_set(*sets["t10k"]))
+            self.notes.append(f"training on the {len(self._y['train']):,} train images; the "
+                              f"{len(self._y['val']):,} t10k images are held out for "
+                              f"validation and testing")
+        else:
+            self._split_one(present[0], *load_set(*sets[present[0]]))
+        self._x["test"], self._y["test"] = self._x["val"], self._y["val"]
+        self.splits = ("train", "val", "test")
+        self.total = sum(len(self._y[s]) for s in ("train", "val"))
+        if len(self._y["train"]) < self.batch_size:
+            raise DataError(f"{folder} leaves only {len(self._y['train']):,} images for "
+                            f"training, fewer than one batch of {self.batch_size}")
+        self._reset_cursors()
+
+    def _split_one(self, prefix: str, images: np.ndarray, labels: np.ndarray) -> None:
+        n, held = len(labels), self.holdout
+        if held >= n:
+            raise DataError(f"{self.path} holds only {n:,} {prefix} images, so holding out "
+                            f"{held:,} leaves none for training; lower holdout")
+        order = torch.randperm(n, generator=torch.Generator().manual_seed(SPLIT_SEED)).numpy()
+        images, labels = images[order], labels[order]
+        self._x = {"train": torch.from_numpy(images[:n - held].copy()),
+                   "val": torch.from_numpy(images[n - held:].copy())}
+        self._y = {"train": torch.from_numpy(labels[:n - held].astype(np.int64)),
+                   "val": torch.from_numpy(labels[n - held:].astype(np.int64))}
+        self.notes.append(f"only the {prefix} files are present: {n - held:,} images for "
+                          f"training, {held:,} held out for testing")
+
+    # --------------------------------------------------------------------------- queries --
+    def split_size(self, split: str = "train") -> int:
+        return len(self._y[split]) if split in self._y else 0
+
+    @property
+    def batches_per_epoch(self) -> int:
+        return self.split_size("train") // self.batch_size
+
+    @property
+    def epoch(self) -> float:
+        return self._cursors["train"]["drawn"] / self.batches_per_epoch
+
+    def describe(self) -> str:
+        which = ", ".join(p.name for p in self.files)
+        return (f"{self.path}: {self.total:,} MNIST digits of 28 x 28 ({which}), 10 classes; "
+                f"{self.split_size('train'):,} for training, {self.split_size('val'):,} held "
+                f"out for validation and testing; batches of {self.batch_size}")
+
+    # --------------------------------------------------------------------------- batches --
+    def next_batch(self, split: str = "train") -> dict[str, torch.Tensor]:
+        """N images of ``split`` in a shuffled order that is new every pass (whole batches
+        only: a pass ends when fewer than N images are left)."""
+        self._check_split(split)
+        cur, n = self._cursors[split], self.split_size(split)
+        if n < self.batch_size:
+            raise DataError(f"{self.path} holds only {n:,} {split} images, fewer than one batch "
+                            f"of {self.batch_size}")
+        if cur["order"] is None or cur["position"] + self.batch_size > n:
+            cur["pass_state"] = cur["generator"].get_state()
+            cur["order"] = torch.randperm(n, generator=cur["generator"])
+            cur["position"] = 0
+        index = cur["order"][cur["position"]:cur["position"] + self.batch_size]
+        cur["position"] += self.batch_size
+        cur["drawn"] += 1
+        return self._batch(split, index)
+
+    def eval_batches(self, n: int | None = None, split: str = "val") -> Iterator[dict]:
+        """The held-out images in their fixed order, N at a time; the last batch is smaller
+        when N does not divide them (every image counts once). ``n`` caps the batches."""
+        self._check_split(split)
+        check_eval_count(n)
+        count = self.eval_size(n, split)
+        size = self.split_size(split)
+        for b in range(count):
+            start = b * self.batch_size
+            yield self._batch(split, torch.arange(start, min(start + self.batch_size, size)))
+
+    def eval_size(self, n: int | None = None, split: str = "val") -> int:
+        self._check_split(split)
+        check_eval_count(n)
+        whole = -(-self.split_size(split) // self.batch_size)
+        return whole if n is None else min(n, whole)
+
+    def _batch(self, split: str, index: torch.Tensor) -> dict[str, torch.Tensor]:
+        data = self._x[split][index].to(torch.float32).div_(255.0)
+        if not self.batch_first:
+            data = data.transpose(0, 1).contiguous()
+        return {"data": data, "label": self._y[split][index]}
+
+    # ----------------------------------------------------------------------------- state --
+    def _fingerprint(self) -> dict:
+        return {"batch_size": self.batch_size, "images": self.total,
+                "train_images": self.split_size("train")}
+
+    def _reset_cursors(self) -> None:
+        self._cursors = {split: {"generator": split_generator(self.seed, split), "order": None,
+                                 "pass_state": None, "position": 0, "drawn": 0}
+                         for split in ("train", "val")}
+        self._cursors["test"] = self._cursors["val"]  # one held-out set: one cursor
+
+    def state_dict(self) -> dict:
+        state = {"version": STATE_VERSION, "kind": self.kind, **self._fingerprint(),
+                 "splits": {}}
+        for split in ("train", "val"):
+            cur = self._cursors[split]
+            saved = {"generator": cur["generator"].get_state(), "position": cur["position"],
+                     "drawn": cur["drawn"]}
+            if cur["pass_state"] is not None:
+                saved["pass_state"] = cur["pass_state"]
+            state["splits"][split] = saved
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        self._check_state(state, self._fingerprint())
+        self._reset_cursors()
+        for split, saved in state.get("splits", {}).items():
+            if split not in ("train", "val"):
+                continue
+            cur = self._cursors[split]
+            if "pass_state" in saved:  # redraw this pass's order rather than store it
+                cur["pass_state"] = byte_state(saved["pass_state"])
+                cur["generator"].set_state(byte_state(saved["pass_state"]))
+                cur["order"] = torch.randperm(self.split_size(split),
+                                              generator=cur["generator"])
+            cur["generator"].set_state(byte_state(saved["generator"]))
+            cur["position"], cur["drawn"] = int(saved["position"]), int(saved["drawn"])
+
+
+def _tensors(images: np.ndarray, labels: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.from_numpy(images.copy()), torch.from_numpy(labels.astype(np.int64))

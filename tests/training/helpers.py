@@ -1,0 +1,52 @@
+"""Small helpers shared by the data-source tests."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from designer.graph.model import Layer
+from designer.training.data import DataError, open_source
+
+
+def layer(type_id: str, **params) -> Layer:
+    """A data layer with these parameters set (the rest are the spec's defaults)."""
+    return Layer("data", type_id, params)
+
+
+def one_sentence(error: DataError, path) -> str:
+    """Check a DataError's text is one plain sentence naming ``path``; return the text."""
+    text = str(error)
+    assert str(path) in text, f"{text!r} does not name {path}"
+    assert "\n" not in text and "Traceback" not in text
+    assert not text.endswith(".") or text.endswith("..."), text  # the CLI adds nothing
+    return text
+
+
+def refused(source_layer: Layer, path, *phrases: str, folder=None, **kw) -> str:
+    """Opening the layer fails with one sentence naming ``path`` and holding every phrase;
+    nothing is written to the file's folder."""
+    where = Path(folder if folder is not None else Path(path).parent)
+    before = sorted(os.listdir(where)) if where.is_dir() else None
+    with pytest.raises(DataError) as e:
+        open_source(source_layer, **kw)
+    text = one_sentence(e.value, path)
+    for phrase in phrases:
+        assert phrase in text, f"{phrase!r} not in {text!r}"
+    if before is not None:
+        assert sorted(os.listdir(where)) == before
+    return text
+
+
+def same_batches(a: list[dict], b: list[dict]) -> bool:
+    return len(a) == len(b) and all(
+        x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x) for x, y in zip(a, b))
+
+
+def save_and_load(state: dict, tmp_path: Path) -> dict:
+    """Round-trip a state through a file the way a checkpoint does."""
+    f = tmp_path / "state.pt"
+    torch.save(state, f)
+    return torch.load(f, weights_only=True)
