@@ -133,6 +133,17 @@ class Net(nn.Module):
             raise BuildError("the net has no SoftmaxWithLoss layer to read predictions from")
         return self.wiring[self.losses[0]][0]
 
+    def initial_state(self, batch: int, device=None) -> dict:
+        """Zero recurrent state for every recurrent layer (for carrying across batches)."""
+        out = {}
+        for name in self.recurrent:
+            m = self.layers[name]
+            p = next(m.parameters())
+            shape = (m.levels, batch, m.hidden)
+            zeros = torch.zeros(shape, device=device or p.device, dtype=p.dtype)
+            out[name] = (zeros, zeros.clone()) if m.kind in ("LSTM", "LSTMSimple") else (zeros,)
+        return out
+
     def capture_blockers(self) -> list[str]:
         """Why a CUDA graph could not hold a step of this net (empty: it can)."""
         out = []

@@ -29,10 +29,13 @@ def make_optimizer(params, solver: dict, device: torch.device) -> torch.optim.Op
     cuda = device.type == "cuda"
     fused = True if cuda and kind in FUSED else None
     lr_arg = torch.tensor(lr, device=device) if fused else lr
+    cap = bool(fused)  # a fused Adam with capturable=True can be replayed in a CUDA graph
     if kind == "Adam":
-        return torch.optim.Adam(params, lr=lr_arg, betas=(m1, m2), weight_decay=wd, fused=fused)
+        return torch.optim.Adam(params, lr=lr_arg, betas=(m1, m2), weight_decay=wd, fused=fused,
+                                capturable=cap)
     if kind == "AdamW":
-        return torch.optim.AdamW(params, lr=lr_arg, betas=(m1, m2), weight_decay=wd, fused=fused)
+        return torch.optim.AdamW(params, lr=lr_arg, betas=(m1, m2), weight_decay=wd,
+                                 fused=fused, capturable=cap)
     if kind == "SGD":
         return torch.optim.SGD(params, lr=lr_arg, momentum=m1, weight_decay=wd, fused=fused)
     if kind == "RMSProp":

@@ -78,6 +78,7 @@ class Graph:
         self._info: dict[str, LayerInfo] = {}
         self.dims: dict[str, int] = {}
         self._dim_notes: list[GraphError] = []
+        self._pinned: dict[str, int] = {}  # dims fixed from outside (a checkpoint's V)
         self._deferred: list | None = None  # start layers collected inside bulk()
         self._deferred_sources = False
         self.layer_added = Signal("layer_added")
@@ -308,6 +309,12 @@ class Graph:
         for name in reversed(self.names()):
             self.remove_layer(name)
 
+    def pin_dims(self, dims: dict[str, int]) -> None:
+        """Fix dims from outside, e.g. the vocabulary size a checkpoint was trained with, so
+        shapes stay known where the data itself cannot be read."""
+        self._pinned.update(dims)
+        self._reinfer(self.names(), sources_changed=True)
+
     @contextlib.contextmanager
     def bulk(self):
         """Make many changes, inferring shapes once at the end (loading, pasting, layout)."""
@@ -372,6 +379,13 @@ class Graph:
                         name))
                     continue
                 dims[k] = v
+        for k, v in self._pinned.items():
+            if k in dims and dims[k] != v:
+                notes.append(DataWarning(f"the data now gives {k} = {dims[k]}, but {k} is "
+                                         f"fixed at {v}"))
+            dims[k] = v
+        if self._pinned:  # what the data could not say is known now: drop those notes
+            notes = [n for n in notes if "is unknown" not in str(n) or "V" not in self._pinned]
         self._dim_notes = notes
         if dims != self.dims:
             self.dims = dims

@@ -51,6 +51,8 @@ TRAINING = (
               minimum=0, maximum=1 << 30),
     ParamSpec("sample_length", "int", 200, "characters (or samples) per generated sample",
               minimum=1, maximum=1 << 20),
+    ParamSpec("sample_temperature", "float", 0.8, "the temperature of the samples shown "
+              "while training", minimum=0.0, maximum=10.0),
     ParamSpec("seed", "int", 1, "the random seed", minimum=0, maximum=2**63 - 1),
     ParamSpec("device", "choice", "auto", "auto: CUDA when present, else CPU",
               choices=("auto", "cpu", "cuda")),

@@ -1,0 +1,350 @@
+"""The training loop: a plain generator that reads top to bottom and yields plain records.
+
+    for record in train(project, RunOptions(out="runs/x"), token):
+        print(record)            # {"kind": "train", "step": 10, "loss": 3.2, ...}
+
+Each step: check the stop/pause token -> set the learning rate -> take a batch -> one
+optimisation step (``designer.engines.step.TrainStep``: eager, or replayed from a CUDA graph)
+-> every ``log_interval`` steps, read the losses back and yield a record -> validate, sample and
+checkpoint on their intervals. Only plain data (numbers, strings) leaves the loop, never live
+tensors, so a Qt worker can pass the records across threads as they are.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import torch
+
+from designer.engines.build import BuildError, Net, detach_state
+from designer.engines.step import TrainStep, make_optimizer, set_lr
+from designer.graph.project import Project
+
+from . import checkpoint as C
+from .control import StopToken
+from .data import DataError, open_source
+from .resume import check_compatible, convert_for
+from .rundir import RunDir
+from .sampling import Sampler
+from .schedule import learning_rate
+
+
+class TrainingError(Exception):
+    """A run that cannot go on; ``str()`` is one sentence; ``code`` the CLI's exit code."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class RunOptions:
+    """What a run is asked to do beyond the project's own settings."""
+
+    out: str | Path | None = None        # the run folder (default: runs/<project>-<time>)
+    resume: bool = False                 # continue from the run folder's last checkpoint
+    steps: int | None = None             # stop at this step (default: the solver's max_steps)
+    device: str | None = None            # auto, cpu or cuda (default: the project's)
+    engine: str | None = None            # run every LSTM/GRU/RNN on cudnn or caffe
+    seed: int | None = None
+    corpus: str | Path | None = None     # train on this file instead of the data layer's
+    time_limit: float | None = None      # seconds
+    download_progress: Callable | None = None
+    extra_meta: dict = field(default_factory=dict)
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise TrainingError("the CUDA device was asked for, but no CUDA GPU is available "
+                            "(use --device cpu)", 2)
+    return torch.device(name)
+
+
+def to_device(batch: dict, data_layer: str, device: torch.device) -> dict:
+    return {f"{data_layer}.{k}": v.to(device, non_blocking=True) for k, v in batch.items()}
+
+
+def evaluate(net: Net, source, batches: int, device: torch.device, data_layer: str,
+             split: str = "val") -> dict:
+    """Mean loss (and accuracy) over a fixed set of held-out batches."""
+    if split not in source.splits:
+        return {}
+    net.eval()
+    loss_sum, acc_sum, weight = 0.0, 0.0, 0
+    state = None
+    try:
+        with torch.no_grad():
+            for batch in source.eval_batches(batches, split):
+                feeds = to_device(batch, data_layer, device)
+                if source.carries_state and state is None:
+                    state = net.initial_state(batch["data"].shape[1], device)
+                out = net(feeds, state)
+                if source.carries_state:
+                    state = out.state
+                w = batch["label"].numel()
+                loss_sum += float(net.loss(out)) * w
+                if net.metrics:
+                    acc_sum += float(out.blobs[(net.metrics[0], 0)]) * w
+                weight += w
+    finally:
+        net.train()
+    if not weight:
+        return {}
+    result = {"val_loss": loss_sum / weight}
+    if net.metrics:
+        result["val_accuracy"] = acc_sum / weight
+    return result
+
+
+def train(project: Project, opts: RunOptions, token: StopToken | None = None
+          ) -> Iterator[dict]:
+    """Train ``project``; yields plain records until the run ends (see the module doc)."""
+    token = token or StopToken()
+    solver, cfg = project.solver_settings(), project.training_settings()
+    graph = project.graph
+    errors = graph.errors()
+    if errors:
+        raise TrainingError(f"the net is not valid: {errors[0]}", 1)
+    if not graph.sources():
+        raise TrainingError("the net has no data layer to train on", 1)
+    data_layer = graph.sources()[0]
+    if opts.corpus is not None:  # train on another file: V follows it
+        key = {"CharText": "corpus", "WavAudio": "file", "MnistRows": "folder"}
+        graph.set_param(data_layer, key[graph.layer(data_layer).type],
+                        str(Path(opts.corpus).resolve()))
+    device = resolve_device(opts.device or cfg["device"])
+    seed = cfg["seed"] if opts.seed is None else opts.seed
+    ck = None
+    if opts.resume:
+        try:
+            ck = C.load(opts.out, "last")
+        except C.CheckpointError as e:
+            raise TrainingError(str(e), 2) from None
+        seed = ck.meta.get("seed", seed)
+
+    # ---- data, net, optimizer ----------------------------------------------------------
+    try:
+        source = open_source(graph.layer(data_layer), project.path and project.path.parent,
+                             opts.corpus, opts.download_progress, seed)
+    except DataError as e:
+        raise TrainingError(str(e), 2) from None
+    if "V" in graph.dims and source.num_classes != graph.dims["V"] and source.kind == "text":
+        raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, but "
+                            f"the net was sized for V = {graph.dims['V']}", 2)
+    torch.manual_seed(seed)
+    try:
+        net = Net(graph, opts.engine).to(device)
+    except BuildError as e:
+        raise TrainingError(str(e), 1) from None
+    run = RunDir.create(opts.out, project, resume=opts.resume)  # after the data proved usable
+    opt = make_optimizer(net.parameters(), solver, device)
+    autocast = torch.bfloat16 if cfg["precision"] == "bf16" and device.type == "cuda" else None
+    step_fn = TrainStep(net, opt, solver["clip_gradients"], cfg["cuda_graphs"], autocast)
+    step, best, carry, switched = 0, math.inf, None, {}
+    if ck is not None:
+        try:
+            check_compatible(ck, graph, source)
+            net.load_state_dict(convert_for(ck, graph, net))
+            switched = {n: e for n, e in net.engines.items()
+                        if ck.meta.get("engines", {}).get(n, e) != e}
+            if not switched:
+                opt.load_state_dict(ck.state["optimizer"])
+            source.load_state_dict(ck.state["data"])
+            C.set_rng_state(ck.state["rng"])
+        except (C.CheckpointError, DataError) as e:
+            raise TrainingError(str(e), 2) from None
+        step, best = ck.step, ck.meta.get("best_val_loss") or math.inf
+        if ck.state.get("carry") is not None:
+            carry = {k: tuple(t.to(device) for t in v) for k, v in ck.state["carry"].items()}
+        run.truncate_metrics(step)
+    if source.carries_state and carry is None:
+        carry = net.initial_state(source.batch_size, device)
+    stop_at = opts.steps or solver["max_steps"]
+    meta_base = {"project": project.to_dict(), "engines": dict(net.engines), "seed": seed,
+                 "device": str(device), "data": _data_meta(source), **opts.extra_meta}
+
+    def save(pointers, extra) -> dict:
+        state = {"optimizer": opt.state_dict(), "rng": C.rng_state(),
+                 "data": source.state_dict(),
+                 "carry": None if carry is None else {k: tuple(t.cpu() for t in v)
+                                                      for k, v in carry.items()}}
+        meta = {**meta_base, "best_val_loss": None if math.isinf(best) else best, **extra}
+        folder = C.save(run.path, step, net.state_dict(), state, meta, pointers)
+        return {"kind": "checkpoint", "step": step, "path": str(folder),
+                "pointers": list(pointers)}
+
+    yield {"kind": "start", "step": step, "steps": stop_at, "device": str(device),
+           "device_name": _device_name(device), "run_dir": str(run.path),
+           "engines": dict(net.engines), "params": sum(p.numel() for p in net.parameters()),
+           "data": source.describe(), "notes": list(source.notes), "seed": seed,
+           "resumed": ck is not None}
+    for note in source.notes:
+        yield {"kind": "note", "step": step, "message": note}
+    if ck is not None and switched:
+        yield {"kind": "note", "step": step, "message": (
+            "the weights were converted to the " + ", ".join(
+                f"{n} {e}" for n, e in switched.items()) + " engine; the optimizer starts "
+            "afresh, since its moments belong to the other engine's tensors")}
+
+    # ---- the loop ------------------------------------------------------------------------
+    sampler = Sampler(net, device) if source.kind == "text" else None
+    pending, nan_streak, reason = [], 0, "finished"
+    evals_without_best = 0
+    t_start = t_log = time.perf_counter()
+    steps_since_log = tokens_since_log = 0
+    while step < stop_at:
+        if token.paused:
+            yield {"kind": "paused", "step": step}
+            token.wait_while_paused()
+            if not token.stopped:
+                yield {"kind": "resumed", "step": step}
+                t_log = time.perf_counter()
+        if token.stopped:
+            reason = "stopped"
+            break
+        if opts.time_limit and time.perf_counter() - t_start >= opts.time_limit:
+            reason = "time_limit"
+            break
+        lr = learning_rate(step, solver)
+        set_lr(opt, lr)
+        batch = source.next_batch("train")
+        feeds = to_device(batch, data_layer, device)
+        try:
+            out = step_fn(feeds, carry)
+        except torch.cuda.OutOfMemoryError:
+            del feeds, batch
+            _free_cuda()
+            raise TrainingError(
+                f"the GPU ran out of memory at batch size {source.batch_size} and sequence "
+                f"length {source.seq_len}; lower the data layer's batch_size (or seq_len) and "
+                "train again", 1) from None
+        if carry is not None:
+            carry = out.state if out.state is not None else detach_state(carry)
+        step += 1
+        pending.append((out, lr))
+        steps_since_log += 1
+        tokens_since_log += _tokens(batch)
+
+        if step % cfg["log_interval"] == 0 or step == stop_at:
+            record, nan_streak = _summarise(pending, step, nan_streak, t_log,
+                                            steps_since_log, tokens_since_log, device)
+            record["time"] = time.perf_counter() - t_start
+            record["epoch"] = getattr(source, "epoch", None)
+            if step_fn.graph_note and step == cfg["log_interval"]:
+                yield {"kind": "note", "step": step, "message": f"CUDA graph {step_fn.graph_note}"}
+            run.log(record)
+            yield record
+            pending, steps_since_log, tokens_since_log = [], 0, 0
+            t_log = time.perf_counter()
+            if nan_streak >= cfg["nan_patience"]:
+                reason = "nan"
+                yield {"kind": "error", "step": step, "message": (
+                    f"the loss was not a finite number for {nan_streak} steps in a row; the "
+                    "run stopped and its last good checkpoint is kept (try a lower base_lr or "
+                    "gradient clipping)")}
+                break
+
+        if step % cfg["eval_interval"] == 0 or step == stop_at:
+            result = evaluate(net, source, cfg["eval_batches"], device, data_layer)
+            if result:
+                is_best = result["val_loss"] < best
+                if is_best:
+                    best, evals_without_best = result["val_loss"], 0
+                else:
+                    evals_without_best += 1
+                record = {"kind": "val", "step": step, **result, "best": is_best,
+                          "best_val_loss": best, "time": time.perf_counter() - t_start}
+                run.log(record)
+                yield record
+                if is_best:
+                    yield save(("best",), result)
+                if cfg["patience"] and evals_without_best >= cfg["patience"]:
+                    reason = "early_stop"
+                    break
+            t_log = time.perf_counter()
+
+        if step % cfg["checkpoint_interval"] == 0 and step < stop_at:
+            if _streak(pending, nan_streak) == 0:  # never checkpoint in a run of bad steps
+                yield save(("last",), {})
+            t_log = time.perf_counter()
+
+        if sampler and cfg["sample_interval"] and step % cfg["sample_interval"] == 0:
+            yield {"kind": "sample", "step": step,
+                   "text": _sample_text(sampler, source, cfg, step)}
+            t_log = time.perf_counter()
+
+    # ---- the end ------------------------------------------------------------------------
+    if reason != "nan" and step > (ck.step if ck else 0):
+        yield save(("last",), {})
+    yield {"kind": "done", "step": step, "reason": reason,
+           "best_val_loss": None if math.isinf(best) else best,
+           "time": time.perf_counter() - t_start, "run_dir": str(run.path)}
+
+
+# --------------------------------------------------------------------------------- helpers --
+def _summarise(pending, step, nan_streak, t_log, steps, tokens, device) -> tuple[dict, int]:
+    """One record from the steps since the last one (a single device sync)."""
+    losses = torch.stack([o.loss.float() for o, _ in pending]).tolist()
+    norms = torch.stack([o.grad_norm.float() for o, _ in pending]).tolist()
+    skipped = torch.stack([o.skipped.float() for o, _ in pending]).tolist()
+    accs = [float(v) for o, _ in pending for v in o.metrics.values()]
+    for s in skipped:
+        nan_streak = nan_streak + 1 if s else 0
+    good = [x for x, s in zip(losses, skipped) if not s and math.isfinite(x)]
+    elapsed = max(time.perf_counter() - t_log, 1e-9)
+    record = {"kind": "train", "step": step,
+              "loss": sum(good) / len(good) if good else float("nan"),
+              "lr": pending[-1][1], "tokens_per_s": tokens / elapsed,
+              "ms_per_step": 1e3 * elapsed / max(steps, 1),
+              "grad_norm": norms[-1] if math.isfinite(norms[-1]) else None,
+              "skipped": int(sum(skipped))}
+    if accs:
+        record["accuracy"] = sum(accs) / len(accs)
+    return record, nan_streak
+
+
+def _streak(pending, nan_streak: int) -> int:
+    """Non-finite steps in a row up to now, counting those not yet summarised."""
+    if not pending:
+        return nan_streak
+    for s in torch.stack([o.skipped.float() for o, _ in pending]).tolist():
+        nan_streak = nan_streak + 1 if s else 0
+    return nan_streak
+
+
+def _tokens(batch: dict) -> int:
+    shape = batch["data"].shape
+    return int(shape[0]) * (int(shape[1]) if len(shape) > 1 else 1)
+
+
+def _sample_text(sampler: Sampler, source, cfg: dict, step: int) -> str:
+    prime = "\n" if "\n" in source.vocab else source.vocab[0]
+    ids = sampler.sample(source.encode(prime), cfg["sample_length"],
+                         cfg["sample_temperature"], 0, seed=step)
+    return source.decode(ids)
+
+
+def _data_meta(source) -> dict:
+    meta = {"kind": source.kind, "path": str(source.path), "num_classes": source.num_classes,
+            "vocab": source.vocab}
+    if source.kind == "audio":
+        meta["codec"] = source.codec
+    return meta
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"CPU ({torch.get_num_threads()} threads)"
+
+
+def _free_cuda() -> None:
+    import gc
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()

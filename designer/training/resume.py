@@ -1,0 +1,81 @@
+"""Does a checkpoint fit a project? Refuse with a reason when it does not; convert its weights
+between engines when it does."""
+from __future__ import annotations
+
+from designer.engines.convert import convert_state_dict
+
+from .checkpoint import Checkpoint, CheckpointError
+
+RECURRENT = ("LSTM", "GRU", "RNN")
+
+
+def _structure(graph_dict: dict) -> tuple[dict, set]:
+    layers = {lay["name"]: lay["type"] for lay in graph_dict["layers"]}
+    links = {(link["from"], link["to"]) for link in graph_dict["links"]}
+    return layers, links
+
+
+def check_compatible(ck: Checkpoint, graph, source) -> None:
+    """Raise ``CheckpointError`` when the checkpoint's net or data differ from the project's."""
+    where = ck.path
+    try:
+        theirs, their_links = _structure(ck.meta["project"]["graph"])
+    except (KeyError, TypeError):
+        raise CheckpointError(f"{where}/meta.json holds no project graph") from None
+    ours = {layer.name: layer.type for layer in graph.layers()}
+    missing = sorted(set(ours) - set(theirs))
+    extra = sorted(set(theirs) - set(ours))
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"the project has {', '.join(missing)}")
+        if extra:
+            parts.append(f"the checkpoint has {', '.join(extra)}")
+        raise CheckpointError(f"{where} was trained with a different graph: "
+                              f"{'; '.join(parts)}")
+    for name, kind in ours.items():
+        if theirs[name] != kind:
+            raise CheckpointError(f"{where} was trained with a different graph: {name} is a "
+                                  f"{theirs[name]} there and a {kind} in the project")
+    our_links = {(f"{x.src}.{x.src_port}", f"{x.dst}.{x.dst_port}") for x in graph.links()}
+    if our_links != their_links:
+        diff = sorted(our_links ^ their_links)[0]
+        raise CheckpointError(f"{where} was trained with a different graph: the link "
+                              f"{diff[0]} -> {diff[1]} is in only one of them")
+    data = ck.meta.get("data", {})
+    if data.get("kind") != source.kind:
+        raise CheckpointError(f"{where} was trained on {data.get('kind')} data, not "
+                              f"{source.kind}")
+    if source.vocab is not None and data.get("vocab") != source.vocab:
+        theirs_v = data.get("vocab") or []
+        raise CheckpointError(
+            f"{where} was trained on another vocabulary ({len(theirs_v)} characters) than "
+            f"{source.path} has ({len(source.vocab)} characters)")
+    if data.get("num_classes") != source.num_classes:
+        raise CheckpointError(f"{where} predicts {data.get('num_classes')} classes, but "
+                              f"{source.path} gives {source.num_classes}")
+
+
+def convert_for(ck: Checkpoint, graph, net) -> dict:
+    """The checkpoint's weights in the engines ``net`` runs, checked key by key and shape by
+    shape against ``net``."""
+    layers = {n: (graph.layer(n).type, graph.layer(n).get("num_layers"))
+              for n in net.recurrent if graph.layer(n).type in RECURRENT}
+    src = {n: ck.meta.get("engines", {}).get(n, net.engines[n]) for n in layers}
+    dst = {n: net.engines[n] for n in layers}
+    weights = convert_state_dict(ck.weights, layers, src, dst)
+    want = net.state_dict()
+    missing = sorted(set(want) - set(weights))
+    extra = sorted(set(weights) - set(want))
+    if missing or extra:
+        key = (missing or extra)[0]
+        side = "the project's net needs" if missing else "the checkpoint holds"
+        raise CheckpointError(f"{ck.path} does not fit the project: {side} "
+                              f"'{key.removeprefix('layers.')}' that the other lacks")
+    for key, value in want.items():
+        if tuple(weights[key].shape) != tuple(value.shape):
+            raise CheckpointError(
+                f"{ck.path} does not fit the project: {key.removeprefix('layers.')} is "
+                f"{tuple(weights[key].shape)} in the checkpoint but {tuple(value.shape)} in "
+                "the project")
+    return weights

@@ -1,0 +1,73 @@
+"""A run folder: the project snapshot, ``metrics.jsonl`` and the checkpoints."""
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+from designer.graph.atomic import atomic_write_text
+from designer.graph.project import Project
+
+from . import checkpoint as C
+
+
+def _clean(value):
+    """JSON has no NaN or infinity: write them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class RunDir:
+    """Where one training run keeps what it writes."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.metrics = self.path / "metrics.jsonl"
+
+    @classmethod
+    def create(cls, out, project: Project, resume: bool = False) -> "RunDir":
+        """The folder for a new run (refusing one that holds a run) or for a resumed one."""
+        from .loop import TrainingError
+        if out is None:
+            stem = project.path.stem if project.path else "run"
+            out = Path("runs") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+        path = Path(out)
+        if resume:
+            if not path.is_dir():
+                raise TrainingError(f"{path} does not exist, so there is nothing to resume", 2)
+            return cls(path)
+        if path.exists() and not path.is_dir():
+            raise TrainingError(f"{path} is a file; give --out a folder", 2)
+        if C.has_checkpoint(path) or (path / "metrics.jsonl").exists():
+            raise TrainingError(f"{path} already holds a run; continue it with --resume {path} "
+                                "or give another --out", 2)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise TrainingError(f"{path} cannot be created ({e.strerror or e})", 2) from None
+        run = cls(path)
+        atomic_write_text(path / "project.json", project.to_json())
+        return run
+
+    def log(self, record: dict) -> None:
+        """Append one record to ``metrics.jsonl``."""
+        with open(self.metrics, "a", encoding="utf-8") as f:
+            f.write(json.dumps({k: _clean(v) for k, v in record.items()}) + "\n")
+
+    def read_metrics(self) -> list[dict]:
+        if not self.metrics.exists():
+            return []
+        out = []
+        for line in self.metrics.read_text(encoding="utf-8").splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue  # a line cut short by a crash
+        return out
+
+    def truncate_metrics(self, step: int) -> None:
+        """Forget records after ``step`` (written after the checkpoint a run resumes from)."""
+        keep = [r for r in self.read_metrics() if r.get("step", 0) <= step]
+        atomic_write_text(self.metrics, "".join(json.dumps(r) + "\n" for r in keep))
