@@ -9,6 +9,7 @@ Ctrl-C ends the run quietly, with exit status 0.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
 def _list(as_json: bool) -> int:
     devices = list_devices()
     for d in devices:
-        print(json.dumps(d.__dict__) if as_json else d)
+        print(json.dumps(dataclasses.asdict(d)) if as_json else d)
     if not devices and not as_json:
         print("No NVIDIA GPU found.")
     return 0

@@ -35,7 +35,11 @@ class Monitor:
         self._closed = False
 
     def poll(self) -> Sample:
-        """Take one sample now. Never blocks for long and never raises for a device problem.
+        """Take one sample now; a device problem blanks fields and sets `reason`, never raises.
+
+        On a healthy GPU this takes well under a millisecond, fine for a GUI timer. NVML may
+        stall for seconds while a GPU is failing, so a panel that must never freeze can poll
+        from a worker thread; samples are immutable and safe to hand across.
 
         Raises
         ------

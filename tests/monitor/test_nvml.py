@@ -97,6 +97,22 @@ def test_older_pynvml_without_memory_v2_falls_back_to_v1(fake_nvml):
         assert monitor.poll().mem_used_mib == 1234.0 + 512.0  # v1 counts the reserved memory
 
 
+def test_an_older_driver_without_memory_v2_falls_back_to_v1_once(fake_nvml):
+    nvml = fake_nvml(consumer_gpu())
+    both = nvml.nvmlDeviceGetMemoryInfo
+    asked = []
+
+    def old_driver(gpu, version=None):
+        asked.append(version)
+        if version is not None:
+            raise pynvml.NVMLError_FunctionNotFound()
+        return both(gpu)
+    nvml.nvmlDeviceGetMemoryInfo = old_driver
+    with open_monitor(0) as monitor:
+        assert monitor.poll().mem_used_mib == monitor.poll().mem_used_mib == 1234.0 + 512.0
+    assert asked == [pynvml.nvmlMemory_v2, None, None]
+
+
 def test_the_gpu_is_chosen_by_index_uuid_or_cuda_visible_devices(fake_nvml, monkeypatch):
     fake_nvml(consumer_gpu(), datacenter_gpu())
     with open_monitor(1) as monitor:
