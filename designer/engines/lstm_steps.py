@@ -73,6 +73,29 @@ def unit_backward(dh_out, dhc_next, cont_next, dc, acts, c, c_prev, cont_t, dgat
     dc.mul_(f).mul_(cont_t.unsqueeze(1))
 
 
+def infer_steps(xw, cont, h0, c0, w_hc):
+    """The same per-step net without autograd bookkeeping (generation, validation)."""
+    t_, n, g4 = xw.shape
+    h = g4 // 4
+    cont = cont.to(xw.dtype)
+    hs = xw.new_empty(t_, n, h)
+    acts, c, hc, gates = xw.new_empty(n, g4), xw.new_empty(n, h), xw.new_empty(n, h), \
+        xw.new_empty(n, g4)
+    c_prev = c0
+    torch.mul(h0, cont[0].unsqueeze(1), out=hc)
+    w_t = w_hc.t()
+    tri = _triton() if xw.is_cuda else False
+    for t in range(t_):
+        torch.addmm(xw[t], hc, w_t, out=gates)
+        nxt = t + 1 < t_
+        c_new = xw.new_empty(n, h)
+        (tri.unit_forward if tri else unit_forward)(
+            gates, c_prev, cont[t], cont[t + 1] if nxt else None, acts, c_new, hs[t],
+            hc if nxt else None)
+        c_prev = c_new
+    return hs, c_prev
+
+
 class UnrolledLSTMSteps(torch.autograd.Function):
     """All T steps of one unrolled LSTM level after its input transform.
 

@@ -24,7 +24,7 @@ from torch import nn
 
 from .expansion import GATES, Expansion, expand_params
 from .fillers import fill_bias, fill_weight
-from .lstm_steps import UnrolledLSTMSteps
+from .lstm_steps import UnrolledLSTMSteps, infer_steps
 from .recurrent import zero_state
 
 
@@ -177,8 +177,11 @@ def run_fast(plans: list[LevelPlan], weights: dict, blobs: dict, training: bool,
         t_, n = x.shape[0], x.shape[1]
         w_xc, b_c = weights[weight_key(p.w_xc)], weights[weight_key(p.b_c)]
         xw = torch.addmm(b_c, x.reshape(t_ * n, -1), w_xc.t()).view(t_, n, -1)  # x_transform
-        hs, c_last = UnrolledLSTMSteps.apply(xw, cont, blobs[p.h0][0], blobs[p.c0][0],
-                                             weights[weight_key(p.w_hc)], clip)
+        h0, c0, w_hc = blobs[p.h0][0], blobs[p.c0][0], weights[weight_key(p.w_hc)]
+        if torch.is_grad_enabled():
+            hs, c_last = UnrolledLSTMSteps.apply(xw, cont, h0, c0, w_hc, clip)
+        else:
+            hs, c_last = infer_steps(xw, cont, h0, c0, w_hc)
         blobs[p.out] = hs
         blobs[p.h_last], blobs[p.c_last] = hs[-1:], c_last.unsqueeze(0)
         if p.dropout:
