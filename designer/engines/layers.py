@@ -219,15 +219,7 @@ def _scale(ctx: BuildContext) -> nn.Module:
     return Scale(p["axis"], shape, p["bias_term"])
 
 
-def lstm_unit(c_prev, gates, cont):
-    """Caffe's LSTM_UNIT: gates [i, f, o, g]; c = cont * f * c_prev + i * g; h = o * tanh(c)."""
-    h = c_prev.shape[-1]
-    i, f, o = torch.sigmoid(gates[..., :3 * h]).split(h, -1)
-    g = torch.tanh(gates[..., 3 * h:])
-    c = f * (cont.unsqueeze(-1) * c_prev) + i * g
-    return c, o * torch.tanh(c)
-
-
 @builder("LSTMUnit")
 def _lstm_unit(ctx: BuildContext) -> nn.Module:
+    from .unrolled import lstm_unit
     return Lambda(lstm_unit, "LSTM_UNIT")

@@ -48,7 +48,8 @@ class _ClipGrad(torch.autograd.Function):
         return g.clamp(-ctx.threshold, ctx.threshold), None
 
 
-def _lstm_unit(c_prev, gates, cont):
+def lstm_unit(c_prev, gates, cont):
+    """Caffe's LSTM_UNIT: gates [i, f, o, g]; c = cont * f * c_prev + i * g; h = o * tanh(c)."""
     h = c_prev.shape[-1]
     i, f, o = torch.sigmoid(gates[..., :3 * h]).split(h, -1)
     g = torch.tanh(gates[..., 3 * h:])
@@ -83,7 +84,7 @@ def run_reference(exp: Expansion, weights: dict, blobs: dict, training: bool,
             out = (b[0] + b[1],)
         elif t == "LSTM_UNIT":
             gates = _ClipGrad.apply(b[1], clip) if clip > 0 else b[1]
-            out = _lstm_unit(b[0], gates, b[2])
+            out = lstm_unit(b[0], gates, b[2])
         elif t == "GRU_UNIT":
             out = (_gru_unit(*b),)
         elif t == "TANH":

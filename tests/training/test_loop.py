@@ -234,3 +234,20 @@ def test_bad_data_is_one_sentence_and_nothing_is_written(tmp_path):
         run_all(p, out=tmp_path / "run", steps=2, corpus=empty)
     assert str(empty) in str(e.value) and e.value.code == 2
     assert not (tmp_path / "run").exists()
+
+
+def test_out_of_memory_is_a_clear_message_and_the_process_goes_on(tmp_path, monkeypatch):
+    from designer.engines import step as S
+
+    def boom(self, feeds, state=None):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+
+    p = tiny_project(tmp_path)
+    monkeypatch.setattr(S.TrainStep, "__call__", boom)
+    with pytest.raises(TrainingError) as e:
+        run_all(p, out=tmp_path / "run", steps=4)
+    assert "ran out of memory at batch size 4" in str(e.value)
+    assert "lower the data layer's batch_size" in str(e.value)
+    monkeypatch.undo()
+    recs = run_all(p, out=tmp_path / "run2", steps=2)  # the same process trains on
+    assert recs[-1]["reason"] == "finished"
