@@ -57,11 +57,18 @@ class RunOptions:
 
 
 def resolve_device(name: str) -> torch.device:
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` -> a device, or a ``TrainingError``."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise TrainingError("the CUDA device was asked for, but no CUDA GPU is available "
-                            "(use --device cpu)", 2)
+    if name.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise TrainingError("the CUDA device was asked for, but no CUDA GPU is available "
+                                "(use --device cpu)", 2)
+        dev = torch.device(name)
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise TrainingError(f"there is no GPU {dev.index}: this machine has "
+                                f"{torch.cuda.device_count()}", 2)
+        return dev
     return torch.device(name)
 
 
