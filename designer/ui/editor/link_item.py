@@ -1,0 +1,158 @@
+"""A link on the canvas: a curve from an output port down to an input port, labelled with the
+shape of the tensor it carries.
+
+A link whose straight course would cross other layers takes a lane beside them instead. A link
+into a port whose layer rejects what it carries is drawn in the error colour.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainterPath, QPainterPathStroker, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyle
+
+from designer.ui import describe, theme
+
+LABEL_FONT = QFont("DejaVu Sans Mono")
+LABEL_FONT.setStyleHint(QFont.Monospace)
+LABEL_FONT.setPointSizeF(7.2)
+LANE_GAP = 22.0
+CORNER = 10.0
+
+
+def rounded_polyline(points: list[QPointF], radius: float = CORNER) -> QPainterPath:
+    """A path through ``points`` with its corners rounded."""
+    path = QPainterPath(points[0])
+    for i in range(1, len(points) - 1):
+        a, b, c = points[i - 1], points[i], points[i + 1]
+        r = min(radius, _dist(a, b) / 2, _dist(b, c) / 2)
+        path.lineTo(_toward(b, a, r))
+        path.quadTo(b, _toward(b, c, r))
+    path.lineTo(points[-1])
+    return path
+
+
+def _dist(a: QPointF, b: QPointF) -> float:
+    return ((a.x() - b.x()) ** 2 + (a.y() - b.y()) ** 2) ** 0.5
+
+
+def _toward(a: QPointF, b: QPointF, r: float) -> QPointF:
+    d = _dist(a, b)
+    if d == 0:
+        return QPointF(a)
+    return QPointF(a.x() + (b.x() - a.x()) * r / d, a.y() + (b.y() - a.y()) * r / d)
+
+
+def route(p1: QPointF, p2: QPointF, obstacles: list[QRectF], lane: int = 0):
+    """The course of a link from ``p1`` (an output, below its node) to ``p2`` (an input).
+
+    Returns ``(path, label_point)``.
+    """
+    dy = p2.y() - p1.y()
+    if obstacles and dy > 0:
+        left = min(r.left() for r in obstacles)
+        right = max(r.right() for r in obstacles)
+        mid = (p1.x() + p2.x()) / 2
+        if mid >= (left + right) / 2:
+            x = right + LANE_GAP * (lane + 1)
+        else:
+            x = left - LANE_GAP * (lane + 1)
+        ya, yb = p1.y() + 16, p2.y() - 16
+        pts = [p1, QPointF(p1.x(), ya), QPointF(x, ya), QPointF(x, yb), QPointF(p2.x(), yb), p2]
+        return rounded_polyline(pts), QPointF(x, (ya + yb) / 2)
+    path = QPainterPath(p1)
+    if dy > 20:
+        d = max(25.0, min(dy * 0.5, 120.0))
+    else:  # into a layer above: leave downwards, come round, enter from above
+        d = 70.0 + min(abs(dy), 300.0) * 0.3
+    path.cubicTo(QPointF(p1.x(), p1.y() + d), QPointF(p2.x(), p2.y() - d), p2)
+    return path, path.pointAtPercent(0.5)
+
+
+class LinkItem(QGraphicsItem):
+    """The drawing of one ``Link``."""
+
+    def __init__(self, link, src, dst) -> None:
+        super().__init__()
+        self.link, self.src, self.dst = link, src, dst  # src and dst are NodeItems
+        self.label, self.problem, self.unknown = "", None, False
+        self.hovered = False
+        self.path = QPainterPath()
+        self.label_at = QPointF()
+        self._label_rect = QRectF()
+        self._bounds = QRectF()
+        self.setFlags(QGraphicsItem.ItemIsSelectable)
+        self.setAcceptHoverEvents(True)
+        self.setZValue(-1)
+
+    def refresh(self, graph) -> None:
+        """Re-read the tensor the link carries and whether its destination accepts it."""
+        t = graph.output(self.link.src, self.link.src_port)
+        self.unknown = t is None
+        self.label = describe.shape(t)
+        self.problem = describe.link_problem(graph, self.link)
+        self._place_label()
+        self.update()
+
+    def update_path(self) -> None:
+        """Follow the ports (after either node moved)."""
+        scene = self.scene()
+        p1 = self.src.port_pos(self.link.src_port, False)
+        p2 = self.dst.port_pos(self.link.dst_port, True)
+        obstacles = scene.obstacles(p1, p2, (self.src, self.dst)) if scene is not None else []
+        lane = [p.name for p in self.src.graph.layer(self.link.src).spec.outputs] \
+            .index(self.link.src_port) if self.link.src in self.src.graph else 0
+        self.prepareGeometryChange()
+        self.path, self.label_at = route(p1, p2, obstacles, lane)
+        self._place_label()
+
+    def _place_label(self) -> None:
+        fm = QFontMetricsF(LABEL_FONT)
+        w, h = fm.horizontalAdvance(self.label) + 10, fm.height() + 3
+        self.prepareGeometryChange()
+        self._label_rect = QRectF(self.label_at.x() - w / 2, self.label_at.y() - h / 2, w, h)
+        self._bounds = self.path.boundingRect().united(self._label_rect).adjusted(-4, -4, 4, 4)
+
+    # -------------------------------------------------------------------- Qt API --
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        stroker = QPainterPathStroker()
+        stroker.setWidth(10)
+        out = stroker.createStroke(self.path)
+        out.addRect(self._label_rect)
+        return out
+
+    def hoverEnterEvent(self, event) -> None:
+        self.hovered = True
+        graph = self.src.graph
+        if self.link.src in graph and self.link.dst in graph:
+            self.setToolTip(describe.link_tooltip(graph, self.link))
+        self.update()
+
+    def hoverLeaveEvent(self, event) -> None:
+        self.hovered = False
+        self.update()
+
+    def paint(self, painter, option, widget=None) -> None:
+        c = theme.colors
+        selected = bool(option.state & QStyle.State_Selected)
+        color = c.error if self.problem else c.accent if selected else c.link
+        width = 2.8 if (selected or self.hovered) else 1.8
+        pen = QPen(color, width)
+        pen.setCapStyle(Qt.RoundCap)
+        if self.unknown:
+            pen.setStyle(Qt.DashLine)
+        painter.setPen(pen)
+        painter.setBrush(Qt.NoBrush)
+        painter.drawPath(self.path)
+        if option.levelOfDetailFromTransform(painter.worldTransform()) < 0.45:
+            return
+        painter.setPen(QPen(color, 1.0))
+        bg = QColor(c.link_label)
+        painter.setBrush(bg)
+        painter.drawRoundedRect(self._label_rect, self._label_rect.height() / 2,
+                                self._label_rect.height() / 2)
+        painter.setFont(LABEL_FONT)
+        painter.setPen(c.error if self.problem else c.node_dim)
+        painter.drawText(self._label_rect, Qt.AlignCenter, self.label)
