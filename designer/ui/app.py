@@ -23,6 +23,7 @@ def make_app(argv: list[str] | None = None):
     from designer import __version__
     from designer.ui import resources, theme
 
+    _quiet_qt_warnings()
     app = QApplication.instance()
     if app is None:
         app = QApplication(argv if argv is not None else [sys.argv[0]])
@@ -34,6 +35,18 @@ def make_app(argv: list[str] | None = None):
     app.setWindowIcon(resources.app_icon())
     theme.apply(app, QSettings().value("theme", "system"))
     return app
+
+
+def _quiet_qt_warnings() -> None:
+    """Hide the offscreen platform's notice about size hints; pass everything else on."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    def handler(mode, context, message: str) -> None:
+        if "propagateSizeHints" in message:
+            return
+        print(message, file=sys.stderr)
+
+    qInstallMessageHandler(handler)
 
 
 def main(args, default_project: str) -> int:
@@ -102,6 +115,9 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
         _settle(app)
         window.view.fit()
         if unrolled:
+            for dock in (window.problems_dock, window.history_dock, window.output_dock,
+                         window.charts_dock):
+                dock.hide()
             window.scene.select_layers([unrolled])
             try:
                 window.show_unrolled(unrolled)

@@ -35,14 +35,24 @@ def shape(t) -> str:
     return "?" if t is None else str(t)
 
 
+def output(graph, name: str, port: str):
+    """What an output port carries, or ``None`` (also while a bulk change is half done)."""
+    info = graph.info(name)
+    i = graph.layer(name).spec.output_index(port)
+    return info.outputs[i] if i < len(info.outputs) else None
+
+
 def outputs_line(graph, name: str) -> str:
     """What a node shows under its name: its output shape(s)."""
     info = graph.info(name)
     outs = [shape(t) for t in info.outputs]
     if not outs:
         return "no outputs"
-    if len(set(outs)) == 1:
-        return outs[0] if len(outs) == 1 else f"{len(outs)} \u00d7 {outs[0]}"
+    if len(outs) == 1:
+        return outs[0]
+    bare = {"?" if t is None else D.shape_str(t.shape) for t in info.outputs}
+    if len(bare) == 1:
+        return f"{len(outs)} outputs {bare.pop()}"
     return "  ".join(outs)
 
 
@@ -128,7 +138,7 @@ def port_tooltip(graph, name: str, port: str, is_input: bool) -> str:
 
 
 def link_tooltip(graph, link) -> str:
-    t = graph.output(link.src, link.src_port) if link.src in graph else None
+    t = output(graph, link.src, link.src_port) if link.src in graph else None
     rows = [f"<b>{escape(str(link))}</b>", _p(f"shape <b>{escape(shape(t))}</b>")]
     problem = link_problem(graph, link)
     if problem:

@@ -54,12 +54,12 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
         self.unrolled: dict[str, QWidget] = {}
 
-        self.palette = LayerPalette()
+        self.layer_palette = LayerPalette()
         self.properties = PropertiesPanel(self.doc)
         self.problems = ProblemsPanel(self.doc)
         self.history = QUndoView(self.doc.stack)
         self.history.setEmptyLabel("(opened)")
-        self.palette_dock = self.add_dock(self.palette, "Layers", Qt.LeftDockWidgetArea)
+        self.palette_dock = self.add_dock(self.layer_palette, "Layers", Qt.LeftDockWidgetArea)
         self.properties_dock = self.add_dock(self.properties, "Properties",
                                              Qt.RightDockWidgetArea)
         self.problems_dock = self.add_dock(self.problems, "Problems", Qt.BottomDockWidgetArea)
@@ -107,20 +107,30 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------------ wiring --
     def _connect(self) -> None:
+        # bound methods, not lambdas: Qt drops them when the window goes
         d = self.doc
-        d.stack.cleanChanged.connect(lambda _: self._update_title())
+        d.stack.cleanChanged.connect(self._update_title)
         d.path_changed.connect(self._update_title)
-        d.settings_changed.connect(lambda s: s == "project" and self._update_title())
-        d.graph_replaced.connect(lambda _: self._close_unrolled())
+        d.settings_changed.connect(self._update_title)
+        d.graph_replaced.connect(self._close_unrolled)
         self.scene.selectionChanged.connect(self._selection_changed)
-        self.scene.message.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.scene.message.connect(self.show_message)
         self.scene.layer_activated.connect(self._activate_layer)
-        self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{z:.0%}"))
-        self.view.layer_dropped.connect(lambda _: self.view.setFocus())
-        self.palette.add_requested.connect(self.add_layer_at_centre)
+        self.view.zoom_changed.connect(self._zoomed)
+        self.view.layer_dropped.connect(self._dropped)
+        self.layer_palette.add_requested.connect(self.add_layer_at_centre)
         self.problems.layer_clicked.connect(self.reveal_layer)
         self.problems.count_changed.connect(self._problems_counted)
         self.properties.layer_panel.unroll_requested.connect(self.show_unrolled_safely)
+
+    def show_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
+
+    def _zoomed(self, zoom: float) -> None:
+        self.zoom_label.setText(f"{zoom:.0%}")
+
+    def _dropped(self, name: str) -> None:
+        self.view.setFocus()
 
     def _selection_changed(self) -> None:
         if self.scene.graph is None:
@@ -167,7 +177,7 @@ class MainWindow(QMainWindow):
         state = "\u2714 valid" if not errors else f"\u26a0 {errors} error{'s' * (errors > 1)}"
         self.summary.setText("   \u00b7   ".join(parts) + f"   \u00b7   {state}")
 
-    def _update_title(self) -> None:
+    def _update_title(self, *_) -> None:
         p = self.doc.project
         where = f" \u2014 {Path(p.path).name}" if p.path else ""
         self.setWindowTitle(f"{p.name}[*]{where} \u2014 {APP_NAME}")
@@ -190,7 +200,7 @@ class MainWindow(QMainWindow):
                 view.set_steps(steps)
         else:
             view = UnrolledView(self.doc, name, steps=steps)
-            view.closed.connect(lambda n=name: self._forget_unrolled(n))
+            view.closed.connect(self._forget_unrolled)
             view.renamed.connect(self._unrolled_renamed)
             self.unrolled[name] = view
             self.tabs.addTab(view, resources.icon("unroll"), f"Unrolled: {name}")
@@ -226,7 +236,7 @@ class MainWindow(QMainWindow):
             if w is view:
                 self._forget_unrolled(name)
 
-    def _close_unrolled(self) -> None:
+    def _close_unrolled(self, *_) -> None:
         for name in list(self.unrolled):
             self._forget_unrolled(name)
 

@@ -109,9 +109,13 @@ class LayerPanel(QWidget):
         rows = []
         for port, t in zip(layer.spec.inputs, info.inputs or [None] * len(layer.spec.inputs)):
             feed = g.link_into(self.name, port.name)
-            src = f" &nbsp;<span style='color:gray'>from {escape(feed.src)}</span>" if feed else ""
-            rows.append(f"<tr><td>in <b>{port.name}</b>&nbsp;</td>"
-                        f"<td>{escape(describe.shape(t))}{src}</td></tr>")
+            if feed is not None:
+                text = f"{escape(describe.shape(t))} &nbsp;<span style='color:gray'>from " \
+                       f"{escape(feed.src)}</span>"
+            else:
+                text = "<span style='color:gray'>not connected" + \
+                       (" (optional)" if port.optional else "") + "</span>"
+            rows.append(f"<tr><td>in <b>{port.name}</b>&nbsp;</td><td>{text}</td></tr>")
         for port, t in zip(layer.spec.outputs, info.outputs or [None] * len(layer.spec.outputs)):
             rows.append(f"<tr><td>out <b>{port.name}</b>&nbsp;</td>"
                         f"<td>{escape(describe.shape(t))}</td></tr>")

@@ -22,7 +22,7 @@ SMALL_FONT.setPointSizeF(7.0)
 MONO_FONT = QFont("DejaVu Sans Mono")
 MONO_FONT.setStyleHint(QFont.Monospace)
 MONO_FONT.setPointSizeF(6.8)
-LOD_TEXT = 0.5
+LOD_TEXT = 0.42
 RAIL_LABEL_EVERY = 1400.0
 
 
@@ -102,16 +102,16 @@ class UnrolledNode(QGraphicsItem):
             return
         painter.setFont(TYPE_FONT)
         painter.setPen(color.darker(140) if c.name == "light" else color.lighter(140))
-        painter.drawText(QRectF(8, 3, self.w - 12, 14), Qt.AlignLeft | Qt.AlignVCenter,
+        painter.drawText(QRectF(8, 2, self.w - 12, 13), Qt.AlignLeft | Qt.AlignVCenter,
                          self.node_type)
         painter.setFont(SMALL_FONT)
         painter.setPen(c.node_text)
         name = QFontMetricsF(SMALL_FONT).elidedText(short(self.name), Qt.ElideRight,
                                                     self.w - 14)
-        painter.drawText(QRectF(8, 16, self.w - 12, 13), Qt.AlignLeft | Qt.AlignVCenter, name)
+        painter.drawText(QRectF(8, 14, self.w - 12, 13), Qt.AlignLeft | Qt.AlignVCenter, name)
         painter.setFont(MONO_FONT)
         painter.setPen(c.node_dim)
-        painter.drawText(QRectF(8, 29, self.w - 12, 13), Qt.AlignLeft | Qt.AlignVCenter,
+        painter.drawText(QRectF(8, 26, self.w - 12, 13), Qt.AlignLeft | Qt.AlignVCenter,
                          self.shape_text)
 
     def _paint_rail(self, painter, option, c, color, rect, lod) -> None:

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-NODE_W, NODE_H = 132.0, 46.0
+NODE_W, NODE_H = 132.0, 42.0
 GUTTER = 36.0                 # left of every step column: lanes for edges coming down or across
 COL_W = NODE_W + GUTTER
 COLLAPSED_W = 46.0
-ROW_H = 70.0
-RAIL_H, RAIL_GAP = 24.0, 12.0
-HEADER_H = 26.0
+ROW_H = 58.0
+RAIL_H, RAIL_GAP = 20.0, 8.0
+HEADER_H = 22.0
 INPUT_X, ONCE_X, STEPS_X = 0.0, 170.0, 330.0
-BAND_GAP = 80.0
+BAND_GAP = 50.0
 TOP = 0.0
 
 
@@ -165,7 +165,7 @@ def layout(exp, collapsed: set[int] | None = None) -> UnrolledLayout:
                 y = first[blob].cy
             else:
                 continue
-            out.boxes[input_name(blob)] = Box(INPUT_X, y - 14, 150, 28)
+            out.boxes[input_name(blob)] = Box(INPUT_X, y - 12, 150, 24)
             out.kinds[input_name(blob)] = "input"
     out.width = right + 20
     out.height = TOP + exp.levels * band_h - BAND_GAP + 20

@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPixmap
 from PySide6.QtWidgets import (QGraphicsPathItem, QGraphicsScene, QGraphicsView, QHBoxLayout,
-                               QLabel, QSpinBox, QStackedWidget, QToolButton, QVBoxLayout,
+                               QLabel, QSizePolicy, QSpinBox, QStackedWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
 from designer.engines.expansion import expand
@@ -122,13 +122,13 @@ class UnrolledView(QWidget):
 
     Signals
     -------
-    closed()
+    closed(name)
         The layer is gone (removed, or the document replaced).
     renamed(old, new)
         The layer was renamed; the view follows it.
     """
 
-    closed = Signal()
+    closed = Signal(str)
     renamed = Signal(str, str)
 
     def __init__(self, doc, layer: str, steps: int | None = None, parent=None) -> None:
@@ -147,6 +147,8 @@ class UnrolledView(QWidget):
         self.overview = Overview(self)
         self.title = QLabel(textFormat=Qt.RichText)
         self.legend = QLabel(textFormat=Qt.RichText)
+        for label in (self.title, self.legend):  # long texts must not widen the window
+            label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.steps_box = QSpinBox(minimum=1, maximum=MAX_STEPS, keyboardTracking=False)
         self.steps_box.setToolTip("How many time steps to unroll (the data gives T)")
         self.steps_box.setPrefix("steps: ")
@@ -215,7 +217,8 @@ class UnrolledView(QWidget):
 
     def _removed(self, name: str) -> None:
         if name == self.layer:
-            self.closed.emit()
+            self._rebuild_timer.stop()
+            self.closed.emit(name)
 
     def deleteLater(self) -> None:
         for name, slot in self._slots().items():
@@ -410,7 +413,7 @@ class UnrolledView(QWidget):
         """Readable zoom, at the first steps."""
         self.canvas.resetTransform()
         view_h = self.canvas.viewport().height()
-        z = min(1.0, max(0.35, view_h / (self.lay.height + 80)))
+        z = min(1.0, max(0.6, view_h / (self.lay.height + 60)))
         self.canvas.scale(z, z)
         self.canvas.centerOn(self.canvas.mapToScene(self.canvas.viewport().rect().center()))
         self.canvas.horizontalScrollBar().setValue(self.canvas.horizontalScrollBar().minimum())

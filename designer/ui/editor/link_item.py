@@ -86,7 +86,7 @@ class LinkItem(QGraphicsItem):
 
     def refresh(self, graph) -> None:
         """Re-read the tensor the link carries and whether its destination accepts it."""
-        t = graph.output(self.link.src, self.link.src_port)
+        t = describe.output(graph, self.link.src, self.link.src_port)
         self.unknown = t is None
         self.label = describe.shape(t)
         self.problem = describe.link_problem(graph, self.link)

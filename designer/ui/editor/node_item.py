@@ -240,5 +240,5 @@ class NodeItem(QGraphicsItem):
             if not many:
                 continue
             x = port.pos().x()
-            r = QRectF(x - 30, 3 if is_input else H - 13, 60, 10)
-            painter.drawText(r, Qt.AlignHCenter | Qt.AlignVCenter, name)
+            r = QRectF(x + 7, 1 if is_input else H - 12, 60, 11)
+            painter.drawText(r, Qt.AlignLeft | Qt.AlignVCenter, name)

@@ -41,6 +41,8 @@ class CanvasView(QGraphicsView):
         self.setOptimizationFlags(QGraphicsView.DontSavePainterState)
         self.setAcceptDrops(True)
         self.setFrameShape(QGraphicsView.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self._pan_from: QPointF | None = None
         self._space = False
         self._drop_link = None

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from designer.graph.errors import GraphError
-from designer.ui import theme
+from designer.ui import describe, theme
 
 from .link_item import route
 from .node_item import PortItem
@@ -140,7 +140,7 @@ class WireDrag:
         if why is None:
             target.set_state(PortItem.GOOD)
             src, sp, dst, dp = self._ends(target)
-            t = self.graph.output(src, sp)
+            t = describe.output(self.graph, src, sp)
             self.tip.show_text(f"{src}.{sp} \u2192 {dst}.{dp}   {'' if t is None else t}",
                                True, pos)
         else:
