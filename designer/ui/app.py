@@ -76,11 +76,13 @@ def run_window(path: str | None, unrolled: str | None = None,
             window.files.open_path(path, confirmed=True)
         if unrolled:
             window.show_unrolled_safely(unrolled)
+        if os.environ.get(STARTUP_PROBE):  # benchmarks: the time the loaded window is painted
+            window.repaint()
+            print(f"visible {time.time():.6f}", flush=True)
+            window.doc.stack.setClean()
+            app.quit()
 
     QTimer.singleShot(0, load)
-    if os.environ.get(STARTUP_PROBE):
-        QTimer.singleShot(0, lambda: (print(f"visible {time.time():.6f}", flush=True),
-                                      app.quit()))
     return app.exec()
 
 

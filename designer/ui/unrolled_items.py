@@ -54,6 +54,8 @@ class UnrolledNode(QGraphicsItem):
         if kind == "rail":
             self.setFlag(QGraphicsItem.ItemUsesExtendedStyleOption)
         self.setZValue(1 if kind != "rail" else 0.5)
+        if kind != "rail":  # rails are long: they paint only what is exposed
+            self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
     def set_box(self, box) -> None:
         if (box.w, box.h) != (self.w, self.h):

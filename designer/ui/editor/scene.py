@@ -7,6 +7,7 @@ finished wire one ``connect`` on the document.
 """
 from __future__ import annotations
 
+import bisect
 from functools import lru_cache
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
@@ -17,7 +18,7 @@ from designer.graph.errors import DataWarning
 from designer.ui import theme
 
 from .link_item import LinkItem
-from .node_item import NodeItem, PortItem
+from .node_item import H, W, NodeItem, PortItem
 from .wiring import WireDrag
 
 MARGIN = 1500.0
@@ -44,6 +45,7 @@ class GraphScene(QGraphicsScene):
         self._nodes: dict[str, NodeItem] = {}
         self._links: dict = {}
         self._wire: WireDrag | None = None
+        self._index = None  # node boxes by height, for routing links round layers
         self._warn_timer = QTimer(self, singleShot=True, interval=0)
         self._warn_timer.timeout.connect(self.refresh_warnings)
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
@@ -67,7 +69,7 @@ class GraphScene(QGraphicsScene):
             self._wire.cancel()
             self._wire = None
         self.clear()
-        self._nodes, self._links = {}, {}
+        self._nodes, self._links, self._index = {}, {}, None
         self.graph = graph
         for signal, slot in self._slots().items():
             getattr(graph, signal).connect(slot)
@@ -130,8 +132,19 @@ class GraphScene(QGraphicsScene):
             return []
         corridor = QRectF(min(p1.x(), p2.x()) - 3, p1.y() + 6, abs(p2.x() - p1.x()) + 6,
                           p2.y() - p1.y() - 12)
-        return [n.sceneBoundingRect().adjusted(6, 8, -10, -6) for n in self.nodes_in(corridor)
-                if n not in exclude]
+        tops, boxes = self._box_index()
+        first = bisect.bisect_left(tops, corridor.top() - H)
+        last = bisect.bisect_right(tops, corridor.bottom())
+        return [rect for rect, item in boxes[first:last]
+                if item not in exclude and rect.intersects(corridor)]
+
+    def _box_index(self):
+        """Node boxes sorted by their top edge (rebuilt after anything moved)."""
+        if self._index is None:
+            boxes = sorted(((QRectF(n.pos().x() + 6, n.pos().y() + 2, W - 16, H - 4), n)
+                            for n in self._nodes.values()), key=lambda b: b[0].top())
+            self._index = ([b[0].top() for b in boxes], boxes)
+        return self._index
 
     def content_rect(self) -> QRectF:
         rect = QRectF()
@@ -143,6 +156,7 @@ class GraphScene(QGraphicsScene):
 
     # ------------------------------------------------------------------ graph events --
     def _on_layer_added(self, name: str, route: bool = True) -> None:
+        self._index = None
         item = NodeItem(self.graph, name)
         self._nodes[name] = item
         self.addItem(item)
@@ -150,6 +164,7 @@ class GraphScene(QGraphicsScene):
             self._grow()
 
     def _on_layer_removed(self, name: str) -> None:
+        self._index = None
         item = self._nodes.pop(name)
         self.removeItem(item)
 
@@ -214,6 +229,7 @@ class GraphScene(QGraphicsScene):
     # ----------------------------------------------------------------- movement --
     def node_moved(self, item: NodeItem) -> None:
         """An item moved (dragged, or following the model): its links follow it."""
+        self._index = None
         if item.name not in self.graph:
             return
         for link in self.graph.links_into(item.name) + self.graph.links_out_of(item.name):
