@@ -162,8 +162,10 @@ def refresh_icons(w) -> None:
 def set_theme(w, name: str) -> None:
     app = QApplication.instance()
     theme.apply(app, name)
-    resources.clear_cache()
+    resources.retint()
     refresh_icons(w)
+    for i in range(w.tabs.count()):
+        w.tabs.setTabIcon(i, resources.icon("layout" if i == 0 else "unroll"))
     w.settings.setValue("theme", name)
     for item in w.scene.items():
         item.update()

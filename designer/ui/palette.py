@@ -87,7 +87,8 @@ class LayerPalette(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.search = QLineEdit(placeholderText="Search layers\u2026", clearButtonEnabled=True)
-        self.search.addAction(resources.icon("search"), QLineEdit.LeadingPosition)
+        resources.themed(self.search.addAction(resources.icon("search"),
+                                               QLineEdit.LeadingPosition), "search")
         self.tree = _Tree(headerHidden=True, rootIsDecorated=True, indentation=10)
         self.tree.setDragEnabled(True)
         self.tree.setDragDropMode(QAbstractItemView.DragOnly)

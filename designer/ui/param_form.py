@@ -53,7 +53,7 @@ class ParamForm(QWidget):
             editor = make_editor(spec, self)
             editor.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
             label.setBuddy(editor)
-            reset = QToolButton(self, autoRaise=True, icon=resources.icon("reset"))
+            reset = resources.themed(QToolButton(self, autoRaise=True), "reset")
             reset.setToolTip(f"Back to the default ({spec.default!r})")
             reset.setObjectName(f"reset_{spec.name}")
             keep = reset.sizePolicy()

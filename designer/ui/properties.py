@@ -58,7 +58,7 @@ class LayerPanel(QWidget):
         self.readout = QLabel(textFormat=Qt.RichText, wordWrap=True)
         self.readout.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.problems = caption("", self, error=True)
-        self.unroll = QPushButton(resources.icon("unroll"), "Show the unrolled net")
+        self.unroll = resources.themed(QPushButton("Show the unrolled net"), "unroll")
         self.unroll.setToolTip("The net the CAFFE engine runs: SCALE, INNER_PRODUCT, ELTWISE "
                                "and LSTM_UNIT layers for every time step")
         self.unroll.clicked.connect(lambda: self.unroll_requested.emit(self.name))

@@ -6,6 +6,7 @@ than an error (the window still works without its pictures).
 """
 from __future__ import annotations
 
+import weakref
 from functools import lru_cache
 from pathlib import Path
 
@@ -69,6 +70,28 @@ def _render(data: bytes, size: int) -> QPixmap:
     return pix
 
 
-def clear_cache() -> None:
-    """Forget tinted icons (after a theme change)."""
+_THEMED: list = []  # (weak reference to a widget or action, icon name)
+
+
+def themed(obj, name: str):
+    """Give ``obj`` (anything with ``setIcon``) the icon ``name``, tinted again on theme
+    changes by :func:`retint`; returns ``obj``."""
+    obj.setIcon(icon(name))
+    _THEMED.append((weakref.ref(obj), name))
+    return obj
+
+
+def retint() -> None:
+    """Tint every icon given through :func:`themed` for the current palette."""
     _tinted.cache_clear()
+    alive = []
+    for ref, name in _THEMED:
+        obj = ref()
+        if obj is None:
+            continue
+        try:
+            obj.setIcon(icon(name))
+        except RuntimeError:  # the Qt object is gone
+            continue
+        alive.append((ref, name))
+    _THEMED[:] = alive

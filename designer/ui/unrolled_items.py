@@ -190,6 +190,26 @@ class StepGroup(QGraphicsItem):
                              "\u25be")
 
 
+class Caption(QGraphicsItem):
+    """A small heading on the canvas (which stacked layer a band is)."""
+
+    def __init__(self, text: str, x: float, y: float) -> None:
+        super().__init__()
+        self.text = text
+        self.setPos(x, y)
+        self._w = QFontMetricsF(TYPE_FONT).horizontalAdvance(text) + 4
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(0, 0, self._w, 16)
+
+    def paint(self, painter, option, widget=None) -> None:
+        if option.levelOfDetailFromTransform(painter.worldTransform()) < LOD_TEXT:
+            return
+        painter.setFont(TYPE_FONT)
+        painter.setPen(theme.colors.node_dim)
+        painter.drawText(self.boundingRect(), Qt.AlignLeft | Qt.AlignVCenter, self.text)
+
+
 def shape_text(shape) -> str:
     return D.shape_str(shape)
 

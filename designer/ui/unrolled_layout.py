@@ -64,6 +64,7 @@ class UnrolledLayout:
     hidden: set = field(default_factory=set)
     columns: dict = field(default_factory=dict)     # step -> (x, width)
     collapsed: set = field(default_factory=set)
+    captions: list = field(default_factory=list)   # (x, y, text): the band of each layer
     width: float = 0.0
     height: float = 0.0
 
@@ -114,6 +115,8 @@ def layout(exp, collapsed: set[int] | None = None) -> UnrolledLayout:
         y0 = TOP + lv * band_h
         gy = y0 + 2 * (RAIL_H + RAIL_GAP) + 6
         concat_y = gy + group_h + 16
+        if exp.levels > 1:
+            out.captions.append((INPUT_X, gy, f"LAYER {lv + 1} OF {exp.levels}"))
         for t, (cx, cw) in out.columns.items():
             if t in collapsed:
                 out.groups[(lv, t)] = Box(cx + 8, gy, cw - 12, group_h)

@@ -18,7 +18,7 @@ from designer.ui import resources, theme
 from designer.ui import unrolled_layout as U
 from designer.ui.editor.link_item import rounded_polyline
 from designer.ui.param_form import caption
-from designer.ui.unrolled_items import StepGroup, UnrolledNode, node_tooltip, short
+from designer.ui.unrolled_items import Caption, StepGroup, UnrolledNode, node_tooltip, short
 
 MAX_STEPS = 500
 RECURRENT_BLOBS = ("h_", "c_")
@@ -149,6 +149,7 @@ class UnrolledView(QWidget):
         self.legend = QLabel(textFormat=Qt.RichText)
         for label in (self.title, self.legend):  # long texts must not widen the window
             label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+            label.setWordWrap(True)
         self.steps_box = QSpinBox(minimum=1, maximum=MAX_STEPS, keyboardTracking=False)
         self.steps_box.setToolTip("How many time steps to unroll (the data gives T)")
         self.steps_box.setPrefix("steps: ")
@@ -172,7 +173,7 @@ class UnrolledView(QWidget):
                 ("expand", "Unfold all", "expand", self.expand_all),
                 ("collapse", "Fold middle", "collapse", self.collapse_middle),
                 ("fit", "Fit", "fit", self.fit)):
-            b = QToolButton(text=text, icon=resources.icon(icon), autoRaise=True)
+            b = resources.themed(QToolButton(text=text, autoRaise=True), icon)
             b.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
             b.clicked.connect(slot)
             bar.addWidget(b)
@@ -272,6 +273,8 @@ class UnrolledView(QWidget):
             group.set_box(box, key[1] in self.collapsed)
             self.scene.addItem(group)
             self.groups[key] = group
+        for x, y, text in lay.captions:
+            self.scene.addItem(Caption(text, x, y))
         for n in exp.nodes:
             kind = lay.kinds[n.name]
             top = exp.shapes[n.tops[0]]
@@ -363,17 +366,18 @@ class UnrolledView(QWidget):
         exp = self.exp
         counts = exp.counts()
         edges = len(exp.edges())
+        dot = " &nbsp;\u00b7&nbsp; "
         self.title.setText(
-            f"<b>{self.layer}</b> &nbsp;\u00b7&nbsp; {exp.kind} on the CAFFE engine &nbsp;\u00b7&nbsp; "
-            f"{exp.levels} layer{'s' * (exp.levels > 1)} \u00d7 {exp.hidden} units, batch "
-            f"{exp.batch} &nbsp;\u00b7&nbsp; <b>{len(exp.nodes):,}</b> nodes, {edges:,} edges")
+            f"<b>{self.layer}</b> as the CAFFE engine runs it{dot}{exp.levels} \u00d7 {exp.kind} "
+            f"{exp.hidden}, batch {exp.batch}{dot}<b>{len(exp.nodes):,}</b> nodes, "
+            f"{edges:,} edges")
         chips = []
         for t, n in sorted(counts.items(), key=lambda kv: -kv[1]):
             color = theme.colors.unrolled(t).name()
             chips.append(f"<span style='color:{color}'>\u25a0</span>&nbsp;{t}&nbsp;{n}")
         folded = len(self.collapsed)
-        note = (f" &nbsp;&nbsp;<span style='color:gray'>{folded} step{'s' * (folded > 1)} "
-                "folded: click a step to unfold it</span>") if folded else ""
+        note = (f" &nbsp;&nbsp;<span style='color:gray'>\u2014 {folded} step{'s' * (folded > 1)} "
+                "folded (click one to unfold it)</span>") if folded else ""
         self.legend.setText(" &nbsp;&nbsp; ".join(chips) + note)
 
     # ------------------------------------------------------------------ folding --

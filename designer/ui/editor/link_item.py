@@ -42,9 +42,11 @@ def _toward(a: QPointF, b: QPointF, r: float) -> QPointF:
     return QPointF(a.x() + (b.x() - a.x()) * r / d, a.y() + (b.y() - a.y()) * r / d)
 
 
-def route(p1: QPointF, p2: QPointF, obstacles: list[QRectF], lane: int = 0):
+def route(p1: QPointF, p2: QPointF, obstacles: list[QRectF], lane: int = 0, boxes_in=None):
     """The course of a link from ``p1`` (an output, below its node) to ``p2`` (an input).
 
+    A link with ``obstacles`` (boxes of layers in its way) takes a lane beside them; when
+    ``boxes_in(rect)`` is given, the lane also steps past layers standing where it runs.
     Returns ``(path, label_point)``.
     """
     dy = p2.y() - p1.y()
@@ -52,11 +54,15 @@ def route(p1: QPointF, p2: QPointF, obstacles: list[QRectF], lane: int = 0):
         left = min(r.left() for r in obstacles)
         right = max(r.right() for r in obstacles)
         mid = (p1.x() + p2.x()) / 2
-        if mid >= (left + right) / 2:
-            x = right + LANE_GAP * (lane + 1)
-        else:
-            x = left - LANE_GAP * (lane + 1)
+        go_right = mid >= (left + right) / 2
+        x = right + LANE_GAP * (lane + 1) if go_right else left - LANE_GAP * (lane + 1)
         ya, yb = p1.y() + 16, p2.y() - 16
+        for _ in range(8 if boxes_in is not None else 0):
+            hit = boxes_in(QRectF(x - 14, ya, 28, yb - ya))
+            if not hit:
+                break
+            x = (max(r.right() for r in hit) + LANE_GAP) if go_right else \
+                (min(r.left() for r in hit) - LANE_GAP)
         pts = [p1, QPointF(p1.x(), ya), QPointF(x, ya), QPointF(x, yb), QPointF(p2.x(), yb), p2]
         return rounded_polyline(pts), QPointF(x, (ya + yb) / 2)
     path = QPainterPath(p1)
@@ -102,7 +108,8 @@ class LinkItem(QGraphicsItem):
         lane = [p.name for p in self.src.graph.layer(self.link.src).spec.outputs] \
             .index(self.link.src_port) if self.link.src in self.src.graph else 0
         self.prepareGeometryChange()
-        self.path, self.label_at = route(p1, p2, obstacles, lane)
+        self.path, self.label_at = route(p1, p2, obstacles, lane,
+                                         scene.boxes_in if scene is not None else None)
         self._place_label()
 
     def _place_label(self) -> None:

@@ -48,6 +48,8 @@ class GraphScene(QGraphicsScene):
         self._index = None  # node boxes by height, for routing links round layers
         self._warn_timer = QTimer(self, singleShot=True, interval=0)
         self._warn_timer.timeout.connect(self.refresh_warnings)
+        self._route_timer = QTimer(self, singleShot=True, interval=0)
+        self._route_timer.timeout.connect(self.reroute_all)
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         doc.graph_replaced.connect(self.set_graph)
         self.set_graph(doc.graph)
@@ -138,6 +140,13 @@ class GraphScene(QGraphicsScene):
         return [rect for rect, item in boxes[first:last]
                 if item not in exclude and rect.intersects(corridor)]
 
+    def boxes_in(self, rect: QRectF) -> list[QRectF]:
+        """Boxes of the layers that overlap ``rect``."""
+        tops, boxes = self._box_index()
+        first = bisect.bisect_left(tops, rect.top() - H)
+        last = bisect.bisect_right(tops, rect.bottom())
+        return [r for r, _ in boxes[first:last] if r.intersects(rect)]
+
     def _box_index(self):
         """Node boxes sorted by their top edge (rebuilt after anything moved)."""
         if self._index is None:
@@ -162,11 +171,13 @@ class GraphScene(QGraphicsScene):
         self.addItem(item)
         if route:
             self._grow()
+            self._reroute_later()  # links may have to step round the newcomer
 
     def _on_layer_removed(self, name: str) -> None:
         self._index = None
         item = self._nodes.pop(name)
         self.removeItem(item)
+        self._reroute_later()
 
     def _on_layer_renamed(self, old: str, new: str) -> None:
         self._nodes = {(new if k == old else k): v for k, v in self._nodes.items()}
@@ -243,9 +254,6 @@ class GraphScene(QGraphicsScene):
         self._grow()
 
     def _reroute_later(self) -> None:
-        if not hasattr(self, "_route_timer"):
-            self._route_timer = QTimer(self, singleShot=True, interval=0)
-            self._route_timer.timeout.connect(self.reroute_all)
         self._route_timer.start()
 
     def _grow(self) -> None:

@@ -8,7 +8,7 @@ from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsView
 
 from designer.graph.errors import GraphError
-from designer.ui import mime
+from designer.ui import mime, theme
 
 from .node_item import GRID, H, W
 
@@ -188,6 +188,22 @@ class CanvasView(QGraphicsView):
         scene.select_layers([name])
         self.layer_dropped.emit(name)
         return name
+
+    def drawForeground(self, painter, rect: QRectF) -> None:
+        if self.scene().nodes():
+            return
+        painter.save()
+        painter.resetTransform()
+        c = theme.colors
+        painter.setPen(c.node_dim)
+        font = painter.font()
+        font.setPointSizeF(font.pointSizeF() * 1.15)
+        painter.setFont(font)
+        painter.drawText(QRectF(self.viewport().rect()), Qt.AlignCenter | Qt.TextWordWrap,
+                         "An empty net.\nDrag layers here from the palette on the left, "
+                         "then wire an output port (bottom) to an input port (top).\n"
+                         "Or open an example project with Ctrl+O.")
+        painter.restore()
 
     def visible_scene_rect(self) -> QRectF:
         return self.mapToScene(self.viewport().rect()).boundingRect()
