@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 
 from designer import __version__
 from designer.engines.expansion import RECURRENT
@@ -39,7 +39,10 @@ def _action(window, text: str, slot=None, shortcut=None, icon: str | None = None
 def build(w) -> SimpleNamespace:
     """Create the actions, menus and toolbars of window ``w``."""
     a = SimpleNamespace()
-    f = lambda name: (lambda: getattr(w.files, name)())  # noqa: E731 - late binding
+
+    def f(name):  # late binding: the file handler is made after the actions
+        return lambda: getattr(w.files, name)()
+
     a.new = _action(w, "&New", f("new"), QKeySequence.New, "new", "Start a new project")
     a.open = _action(w, "&Open\u2026", f("open"), QKeySequence.Open, "open", "Open a project")
     a.save = _action(w, "&Save", f("save"), QKeySequence.Save, "save", "Save the project")
@@ -172,6 +175,32 @@ def set_theme(w, name: str) -> None:
     for view in w.unrolled.values():
         view.refresh_theme()
     w.problems.refresh()
+
+
+def context_menu(w, scene_pos) -> QMenu:
+    """The canvas menu for what is under ``scene_pos``: a layer, a link or empty canvas."""
+    from designer.ui.editor.link_item import LinkItem
+    from designer.ui.editor.node_item import NodeItem
+    item = w.scene.itemAt(scene_pos, w.view.transform())
+    while item is not None and not isinstance(item, (NodeItem, LinkItem)):
+        item = item.parentItem()
+    if item is not None and not item.isSelected():
+        w.scene.clearSelection()
+        item.setSelected(True)
+    menu = QMenu(w)
+    a = w.act
+    if isinstance(item, NodeItem):
+        menu.addActions([a.rename, a.unrolled])
+        menu.addSeparator()
+        menu.addActions([a.cut, a.copy, a.duplicate, a.delete])
+    elif isinstance(item, LinkItem):
+        disconnect = menu.addAction(resources.icon("delete"), f"Disconnect {item.link}")
+        disconnect.triggered.connect(lambda: w.doc.disconnect(item.link))
+    else:
+        menu.addAction(a.paste)
+        menu.addSeparator()
+        menu.addActions([a.select_all, a.layout, a.fit])
+    return menu
 
 
 # ------------------------------------------------------------------------- canvas edits --

@@ -89,7 +89,7 @@ def run_window(path: str | None, unrolled: str | None = None,
 def screenshot(path: str, out: str, unrolled: str | None = None,
                size: tuple[int, int] = SCREENSHOT_SIZE) -> int:
     """Render the window with ``path`` loaded (and the unrolled view of a layer) to ``out``."""
-    from PySide6.QtCore import QSettings
+    from PySide6.QtCore import QSettings, Qt
     from PySide6.QtWidgets import QApplication
 
     from designer.graph.project import ProjectError, load
@@ -112,6 +112,7 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
         settings = QSettings(str(Path(tmp) / "screenshot.ini"), QSettings.IniFormat)
         window = MainWindow(settings=settings, restore=False)
         window.resize(*size)
+        window.resizeDocks([window.problems_dock], [110], Qt.Vertical)
         window.doc.replace(project)
         window.show()
         _settle(app)

@@ -26,6 +26,13 @@ def count(n) -> str:
     return str(n)
 
 
+def exact(n) -> str:
+    """``3,184,640``; ``?`` when unknown; a symbolic count as it is."""
+    if n is None:
+        return "?"
+    return f"{n:,}" if D.known(n) else str(n)
+
+
 def flops(n) -> str:
     return "? FLOPs" if n is None else f"{count(n)}FLOPs" if D.known(n) and n >= 1000 \
         else f"{count(n)} FLOPs"
@@ -106,9 +113,7 @@ def layer_tooltip(graph, name: str) -> str:
         items.append(f"{p.name} = {mark}{value}{end}")
     if items:
         rows.append(_p("Parameters: " + ", ".join(items), "margin-top:4px"))
-    params = "?" if info.params is None else f"{info.params:,}" if D.known(info.params) \
-        else str(info.params)
-    rows.append(_p(f"<b>{params}</b> learned parameters &nbsp;\u00b7&nbsp; "
+    rows.append(_p(f"<b>{exact(info.params)}</b> learned parameters &nbsp;\u00b7&nbsp; "
                    f"<b>{escape(flops(info.flops))}</b> per sample", "margin-top:4px"))
     for text in errors_of(graph, name):
         rows.append(_p("\u26a0 " + escape(text), "color:#d93b3b;margin-top:3px"))

@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
         self.scene.layer_activated.connect(self._activate_layer)
         self.view.zoom_changed.connect(self._zoomed)
         self.view.layer_dropped.connect(self._dropped)
+        self.view.context_requested.connect(self._context_menu)
         self.layer_palette.add_requested.connect(self.add_layer_at_centre)
         self.problems.layer_clicked.connect(self.reveal_layer)
         self.problems.count_changed.connect(self._problems_counted)
@@ -131,6 +132,9 @@ class MainWindow(QMainWindow):
 
     def _dropped(self, name: str) -> None:
         self.view.setFocus()
+
+    def _context_menu(self, scene_pos, global_pos) -> None:
+        actions.context_menu(self, scene_pos).exec(global_pos)
 
     def _selection_changed(self) -> None:
         if self.scene.graph is None:

@@ -160,6 +160,3 @@ class LayerPalette(QWidget):
 
     def sizeHint(self) -> QSize:
         return QSize(240, 500)
-
-
-

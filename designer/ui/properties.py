@@ -119,8 +119,7 @@ class LayerPanel(QWidget):
         for port, t in zip(layer.spec.outputs, info.outputs or [None] * len(layer.spec.outputs)):
             rows.append(f"<tr><td>out <b>{port.name}</b>&nbsp;</td>"
                         f"<td>{escape(describe.shape(t))}</td></tr>")
-        params = "?" if info.params is None else (f"{info.params:,}" if D.known(info.params)
-                                                   else str(info.params))
+        params = describe.exact(info.params)
         rows.append(f"<tr><td>parameters&nbsp;</td><td><b>{params}</b></td></tr>")
         rows.append(f"<tr><td>compute&nbsp;</td><td><b>{escape(describe.flops(info.flops))}"
                     "</b> per sample</td></tr>")

@@ -229,5 +229,3 @@ def node_tooltip(exp, node) -> str:
     return (f"<qt><b>{escape(node.name)}</b> &nbsp;{node.type} <span style='color:gray'>"
             f"({where})</span><br>in:<br>{blobs(node.bottoms)}<br>out:<br>{blobs(node.tops)}"
             f"{extra}</qt>")
-
-

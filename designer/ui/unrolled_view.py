@@ -7,9 +7,9 @@ An overview strip under the canvas shows the whole expansion and where the view 
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPixmap
-from PySide6.QtWidgets import (QGraphicsPathItem, QGraphicsScene, QGraphicsView, QHBoxLayout,
-                               QLabel, QSizePolicy, QSpinBox, QStackedWidget, QToolButton, QVBoxLayout,
+from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtWidgets import (QGraphicsPathItem, QGraphicsScene, QHBoxLayout, QLabel,
+                               QSizePolicy, QSpinBox, QStackedWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
 from designer.engines.expansion import expand
@@ -18,103 +18,11 @@ from designer.ui import resources, theme
 from designer.ui import unrolled_layout as U
 from designer.ui.editor.link_item import rounded_polyline
 from designer.ui.param_form import caption
+from designer.ui.unrolled_canvas import Overview, UnrolledCanvas
 from designer.ui.unrolled_items import Caption, StepGroup, UnrolledNode, node_tooltip, short
 
 MAX_STEPS = 500
 RECURRENT_BLOBS = ("h_", "c_")
-
-
-class _Canvas(QGraphicsView):
-    """Wheel zooms, dragging empty space pans, dragging a node moves it."""
-
-    def __init__(self, scene) -> None:
-        super().__init__(scene)
-        self.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
-        self.setDragMode(QGraphicsView.ScrollHandDrag)
-        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
-        self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
-        self.setOptimizationFlags(QGraphicsView.DontSavePainterState)
-        self.setFrameShape(QGraphicsView.NoFrame)
-
-    def wheelEvent(self, event) -> None:
-        step = 1.0015 ** event.angleDelta().y()
-        z = self.transform().m11() * step
-        if 0.03 <= z <= 3.0:
-            self.scale(step, step)
-        event.accept()
-
-    def drawBackground(self, painter, rect) -> None:
-        painter.fillRect(rect, theme.colors.canvas)
-
-
-class Overview(QWidget):
-    """The whole expansion in miniature, with the visible part framed; click to go there."""
-
-    def __init__(self, view: "UnrolledView") -> None:
-        super().__init__()
-        self.view = view
-        self.pixmap = QPixmap()
-        self.setFixedHeight(64)
-        self.setCursor(Qt.PointingHandCursor)
-        self.setToolTip("The whole unrolled net: click or drag to move the view")
-
-    def render_scene(self) -> None:
-        scene = self.view.scene
-        src = scene.sceneRect()
-        if src.isEmpty() or self.width() < 10:
-            return
-        s = min((self.width() - 8) / src.width(), (self.height() - 8) / src.height())
-        w, h = max(1, int(src.width() * s)), max(1, int(src.height() * s))
-        self.pixmap = QPixmap(w, h)
-        self.pixmap.fill(theme.colors.canvas)
-        p = QPainter(self.pixmap)
-        p.setRenderHint(QPainter.Antialiasing)
-        scene.render(p, QRectF(0, 0, w, h), src)
-        p.end()
-        self.update()
-
-    def _map(self) -> tuple[float, float, float]:
-        src = self.view.scene.sceneRect()
-        s = self.pixmap.width() / src.width() if src.width() else 1.0
-        ox = (self.width() - self.pixmap.width()) / 2
-        oy = (self.height() - self.pixmap.height()) / 2
-        return s, ox, oy
-
-    def paintEvent(self, event) -> None:
-        p = QPainter(self)
-        p.fillRect(self.rect(), self.palette().window())
-        if self.pixmap.isNull():
-            return
-        s, ox, oy = self._map()
-        p.drawPixmap(int(ox), int(oy), self.pixmap)
-        src = self.view.scene.sceneRect()
-        r = self.view.canvas.mapToScene(self.view.canvas.viewport().rect()).boundingRect()
-        frame = QRectF(ox + (r.left() - src.left()) * s, oy + (r.top() - src.top()) * s,
-                       r.width() * s, r.height() * s)
-        p.setPen(QPen(theme.colors.accent, 1.5))
-        fill = QColor(theme.colors.accent)
-        fill.setAlpha(30)
-        p.setBrush(fill)
-        p.drawRect(frame.intersected(QRectF(ox, oy, self.pixmap.width(),
-                                            self.pixmap.height())).adjusted(0, 0, -1, -1))
-
-    def mousePressEvent(self, event) -> None:
-        self._go(event.position())
-
-    def mouseMoveEvent(self, event) -> None:
-        if event.buttons():
-            self._go(event.position())
-
-    def _go(self, pos: QPointF) -> None:
-        if self.pixmap.isNull():
-            return
-        s, ox, oy = self._map()
-        src = self.view.scene.sceneRect()
-        self.view.canvas.centerOn((pos.x() - ox) / s + src.left(),
-                                  (pos.y() - oy) / s + src.top())
-
-    def resizeEvent(self, event) -> None:
-        self.render_scene()
 
 
 class UnrolledView(QWidget):
@@ -143,7 +51,7 @@ class UnrolledView(QWidget):
         self.edges_of: dict = {}        # node -> indices into edges
         self.scene = QGraphicsScene(self)
         self.scene.setItemIndexMethod(QGraphicsScene.NoIndex)
-        self.canvas = _Canvas(self.scene)
+        self.canvas = UnrolledCanvas(self.scene)
         self.overview = Overview(self)
         self.title = QLabel(textFormat=Qt.RichText)
         self.legend = QLabel(textFormat=Qt.RichText)
@@ -282,8 +190,9 @@ class UnrolledView(QWidget):
             label = ""
             if kind == "rail":
                 if n.type == "SLICE":
+                    src = n.bottoms[0]
                     label = (f"SLICE  {short(n.name)}   \u2192  {len(n.tops)} \u00d7 {text}"
-                             f"   from {short(n.bottoms[0])} {D.shape_str(exp.shapes[n.bottoms[0]])}")
+                             f"   from {short(src)} {D.shape_str(exp.shapes[src])}")
                 else:
                     label = (f"CONCAT  {short(n.name)}   \u2190  {len(n.bottoms)} steps  \u2192  "
                              f"{short(n.tops[0])} {text}")
@@ -358,7 +267,8 @@ class UnrolledView(QWidget):
     def tooltip(self, name: str) -> str:
         if name.startswith("in:"):
             blob = name[3:]
-            return f"<qt><b>{blob}</b> (fed from outside) &nbsp;{D.shape_str(self.exp.shapes[blob])}</qt>"
+            shape = D.shape_str(self.exp.shapes[blob])
+            return f"<qt><b>{blob}</b> (fed from outside) &nbsp;{shape}</qt>"
         node = next(n for n in self.exp.nodes if n.name == name)
         return node_tooltip(self.exp, node)
 

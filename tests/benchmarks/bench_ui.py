@@ -144,7 +144,7 @@ def canvas(layers: int, moves: int) -> dict:
     from designer.graph import project as P
     from designer.ui.main_window import MainWindow
     from tests.benchmarks.bench_graph import generated
-    app = _app()
+    _app()
     proj = P.loads(P.dumps(generated(layers)).encode())
     t0 = time.perf_counter()
     w = MainWindow(settings=QSettings(str(ROOT / "out-bench.ini"), QSettings.IniFormat),

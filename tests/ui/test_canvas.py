@@ -194,6 +194,20 @@ def test_auto_layout_puts_layers_in_rows_and_undoes_as_one_step(char_rnn):
     assert snapshot(g) == before
 
 
+def test_the_context_menu_offers_what_fits_the_item_under_the_cursor(char_rnn):
+    from designer.ui import actions
+    w = char_rnn
+    menu = actions.context_menu(w, w.scene.node("lstm1").sceneBoundingRect().center())
+    assert w.scene.selected_names() == ["lstm1"]
+    assert w.act.unrolled in menu.actions() and w.act.delete in menu.actions()
+    link = w.scene.link_item(Link("lstm1", "y", "ip1", "x"))
+    menu = actions.context_menu(w, link.path.pointAtPercent(0.3))
+    menu.actions()[0].trigger()
+    assert Link("lstm1", "y", "ip1", "x") not in w.doc.graph.links()
+    menu = actions.context_menu(w, QPointF(-3000, -3000))
+    assert w.act.paste in menu.actions() and w.act.layout in menu.actions()
+
+
 def test_zoom_with_the_wheel_and_fit_to_view(char_rnn, qtbot):
     w = char_rnn
     w.view.set_zoom(1.0)

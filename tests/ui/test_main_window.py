@@ -78,7 +78,10 @@ def test_recent_files_are_kept_in_the_settings(window, settings):
 
 def test_the_standard_shortcuts_are_bound(window):
     a = window.act
-    keys = lambda act: [k.toString() for k in act.shortcuts()]  # noqa: E731
+
+    def keys(act):
+        return [k.toString() for k in act.shortcuts()]
+
     assert keys(a.redo) == ["Ctrl+Y", "Ctrl+Shift+Z"]
     assert keys(a.quit) == ["Ctrl+Q"]
     assert a.new.shortcut() == QKeySequence(QKeySequence.New).toString() or \

@@ -56,8 +56,8 @@ def test_the_view_draws_every_node_of_the_expansion_with_real_shapes(char_rnn, e
     assert len(drawn) == len(expansion.nodes) == 609
     units = [i for i in drawn if i.node_type == "LSTM_UNIT"]
     assert len(units) == 150 and units[0].shape_text == "(1, 25, 512)"
-    assert {i.label for i in nodes_of(view, "input")} == {"x", "cont", "L0/h_0", "L0/c_0",
-                                                        "L1/h_0", "L1/c_0"}
+    inputs = {i.label for i in nodes_of(view, "input")}
+    assert inputs == {"x", "cont", "L0/h_0", "L0/c_0", "L1/h_0", "L1/c_0"}
     assert "609" in view.title.text() and "LSTM_UNIT&nbsp;150" in view.legend.text()
     tip = view.tooltip("L0/unit_3")
     assert "L0/gate_input_3" in tip and "(1, 25, 2048)" in tip

@@ -3,7 +3,7 @@ view, rubber-band selection, and drops from the palette (onto empty canvas, or o
 insert the layer there)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsView
 
@@ -24,10 +24,13 @@ class CanvasView(QGraphicsView):
         The zoom factor (1.0: one scene unit per pixel).
     layer_dropped(str)
         A layer was added by a drop from the palette.
+    context_requested(scene_pos, global_pos)
+        The user asked for a context menu.
     """
 
     zoom_changed = Signal(float)
     layer_dropped = Signal(str)
+    context_requested = Signal(QPointF, QPoint)
 
     def __init__(self, scene, parent=None) -> None:
         super().__init__(scene, parent)
@@ -127,6 +130,10 @@ class CanvasView(QGraphicsView):
             event.accept()
             return
         super().mouseReleaseEvent(event)
+
+    def contextMenuEvent(self, event) -> None:
+        self.context_requested.emit(self.mapToScene(event.pos()), event.globalPos())
+        event.accept()
 
     # ----------------------------------------------------------------------- drops --
     def _accepts(self, event) -> bool:
