@@ -69,6 +69,7 @@ def run_window(path: str | None, unrolled: str | None = None,
 
     app = make_app()
     window = MainWindow()
+    _report_bugs_in(window)
     window.show()
 
     def load() -> None:
@@ -78,7 +79,8 @@ def run_window(path: str | None, unrolled: str | None = None,
             window.show_unrolled_safely(unrolled)
         if os.environ.get(STARTUP_PROBE):  # benchmarks: the time the loaded window is painted
             window.repaint()
-            print(f"visible {time.time():.6f}", flush=True)
+            heavy = sorted({m.split(".")[0] for m in sys.modules} & {"torch", "pyqtgraph"})
+            print(f"visible {time.time():.6f} {','.join(heavy) or '-'}", flush=True)
             window.doc.stack.setClean()
             app.quit()
 
@@ -144,6 +146,19 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
     print(f"wrote {out} ({pixmap.width()}x{pixmap.height()})")
     QApplication.processEvents()
     return 0
+
+
+def _report_bugs_in(window) -> None:
+    """A bug in a slot should not end the session: say so in the status bar, keep running,
+    and leave the details on stderr for a bug report."""
+    import traceback
+
+    def hook(kind, value, tb) -> None:
+        traceback.print_exception(kind, value, tb)
+        window.statusBar().showMessage(f"Internal error: {value} (details on the terminal); "
+                                       "your work is unchanged and can be saved", 20000)
+
+    sys.excepthook = hook
 
 
 def _settle(app, rounds: int = 6) -> None:

@@ -69,6 +69,8 @@ def errors_of(graph, name: str) -> list[str]:
 
 def warnings_of(graph, name: str) -> list[str]:
     """Data warnings about a layer (a corpus that cannot be read, say)."""
+    if not graph.layer(name).spec.is_source:  # only data layers get them
+        return []
     return [str(p) for p in graph.problems() if isinstance(p, DataWarning) and p.layer == name]
 
 

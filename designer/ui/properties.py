@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QFrame, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
                                QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
@@ -250,6 +250,8 @@ class PropertiesPanel(QTabWidget):
         self.addTab(_scrolling(self.solver), "Solver")
         self.addTab(_scrolling(self.training), "Training")
         self.setDocumentMode(True)
+        self._project_timer = QTimer(self, singleShot=True, interval=0)
+        self._project_timer.timeout.connect(self.project_panel.refresh)
         doc.graph_replaced.connect(self._bind)
         doc.settings_changed.connect(self._settings_changed)
         self._bind(doc.graph)
@@ -289,8 +291,8 @@ class PropertiesPanel(QTabWidget):
     def _changed(self, *args) -> None:
         if self.layer is not None:
             self.layer_panel.refresh()
-        else:
-            self.project_panel.refresh()
+        else:  # totals walk the whole graph: once per burst of changes
+            self._project_timer.start()
 
     def _renamed(self, old: str, new: str) -> None:
         if self.layer_panel.name == old:

@@ -44,14 +44,15 @@ def summary(values: list[float]) -> dict:
 def startup(starts: int) -> dict:
     """Seconds from process launch to the painted window, in fresh processes."""
     env = dict(os.environ, RNN_DESIGNER_STARTUP_PROBE="1", PYTHONPATH=str(ROOT))
-    times = []
+    times, heavy = [], set()
     for _ in range(starts):
         t0 = time.time()
         out = subprocess.run([sys.executable, "-m", "designer", "gui", str(PROJECT)],
                              capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
         line = next(x for x in out.stdout.splitlines() if x.startswith("visible "))
         times.append(float(line.split()[1]) - t0)
-    return {"runs": starts, **summary(times), "torch_imported": False}
+        heavy |= set(line.split()[2].split(",")) - {"-"}
+    return {"runs": starts, **summary(times), "torch_or_pyqtgraph_imported": sorted(heavy)}
 
 
 def _app():
