@@ -80,7 +80,8 @@ def run_window(path: str | None, unrolled: str | None = None,
         if os.environ.get(STARTUP_PROBE):  # benchmarks: the time the loaded window is painted
             window.repaint()
             heavy = sorted({m.split(".")[0] for m in sys.modules} & {"torch", "pyqtgraph"})
-            print(f"visible {time.time():.6f} {','.join(heavy) or '-'}", flush=True)
+            print(f"visible {time.time():.6f} {','.join(heavy) or '-'} {window.windowTitle()}",
+                  flush=True)
             window.doc.stack.setClean()
             app.quit()
 

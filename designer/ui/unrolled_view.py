@@ -22,7 +22,6 @@ from designer.ui.unrolled_canvas import Overview, UnrolledCanvas
 from designer.ui.unrolled_items import Caption, StepGroup, UnrolledNode, node_tooltip, short
 
 MAX_STEPS = 500
-RECURRENT_BLOBS = ("h_", "c_")
 
 
 class UnrolledView(QWidget):

@@ -20,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -148,8 +149,8 @@ def canvas(layers: int, moves: int) -> dict:
     _app()
     proj = P.loads(P.dumps(generated(layers)).encode())
     t0 = time.perf_counter()
-    w = MainWindow(settings=QSettings(str(ROOT / "out-bench.ini"), QSettings.IniFormat),
-                   restore=False)
+    ini = Path(tempfile.mkdtemp()) / "bench.ini"
+    w = MainWindow(settings=QSettings(str(ini), QSettings.IniFormat), restore=False)
     w.doc.replace(proj)
     w.show()
     QApplication.processEvents()
@@ -173,7 +174,7 @@ def canvas(layers: int, moves: int) -> dict:
     drag_partial = _drag(w.view, start, moves // 2, full=False)
     w.doc.stack.setClean()
     w.close()
-    Path(ROOT / "out-bench.ini").unlink(missing_ok=True)
+    ini.unlink(missing_ok=True)
     return {"layers": layers, "links": len(proj.graph.links()),
             "open_and_first_paint_ms": ms(shown),
             "drag_per_move_zoom_100_full_repaint": summary(drag),

@@ -49,14 +49,19 @@ def test_dropping_a_layer_from_the_palette_adds_it_where_it_was_dropped(char_rnn
     assert "gru" not in w.doc.graph and w.scene.nodes_in(node.sceneBoundingRect()) == []
 
 
-def test_dropping_a_layer_onto_a_link_inserts_it_there(char_rnn):
+def test_dropping_a_layer_onto_a_link_inserts_it_there_making_room(char_rnn):
     w = char_rnn
+    g = w.doc.graph
+    before = snapshot(g)
     link = w.scene.link_item(Link("lstm1", "y", "ip1", "x"))
-    middle = link.path.pointAtPercent(0.5)
-    drop(w.view, "TanH", middle)
-    links = {str(k) for k in w.doc.graph.links()}
+    drop(w.view, "TanH", link.path.pointAtPercent(0.5))
+    links = {str(k) for k in g.links()}
     assert {"lstm1.y -> tanh.x", "tanh.y -> ip1.x"} <= links
     assert "lstm1.y -> ip1.x" not in links
+    assert g.layer("tanh").pos == (0, 330)  # the row under lstm1 ...
+    assert g.layer("ip1").pos == (0, 440) and g.layer("loss").pos == (0, 550)  # ... moved down
+    w.act.undo.trigger()
+    assert snapshot(g) == before
 
 
 def test_wiring_two_ports_by_dragging_connects_them(char_rnn, qtbot):

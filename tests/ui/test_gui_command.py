@@ -53,3 +53,14 @@ def test_train_steps_is_not_available_yet():
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
     assert "--train-steps is not available yet" in done.stderr
+
+
+@need_data("tinyshakespeare.txt")
+def test_without_a_project_the_window_opens_on_the_char_rnn_example():
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", RNN_DESIGNER_STARTUP_PROBE="1")
+    done = subprocess.run([sys.executable, "-m", "designer"], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    visible, when, heavy, title = done.stdout.strip().split(" ", 3)
+    assert visible == "visible" and heavy == "-"  # neither torch nor pyqtgraph was imported
+    assert title.startswith("Char-RNN Shakespeare (cuDNN)") and "char-rnn-shakespeare.json" in title

@@ -95,8 +95,12 @@ class Document(QObject):
         self.push(C.AddLayer(self.graph, type_id, name, params or {}, pos))
         return name
 
-    def insert_on_link(self, type_id: str, link: Link, pos) -> str:
-        """Add a layer and splice it into ``link`` (first input and first output)."""
+    def insert_on_link(self, type_id: str, link: Link, pos, make_room: dict | None = None,
+                       ) -> str:
+        """Add a layer and splice it into ``link`` (first input and first output).
+
+        ``make_room`` moves other layers out of the way (name -> (old, new)), in the same step.
+        """
         from designer.graph import registry
         spec = registry.get(type_id)
         if not spec.inputs or not spec.outputs:
@@ -104,6 +108,8 @@ class Document(QObject):
         name = self.graph.unique_name(type_id.lower())
         self.stack.beginMacro(f"Insert {name} into {link}")
         try:
+            if make_room:
+                self.push(C.MoveLayers(self.graph, make_room))
             self.push(C.AddLayer(self.graph, type_id, name, {}, pos))
             self.push(C.Disconnect(self.graph, link))
             self.push(C.Connect(self.graph, link.src, link.src_port, name, spec.inputs[0].name))

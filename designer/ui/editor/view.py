@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QGraphicsView
 from designer.graph.errors import GraphError
 from designer.ui import mime, theme
 
+from .layout import ROW
 from .node_item import GRID, H, W
 
 MIN_ZOOM, MAX_ZOOM = 0.1, 3.0
@@ -186,7 +187,8 @@ class CanvasView(QGraphicsView):
         link = scene.link_at(pos)
         try:
             if link is not None:
-                name = scene.doc.insert_on_link(type_id, link, top_left)
+                top_left, room = self._make_room(link, top_left)
+                name = scene.doc.insert_on_link(type_id, link, top_left, room)
             else:
                 name = scene.doc.add_layer(type_id, top_left)
         except GraphError as e:
@@ -195,6 +197,31 @@ class CanvasView(QGraphicsView):
         scene.select_layers([name])
         self.layer_dropped.emit(name)
         return name
+
+    def _make_room(self, link, top_left) -> tuple[tuple, dict]:
+        """Where a layer spliced into ``link`` goes, and the moves that make room for it.
+
+        When the link runs down between two layers too close for a third, the new layer
+        takes the row under the link's source and everything from the destination on moves
+        down one row (one undo step with the insertion).
+        """
+        g = self.scene().graph
+        src, dst = g.layer(link.src).pos, g.layer(link.dst).pos
+        if dst[1] - src[1] < H or dst[1] - src[1] >= 2 * ROW:
+            return top_left, {}
+        new = (dst[0], src[1] + ROW)
+        shift = new[1] + ROW - dst[1]
+        if shift <= 0:
+            return new, {}
+        below, todo = set(), [link.dst]
+        while todo:  # the destination and everything downstream of it
+            name = todo.pop()
+            if name not in below:
+                below.add(name)
+                todo.extend(k.dst for k in g.links_out_of(name))
+        moves = {n: (g.layer(n).pos, (g.layer(n).pos[0], g.layer(n).pos[1] + shift))
+                 for n in below if g.layer(n).pos[1] >= dst[1]}
+        return new, moves
 
     def drawForeground(self, painter, rect: QRectF) -> None:
         if self.scene().nodes():
