@@ -179,9 +179,11 @@ def set_theme(w, name: str) -> None:
 
 def context_menu(w, scene_pos) -> QMenu:
     """The canvas menu for what is under ``scene_pos``: a layer, a link or empty canvas."""
-    from designer.ui.editor.link_item import LinkItem
+    from designer.ui.editor.link_item import LinkItem, LinkLabel
     from designer.ui.editor.node_item import NodeItem
     item = w.scene.itemAt(scene_pos, w.view.transform())
+    if isinstance(item, LinkLabel):
+        item = item.link
     while item is not None and not isinstance(item, (NodeItem, LinkItem)):
         item = item.parentItem()
     if item is not None and not item.isSelected():

@@ -147,7 +147,11 @@ def canvas(layers: int, moves: int) -> dict:
     from designer.ui.main_window import MainWindow
     from tests.benchmarks.bench_graph import generated
     _app()
-    proj = P.loads(P.dumps(generated(layers)).encode())
+    data = generated(layers)
+    for i, layer in enumerate(data["graph"]["layers"]):  # 30 columns of 20, read down
+        layer["pos"] = [250 * (i // 20), 110 * (i % 20)]
+    proj = P.loads(P.dumps(data).encode())
+    links = len(proj.graph.links())
     t0 = time.perf_counter()
     ini = Path(tempfile.mkdtemp()) / "bench.ini"
     w = MainWindow(settings=QSettings(str(ini), QSettings.IniFormat), restore=False)
@@ -161,9 +165,11 @@ def canvas(layers: int, moves: int) -> dict:
     w.view.centre_on_layer(name)
     QApplication.processEvents()
     node = w.scene.node(name)
+    proj_pos = w.doc.graph.layer(name).pos
     start = w.view.mapFromScene(node.sceneBoundingRect().center())
     drag = _drag(w.view, start, moves)
     assert w.doc.stack.count() == 1, "the drag should be one undo step"
+    assert w.doc.graph.layer(name).pos != proj_pos, "the node should have moved"
     drag_partial_100 = _drag(w.view, w.view.mapFromScene(
         w.scene.node(name).sceneBoundingRect().center()), moves, full=False)
     w.view.fit()
@@ -172,10 +178,11 @@ def canvas(layers: int, moves: int) -> dict:
     drag_all = _drag(w.view, start, moves // 2)
     start = w.view.mapFromScene(w.scene.node(name).sceneBoundingRect().center())
     drag_partial = _drag(w.view, start, moves // 2, full=False)
+    assert w.doc.stack.count() == 4 and len(w.doc.graph.links()) == links, "four moves"
     w.doc.stack.setClean()
     w.close()
     ini.unlink(missing_ok=True)
-    return {"layers": layers, "links": len(proj.graph.links()),
+    return {"layers": layers, "links": links, "zoom_all_in_view": round(w.view.zoom(), 3),
             "open_and_first_paint_ms": ms(shown),
             "drag_per_move_zoom_100_full_repaint": summary(drag),
             "drag_per_move_zoom_100_partial_update": summary(drag_partial_100),

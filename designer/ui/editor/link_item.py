@@ -47,7 +47,7 @@ def route(p1: QPointF, p2: QPointF, obstacles: list[QRectF], lane: int = 0, boxe
 
     A link with ``obstacles`` (boxes of layers in its way) takes a lane beside them; when
     ``boxes_in(rect)`` is given, the lane also steps past layers standing where it runs.
-    Returns ``(path, label_point)``.
+    Returns ``(path, label_point, vertical)``: a link in a lane is labelled along the lane.
     """
     dy = p2.y() - p1.y()
     if obstacles and dy > 0:
@@ -64,18 +64,60 @@ def route(p1: QPointF, p2: QPointF, obstacles: list[QRectF], lane: int = 0, boxe
             x = (max(r.right() for r in hit) + LANE_GAP) if go_right else \
                 (min(r.left() for r in hit) - LANE_GAP)
         pts = [p1, QPointF(p1.x(), ya), QPointF(x, ya), QPointF(x, yb), QPointF(p2.x(), yb), p2]
-        return rounded_polyline(pts), QPointF(x, (ya + yb) / 2)
+        return rounded_polyline(pts), QPointF(x, (ya + yb) / 2), True
     path = QPainterPath(p1)
     if dy > 20:
         d = max(25.0, min(dy * 0.5, 120.0))
     else:  # into a layer above: leave downwards, come round, enter from above
         d = 70.0 + min(abs(dy), 300.0) * 0.3
     path.cubicTo(QPointF(p1.x(), p1.y() + d), QPointF(p2.x(), p2.y() - d), p2)
-    return path, path.pointAtPercent(0.5)
+    return path, path.pointAtPercent(0.5), False
+
+
+class LinkLabel(QGraphicsItem):
+    """The shape a link carries, in a pill; above every line, below every layer."""
+
+    def __init__(self, link: "LinkItem") -> None:
+        super().__init__()
+        self.link = link
+        self.rect = QRectF()
+        self.setZValue(-0.5)
+        self.setAcceptedMouseButtons(Qt.NoButton)  # clicks go to the link underneath
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+    def place(self, text: str, at: QPointF, vertical: bool) -> None:
+        fm = QFontMetricsF(LABEL_FONT)
+        w, h = fm.horizontalAdvance(text) + 10, fm.height() + 3
+        if vertical:  # along a lane: turned a quarter, so neighbouring lanes stay clear
+            w, h = h, w
+        self.prepareGeometryChange()
+        self.rect = QRectF(-w / 2, -h / 2, w, h)
+        self.setPos(at)
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self.rect.adjusted(-1, -1, 1, 1)
+
+    def paint(self, painter, option, widget=None) -> None:
+        if option.levelOfDetailFromTransform(painter.worldTransform()) < 0.45:
+            return
+        c, link = theme.colors, self.link
+        color = c.error if link.problem else c.accent if link.isSelected() else c.link
+        rect = self.rect
+        if link.vertical:
+            painter.rotate(-90)
+            rect = QRectF(-rect.height() / 2, -rect.width() / 2, rect.height(), rect.width())
+        painter.setPen(QPen(color, 1.0))
+        painter.setBrush(QColor(c.link_label))
+        painter.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
+        painter.setFont(LABEL_FONT)
+        painter.setPen(c.error if link.problem else c.node_dim)
+        painter.drawText(rect, Qt.AlignCenter, link.label)
 
 
 class LinkItem(QGraphicsItem):
-    """The drawing of one ``Link``."""
+    """The drawing of one ``Link``; its label is a separate item (:attr:`label_item`) so that
+    no line is drawn over a label. The scene adds and removes both."""
 
     def __init__(self, link, src, dst) -> None:
         super().__init__()
@@ -84,11 +126,13 @@ class LinkItem(QGraphicsItem):
         self.hovered = False
         self.path = QPainterPath()
         self.label_at = QPointF()
-        self._label_rect = QRectF()
+        self.vertical = False
+        self.label_item = LinkLabel(self)
         self._bounds = QRectF()
         self.setFlags(QGraphicsItem.ItemIsSelectable)
         self.setAcceptHoverEvents(True)
         self.setZValue(-1)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
     def refresh(self, graph) -> None:
         """Re-read the tensor the link carries and whether its destination accepts it."""
@@ -108,16 +152,15 @@ class LinkItem(QGraphicsItem):
         lane = [p.name for p in self.src.graph.layer(self.link.src).spec.outputs] \
             .index(self.link.src_port) if self.link.src in self.src.graph else 0
         self.prepareGeometryChange()
-        self.path, self.label_at = route(p1, p2, obstacles, lane,
-                                         scene.boxes_in if scene is not None else None)
+        self.path, self.label_at, self.vertical = route(
+            p1, p2, obstacles, lane, scene.boxes_in if scene is not None else None)
         self._place_label()
 
     def _place_label(self) -> None:
-        fm = QFontMetricsF(LABEL_FONT)
-        w, h = fm.horizontalAdvance(self.label) + 10, fm.height() + 3
+        self.label_item.place(self.label, self.label_at, self.vertical)
         self.prepareGeometryChange()
-        self._label_rect = QRectF(self.label_at.x() - w / 2, self.label_at.y() - h / 2, w, h)
-        self._bounds = self.path.boundingRect().united(self._label_rect).adjusted(-4, -4, 4, 4)
+        self._bounds = self.path.boundingRect().united(
+            self.label_item.sceneBoundingRect()).adjusted(-4, -4, 4, 4)
 
     # -------------------------------------------------------------------- Qt API --
     def boundingRect(self) -> QRectF:
@@ -127,8 +170,14 @@ class LinkItem(QGraphicsItem):
         stroker = QPainterPathStroker()
         stroker.setWidth(10)
         out = stroker.createStroke(self.path)
-        out.addRect(self._label_rect)
+        if self.label_item.isVisible():
+            out.addRect(self.label_item.sceneBoundingRect())
         return out
+
+    def itemChange(self, change, value):
+        if change == QGraphicsItem.ItemSelectedHasChanged:
+            self.label_item.update()
+        return super().itemChange(change, value)
 
     def hoverEnterEvent(self, event) -> None:
         self.hovered = True
@@ -153,13 +202,3 @@ class LinkItem(QGraphicsItem):
         painter.setPen(pen)
         painter.setBrush(Qt.NoBrush)
         painter.drawPath(self.path)
-        if option.levelOfDetailFromTransform(painter.worldTransform()) < 0.45:
-            return
-        painter.setPen(QPen(color, 1.0))
-        bg = QColor(c.link_label)
-        painter.setBrush(bg)
-        painter.drawRoundedRect(self._label_rect, self._label_rect.height() / 2,
-                                self._label_rect.height() / 2)
-        painter.setFont(LABEL_FONT)
-        painter.setPen(c.error if self.problem else c.node_dim)
-        painter.drawText(self._label_rect, Qt.AlignCenter, self.label)

@@ -42,6 +42,7 @@ class PortItem(QGraphicsItem):
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CrossCursor)
         self.setZValue(2)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
     @property
     def key(self) -> tuple[str, str]:

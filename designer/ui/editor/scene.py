@@ -201,6 +201,7 @@ class GraphScene(QGraphicsScene):
         item = LinkItem(link, self._nodes[link.src], self._nodes[link.dst])
         self._links[link] = item
         self.addItem(item)
+        self.addItem(item.label_item)
         item.refresh(self.graph)
         if route:
             item.update_path()
@@ -208,6 +209,7 @@ class GraphScene(QGraphicsScene):
     def _on_link_removed(self, link) -> None:
         item = self._links.pop(link, None)
         if item is not None:
+            self.removeItem(item.label_item)
             self.removeItem(item)
 
     def _on_shapes_changed(self, names) -> None:
@@ -249,8 +251,15 @@ class GraphScene(QGraphicsScene):
                 k.update_path()
 
     def reroute_all(self) -> None:
+        """Route every link again, and label a lane shared by links from one port once."""
         for item in self._links.values():
             item.update_path()
+        shared: dict = {}
+        for item in sorted(self._links.values(), key=lambda k: k.path.length()):
+            key = (item.link.src, item.link.src_port, round(item.label_at.x())) \
+                if item.vertical else item
+            item.label_item.setVisible(key not in shared)
+            shared.setdefault(key, item)
         self._grow()
 
     def _reroute_later(self) -> None:
@@ -276,7 +285,9 @@ class GraphScene(QGraphicsScene):
 
     # -------------------------------------------------------------------- mouse --
     def mousePressEvent(self, event) -> None:
-        if event.button() == Qt.LeftButton:
+        views = self.views()
+        readable = not views or views[0].transform().m11() >= 0.35  # ports too small below
+        if event.button() == Qt.LeftButton and readable:
             port = next((i for i in self.items(event.scenePos()) if isinstance(i, PortItem)),
                         None)
             if port is not None:

@@ -131,7 +131,7 @@ class WireDrag:
         self.target = target
         end = target.scenePos() if target is not None else pos
         here = self.fixed.scenePos()
-        path, _ = route(here, end, []) if self.from_output else route(end, here, [])
+        path = (route(here, end, []) if self.from_output else route(end, here, []))[0]
         self.wire.setPath(path)
         if target is None:
             self.tip.setVisible(False)
