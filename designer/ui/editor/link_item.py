@@ -81,6 +81,7 @@ class LinkLabel(QGraphicsItem):
         super().__init__()
         self.link = link
         self.rect = QRectF()
+        self.wanted = True  # False where another link's label already names the lane
         self.setZValue(-0.5)
         self.setAcceptedMouseButtons(Qt.NoButton)  # clicks go to the link underneath
         self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)

@@ -46,6 +46,7 @@ class GraphScene(QGraphicsScene):
         self._links: dict = {}
         self._wire: WireDrag | None = None
         self._index = None  # node boxes by height, for routing links round layers
+        self._labels_shown = True  # off when zoomed out too far to read them
         self._warn_timer = QTimer(self, singleShot=True, interval=0)
         self._warn_timer.timeout.connect(self.refresh_warnings)
         self._route_timer = QTimer(self, singleShot=True, interval=0)
@@ -202,6 +203,7 @@ class GraphScene(QGraphicsScene):
         self._links[link] = item
         self.addItem(item)
         self.addItem(item.label_item)
+        item.label_item.setVisible(self._labels_shown)
         item.refresh(self.graph)
         if route:
             item.update_path()
@@ -258,9 +260,17 @@ class GraphScene(QGraphicsScene):
         for item in sorted(self._links.values(), key=lambda k: k.path.length()):
             key = (item.link.src, item.link.src_port, round(item.label_at.x())) \
                 if item.vertical else item
-            item.label_item.setVisible(key not in shared)
+            item.label_item.wanted = key not in shared
+            item.label_item.setVisible(item.label_item.wanted and self._labels_shown)
             shared.setdefault(key, item)
         self._grow()
+
+    def show_labels(self, shown: bool) -> None:
+        """Show the links' shape labels (the view hides them when they could not be read)."""
+        if shown != self._labels_shown:
+            self._labels_shown = shown
+            for item in self._links.values():
+                item.label_item.setVisible(shown and item.label_item.wanted)
 
     def _reroute_later(self) -> None:
         self._route_timer.start()

@@ -14,6 +14,7 @@ from .layout import ROW
 from .node_item import GRID, H, W
 
 MIN_ZOOM, MAX_ZOOM = 0.1, 3.0
+LABELS_FROM = 0.45  # zoomed out further, links are drawn without their shape labels
 
 
 class CanvasView(QGraphicsView):
@@ -47,6 +48,7 @@ class CanvasView(QGraphicsView):
         self.setFrameShape(QGraphicsView.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.zoom_changed.connect(lambda z: scene.show_labels(z >= LABELS_FROM))
         self._pan_from: QPointF | None = None
         self._space = False
         self._drop_link = None
