@@ -1,0 +1,169 @@
+"""Start the designer: the QApplication, the theme, the window; or render it to a PNG and exit.
+
+``main(args, default_project)`` is what ``rnn-designer [PROJECT]`` and ``rnn-designer gui``
+call. Nothing on the way to a visible window imports torch.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SCREENSHOT_SIZE = (1440, 900)
+STARTUP_PROBE = "RNN_DESIGNER_STARTUP_PROBE"  # benchmarks: print when visible, then quit
+
+
+def make_app(argv: list[str] | None = None):
+    """The QApplication, set up once: names, icon, Fusion style and the chosen theme."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from designer import __version__
+    from designer.ui import resources, theme
+
+    _quiet_qt_warnings()
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else [sys.argv[0]])
+    app.setOrganizationName("rnn-designer")
+    app.setApplicationName("rnn-designer")
+    app.setApplicationDisplayName("RNN Designer")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("rnn-designer")
+    app.setWindowIcon(resources.app_icon())
+    theme.apply(app, QSettings().value("theme", "system"))
+    return app
+
+
+def _quiet_qt_warnings() -> None:
+    """Hide the offscreen platform's notice about size hints; pass everything else on."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    def handler(mode, context, message: str) -> None:
+        if "propagateSizeHints" in message:
+            return
+        print(message, file=sys.stderr)
+
+    qInstallMessageHandler(handler)
+
+
+def main(args, default_project: str) -> int:
+    """Open the designer window (or, with ``--screenshot``, render it and exit)."""
+    if getattr(args, "train_steps", None) is not None:
+        print("rnn-designer: --train-steps is not available yet (training from the window "
+              "arrives with the click-to-train feature); leave it out", file=sys.stderr)
+        return 2
+    path = args.project or default_project
+    if args.screenshot:
+        return screenshot(path, args.screenshot, unrolled=args.unrolled)
+    return run_window(path, unrolled=args.unrolled, quiet_missing=args.project is None)
+
+
+def run_window(path: str | None, unrolled: str | None = None,
+               quiet_missing: bool = False) -> int:
+    from PySide6.QtCore import QTimer
+
+    from designer.ui.main_window import MainWindow
+
+    app = make_app()
+    window = MainWindow()
+    _report_bugs_in(window)
+    window.show()
+
+    def load() -> None:
+        if path and (Path(path).exists() or not quiet_missing):
+            window.files.open_path(path, confirmed=True)
+        if unrolled:
+            window.show_unrolled_safely(unrolled)
+        if os.environ.get(STARTUP_PROBE):  # benchmarks: the time the loaded window is painted
+            window.repaint()
+            heavy = sorted({m.split(".")[0] for m in sys.modules} & {"torch", "pyqtgraph"})
+            print(f"visible {time.time():.6f} {','.join(heavy) or '-'} {window.windowTitle()}",
+                  flush=True)
+            window.doc.stack.setClean()
+            app.quit()
+
+    QTimer.singleShot(0, load)
+    return app.exec()
+
+
+def screenshot(path: str, out: str, unrolled: str | None = None,
+               size: tuple[int, int] = SCREENSHOT_SIZE) -> int:
+    """Render the window with ``path`` loaded (and the unrolled view of a layer) to ``out``."""
+    from PySide6.QtCore import QSettings, Qt
+    from PySide6.QtWidgets import QApplication
+
+    from designer.graph.project import ProjectError, load
+    from designer.ui.main_window import MainWindow
+
+    out_path = Path(out)
+    if not out_path.resolve().parent.is_dir():
+        print(f"rnn-designer: {out}: the folder {out_path.resolve().parent} does not exist",
+              file=sys.stderr)
+        return 2
+    try:
+        project = load(path)
+    except ProjectError as e:
+        print(f"rnn-designer: {e}", file=sys.stderr)
+        return 2
+    app = make_app()
+    from designer.ui import theme
+    theme.apply(app, "light")
+    with tempfile.TemporaryDirectory() as tmp:  # keep the user's window layout out of it
+        settings = QSettings(str(Path(tmp) / "screenshot.ini"), QSettings.IniFormat)
+        window = MainWindow(settings=settings, restore=False)
+        window.resize(*size)
+        window.resizeDocks([window.problems_dock], [110], Qt.Vertical)
+        window.doc.replace(project)
+        window.show()
+        _settle(app)
+        window.view.fit()
+        if unrolled:
+            for dock in (window.problems_dock, window.history_dock, window.output_dock,
+                         window.charts_dock):
+                dock.hide()
+            window.scene.select_layers([unrolled])
+            try:
+                window.show_unrolled(unrolled)
+            except ValueError as e:
+                print(f"rnn-designer: {project.path}: {e}", file=sys.stderr)
+                window.close()
+                return 2
+        else:
+            first = next((n for n in project.graph.topological_order()
+                          if project.graph.layer(n).type in ("LSTM", "GRU", "RNN",
+                                                             "LSTMSimple")), None)
+            if first:
+                window.scene.select_layers([first])
+        _settle(app)
+        pixmap = window.grab()
+        window.doc.stack.setClean()
+        window.close()
+    if not pixmap.save(str(out_path), "PNG"):
+        print(f"rnn-designer: {out}: cannot be written", file=sys.stderr)
+        return 1
+    print(f"wrote {out} ({pixmap.width()}x{pixmap.height()})")
+    QApplication.processEvents()
+    return 0
+
+
+def _report_bugs_in(window) -> None:
+    """A bug in a slot should not end the session: say so in the status bar, keep running,
+    and leave the details on stderr for a bug report."""
+    import traceback
+
+    def hook(kind, value, tb) -> None:
+        traceback.print_exception(kind, value, tb)
+        window.statusBar().showMessage(f"Internal error: {value} (details on the terminal); "
+                                       "your work is unchanged and can be saved", 20000)
+
+    sys.excepthook = hook
+
+
+def _settle(app, rounds: int = 6) -> None:
+    """Let queued work (deferred refreshes, layouts) run before a picture is taken."""
+    for _ in range(rounds):
+        app.processEvents()
+        time.sleep(0.01)

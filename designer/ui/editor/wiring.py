@@ -1,0 +1,189 @@
+"""Wiring ports by dragging, with live feedback.
+
+Pressing on a port starts a wire; compatible ports in sight turn green, and hovering one that
+would be refused shows why next to the cursor. Pressing on an input that is already fed picks
+up that link's end: drop it on another input to move it, or on empty canvas to disconnect it.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
+
+from designer.graph.errors import GraphError
+from designer.ui import describe, theme
+
+from .link_item import route
+from .node_item import PortItem
+
+SNAP = 16.0  # how near the cursor must be to a port to aim at it
+TIP_FONT = QFont()
+TIP_FONT.setPointSizeF(8.5)
+
+
+class TipItem(QGraphicsItem):
+    """A short message beside the cursor: why a port is refused, or what a link would carry."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text, self.good = "", True
+        self.setZValue(20)
+        self._rect = QRectF()
+
+    def show_text(self, text: str, good: bool, at: QPointF) -> None:
+        fm = QFontMetricsF(TIP_FONT)
+        self.prepareGeometryChange()
+        w = min(fm.horizontalAdvance(text), 420) + 16
+        lines = max(1, int(fm.horizontalAdvance(text) // 420) + 1)
+        self._rect = QRectF(0, 0, w, fm.height() * lines + 8)
+        self.text, self.good = text, good
+        self.setPos(at + QPointF(14, 12))
+        self.setVisible(bool(text))
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._rect.adjusted(-2, -2, 2, 2)
+
+    def paint(self, painter, option, widget=None) -> None:
+        c = theme.colors
+        color = c.ok if self.good else c.error
+        painter.setPen(QPen(color, 1.2))
+        bg = QColor(c.node)
+        painter.setBrush(bg)
+        painter.drawRoundedRect(self._rect, 6, 6)
+        painter.setFont(TIP_FONT)
+        painter.setPen(color if not self.good else c.node_text)
+        painter.drawText(self._rect.adjusted(8, 4, -8, -4), Qt.TextWordWrap, self.text)
+
+
+class WireDrag:
+    """One drag of a wire from a port; created by the scene on a press on a port."""
+
+    def __init__(self, scene, port: PortItem) -> None:
+        self.scene, self.graph = scene, scene.graph
+        self.old = None
+        fixed = port
+        if port.is_input:
+            old = self.graph.link_into(port.node.name, port.name)
+            if old is not None:  # pick up the end of the existing link
+                self.old = old
+                fixed = scene.node(old.src).port(old.src_port, False)
+                scene.link_item(old).setVisible(False)
+        self.fixed = fixed
+        self.from_output = not fixed.is_input
+        self.wire = QGraphicsPathItem()
+        pen = QPen(theme.colors.accent, 2.0, Qt.DashLine)
+        pen.setCapStyle(Qt.RoundCap)
+        self.wire.setPen(pen)
+        self.wire.setZValue(10)
+        self.tip = TipItem()
+        scene.addItem(self.wire)
+        scene.addItem(self.tip)
+        self.tip.setVisible(False)
+        self.problems: dict = {}
+        self.target: PortItem | None = None
+        self._mark_visible_candidates()
+
+    # ------------------------------------------------------------------ candidates --
+    def _ends(self, port: PortItem) -> tuple[str, str, str, str]:
+        if self.from_output:
+            return self.fixed.node.name, self.fixed.name, port.node.name, port.name
+        return port.node.name, port.name, self.fixed.node.name, self.fixed.name
+
+    def is_candidate(self, port: PortItem) -> bool:
+        return port.is_input == self.from_output and port.node is not self.fixed.node
+
+    def problem(self, port: PortItem) -> str | None:
+        """Why linking to ``port`` would be refused (``None``: it would be fine)."""
+        if port.key not in self.problems:
+            src, sp, dst, dp = self._ends(port)
+            if self.old is not None and (dst, dp) == (self.old.dst, self.old.dst_port) and \
+                    (src, sp) == (self.old.src, self.old.src_port):
+                text = None  # dropped back where it was
+            else:
+                text = self.graph.connect_problem(src, sp, dst, dp)
+            self.problems[port.key] = text
+        return self.problems[port.key]
+
+    def _mark_visible_candidates(self) -> None:
+        area = self.scene.visible_rect()
+        for node in self.scene.nodes_in(area):
+            for port in node.ports.values():
+                if self.is_candidate(port) and self.problem(port) is None:
+                    port.set_state(PortItem.GOOD)
+
+    def _port_near(self, pos: QPointF) -> PortItem | None:
+        best, best_d = None, SNAP
+        area = QRectF(pos.x() - SNAP, pos.y() - SNAP, 2 * SNAP, 2 * SNAP)
+        for item in self.scene.items(area):
+            if isinstance(item, PortItem) and self.is_candidate(item):
+                d = (item.scenePos() - pos).manhattanLength()
+                if d < best_d:
+                    best, best_d = item, d
+        return best
+
+    # ------------------------------------------------------------------------ drag --
+    def move(self, pos: QPointF) -> None:
+        target = self._port_near(pos)
+        if self.target is not None and self.target is not target:
+            ok = self.problem(self.target) is None
+            self.target.set_state(PortItem.GOOD if ok else PortItem.NORMAL)
+        self.target = target
+        end = target.scenePos() if target is not None else pos
+        here = self.fixed.scenePos()
+        path = (route(here, end, []) if self.from_output else route(end, here, []))[0]
+        self.wire.setPath(path)
+        if target is None:
+            self.tip.setVisible(False)
+            return
+        why = self.problem(target)
+        if why is None:
+            target.set_state(PortItem.GOOD)
+            src, sp, dst, dp = self._ends(target)
+            t = describe.output(self.graph, src, sp)
+            self.tip.show_text(f"{src}.{sp} \u2192 {dst}.{dp}   {'' if t is None else t}",
+                               True, pos)
+        else:
+            target.set_state(PortItem.BAD)
+            self.tip.show_text(why, False, pos)
+
+    def finish(self, pos: QPointF) -> str:
+        """Make, move or remove the link; returns a message for the status bar."""
+        self.move(pos)
+        target = self.target
+        doc = self.scene.doc
+        self._clean_up()
+        try:
+            if target is None:
+                if self.old is not None:
+                    doc.disconnect(self.old)
+                    return f"Disconnected {self.old}"
+                return ""
+            why = self.problem(target)
+            if why is not None:
+                return why
+            src, sp, dst, dp = self._ends(target)
+            if self.old is not None:
+                if (src, sp, dst, dp) == (self.old.src, self.old.src_port, self.old.dst,
+                                          self.old.dst_port):
+                    return ""
+                doc.reconnect(self.old, src, sp, dst, dp)
+            else:
+                doc.connect(src, sp, dst, dp)
+            return f"Connected {src}.{sp} to {dst}.{dp}"
+        except GraphError as e:
+            return str(e)
+
+    def cancel(self) -> None:
+        self._clean_up()
+
+    def _clean_up(self) -> None:
+        for node in self.scene.nodes():
+            for port in node.ports.values():
+                port.set_state(PortItem.NORMAL)
+        if self.old is not None:
+            item = self.scene.link_item(self.old)
+            if item is not None:
+                item.setVisible(True)
+        self.scene.removeItem(self.wire)
+        self.scene.removeItem(self.tip)

@@ -1,0 +1,288 @@
+"""The designer window: palette, canvas, properties, problems, and room for training.
+
+The window wires the parts together; the actions and file handling live in ``actions`` and
+``files``. Docks for the training output and charts are placeholders a later feature fills
+through :meth:`MainWindow.add_dock` and :attr:`MainWindow.train_toolbar`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QTabWidget,
+                               QUndoView, QWidget)
+
+from designer.graph import dims as D
+from designer.ui import actions, describe, files, resources
+from designer.ui.editor.document import Document
+from designer.ui.editor.scene import GraphScene
+from designer.ui.editor.view import CanvasView
+from designer.ui.palette import LayerPalette
+from designer.ui.param_form import caption
+from designer.ui.problems import ProblemsPanel
+from designer.ui.properties import PropertiesPanel
+
+APP_NAME = "RNN Designer"
+
+
+class MainWindow(QMainWindow):
+    """The main window around one :class:`Document`.
+
+    Parameters
+    ----------
+    settings
+        Where geometry, dock layout, recent files and the theme are kept (``QSettings()`` by
+        default; tests pass a file of their own).
+    restore
+        Restore the geometry and dock layout kept in ``settings``.
+    """
+
+    def __init__(self, settings: QSettings | None = None, restore: bool = True) -> None:
+        super().__init__()
+        self.settings = settings if settings is not None else QSettings()
+        self.setObjectName("main_window")
+        self.setWindowIcon(resources.app_icon())
+        self.setDockOptions(QMainWindow.AnimatedDocks | QMainWindow.AllowTabbedDocks)
+        self.doc = Document(parent=self)
+        self.scene = GraphScene(self.doc, self)
+        self.view = CanvasView(self.scene)
+        self.tabs = QTabWidget(documentMode=True, tabsClosable=True, movable=True)
+        self.tabs.setTabBarAutoHide(True)
+        self.tabs.addTab(self.view, resources.icon("layout"), "Design")
+        self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
+        self.tabs.tabCloseRequested.connect(self._close_tab)
+        self.setCentralWidget(self.tabs)
+        self.unrolled: dict[str, QWidget] = {}
+
+        self.layer_palette = LayerPalette()
+        self.properties = PropertiesPanel(self.doc)
+        self.problems = ProblemsPanel(self.doc)
+        self.history = QUndoView(self.doc.stack)
+        self.history.setEmptyLabel("(opened)")
+        self.palette_dock = self.add_dock(self.layer_palette, "Layers", Qt.LeftDockWidgetArea)
+        self.properties_dock = self.add_dock(self.properties, "Properties",
+                                             Qt.RightDockWidgetArea)
+        self.problems_dock = self.add_dock(self.problems, "Problems", Qt.BottomDockWidgetArea)
+        self.history_dock = self.add_dock(self.history, "History", Qt.BottomDockWidgetArea,
+                                          tabify_with=self.problems_dock)
+        self.output_dock = self.add_dock(
+            _placeholder("The training output (progress, losses and generated samples) will "
+                         "appear here when the net is trained."), "Output",
+            Qt.BottomDockWidgetArea, tabify_with=self.problems_dock)
+        self.charts_dock = self.add_dock(
+            _placeholder("Loss and accuracy charts will appear here while the net trains."),
+            "Charts", Qt.BottomDockWidgetArea, tabify_with=self.problems_dock)
+        self.problems_dock.raise_()
+
+        self.summary = QLabel()
+        self.zoom_label = QLabel("100%")
+        self.zoom_label.setMinimumWidth(48)
+        self.statusBar().addPermanentWidget(self.summary)
+        self.statusBar().addPermanentWidget(self.zoom_label)
+
+        self.act = actions.build(self)
+        self.files = files.FileHandler(self)
+        self._connect()
+        self.resize(1440, 900)
+        self.resizeDocks([self.palette_dock, self.properties_dock], [250, 340], Qt.Horizontal)
+        self.resizeDocks([self.problems_dock], [160], Qt.Vertical)
+        if restore:
+            self._restore()
+        self._update_title()
+        self._update_summary()
+
+    # ----------------------------------------------------------------------- hooks --
+    def add_dock(self, widget: QWidget, title: str, area=Qt.RightDockWidgetArea,
+                 tabify_with: QDockWidget | None = None) -> QDockWidget:
+        """Put ``widget`` in a dock (for the training output, charts, monitors...)."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title.lower().replace(" ", "_") + "_dock")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        if tabify_with is not None:
+            self.tabifyDockWidget(tabify_with, dock)
+        if hasattr(self, "act"):
+            self.act.docks_menu.addAction(dock.toggleViewAction())
+        return dock
+
+    # ------------------------------------------------------------------------ wiring --
+    def _connect(self) -> None:
+        # bound methods, not lambdas: Qt drops them when the window goes
+        d = self.doc
+        d.stack.cleanChanged.connect(self._update_title)
+        d.path_changed.connect(self._update_title)
+        d.settings_changed.connect(self._update_title)
+        d.graph_replaced.connect(self._close_unrolled)
+        self.scene.selectionChanged.connect(self._selection_changed)
+        self.scene.message.connect(self.show_message)
+        self.scene.layer_activated.connect(self._activate_layer)
+        self.view.zoom_changed.connect(self._zoomed)
+        self.view.layer_dropped.connect(self._dropped)
+        self.view.context_requested.connect(self._context_menu)
+        self.layer_palette.add_requested.connect(self.add_layer_at_centre)
+        self.problems.layer_clicked.connect(self.reveal_layer)
+        self.problems.count_changed.connect(self._problems_counted)
+        self.properties.layer_panel.unroll_requested.connect(self.show_unrolled_safely)
+
+    def show_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
+
+    def _zoomed(self, zoom: float) -> None:
+        self.zoom_label.setText(f"{zoom:.0%}")
+
+    def _dropped(self, name: str) -> None:
+        self.view.setFocus()
+
+    def _context_menu(self, scene_pos, global_pos) -> None:
+        actions.context_menu(self, scene_pos).exec(global_pos)
+
+    def _selection_changed(self) -> None:
+        if self.scene.graph is None:
+            return
+        names = self.scene.selected_names()
+        self.properties.set_selection(names)
+        actions.update_enabled(self)
+        if len(names) == 1:
+            self.properties.setCurrentIndex(0)
+
+    def _activate_layer(self, name: str) -> None:
+        self.properties_dock.raise_()
+        self.properties.setCurrentIndex(0)
+        self.properties.layer_panel.name_edit.setFocus()
+        self.properties.layer_panel.name_edit.selectAll()
+
+    def reveal_layer(self, name: str) -> None:
+        """Select a layer and bring it into sight (from the problems panel, say)."""
+        self.tabs.setCurrentWidget(self.view)
+        self.scene.select_layers([name])
+        self.view.centre_on_layer(name)
+
+    def add_layer_at_centre(self, type_id: str) -> None:
+        centre = self.view.visible_scene_rect().center()
+        self.view.drop_layer(type_id, centre)
+        self.view.setFocus()
+
+    def _problems_counted(self, errors: int, warnings: int) -> None:
+        self.problems_dock.setWindowTitle(
+            "Problems" + (f" ({errors + warnings})" if errors + warnings else ""))
+        self._update_summary(errors, warnings)
+
+    def _update_summary(self, errors: int | None = None, warnings: int = 0) -> None:
+        g = self.doc.graph
+        if errors is None:
+            errors = len(g.errors())
+        flops = [g.info(n).flops for n in g.names()]
+        known = all(f is not None and D.known(f) for f in flops)
+        dims = " ".join(f"{k}={v}" for k, v in g.dims.items())
+        parts = [f"{len(g)} layers", f"{describe.count(g.total_params())} params",
+                 f"{describe.flops(sum(flops)) if known else '? FLOPs'}/sample"]
+        if dims:
+            parts.append(dims)
+        state = "\u2714 valid" if not errors else f"\u26a0 {errors} error{'s' * (errors > 1)}"
+        self.summary.setText("   \u00b7   ".join(parts) + f"   \u00b7   {state}")
+
+    def _update_title(self, *_) -> None:
+        p = self.doc.project
+        where = f" \u2014 {Path(p.path).name}" if p.path else ""
+        self.setWindowTitle(f"{p.name}[*]{where} \u2014 {APP_NAME}")
+        self.setWindowModified(self.doc.is_modified())
+
+    # ----------------------------------------------------------------- unrolled views --
+    def show_unrolled(self, name: str, steps: int | None = None):
+        """Open (or bring forward) the unrolled view of a recurrent layer.
+
+        Raises ``ValueError`` with a sentence when the layer cannot be unrolled.
+        """
+        from designer.ui.unrolled_view import UnrolledView
+        from designer.engines.expansion import expand
+        if name not in self.doc.graph:
+            raise ValueError(f"there is no layer named '{name}'")
+        expand(self.doc.graph, name, steps=1)  # raises ValueError when it cannot unroll
+        if name in self.unrolled:
+            view = self.unrolled[name]
+            if steps is not None:
+                view.set_steps(steps)
+        else:
+            view = UnrolledView(self.doc, name, steps=steps)
+            view.closed.connect(self._forget_unrolled)
+            view.renamed.connect(self._unrolled_renamed)
+            self.unrolled[name] = view
+            self.tabs.addTab(view, resources.icon("unroll"), f"Unrolled: {name}")
+        self.tabs.setCurrentWidget(view)
+        return view
+
+    def show_unrolled_safely(self, name: str | None = None) -> None:
+        names = self.scene.selected_names()
+        name = name or (names[0] if names else None)
+        if name is None:
+            return
+        try:
+            self.show_unrolled(name)
+        except ValueError as e:
+            self.statusBar().showMessage(str(e), 8000)
+            self.alert("Cannot unroll this layer", str(e))
+
+    def _unrolled_renamed(self, old: str, new: str) -> None:
+        view = self.unrolled.pop(old, None)
+        if view is not None:
+            self.unrolled[new] = view
+            self.tabs.setTabText(self.tabs.indexOf(view), f"Unrolled: {new}")
+
+    def _forget_unrolled(self, name: str) -> None:
+        view = self.unrolled.pop(name, None)
+        if view is not None:
+            self.tabs.removeTab(self.tabs.indexOf(view))
+            view.deleteLater()
+
+    def _close_tab(self, index: int) -> None:
+        view = self.tabs.widget(index)
+        for name, w in list(self.unrolled.items()):
+            if w is view:
+                self._forget_unrolled(name)
+
+    def _close_unrolled(self, *_) -> None:
+        for name in list(self.unrolled):
+            self._forget_unrolled(name)
+
+    # ---------------------------------------------------------------- dialogs --
+    def alert(self, title: str, text: str, details: str = "") -> None:
+        """Tell the user something went wrong, in a dialog (tests replace this)."""
+        box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
+        if details and details != text:
+            box.setDetailedText(details)
+        box.exec()
+
+    def ask_save_changes(self) -> QMessageBox.StandardButton:
+        """Save, Discard or Cancel, for a document with unsaved changes (tests replace this)."""
+        name = self.doc.project.name
+        return QMessageBox.question(
+            self, "Unsaved changes", f"“{name}” has changes that are not saved. Save them?",
+            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
+
+    # ---------------------------------------------------------------- settings --
+    def _restore(self) -> None:
+        s = self.settings
+        geometry, state = s.value("window/geometry"), s.value("window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+
+    def save_settings(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.sync()
+
+    def closeEvent(self, event) -> None:
+        if not self.files.confirm_discard():
+            event.ignore()
+            return
+        self.save_settings()
+        event.accept()
+
+
+def _placeholder(text: str) -> QWidget:
+    label = caption(text)
+    label.setAlignment(Qt.AlignCenter)
+    label.setMargin(16)
+    return label

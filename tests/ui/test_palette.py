@@ -1,0 +1,45 @@
+"""The palette: every layer type by category, a search box, drags that carry only the id."""
+from designer.graph import registry
+from designer.ui import mime
+from designer.ui.palette import LayerPalette
+
+
+def test_every_layer_type_is_listed_under_its_category(qtbot):
+    palette = LayerPalette()
+    qtbot.addWidget(palette)
+    assert sorted(palette.visible_types()) == sorted(registry.ids())
+    top = [palette.tree.topLevelItem(i).text(0) for i in range(palette.tree.topLevelItemCount())]
+    assert top[:3] == ["Data  (3)", "Embedding  (1)", "Recurrent  (4)"]
+
+
+def test_the_search_box_filters_by_name_summary_and_category(qtbot):
+    palette = LayerPalette()
+    qtbot.addWidget(palette)
+    palette.search.setText("recurrent")
+    assert palette.visible_types() == ["LSTM", "GRU", "RNN", "LSTMSimple"]
+    palette.search.setText("gated")
+    assert set(palette.visible_types()) == {"LSTM", "GRU"}
+    palette.search.setText("no such layer")
+    assert palette.visible_types() == []
+    palette.search.clear()
+    assert len(palette.visible_types()) == len(registry.ids())
+
+
+def test_a_drag_carries_only_the_type_id(qtbot):
+    palette = LayerPalette()
+    qtbot.addWidget(palette)
+    data = palette.tree.mimeData([palette.item("LSTM")])
+    assert data.formats() == [mime.LAYER_TYPE]
+    assert bytes(data.data(mime.LAYER_TYPE)) == b"LSTM"
+
+
+def test_double_click_or_enter_asks_to_add_the_layer(qtbot):
+    palette = LayerPalette()
+    qtbot.addWidget(palette)
+    with qtbot.waitSignal(palette.add_requested) as got:
+        palette.tree.itemActivated.emit(palette.item("Embed"), 0)
+    assert got.args == ["Embed"]
+    palette.search.setText("softmaxwith")
+    with qtbot.waitSignal(palette.add_requested) as got:
+        palette.search.returnPressed.emit()
+    assert got.args == ["SoftmaxWithLoss"]
