@@ -13,6 +13,8 @@ _data = os.environ.get("RNN_DESIGNER_DATA") or str(ROOT.parent / "shared" / "dat
 DATA = Path(_data).resolve()
 os.environ["RNN_DESIGNER_DATA"] = str(DATA)  # absolute, so tests may change folder
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if "PYTEST_XDIST_WORKER" in os.environ:  # one math thread per test worker: no oversubscription
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def need_data(*names: str):

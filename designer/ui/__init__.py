@@ -4,5 +4,3 @@
 editor (document, undo commands, scene and items); ``unrolled_view`` draws the expansion of a
 recurrent layer. Nothing here imports torch.
 """
-
-from . import pyside_fix  # noqa: F401,E402 - first, before anything paints
