@@ -264,7 +264,7 @@ class UnrolledRecurrent(nn.Module):
             blobs[f"{p}h_0"] = state[0][k:k + 1]
             if lstm:
                 blobs[f"{p}c_0"] = state[1][k:k + 1]
-        weights = dict(self.named_parameters())
+        weights = self._parameters  # this module holds its weights itself (no children)
         if self.fast and plan is not None:
             run_fast(plan, weights, blobs, self.training, self.clip)
         else:
