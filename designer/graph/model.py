@@ -112,7 +112,18 @@ class Graph:
         return list(self._layers)
 
     def links(self) -> list[Link]:
-        return [d["link"] for _, _, d in self._g.edges(data=True)]
+        """Every link, ordered by where its ends are (layer order, then port order)."""
+        order = {n: i for i, n in enumerate(self._layers)}
+
+        def key(link: Link):
+            src, dst = self._layers[link.src].spec, self._layers[link.dst].spec
+            return (order[link.src], src.output_index(link.src_port), order[link.dst],
+                    dst.input_index(link.dst_port))
+        return sorted((d["link"] for _, _, d in self._g.edges(data=True)), key=key)
+
+    def index_of(self, name: str) -> int:
+        """The layer's place in the order layers are listed and saved in."""
+        return self.names().index(name)
 
     def links_into(self, name: str) -> list[Link]:
         return [d["link"] for _, _, d in self._g.in_edges(name, data=True)]
@@ -173,10 +184,12 @@ class Graph:
         return f"{stem}{i}"
 
     def add_layer(self, type_id: str, name: str | None = None, params: dict | None = None,
-                  pos: Iterable[float] = (0.0, 0.0)) -> Layer:
+                  pos: Iterable[float] = (0.0, 0.0), index: int | None = None) -> Layer:
         """Add a layer of type ``type_id``; a name is made up from the type when none is given.
 
-        Raises ``UnknownLayerError``, ``DuplicateNameError`` or ``ParamError``.
+        ``index`` places it in the layer order (undoing a removal puts it back where it was);
+        by default it goes last. Raises ``UnknownLayerError``, ``DuplicateNameError`` or
+        ``ParamError``.
         """
         spec = registry.get(type_id)
         if name is None:
@@ -184,7 +197,12 @@ class Graph:
         self._check_name(name)
         checked = {k: self._checked(spec, name, k, v) for k, v in (params or {}).items()}
         layer = Layer(name, type_id, checked, tuple(float(p) for p in pos))
-        self._layers[name] = layer
+        if index is None or index >= len(self._layers):
+            self._layers[name] = layer
+        else:
+            items = list(self._layers.items())
+            items.insert(max(index, 0), (name, layer))
+            self._layers = dict(items)
         self._g.add_node(name)
         self._info[name] = LayerInfo()
         self.layer_added.emit(name)

@@ -220,3 +220,16 @@ def test_reshape_and_inner_product_axis():
     assert g.output("flat", "y").shape == (40, 8)
     assert g.output("ip", "y").shape == (40, 3)
     assert g.info("ip").params == 8 * 3 + 3
+
+
+def test_a_layer_can_be_put_back_where_it_was():
+    g = char_rnn(corpus="missing.txt")
+    i = g.index_of("lstm1")
+    layer, links = g.remove_layer("lstm1")
+    g.add_layer(layer.type, layer.name, layer.params, layer.pos, index=i)
+    for link in links:
+        g.connect(link.src, link.src_port, link.dst, link.dst_port)
+    assert g.names() == ["data", "embed", "lstm1", "ip1", "loss"]
+    assert [str(k) for k in g.links()] == [
+        "data.data -> embed.x", "data.label -> loss.label", "embed.y -> lstm1.x",
+        "lstm1.y -> ip1.x", "ip1.y -> loss.logits"]

@@ -44,12 +44,13 @@ def test_every_kind_of_edit_undoes_back_to_the_original_graph(doc):
 
 
 def test_removing_layers_and_links_together_is_one_step(doc):
-    before = snapshot(doc.graph)
+    before, saved = snapshot(doc.graph), doc.project.to_json()
     doc.remove(["embed", "lstm1"], [Link("ip1", "y", "loss", "logits")])
     assert doc.stack.count() == 1
     assert [str(k) for k in doc.graph.links()] == ["data.label -> loss.label"]
     doc.stack.undo()
     assert snapshot(doc.graph) == before
+    assert doc.project.to_json() == saved  # the layers are back in their places
 
 
 def test_a_refused_edit_raises_the_models_sentence_and_leaves_the_stack_alone(doc):

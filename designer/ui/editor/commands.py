@@ -68,15 +68,16 @@ class RemoveItems(ModelCommand):
             for link in self.links:
                 g.disconnect(link)
             for name in sorted(self.names, key=order.__getitem__):
+                index = g.index_of(name) + len(self.removed)  # its place before any removal
                 layer, links = g.remove_layer(name)
-                self.removed.append(layer)
+                self.removed.append((index, layer))
                 self.cut.extend(k for k in links if k not in self.cut)
 
     def revert(self) -> None:
         g = self.graph
         with g.bulk():
-            for layer in self.removed:
-                g.add_layer(layer.type, layer.name, layer.params, layer.pos)
+            for index, layer in self.removed:  # ascending: each goes back where it was
+                g.add_layer(layer.type, layer.name, layer.params, layer.pos, index)
             for link in self.cut:
                 g.connect(link.src, link.src_port, link.dst, link.dst_port)
 
