@@ -107,6 +107,16 @@ class UnrolledLSTMSteps(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, xw, cont, h0, c0, w_hc, clip: float):
+        # under autocast the steps still run in float32: the recurrence accumulates
+        # rounding step after step, and the fused units are written for float32
+        ctx.in_dtype = xw.dtype
+        dt = torch.promote_types(xw.dtype, torch.float32)  # bf16/fp16 -> fp32; fp64 stays
+        with torch.autocast(xw.device.type, enabled=False):
+            return UnrolledLSTMSteps._forward(ctx, xw.to(dt), cont, h0.to(dt), c0.to(dt),
+                                              w_hc.to(dt), clip)
+
+    @staticmethod
+    def _forward(ctx, xw, cont, h0, c0, w_hc, clip: float):
         t_, n, g4 = xw.shape
         h = g4 // 4
         xw = xw.contiguous()
@@ -133,6 +143,15 @@ class UnrolledLSTMSteps(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, d_hs, d_ct):
+        with torch.autocast(ctx.saved_tensors[0].device.type, enabled=False):
+            dt = ctx.saved_tensors[0].dtype
+            dxw, _, dh0, dc0, d_w, _ = UnrolledLSTMSteps._backward(
+                ctx, None if d_hs is None else d_hs.to(dt),
+                None if d_ct is None else d_ct.to(dt))
+        return dxw.to(ctx.in_dtype), None, dh0, dc0, d_w, None
+
+    @staticmethod
+    def _backward(ctx, d_hs, d_ct):
         acts, cs, hcs, cont, c0, w_hc = ctx.saved_tensors
         t_, n, h = cs.shape
         d_hs = torch.zeros_like(cs) if d_hs is None else d_hs.contiguous()

@@ -177,7 +177,7 @@ def run_fast(plans: list[LevelPlan], weights: dict, blobs: dict, training: bool,
         x = blobs[p.x]
         t_, n = x.shape[0], x.shape[1]
         w_xc, b_c = weights[weight_key(p.w_xc)], weights[weight_key(p.b_c)]
-        xw = torch.addmm(b_c, x.reshape(t_ * n, -1), w_xc.t()).view(t_, n, -1)  # x_transform
+        xw = F.linear(x.reshape(t_ * n, -1), w_xc, b_c).view(t_, n, -1)  # x_transform
         h0, c0, w_hc = blobs[p.h0][0], blobs[p.c0][0], weights[weight_key(p.w_hc)]
         if torch.is_grad_enabled():
             hs, c_last = UnrolledLSTMSteps.apply(xw, cont, h0, c0, w_hc, clip)

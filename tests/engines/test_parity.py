@@ -81,3 +81,14 @@ def test_clockwork_forget_gate_bias():
     m = U.from_params("LSTMSimple", 3, {"num_output": 4,
                                         "enable_clockwork_forgetgate_bias": True})
     assert torch.all(m.b_c_l0[4:8] == 5.0) and torch.all(m.b_c_l0[:4] == 0.0)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_the_unrolled_engine_trains_under_bf16_autocast(kind):
+    m = UnrolledRecurrent(kind, 8, 16, 2)
+    m.reset_parameters("uniform", 0.0)
+    x = torch.randn(5, 3, 8, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y, _ = m(x)
+        y.float().sum().backward()
+    assert torch.isfinite(m.W_hc_l0.grad).all() and m.W_hc_l0.grad.dtype == torch.float32
