@@ -119,6 +119,9 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         raise TrainingError(f"the net is not valid: {errors[0]}", 1)
     if not graph.sources():
         raise TrainingError("the net has no data layer to train on", 1)
+    if not any(layer.type == "SoftmaxWithLoss" for layer in graph.layers()):
+        raise TrainingError("the net has no loss layer (SoftmaxWithLoss), so there is nothing "
+                            "to minimise", 1)
     data_layer = graph.sources()[0]
     if opts.corpus is not None:  # train on another file: V follows it
         key = {"CharText": "corpus", "WavAudio": "file", "MnistRows": "folder"}

@@ -251,3 +251,11 @@ def test_out_of_memory_is_a_clear_message_and_the_process_goes_on(tmp_path, monk
     monkeypatch.undo()
     recs = run_all(p, out=tmp_path / "run2", steps=2)  # the same process trains on
     assert recs[-1]["reason"] == "finished"
+
+
+def test_a_net_without_a_loss_is_refused_before_anything_is_written(tmp_path):
+    p = tiny_project(tmp_path)
+    p.graph.remove_layer("loss")
+    with pytest.raises(TrainingError, match="no loss layer"):
+        run_all(p, out=tmp_path / "run", steps=2)
+    assert not (tmp_path / "run").exists()
