@@ -208,8 +208,9 @@ def expand(graph, layer: str, steps: int | None = None) -> Expansion:
     """
     lay = graph.layer(layer)
     if lay.type not in GATES:
-        raise ValueError(f"{layer} is a {lay.type} layer; only LSTM, GRU, RNN and LSTMSimple "
-                         "layers unroll")
+        article = "an" if lay.type[:1] in "AEIOU" else "a"
+        raise ValueError(f"{layer} is {article} {lay.type} layer; only LSTM, GRU, RNN and "
+                         "LSTMSimple layers unroll")
     x = graph.info(layer).inputs[0] if graph.info(layer).inputs else None
     if x is None or x.rank != 3:
         raise ValueError(f"{layer} has no input sequence yet, so it cannot be unrolled; connect "
