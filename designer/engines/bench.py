@@ -55,6 +55,25 @@ def precision(mode: str):
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
 
 
+def saved_activation_mib(net, feeds: dict) -> float:
+    """MiB of tensors one forward pass keeps for the backward pass (each storage once).
+
+    On the CPU, where there is no allocator peak to read, this is the engine-dependent part of
+    a training step's memory (the weights, gradients and optimizer state are the same size on
+    both engines, up to the cuDNN engine's second bias)."""
+    seen: dict[int, int] = {}
+
+    def pack(t):
+        st = t.untyped_storage()
+        seen[st.data_ptr()] = st.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = net(feeds)
+        net.loss(out)
+    return sum(seen.values()) / 2**20
+
+
 def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 20,
                  warmup: int = 3, graphs: bool = True, mode: str = "fp32",
                  seed: int = 0) -> dict:
@@ -93,6 +112,7 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
         "params": count_parameters(net), "build_ms": build_s * 1e3,
         "first_step_ms": first_s * 1e3, "ms_step": dt * 1e3, "tokens_s": tokens / dt,
         "peak_mib": torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda" else None,
+        "activations_mib": saved_activation_mib(net, feeds),
         "loss": out.loss.item(), "cuda_graph": step.captured,
         "note": step.graph_note,
     }

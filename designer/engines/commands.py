@@ -136,11 +136,13 @@ def bench(args) -> int:
     print(f"{proj.path}: {dims} on {report['device']}, torch {report['torch']}, "
           f"{args.precision}, {args.steps} timed steps")
     print(f"{'engine':<7s} {'build ms':>9s} {'1st step ms':>12s} {'ms/step':>9s} "
-          f"{'tokens/s':>10s} {'peak MiB':>9s} {'x first':>8s}  graph")
+          f"{'tokens/s':>10s} {'peak MiB':>9s} {'saved MiB':>10s} {'x first':>8s}  graph")
     for r in report["rows"]:
         peak = f"{r['peak_mib']:9.0f}" if r["peak_mib"] is not None else f"{'-':>9s}"
         graph = "captured" if r["cuda_graph"] else (r["note"] or "eager")
         print(f"{r['engine']:<7s} {r['build_ms']:9.1f} {r['first_step_ms']:12.1f} "
-              f"{r['ms_step']:9.2f} {r['tokens_s']:10.0f} {peak} {r['ratio_vs_first']:8.2f}  "
-              f"{graph}")
+              f"{r['ms_step']:9.2f} {r['tokens_s']:10.0f} {peak} {r['activations_mib']:10.1f} "
+              f"{r['ratio_vs_first']:8.2f}  {graph}")
+    print("peak MiB: the GPU allocator's peak; saved MiB: what one forward pass keeps for "
+          "backward")
     return 0
