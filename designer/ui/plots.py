@@ -1,0 +1,333 @@
+"""Live training charts (pyqtgraph): loss, accuracy, learning rate and tokens/s of every run.
+
+Each run's curves are created once, when the run is added; a 10 Hz timer then hands them the
+run's numpy buffers (`designer.ui.series.Series`) with ``setData``, only for runs whose data
+changed. Plots clip to the view and downsample by peaks, so a redraw costs about the same at
+100,000 points as at 1,000. Several runs overlay on one chart with a legend (engine and
+device in each name), against the step or wall-clock seconds, for comparing engines.
+"""
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QGridLayout, QHBoxLayout,
+                               QLabel, QSlider, QSplitter, QToolButton, QVBoxLayout, QWidget)
+
+from .run_list import RunList
+from .runs import Run
+from .runs_table import RunsTable
+
+REFRESH_MS = 100             # 10 Hz
+SYMBOLS_BELOW = 60           # draw point markers while a curve is this short
+BITS = 1 / math.log(2)
+
+
+class RunCurves:
+    """The curves one run owns on each plot (made once; fed with setData)."""
+
+    def __init__(self, charts: "ChartsPanel", run: Run, color: str) -> None:
+        self.run = run
+        self.color = QColor(color)
+        c = self.color
+        faint = QColor(c)
+        faint.setAlpha(70)
+        self.drawn_version = -1
+        self.label = ""
+        self.items = {
+            "loss_raw": charts.loss.plot(pen=pg.mkPen(faint, width=1)),
+            "loss": charts.loss.plot(pen=pg.mkPen(c, width=2), name=run.label),
+            "val_loss": charts.loss.plot(pen=pg.mkPen(c, width=1.5, style=Qt.DashLine),
+                                         symbol="o", symbolSize=7, symbolBrush=c,
+                                         symbolPen=pg.mkPen(c)),
+            "accuracy": charts.accuracy.plot(pen=pg.mkPen(c, width=2)),
+            "val_accuracy": charts.accuracy.plot(pen=pg.mkPen(c, width=1.5, style=Qt.DashLine),
+                                                 symbol="o", symbolSize=6, symbolBrush=c,
+                                                 symbolPen=pg.mkPen(c)),
+            "lr": charts.lr.plot(pen=pg.mkPen(c, width=2)),
+            "tokens_per_s": charts.tokens.plot(pen=pg.mkPen(c, width=2)),
+        }
+        self.symbols = {}
+
+    def remove(self, charts: "ChartsPanel") -> None:
+        for item in self.items.values():
+            for plot in charts.plot_items():
+                if item in plot.listDataItems():
+                    plot.removeItem(item)
+        charts.legend.removeItem(self.items["loss"])
+
+    def set_visible(self, visible: bool) -> None:
+        for item in self.items.values():
+            item.setVisible(visible)
+
+    def update(self, x_key: str, smoothing: float, scale: float) -> None:
+        """Hand the run's buffers to the curves (views, no copies, except scaled losses)."""
+        s = self.run.series
+        for name, item in self.items.items():
+            series = s["loss" if name == "loss_raw" else name]
+            n = len(series)
+            if n == 0:
+                item.setData([], [])
+                continue
+            x = series.column(x_key)
+            if name == "loss":
+                y = series.smoothed(smoothing)
+            elif name == "accuracy":
+                y = series.smoothed(smoothing)
+            else:
+                y = series.column("value")
+            if name in ("loss", "loss_raw", "val_loss") and scale != 1.0:
+                y = y * scale
+            if name == "loss_raw" and smoothing == 0:
+                item.setData([], [])
+                continue
+            item.setData(x, y)
+            if name in ("loss", "accuracy", "lr", "tokens_per_s"):
+                self._markers(name, item, n)
+
+    def _markers(self, name: str, item, n: int) -> None:
+        want = n < SYMBOLS_BELOW
+        if self.symbols.get(name) != want:
+            self.symbols[name] = want
+            if want:
+                item.setSymbol("o")
+                item.setSymbolSize(5)
+                item.setSymbolBrush(self.color)
+                item.setSymbolPen(pg.mkPen(self.color))
+            else:
+                item.setSymbol(None)
+
+
+class ChartsPanel(QWidget):
+    """The charts dock: controls, four plots and the runs table.
+
+    Parameters
+    ----------
+    runs
+        The session's runs; the panel follows it (a curve set per run).
+
+    Signals
+    -------
+    add_folder_requested()
+        "Add run folder..." was pressed (the controller asks for the folder).
+    """
+
+    add_folder_requested = Signal()
+
+    def __init__(self, runs: RunList, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=True)
+        self.runs = runs
+        self.curves: dict[int, RunCurves] = {}
+        self._settings_version = 0
+        self._drawn_settings = -1
+
+        # controls
+        self.x_axis = QComboBox()
+        self.x_axis.addItem("Step", "step")
+        self.x_axis.addItem("Wall-clock time", "time")
+        self.x_axis.setToolTip("Plot against the training step, or against seconds since the "
+                               "run started (to compare engines' speed)")
+        self.log_x = QCheckBox("Log x")
+        self.smoothing = QSlider(Qt.Horizontal)
+        self.smoothing.setRange(0, 99)
+        self.smoothing.setValue(0)
+        self.smoothing.setFixedWidth(110)
+        self.smoothing.setToolTip("Exponential moving average of the training curves "
+                                  "(0: raw values)")
+        self.smoothing_label = QLabel("0.00")
+        self.smoothing_label.setMinimumWidth(30)
+        self.units = QComboBox()
+        self.units.addItem("nats", "nats")
+        self.units.addItem("bits", "bits")
+        self.units.setToolTip("Loss in nats (natural log) or bits per symbol (per character "
+                              "for text)")
+        self.add_button = QToolButton()
+        self.add_button.setText("Add run folder\u2026")
+        self.add_button.setToolTip("Overlay a previous run (a folder with metrics.jsonl)")
+        self.add_button.clicked.connect(self.add_folder_requested)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 4, 6, 0)
+        for widget in (QLabel("X axis"), self.x_axis, self.log_x, _gap(),
+                       QLabel("Smoothing"), self.smoothing, self.smoothing_label, _gap(),
+                       QLabel("Loss in"), self.units):
+            bar.addWidget(widget)
+        bar.addStretch(1)
+        bar.addWidget(self.add_button)
+
+        # plots
+        self.loss_widget, self.accuracy_widget, self.lr_widget, self.tokens_widget = (
+            self._plot(t) for t in ("Loss", "Accuracy", "Learning rate", "Tokens/s"))
+        self.loss, self.accuracy, self.lr, self.tokens = (
+            w.getPlotItem() for w in (self.loss_widget, self.accuracy_widget, self.lr_widget,
+                                      self.tokens_widget))
+        self.legend = self.loss.addLegend(offset=(-8, 8), labelTextSize="8pt",
+                                          verSpacing=-6)
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setSpacing(2)
+        grid.addWidget(self.loss_widget, 0, 0, 3, 1)
+        grid.addWidget(self.accuracy_widget, 0, 1)
+        grid.addWidget(self.lr_widget, 1, 1)
+        grid.addWidget(self.tokens_widget, 2, 1)
+        grid.setColumnStretch(0, 3)
+        grid.setColumnStretch(1, 2)
+        self.accuracy_widget.hide()
+        plots = QWidget()
+        plots.setLayout(grid)
+
+        self.table = RunsTable(runs)
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(plots)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 4)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
+        self.splitter = split
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addLayout(bar)
+        lay.addWidget(split, 1)
+
+        for signal in (self.x_axis.currentIndexChanged, self.units.currentIndexChanged):
+            signal.connect(self._settings_changed)
+        self.log_x.toggled.connect(self._settings_changed)
+        self.smoothing.valueChanged.connect(self._smoothing_changed)
+        runs.added.connect(self._added)
+        runs.removed.connect(self._removed)
+        runs.changed.connect(self._changed)
+        for run in runs:
+            self._added(run)
+        self._update_labels()
+        self.refresh_theme()
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start()
+
+    def _plot(self, title: str) -> pg.PlotWidget:
+        widget = pg.PlotWidget(parent=self)
+        widget.setMinimumSize(160, 90)
+        plot = widget.getPlotItem()
+        plot.setTitle(title, size="9pt")
+        plot.showGrid(x=True, y=True, alpha=0.25)
+        plot.setClipToView(True)
+        plot.setDownsampling(auto=True, mode="peak")
+        plot.hideButtons()
+        plot.setMenuEnabled(False)
+        for side in ("left", "bottom"):
+            plot.getAxis(side).setStyle(tickFont=_small_font())
+        return widget
+
+    def plot_items(self) -> list:
+        return [self.loss, self.accuracy, self.lr, self.tokens]
+
+    # --------------------------------------------------------------------- settings --
+    @property
+    def x_key(self) -> str:
+        return self.x_axis.currentData()
+
+    @property
+    def smoothing_weight(self) -> float:
+        return self.smoothing.value() / 100
+
+    @property
+    def scale(self) -> float:
+        return BITS if self.units.currentData() == "bits" else 1.0
+
+    def _smoothing_changed(self, value: int) -> None:
+        self.smoothing_label.setText(f"{value / 100:.2f}")
+        self._settings_changed()
+
+    def _settings_changed(self, *_) -> None:
+        self._settings_version += 1
+        for plot in self.plot_items():
+            plot.setLogMode(x=self.log_x.isChecked(), y=False)
+        self._update_labels()
+        self.refresh()
+        for plot in self.plot_items():
+            plot.enableAutoRange()
+
+    def _update_labels(self) -> None:
+        unit = self.units.currentData()
+        self.loss.setTitle(f"Loss ({unit}) \u2014 line: training, dots: validation",
+                           size="9pt")
+        x = "step" if self.x_key == "step" else "seconds"
+        for plot in self.plot_items():
+            plot.setLabel("bottom", x, **{"font-size": "8pt"})
+
+    # ------------------------------------------------------------------------- runs --
+    def _added(self, run: Run) -> None:
+        self.curves[id(run)] = RunCurves(self, run, self.runs.color(run))
+        self._changed(run)
+
+    def _removed(self, run: Run) -> None:
+        curves = self.curves.pop(id(run), None)
+        if curves is not None:
+            curves.remove(self)
+
+    def _changed(self, run: Run) -> None:
+        curves = self.curves.get(id(run))
+        if curves is None:
+            return
+        curves.set_visible(run.visible)
+        if curves.label != run.label:  # the legend names the engines once the run has started
+            curves.label = run.label
+            self.legend.removeItem(curves.items["loss"])
+            self.legend.addItem(curves.items["loss"], run.label)
+        curves.drawn_version = -1
+
+    # ---------------------------------------------------------------------- drawing --
+    def refresh(self) -> None:
+        """Redraw the runs whose data (or the chart settings) changed since the last time."""
+        fresh = self._drawn_settings != self._settings_version
+        self._drawn_settings = self._settings_version
+        any_accuracy = False
+        for curves in self.curves.values():
+            run = curves.run
+            any_accuracy |= run.has("accuracy") or run.has("val_accuracy")
+            version = run.version
+            if fresh or version != curves.drawn_version:
+                curves.drawn_version = version
+                curves.update(self.x_key, self.smoothing_weight, self.scale)
+                self.table.update_run(run)
+        if any_accuracy != self.accuracy_widget.isVisible():
+            self.accuracy_widget.setVisible(any_accuracy)
+
+    def refresh_theme(self) -> None:
+        pal = QApplication.palette()
+        base, text = pal.color(QPalette.Base), pal.color(QPalette.Text)
+        for plot in self.plot_items():
+            plot.getViewWidget().setBackground(base)
+            for side in ("left", "bottom"):
+                axis = plot.getAxis(side)
+                axis.setPen(pg.mkPen(pal.color(QPalette.Mid)))
+                axis.setTextPen(pg.mkPen(text))
+            plot.titleLabel.setAttr("color", text.name())
+            plot.titleLabel.setText(plot.titleLabel.text)
+        self.legend.setLabelTextColor(text)
+        self.legend.setBrush(pg.mkBrush(_alpha(base, 200)))
+        self.legend.setPen(pg.mkPen(_alpha(pal.color(QPalette.Mid), 160)))
+
+
+def _alpha(color: QColor, alpha: int) -> QColor:
+    c = QColor(color)
+    c.setAlpha(alpha)
+    return c
+
+
+def _gap() -> QWidget:
+    w = QWidget()
+    w.setFixedWidth(10)
+    return w
+
+
+def _small_font():
+    from PySide6.QtGui import QFont
+    f = QFont(QApplication.font())
+    f.setPointSizeF(max(7.0, f.pointSizeF() * 0.85))
+    return f
+
