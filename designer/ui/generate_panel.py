@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QTemporaryDir, Qt, QUrl, Signal, Slot
-from PySide6.QtGui import QFontDatabase, QTextCursor
+from PySide6.QtGui import QFont, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QLabel, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton,
                                QScrollArea, QSpinBox, QStackedWidget, QVBoxLayout, QWidget)
@@ -71,6 +71,8 @@ class GeneratePanel(QWidget):
         self.result: dict | None = None
         self._tmp: QTemporaryDir | None = None
         self._sound = None
+        self.chunks = 0      # text pieces streamed in by the current generation
+        self.streamed = 0    # characters streamed in
 
         self.run_combo = QComboBox()
         self.run_combo.setPlaceholderText("no trained run yet")
@@ -124,6 +126,7 @@ class GeneratePanel(QWidget):
         buttons.addStretch(1)
         self.status = QLabel()
         self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.PlainText)
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(6, 6, 6, 6)
@@ -263,9 +266,13 @@ class GeneratePanel(QWidget):
                "temperature": self.temperature.value(), "top_k": self.top_k.value()}
         if self.kind == "text":
             job.update(prime=self.prime.text().replace("\\n", "\n"), length=self.length.value())
+            self.chunks = self.streamed = 0
             self.text_view.clear()
-            self.text_view.appendHtml(_prime_html(job["prime"]))
-            self.text_view.moveCursor(QTextCursor.End)
+            cursor = self.text_view.textCursor()
+            bold = QTextCharFormat()
+            bold.setFontWeight(QFont.Bold)
+            cursor.insertText(job["prime"], bold)
+            self.text_view.setTextCursor(cursor)
         elif self.kind == "audio":
             if self._tmp is None:
                 self._tmp = QTemporaryDir()
@@ -283,6 +290,7 @@ class GeneratePanel(QWidget):
         self.job = Job(worker, "generate", self)
         self.job.done.connect(self._ended)
         self._started = time.perf_counter()
+        self.status.setStyleSheet("")
         self.status.setText(f"Loading run #{run.number} ({which} checkpoint)\u2026")
         self.go.setEnabled(False)
         self.stop_button.setEnabled(self.kind == "text")
@@ -303,11 +311,13 @@ class GeneratePanel(QWidget):
 
     @Slot(str)
     def _text(self, chunk: str) -> None:
-        if self.status.text().startswith("Loading"):
-            self.status.setText("Generating\u2026")
+        self.chunks += 1
+        self.streamed += len(chunk)
+        self.status.setText(f"Generating: {self.streamed:,} of {self.length.value():,} "
+                            "characters\u2026")
         cursor = self.text_view.textCursor()
         cursor.movePosition(QTextCursor.End)
-        cursor.insertText(chunk)
+        cursor.insertText(chunk, QTextCharFormat())
         self.text_view.setTextCursor(cursor)
         self.text_view.ensureCursorVisible()
 
@@ -340,7 +350,8 @@ class GeneratePanel(QWidget):
 
     @Slot(object)
     def _failed(self, info: dict) -> None:
-        self.status.setText(f"<span style='color:#d93b3b'>{info['message']}</span>")
+        self.status.setStyleSheet("color: #d93b3b;")
+        self.status.setText(info["message"])
         self.message.emit(f"generation failed: {info['message']}")
         if info.get("details"):
             self.message.emit(info["details"])
@@ -415,7 +426,3 @@ def _spin(low: int, high: int, value: int, suffix: str) -> QSpinBox:
     s.setGroupSeparatorShown(True)
     return s
 
-
-def _prime_html(prime: str) -> str:
-    import html
-    return f"<b>{html.escape(prime)}</b>" if prime else ""

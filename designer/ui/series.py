@@ -34,7 +34,7 @@ class Series:
     ([10.0, 20.0], 2)
     """
 
-    def __init__(self, capacity: int = 64, limit: int = 500_000) -> None:
+    def __init__(self, capacity: int = 64, limit: int = 200_000) -> None:
         self._data = np.empty((3, max(4, capacity)), dtype=np.float64)
         self._smooth = np.empty(self._data.shape[1], dtype=np.float64)
         self.limit = max(16, limit)

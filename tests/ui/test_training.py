@@ -175,3 +175,39 @@ def test_a_missing_gpu_is_a_clear_error(qtbot, tiny, device):
     assert run.state == "failed"
     assert "CUDA" in tiny.notices[0][1] or "GPU" in tiny.notices[0][1]
     assert isinstance(run, Run)
+
+
+def test_closing_mid_run_exits_the_process_with_code_0(tmp_path):
+    """The whole app, in its own process: start a long run, close the window as a user
+    would; the process ends normally (no abort from a running thread) with a checkpoint."""
+    import os
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+    code = (
+        "import sys\n"
+        "from PySide6.QtCore import QTimer\n"
+        "from designer.ui.app import make_app\n"
+        "from designer.ui.main_window import MainWindow\n"
+        "app = make_app()\n"
+        "w = MainWindow(restore=False)\n"
+        f"w.files.open_path({str(tiny_project(tmp_path))!r})\n"
+        "w.show()\n"
+        "run = w.training.train(steps=100_000)\n"
+        "def check():\n"
+        "    if run.step >= 2: w.close()\n"
+        "    else: QTimer.singleShot(20, check)\n"
+        "QTimer.singleShot(20, check)\n"
+        "code = app.exec()\n"
+        "print(run.state, run.step, run.run_dir)\n"
+        "sys.exit(code)\n"
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Destroyed while thread" not in done.stderr
+    state, step, folder = done.stdout.split()
+    assert state == "stopped" and int(step) >= 2
+    assert json.loads((tmp_path / "runs" / folder.split("/")[-1] / "last.json").read_text()
+                      )["step"] == int(step)
