@@ -1,7 +1,7 @@
 """The device panel: the training GPU through NVML (utilisation, memory, temperature, power,
 fan), or, with no NVIDIA driver, the CPU and memory through psutil, with a line saying why.
 
-The monitor is polled twice a second in its own thread (NVML can stall for seconds on a
+The monitor is polled once a second in its own thread (NVML can stall for seconds on a
 failing GPU; the window must not), and each plain `Sample` comes back through a queued
 signal. Every reading is optional: a plot appears for a field once the device reports it.
 The last five minutes are kept in fixed-size arrays, so memory never grows.
@@ -12,12 +12,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QMetaObject, QObject, Qt, QThread, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout,
+                               QWidget)
 
-POLL_MS = 500          # 2 Hz
+POLL_MS = 1000         # 1 Hz
 WINDOW_S = 300         # what the plots show
 HISTORY = WINDOW_S * 1000 // POLL_MS
-PLOT_HEIGHT = 104
+PLOT_HEIGHT = 78
 
 # field, title, unit, field holding the maximum (drawn as the y range), colour
 GPU_PLOTS = (
@@ -94,30 +95,49 @@ class MonitorPoller(QObject):
 
 
 class FieldPlot:
-    """One reading over the last five minutes: a small plot and a fixed-size history."""
+    """One reading over the last five minutes: a caption with the current value, a small
+    plot, and a fixed-size history. The plot's axes stay put (the y range changes only when
+    the maximum does), so a new sample repaints the curve, not the axes."""
 
     def __init__(self, field: str, title: str, unit: str, max_field: str | None,
                  color: str) -> None:
         self.field, self.title, self.unit, self.max_field = field, title, unit, max_field
-        self.widget = pg.PlotWidget()
-        self.widget.setFixedHeight(PLOT_HEIGHT)
-        self.plot = self.widget.getPlotItem()
+        self.widget = QWidget()
+        box = QVBoxLayout(self.widget)
+        box.setContentsMargins(0, 4, 0, 0)
+        box.setSpacing(0)
+        head = QHBoxLayout()
+        self.title_label = QLabel(title)
+        self.value_label = QLabel("\u2013")
+        self.value_label.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+        font = self.value_label.font()
+        font.setBold(True)
+        self.value_label.setFont(font)
+        head.addWidget(self.title_label)
+        head.addStretch(1)
+        head.addWidget(self.value_label)
+        self.view = pg.PlotWidget()
+        self.view.setFixedHeight(PLOT_HEIGHT)
+        box.addLayout(head)
+        box.addWidget(self.view)
+        self.plot = self.view.getPlotItem()
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setXRange(-WINDOW_S, 0, padding=0)
-        self.plot.getAxis("bottom").setStyle(showValues=False)
+        self.plot.hideAxis("bottom")
         self.plot.getAxis("left").setWidth(42)
         c = QColor(color)
         fill = QColor(c)
         fill.setAlpha(50)
-        self.curve = self.plot.plot(pen=pg.mkPen(c, width=1.6), fillLevel=0, brush=fill)
+        self.curve = self.plot.plot(pen=pg.mkPen(c, width=1.5), fillLevel=0, brush=fill,
+                                    antialias=False)
         self.values = np.full(HISTORY, np.nan)
         self.times = np.full(HISTORY, np.nan)
         self.top: float | None = 100.0 if field in PERCENT else None
+        self._range: float | None = None
         self.widget.hide()
-        self._title(None)
 
     def add(self, t: float, sample) -> None:
         value = getattr(sample, self.field)
@@ -130,30 +150,32 @@ class FieldPlot:
         top = getattr(sample, self.max_field) if self.max_field else None
         if top:
             self.top = float(top)
-        self._title(value, top)
+        if value is None:
+            text = "\u2013"
+        elif top:
+            text = f"{value:,.0f} / {top:,.0f} {self.unit}"
+        else:
+            text = f"{value:,.0f} {self.unit}"
+        if self.value_label.text() != text:
+            self.value_label.setText(text)
 
     def draw(self, now: float) -> None:
         ok = np.isfinite(self.times)
         self.curve.setData(self.times[ok] - now, self.values[ok], connect="finite")
         if self.top:
-            self.plot.setYRange(0, self.top, padding=0.02)
+            want = self.top
         else:
             finite = self.values[np.isfinite(self.values)]
-            self.plot.setYRange(0, max(1.0, float(finite.max()) * 1.15) if len(finite) else 1.0,
-                                padding=0)
-
-    def _title(self, value, top=None) -> None:
-        if value is None:
-            text = f"{self.title}: \u2013"
-        elif top:
-            text = f"{self.title}: {value:,.0f} / {top:,.0f} {self.unit}"
-        else:
-            text = f"{self.title}: {value:,.0f} {self.unit}"
-        self.plot.setTitle(text, size="8pt")
+            peak = float(finite.max()) if len(finite) else 1.0
+            want = self._range if self._range and peak <= self._range and \
+                peak > 0.5 * self._range else max(1.0, peak * 1.25)
+        if want != self._range:
+            self._range = want
+            self.plot.setYRange(0, want, padding=0.02)
 
 
 class DevicePanel(QWidget):
-    """What the device is doing, polled at 2 Hz.
+    """What the device is doing, polled at 1 Hz (drawn only while the panel is visible).
 
     Call :meth:`watch` with the device to watch; :meth:`shutdown` before the window goes.
     """
@@ -241,11 +263,21 @@ class DevicePanel(QWidget):
     def _sampled(self, sample) -> None:
         self.samples += 1
         self.last_sample = sample
+        visible = self.isVisible()
         for plot in self.plots.values():
             plot.add(sample.time, sample)
-            if not plot.widget.isHidden():
+            if visible and not plot.widget.isHidden():
                 plot.draw(sample.time)
-        self.summary.setText(_host_line(sample))
+        line = _host_line(sample)
+        if self.summary.text() != line:
+            self.summary.setText(line)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self.last_sample is not None:
+            for plot in self.plots.values():
+                if not plot.widget.isHidden():
+                    plot.draw(self.last_sample.time)
 
     def refresh_theme(self) -> None:
         pal = QApplication.palette()
@@ -254,11 +286,10 @@ class DevicePanel(QWidget):
         self.reason_label.setStyleSheet(f"color: {warn};")
         self.summary.setStyleSheet(f"color: {pal.color(QPalette.PlaceholderText).name()};")
         for plot in self.plots.values():
-            plot.widget.setBackground(base)
-            for side in ("left", "bottom"):
-                plot.plot.getAxis(side).setPen(pg.mkPen(pal.color(QPalette.Mid)))
-                plot.plot.getAxis(side).setTextPen(pg.mkPen(text))
-            plot.plot.titleLabel.setAttr("color", text.name())
+            plot.view.setBackground(base)
+            axis = plot.plot.getAxis("left")
+            axis.setPen(pg.mkPen(pal.color(QPalette.Mid)))
+            axis.setTextPen(pg.mkPen(text))
 
 
 def _host_line(sample) -> str:

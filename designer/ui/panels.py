@@ -1,8 +1,8 @@
 """The Charts and Device docks, built on first need so pyqtgraph stays out of startup.
 
-Until then each dock shows a short note (the charts' has a Train button); the real panel is
-built when a run starts, when a run folder is added, or shortly after the dock is first
-shown, never on the way to the window's first paint.
+Until then each dock shows a short note (the charts' has a Train button). The charts are
+built when a run starts or a run folder is added (before that they would be empty); the
+device panel also when the user brings its dock forward. Never on the way to the first paint.
 """
 from __future__ import annotations
 

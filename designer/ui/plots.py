@@ -9,20 +9,29 @@ device in each name), against the step or wall-clock seconds, for comparing engi
 from __future__ import annotations
 
 import math
+import time
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QGridLayout, QHBoxLayout,
+from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QGraphicsItem, QGridLayout,
+                               QHBoxLayout,
                                QLabel, QSlider, QSplitter, QToolButton, QVBoxLayout, QWidget)
 
+from .chart_range import RangeKeeper
 from .run_list import RunList
 from .runs import Run
 from .runs_table import RunsTable
 
 REFRESH_MS = 100             # 10 Hz
+BUDGET = 0.04                # share of the GUI thread's time the charts may keep busy
+BURST_S = 0.06               # CPU seconds of credit the charts may save up
 SYMBOLS_BELOW = 60           # draw point markers while a curve is this short
 BITS = 1 / math.log(2)
+
+
+PLOT_OF = {"loss_raw": "loss", "loss": "loss", "val_loss": "loss", "accuracy": "accuracy",
+           "val_accuracy": "accuracy", "lr": "lr", "tokens_per_s": "tokens"}
 
 
 class RunCurves:
@@ -50,6 +59,7 @@ class RunCurves:
             "tokens_per_s": charts.tokens.plot(pen=pg.mkPen(c, width=2)),
         }
         self.symbols = {}
+        self.bounds: dict[str, tuple] = {}  # item name -> (x0, x1, y0, y1) of its data
 
     def remove(self, charts: "ChartsPanel") -> None:
         for item in self.items.values():
@@ -68,8 +78,9 @@ class RunCurves:
         for name, item in self.items.items():
             series = s["loss" if name == "loss_raw" else name]
             n = len(series)
-            if n == 0:
+            if n == 0 or (name == "loss_raw" and smoothing == 0):
                 item.setData([], [])
+                self.bounds.pop(name, None)
                 continue
             x = series.column(x_key)
             if name == "loss":
@@ -80,10 +91,8 @@ class RunCurves:
                 y = series.column("value")
             if name in ("loss", "loss_raw", "val_loss") and scale != 1.0:
                 y = y * scale
-            if name == "loss_raw" and smoothing == 0:
-                item.setData([], [])
-                continue
             item.setData(x, y)
+            self.bounds[name] = _bounds(x, y)
             if name in ("loss", "accuracy", "lr", "tokens_per_s"):
                 self._markers(name, item, n)
 
@@ -144,6 +153,11 @@ class ChartsPanel(QWidget):
         self.units.addItem("bits", "bits")
         self.units.setToolTip("Loss in nats (natural log) or bits per symbol (per character "
                               "for text)")
+        self.fit_button = QToolButton()
+        self.fit_button.setText("Fit")
+        self.fit_button.setToolTip("Show all the data again after zooming or panning (the "
+                                   "charts zoom with the mouse wheel and pan by dragging)")
+        self.fit_button.clicked.connect(self.fit)
         self.add_button = QToolButton()
         self.add_button.setText("Add run folder\u2026")
         self.add_button.setToolTip("Overlay a previous run (a folder with metrics.jsonl)")
@@ -155,6 +169,7 @@ class ChartsPanel(QWidget):
                        QLabel("Loss in"), self.units):
             bar.addWidget(widget)
         bar.addStretch(1)
+        bar.addWidget(self.fit_button)
         bar.addWidget(self.add_button)
 
         # plots
@@ -192,6 +207,9 @@ class ChartsPanel(QWidget):
         lay.addLayout(bar)
         lay.addWidget(split, 1)
 
+        self.ranges = {name: RangeKeeper(plot) for name, plot in
+                       (("loss", self.loss), ("accuracy", self.accuracy), ("lr", self.lr),
+                        ("tokens", self.tokens))}
         for signal in (self.x_axis.currentIndexChanged, self.units.currentIndexChanged):
             signal.connect(self._settings_changed)
         self.log_x.toggled.connect(self._settings_changed)
@@ -203,9 +221,12 @@ class ChartsPanel(QWidget):
             self._added(run)
         self._update_labels()
         self.refresh_theme()
+        self._clock = (time.perf_counter(), time.thread_time())
+        self._credit = BURST_S
+        self.skipped = 0
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
-        self.timer.timeout.connect(self.refresh)
+        self.timer.timeout.connect(self._tick)
         self.timer.start()
 
     def _plot(self, title: str) -> pg.PlotWidget:
@@ -219,7 +240,11 @@ class ChartsPanel(QWidget):
         plot.hideButtons()
         plot.setMenuEnabled(False)
         for side in ("left", "bottom"):
-            plot.getAxis(side).setStyle(tickFont=_small_font())
+            axis = plot.getAxis(side)
+            axis.setStyle(tickFont=_small_font())
+            # the axes (and the grid they draw) are painted once per range, then copied:
+            # a new point repaints the curves, not every tick label
+            axis.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         return widget
 
     def plot_items(self) -> list:
@@ -248,8 +273,6 @@ class ChartsPanel(QWidget):
             plot.setLogMode(x=self.log_x.isChecked(), y=False)
         self._update_labels()
         self.refresh()
-        for plot in self.plot_items():
-            plot.enableAutoRange()
 
     def _update_labels(self) -> None:
         unit = self.units.currentData()
@@ -281,11 +304,25 @@ class ChartsPanel(QWidget):
         curves.drawn_version = -1
 
     # ---------------------------------------------------------------------- drawing --
-    def refresh(self) -> None:
-        """Redraw the runs whose data (or the chart settings) changed since the last time."""
+    def _tick(self) -> None:
+        """The 10 Hz timer: redraw what changed, unless the GUI thread has lately used more
+        than its share of a core (a token bucket charged with all of the thread's CPU time),
+        so a fast run's stream of records cannot steal time from the trainer."""
+        now, cpu = time.perf_counter(), time.thread_time()
+        last_now, last_cpu = self._clock
+        self._clock = (now, cpu)
+        self._credit = min(BURST_S, self._credit + BUDGET * (now - last_now) - (cpu - last_cpu))
+        if self._credit < 0:
+            self.skipped += 1
+            return
+        self.refresh()
+
+    def refresh(self) -> bool:
+        """Redraw the runs whose data (or the chart settings) changed since the last time;
+        True when something was redrawn."""
         fresh = self._drawn_settings != self._settings_version
         self._drawn_settings = self._settings_version
-        any_accuracy = False
+        any_accuracy, changed = False, fresh
         for curves in self.curves.values():
             run = curves.run
             any_accuracy |= run.has("accuracy") or run.has("val_accuracy")
@@ -294,8 +331,37 @@ class ChartsPanel(QWidget):
                 curves.drawn_version = version
                 curves.update(self.x_key, self.smoothing_weight, self.scale)
                 self.table.update_run(run)
-        if any_accuracy != self.accuracy_widget.isVisible():
+                changed = True
+        if any_accuracy == self.accuracy_widget.isHidden():
             self.accuracy_widget.setVisible(any_accuracy)
+        if changed:
+            self._keep_ranges(fit=fresh)
+        return changed
+
+    def _keep_ranges(self, fit: bool = False) -> None:
+        spans: dict[str, list] = {name: [] for name in self.ranges}
+        for curves in self.curves.values():
+            if not curves.run.visible:
+                continue
+            for item, b in curves.bounds.items():
+                if b is not None:
+                    spans[PLOT_OF[item]].append(b)
+        for name, keeper in self.ranges.items():
+            b = spans[name]
+            if not b:
+                continue
+            bounds = ((min(v[0] for v in b), max(v[1] for v in b)),
+                      (min(v[2] for v in b), max(v[3] for v in b)))
+            if fit:
+                keeper.bounds = bounds
+                keeper.fit()
+            else:
+                keeper.update(bounds)
+
+    def fit(self) -> None:
+        """Follow the data again on every plot (the Fit button)."""
+        for keeper in self.ranges.values():
+            keeper.fit()
 
     def refresh_theme(self) -> None:
         pal = QApplication.palette()
@@ -311,6 +377,14 @@ class ChartsPanel(QWidget):
         self.legend.setLabelTextColor(text)
         self.legend.setBrush(pg.mkBrush(_alpha(base, 200)))
         self.legend.setPen(pg.mkPen(_alpha(pal.color(QPalette.Mid), 160)))
+
+
+def _bounds(x, y) -> tuple | None:
+    import numpy as np
+    finite = y[np.isfinite(y)]
+    if not len(finite):
+        return None
+    return float(x.min()), float(x.max()), float(finite.min()), float(finite.max())
 
 
 def _alpha(color: QColor, alpha: int) -> QColor:

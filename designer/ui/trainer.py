@@ -88,8 +88,7 @@ class TrainingController(QObject):
         tb.addWidget(_label("  Engine "))
         tb.addWidget(self.engine_picker)
         w.output_dock.setWidget(self.output)
-        w.charts_dock.setWidget(self.charts)
-        w.charts_dock.visibilityChanged.connect(self.charts.shown)
+        w.charts_dock.setWidget(self.charts)  # built when a run starts or a folder is added
         w.device_dock.setWidget(self.device)
         w.device_dock.visibilityChanged.connect(self.device.shown)
         w.statusBar().insertPermanentWidget(0, self.status)
