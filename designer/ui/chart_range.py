@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 
-X_ROOM = 0.3     # the x range reaches this share of the data's span past its end
+X_ROOM = 0.3     # the x range reaches this share of the data's span past its end (and 3 %
+                 # before its start, so the first point's marker shows whole)
 Y_MARGIN = 0.06  # the y range keeps this share of its height above and below the data
 Y_GROW = 0.25    # and grows by this share of the data's height when the data leaves it
 Y_SHRINK = 0.5   # it is fitted again when the data fills less than this share of it
@@ -32,7 +33,7 @@ def plan_x(data: tuple[float, float], view: tuple[float, float] | None
         if v0 <= lo and hi <= v1 and (hi - lo) >= 0.5 * (v1 - v0) / (1 + X_ROOM):
             return None
     span = _span(lo, hi)
-    return lo, hi + X_ROOM * span
+    return lo - 0.03 * span, hi + X_ROOM * span
 
 
 def plan_y(data: tuple[float, float], view: tuple[float, float] | None

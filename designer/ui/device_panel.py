@@ -4,7 +4,7 @@ fan), or, with no NVIDIA driver, the CPU and memory through psutil, with a line 
 The monitor is polled once a second in its own thread (NVML can stall for seconds on a
 failing GPU; the window must not), and each plain `Sample` comes back through a queued
 signal. Every reading is optional: a plot appears for a field once the device reports it.
-The last five minutes are kept in fixed-size arrays, so memory never grows.
+The last two minutes are kept in fixed-size arrays, so memory never grows.
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QScrollArea, Q
                                QWidget)
 
 POLL_MS = 1000         # 1 Hz
-WINDOW_S = 300         # what the plots show
+WINDOW_S = 120         # the plots show the last two minutes (at first, from the first sample)
+FIRST_WINDOW_S = 20
 HISTORY = WINDOW_S * 1000 // POLL_MS
 PLOT_HEIGHT = 78
 
@@ -95,7 +96,7 @@ class MonitorPoller(QObject):
 
 
 class FieldPlot:
-    """One reading over the last five minutes: a caption with the current value, a small
+    """One reading over the last two minutes: a caption with the current value, a small
     plot, and a fixed-size history. The plot's axes stay put (the y range changes only when
     the maximum does), so a new sample repaints the curve, not the axes."""
 
@@ -125,7 +126,8 @@ class FieldPlot:
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.plot.setXRange(-WINDOW_S, 0, padding=0)
+        self.width_s = 0.0
+        self.first: float | None = None
         self.plot.hideAxis("bottom")
         self.plot.getAxis("left").setWidth(42)
         c = QColor(color)
@@ -135,7 +137,7 @@ class FieldPlot:
                                     antialias=False)
         self.values = np.full(HISTORY, np.nan)
         self.times = np.full(HISTORY, np.nan)
-        self.top: float | None = 100.0 if field in PERCENT else None
+        self.top: float | None = None  # the total (memory) or limit (power), when known
         self._range: float | None = None
         self.widget.hide()
 
@@ -162,13 +164,21 @@ class FieldPlot:
     def draw(self, now: float) -> None:
         ok = np.isfinite(self.times)
         self.curve.setData(self.times[ok] - now, self.values[ok], connect="finite")
-        if self.top:
-            want = self.top
-        else:
+        if self.first is None and ok.any():
+            self.first = float(self.times[ok][0])
+        width = min(WINDOW_S, max(FIRST_WINDOW_S, now - (self.first or now)))
+        if width != self.width_s:  # grows to two minutes, then stays
+            self.width_s = width
+            self.plot.setXRange(-width, 0, padding=0)
+        if self.field in PERCENT:
+            want = 100.0
+        else:  # room above the peak (capped at the total), changed only when the peak moves
             finite = self.values[np.isfinite(self.values)]
             peak = float(finite.max()) if len(finite) else 1.0
-            want = self._range if self._range and peak <= self._range and \
-                peak > 0.5 * self._range else max(1.0, peak * 1.25)
+            want = self._range if self._range and 0.5 * self._range < peak <= self._range \
+                else max(1.0, peak * 1.25)
+            if self.top:
+                want = min(want, self.top)
         if want != self._range:
             self._range = want
             self.plot.setYRange(0, want, padding=0.02)
@@ -226,6 +236,7 @@ class DevicePanel(QWidget):
         self.thread.start()
         self.samples = 0
         self.last_sample = None
+        self._device: str | None = None
         self.refresh_theme()
 
     def watch(self, target) -> None:
@@ -249,6 +260,10 @@ class DevicePanel(QWidget):
         else:
             self.reason_label.hide()
         specs = GPU_PLOTS if info["kind"] == "nvml" else CPU_PLOTS
+        if self.plots and list(self.plots) == [spec[0] for spec in specs] and \
+                info["device"] == self._device:
+            return  # the same device again: keep its history
+        self._device = info["device"]
         for plot in self.plots.values():
             self.plot_box.removeWidget(plot.widget)
             plot.widget.deleteLater()

@@ -13,31 +13,20 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QTemporaryDir, Qt, QUrl, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QFont, QFontDatabase, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QLabel, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton,
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout,
+                               QLabel, QLineEdit, QPlainTextEdit, QPushButton,
                                QScrollArea, QSpinBox, QStackedWidget, QVBoxLayout, QWidget)
 
 from . import resources
+from .audio_view import AudioView
 from .digits import DigitGrid
 from .run_list import RunList
 from .runs import Run
 from .worker import GenerateWorker, Job
 
 KINDS = ("text", "audio", "mnist")
-
-
-def audio_support() -> tuple[bool, str]:
-    """Whether sound can be played here, and if not, why (for the Play button's tool-tip)."""
-    try:
-        from PySide6.QtMultimedia import QMediaDevices
-    except ImportError:
-        return False, ("Playing sound needs Qt Multimedia (the PySide6-Addons package), which "
-                       "is not installed; save the WAV and play it with another program")
-    if not QMediaDevices.audioOutputs():
-        return False, "No audio output device was found; save the WAV instead"
-    return True, "Play the generated audio"
 
 
 def checkpoint_for(run: Run, wanted: str) -> str:
@@ -69,18 +58,20 @@ class GeneratePanel(QWidget):
         self.job: Job | None = None
         self.kind = "text"
         self.result: dict | None = None
-        self._tmp: QTemporaryDir | None = None
-        self._sound = None
         self.chunks = 0      # text pieces streamed in by the current generation
         self.streamed = 0    # characters streamed in
 
         self.run_combo = QComboBox()
         self.run_combo.setPlaceholderText("no trained run yet")
         self.run_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.run_combo.setMinimumContentsLength(16)
+        self.run_combo.setMinimumContentsLength(20)
+        self.run_combo.setToolTip("The run to generate from: this session's runs and the run "
+                                  "folders added to the charts")
         self.checkpoint = QComboBox()
-        self.checkpoint.addItem("Best (lowest validation loss)", "best")
+        self.checkpoint.addItem("Best", "best")
         self.checkpoint.addItem("Last", "last")
+        self.checkpoint.setToolTip("Best: the checkpoint with the lowest validation loss; "
+                                   "Last: the newest (the other is used if one is missing)")
         self.prime = QLineEdit()
         self.prime.setPlaceholderText("a newline")
         self.prime.setToolTip("The text the model continues (characters it saw in training)")
@@ -105,8 +96,6 @@ class GeneratePanel(QWidget):
 
         self.form = QFormLayout()
         self.form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-        self.form.addRow("Run", self.run_combo)
-        self.form.addRow("Checkpoint", self.checkpoint)
         self.form.addRow("Prime", self.prime)
         self.form.addRow("Length", self.length)
         self.form.addRow("Length", self.seconds)
@@ -134,22 +123,34 @@ class GeneratePanel(QWidget):
         lv.addLayout(buttons)
         lv.addWidget(self.status)
         lv.addStretch(1)
-        left.setMinimumWidth(240)
-        left.setMaximumWidth(330)
+        left.setMinimumWidth(220)
+        left.setMaximumWidth(300)
 
         self.text_view = QPlainTextEdit()
         self.text_view.setReadOnly(True)
         self.text_view.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
         self.text_view.setPlaceholderText("Generated text streams here.")
-        self.audio_page = self._audio_page()
+        self.audio = AudioView()
+        self.audio.message.connect(self._audio_message)
         self.mnist_page = self._mnist_page()
         self.pages = QStackedWidget()
-        for page in (self.text_view, self.audio_page, self.mnist_page):
+        for page in (self.text_view, self.audio, self.mnist_page):
             self.pages.addWidget(page)
-        row = QHBoxLayout(self)
+        top = QHBoxLayout()
+        top.setContentsMargins(6, 6, 6, 0)
+        top.addWidget(QLabel("Run"))
+        top.addWidget(self.run_combo, 1)
+        top.addWidget(QLabel("Checkpoint"))
+        top.addWidget(self.checkpoint)
+        row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(left)
         row.addWidget(self.pages, 1)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(2)
+        outer.addLayout(top)
+        outer.addLayout(row, 1)
 
         runs.added.connect(self._runs_changed)
         runs.removed.connect(self._runs_changed)
@@ -159,35 +160,6 @@ class GeneratePanel(QWidget):
         self._set_kind("text")
 
     # ---------------------------------------------------------------------- pages --
-    def _audio_page(self) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.setContentsMargins(4, 4, 4, 4)
-        self.audio_progress = QProgressBar()
-        self.audio_progress.hide()
-        self.wave_holder = QVBoxLayout()
-        self.wave = None  # a pyqtgraph plot, made when first needed
-        self.wave_note = QLabel("The waveform of the generated audio appears here.")
-        self.wave_note.setAlignment(Qt.AlignCenter)
-        self.wave_holder.addWidget(self.wave_note, 1)
-        can_play, why = audio_support()
-        self.play = QPushButton(resources.icon("train"), "Play")
-        self.play.setEnabled(False)
-        self.play.setToolTip(why)
-        self.can_play = can_play
-        self.play.clicked.connect(self.play_audio)
-        self.save = QPushButton(resources.icon("save"), "Save WAV\u2026")
-        self.save.setEnabled(False)
-        self.save.clicked.connect(lambda: self.save_wav())
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.play)
-        buttons.addWidget(self.save)
-        buttons.addStretch(1)
-        lay.addWidget(self.audio_progress)
-        lay.addLayout(self.wave_holder, 1)
-        lay.addLayout(buttons)
-        return page
-
     def _mnist_page(self) -> QWidget:
         page = QWidget()
         lay = QVBoxLayout(page)
@@ -221,7 +193,9 @@ class GeneratePanel(QWidget):
         self.run_combo.clear()
         for run in self.runs:
             if run.run_dir is not None:
-                self.run_combo.addItem(run.label, run)
+                self.run_combo.addItem(run.short_label, run)
+                self.run_combo.setItemData(self.run_combo.count() - 1,
+                                           f"{run.label}\n{run.run_dir}", Qt.ToolTipRole)
         if current is not None:
             self._select(current)
         elif self.run_combo.count():
@@ -274,12 +248,8 @@ class GeneratePanel(QWidget):
             cursor.insertText(job["prime"], bold)
             self.text_view.setTextCursor(cursor)
         elif self.kind == "audio":
-            if self._tmp is None:
-                self._tmp = QTemporaryDir()
-            job.update(seconds=self.seconds.value(),
-                       path=str(Path(self._tmp.path()) / f"generated-{time.time_ns()}.wav"))
-            self.audio_progress.setRange(0, 0)
-            self.audio_progress.show()
+            job.update(seconds=self.seconds.value(), path=self.audio.new_path(time.time_ns()))
+            self.audio.started()
         else:
             job.update(count=self.count.value())
         worker = GenerateWorker(job)
@@ -323,8 +293,7 @@ class GeneratePanel(QWidget):
 
     @Slot(int, int)
     def _progress(self, done: int, total: int) -> None:
-        self.audio_progress.setRange(0, total)
-        self.audio_progress.setValue(done)
+        self.audio.advanced(done, total)
         self.status.setText(f"Generating: {done:,} of {total:,} samples\u2026")
 
     @Slot(object)
@@ -336,7 +305,7 @@ class GeneratePanel(QWidget):
             self.status.setText(f"{n:,} characters in {took:.1f} s"
                                 + (" (stopped)" if result.get("stopped") else ""))
         elif result["kind"] == "audio":
-            self._show_audio(result)
+            self.audio.show_result(result)
             self.status.setText(f"{len(result['samples']) / result['rate']:.2f} s of audio at "
                                 f"{result['rate']:,} Hz in {took:.1f} s")
         else:
@@ -356,66 +325,22 @@ class GeneratePanel(QWidget):
         if info.get("details"):
             self.message.emit(info["details"])
 
+    def _audio_message(self, text: str) -> None:
+        self.status.setStyleSheet("color: #d93b3b;" if "cannot" in text else "")
+        self.status.setText(text[:1].upper() + text[1:])
+        self.message.emit(text)
+
+    def save_wav(self, target: str | None = None):
+        """Save the last generated audio (see `AudioView.save_wav`)."""
+        return self.audio.save_wav(target)
+
     @Slot()
     def _ended(self) -> None:
         self.job = None
-        self.audio_progress.hide()
+        self.audio.ended()
         self.stop_button.setEnabled(False)
         self.go.setEnabled(self.current_run() is not None)
         self.busy_changed.emit(False)
-
-    # ----------------------------------------------------------------------- audio --
-    def _show_audio(self, result: dict) -> None:
-        import numpy as np
-        import pyqtgraph as pg
-        if self.wave is None:
-            self.wave = pg.PlotWidget()
-            plot = self.wave.getPlotItem()
-            plot.setLabel("bottom", "seconds")
-            plot.setClipToView(True)
-            plot.setDownsampling(auto=True, mode="peak")
-            plot.hideButtons()
-            plot.setMenuEnabled(False)
-            self.wave_curve = plot.plot(pen=pg.mkPen("#2f7de1", width=1))
-            self.wave_holder.removeWidget(self.wave_note)
-            self.wave_note.hide()
-            self.wave_holder.addWidget(self.wave, 1)
-        samples = np.asarray(result["samples"], dtype=np.float32)
-        t = np.arange(len(samples), dtype=np.float64) / result["rate"]
-        self.wave_curve.setData(t, samples)
-        self.wave.getPlotItem().setYRange(-1, 1)
-        self.play.setEnabled(self.can_play)
-        self.save.setEnabled(True)
-
-    def play_audio(self) -> None:
-        if not self.result or self.result.get("kind") != "audio" or not self.can_play:
-            return
-        from PySide6.QtMultimedia import QSoundEffect
-        self._sound = QSoundEffect(self)
-        self._sound.setSource(QUrl.fromLocalFile(self.result["path"]))
-        self._sound.play()
-
-    def save_wav(self, target: str | None = None) -> Path | None:
-        """Write the generated WAV to ``target`` (asks where when not given), atomically."""
-        from designer.graph.atomic import atomic_write_bytes
-        if not self.result or self.result.get("kind") != "audio":
-            return None
-        if not target:
-            target, _ = QFileDialog.getSaveFileName(self, "Save the generated audio",
-                                                    "generated.wav", "WAV audio (*.wav)")
-            if not target:
-                return None
-        path = Path(target)
-        if path.suffix.lower() != ".wav":
-            path = path.with_suffix(path.suffix + ".wav")
-        try:
-            atomic_write_bytes(path, Path(self.result["path"]).read_bytes())
-        except OSError as e:
-            self.status.setText(f"{path} cannot be written ({e.strerror or e})")
-            return None
-        self.status.setText(f"Saved {path}")
-        self.message.emit(f"saved generated audio to {path}")
-        return path
 
 
 def _spin(low: int, high: int, value: int, suffix: str) -> QSpinBox:

@@ -15,98 +15,20 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QGraphicsItem, QGridLayout,
-                               QHBoxLayout,
-                               QLabel, QSlider, QSplitter, QToolButton, QVBoxLayout, QWidget)
+                               QHBoxLayout, QLabel, QSlider, QSplitter, QToolButton,
+                               QVBoxLayout, QWidget)
 
 from .chart_range import RangeKeeper
+from .curves import PLOT_OF, CompactAxis, RunCurves
 from .run_list import RunList
 from .runs import Run
 from .runs_table import RunsTable
 
 REFRESH_MS = 100             # 10 Hz
-BUDGET = 0.04                # share of the GUI thread's time the charts may keep busy
-BURST_S = 0.06               # CPU seconds of credit the charts may save up
-SYMBOLS_BELOW = 60           # draw point markers while a curve is this short
+BUDGET = 0.05                # share of the GUI thread's time the charts may keep busy
+BURST_S = 0.05               # CPU seconds of credit the charts may save up...
+DEBT_S = 0.02                # ...and owe (one-off work, such as a run starting, is forgiven)
 BITS = 1 / math.log(2)
-
-
-PLOT_OF = {"loss_raw": "loss", "loss": "loss", "val_loss": "loss", "accuracy": "accuracy",
-           "val_accuracy": "accuracy", "lr": "lr", "tokens_per_s": "tokens"}
-
-
-class RunCurves:
-    """The curves one run owns on each plot (made once; fed with setData)."""
-
-    def __init__(self, charts: "ChartsPanel", run: Run, color: str) -> None:
-        self.run = run
-        self.color = QColor(color)
-        c = self.color
-        faint = QColor(c)
-        faint.setAlpha(70)
-        self.drawn_version = -1
-        self.label = ""
-        self.items = {
-            "loss_raw": charts.loss.plot(pen=pg.mkPen(faint, width=1)),
-            "loss": charts.loss.plot(pen=pg.mkPen(c, width=2), name=run.label),
-            "val_loss": charts.loss.plot(pen=pg.mkPen(c, width=1.5, style=Qt.DashLine),
-                                         symbol="o", symbolSize=7, symbolBrush=c,
-                                         symbolPen=pg.mkPen(c)),
-            "accuracy": charts.accuracy.plot(pen=pg.mkPen(c, width=2)),
-            "val_accuracy": charts.accuracy.plot(pen=pg.mkPen(c, width=1.5, style=Qt.DashLine),
-                                                 symbol="o", symbolSize=6, symbolBrush=c,
-                                                 symbolPen=pg.mkPen(c)),
-            "lr": charts.lr.plot(pen=pg.mkPen(c, width=2)),
-            "tokens_per_s": charts.tokens.plot(pen=pg.mkPen(c, width=2)),
-        }
-        self.symbols = {}
-        self.bounds: dict[str, tuple] = {}  # item name -> (x0, x1, y0, y1) of its data
-
-    def remove(self, charts: "ChartsPanel") -> None:
-        for item in self.items.values():
-            for plot in charts.plot_items():
-                if item in plot.listDataItems():
-                    plot.removeItem(item)
-        charts.legend.removeItem(self.items["loss"])
-
-    def set_visible(self, visible: bool) -> None:
-        for item in self.items.values():
-            item.setVisible(visible)
-
-    def update(self, x_key: str, smoothing: float, scale: float) -> None:
-        """Hand the run's buffers to the curves (views, no copies, except scaled losses)."""
-        s = self.run.series
-        for name, item in self.items.items():
-            series = s["loss" if name == "loss_raw" else name]
-            n = len(series)
-            if n == 0 or (name == "loss_raw" and smoothing == 0):
-                item.setData([], [])
-                self.bounds.pop(name, None)
-                continue
-            x = series.column(x_key)
-            if name == "loss":
-                y = series.smoothed(smoothing)
-            elif name == "accuracy":
-                y = series.smoothed(smoothing)
-            else:
-                y = series.column("value")
-            if name in ("loss", "loss_raw", "val_loss") and scale != 1.0:
-                y = y * scale
-            item.setData(x, y)
-            self.bounds[name] = _bounds(x, y)
-            if name in ("loss", "accuracy", "lr", "tokens_per_s"):
-                self._markers(name, item, n)
-
-    def _markers(self, name: str, item, n: int) -> None:
-        want = n < SYMBOLS_BELOW
-        if self.symbols.get(name) != want:
-            self.symbols[name] = want
-            if want:
-                item.setSymbol("o")
-                item.setSymbolSize(5)
-                item.setSymbolBrush(self.color)
-                item.setSymbolPen(pg.mkPen(self.color))
-            else:
-                item.setSymbol(None)
 
 
 class ChartsPanel(QWidget):
@@ -230,7 +152,7 @@ class ChartsPanel(QWidget):
         self.timer.start()
 
     def _plot(self, title: str) -> pg.PlotWidget:
-        widget = pg.PlotWidget(parent=self)
+        widget = pg.PlotWidget(parent=self, axisItems={"left": CompactAxis("left")})
         widget.setMinimumSize(160, 90)
         plot = widget.getPlotItem()
         plot.setTitle(title, size="9pt")
@@ -311,7 +233,8 @@ class ChartsPanel(QWidget):
         now, cpu = time.perf_counter(), time.thread_time()
         last_now, last_cpu = self._clock
         self._clock = (now, cpu)
-        self._credit = min(BURST_S, self._credit + BUDGET * (now - last_now) - (cpu - last_cpu))
+        self._credit = min(BURST_S, max(-DEBT_S, self._credit + BUDGET * (now - last_now)
+                                        - (cpu - last_cpu)))
         if self._credit < 0:
             self.skipped += 1
             return
@@ -377,14 +300,6 @@ class ChartsPanel(QWidget):
         self.legend.setLabelTextColor(text)
         self.legend.setBrush(pg.mkBrush(_alpha(base, 200)))
         self.legend.setPen(pg.mkPen(_alpha(pal.color(QPalette.Mid), 160)))
-
-
-def _bounds(x, y) -> tuple | None:
-    import numpy as np
-    finite = y[np.isfinite(y)]
-    if not len(finite):
-        return None
-    return float(x.min()), float(x.max()), float(finite.min()), float(finite.max())
 
 
 def _alpha(color: QColor, alpha: int) -> QColor:

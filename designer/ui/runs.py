@@ -89,6 +89,14 @@ class Run:
         return (f"#{self.number} {self.name} \u00b7 {engines_text(self.engines)} \u00b7 "
                 f"{device_text(self.device, self.device_name)}")
 
+    @property
+    def short_label(self) -> str:
+        """Engine and device first (what tells runs of one project apart), then the name."""
+        if not self.engines and not self.device:
+            return f"#{self.number} {self.name}"
+        return (f"#{self.number} {engines_text(self.engines)} \u00b7 "
+                f"{device_text(self.device, self.device_name)} \u2014 {self.name}")
+
     def tokens_per_s(self) -> float | None:
         """The median tokens/s of the run (its first record, the warm-up, left out)."""
         from .series import median_rate

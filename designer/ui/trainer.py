@@ -266,8 +266,6 @@ class TrainingController(QObject):
                     f"checkpoints in {run.run_dir}", 20000)
             self.output.generate.select_run(run)
             self.run_ended.emit(run)
-        if not self._closing:
-            self.device.watch(self.device_picker.choice().monitor)
 
     def _status_text(self, run: Run, rec: dict) -> str:
         parts = [f"Run #{run.number}: step {rec['step']:,}/{run.steps or 0:,}",

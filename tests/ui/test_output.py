@@ -100,13 +100,17 @@ def test_an_audio_run_draws_its_waveform_and_saves_a_wav(qtbot, window, tmp_path
     assert panel.form.isRowVisible(panel.seconds) and not panel.form.isRowVisible(panel.prime)
     panel.seconds.setValue(0.05)
     generate_and_wait(qtbot, panel)
-    x, y = panel.wave_curve.getData()
+    x, y = panel.audio.curve.getData()
     assert len(x) == 400 and x[-1] == pytest.approx(399 / 8000) and np.abs(y).max() <= 1.0
-    if not panel.can_play:  # no Qt Multimedia or no speaker: say why instead
-        assert not panel.play.isEnabled() and panel.play.toolTip()
+    if not panel.audio.can_play:  # no Qt Multimedia or no speaker: say why instead
+        assert not panel.audio.play.isEnabled() and panel.audio.play.toolTip()
+    assert panel.audio.save.isEnabled()
     saved = panel.save_wav(str(tmp_path / "generated"))  # .wav is added
     assert saved == tmp_path / "generated.wav"
     assert read_wav(saved).rate == 8000 and len(read_wav(saved).samples) == 400
+    assert panel.status.text() == f"Saved generated audio to {saved}"
+    assert panel.save_wav(str(tmp_path / "no" / "such" / "folder.wav")) is None
+    assert "cannot be written" in panel.status.text()
 
 
 # ----------------------------------------------------------------------------------- MNIST --
