@@ -46,7 +46,8 @@ def plan_y(data: tuple[float, float], view: tuple[float, float] | None
         if v0 <= lo and hi <= v1 and span >= Y_SHRINK * (v1 - v0):
             return None
         if span >= Y_SHRINK * (v1 - v0) * 0.8:  # data left the range: grow it that way
-            return (min(v0, lo - Y_GROW * span), max(v1, hi + Y_GROW * span))
+            return (lo - Y_GROW * span if lo < v0 else v0,
+                    hi + Y_GROW * span if hi > v1 else v1)
     return lo - Y_MARGIN * span, hi + Y_MARGIN * span
 
 

@@ -263,7 +263,7 @@ class GeneratePanel(QWidget):
         self.status.setStyleSheet("")
         self.status.setText(f"Loading run #{run.number} ({which} checkpoint)\u2026")
         self.go.setEnabled(False)
-        self.stop_button.setEnabled(self.kind == "text")
+        self.stop_button.setEnabled(self.kind in ("text", "audio"))
         self.busy_changed.emit(True)
         self.job.start()
         return True
@@ -304,6 +304,8 @@ class GeneratePanel(QWidget):
             n = len(result["text"])
             self.status.setText(f"{n:,} characters in {took:.1f} s"
                                 + (" (stopped)" if result.get("stopped") else ""))
+        elif result["kind"] == "audio" and result.get("stopped"):
+            self.status.setText("Stopped")
         elif result["kind"] == "audio":
             self.audio.show_result(result)
             self.status.setText(f"{len(result['samples']) / result['rate']:.2f} s of audio at "

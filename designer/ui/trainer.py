@@ -109,8 +109,13 @@ class TrainingController(QObject):
                                           if current == "auto" else current)
 
     def _settings_changed(self, section: str) -> None:
+        """Follow the project's ``device`` setting when it changes (or a project opens),
+        not on every training-setting edit, so a device the user picked stays picked."""
         if section in ("training", "project"):
-            self.device_picker.follow_project(self.w.doc.project.training_settings()["device"])
+            setting = self.w.doc.project.training_settings()["device"]
+            if section == "project" or setting != getattr(self, "_device_setting", None):
+                self.device_picker.follow_project(setting)
+            self._device_setting = setting
 
     def _device_picked(self, choice) -> None:
         if self.state == IDLE:
@@ -157,6 +162,7 @@ class TrainingController(QObject):
         worker = TrainWorker(request, self.token)
         worker.record.connect(self._record)
         worker.failed.connect(self._failed)
+        worker.download.connect(self._download)
         self.job = Job(worker, "training", self)
         self.job.done.connect(self._ended)
         self.run = run
@@ -234,6 +240,15 @@ class TrainingController(QObject):
         elif kind == "val":
             self.runs.changed.emit(run)
         self.output.add_record(run, rec)
+
+    @Slot(int, int)
+    def _download(self, done: int, total: int) -> None:
+        """A named corpus is being fetched before the run starts (the first time only)."""
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+        self.status.setText(f"Downloading the corpus: {done / 2**20:,.1f}"
+                            + (f" of {total / 2**20:,.1f}" if total > 0 else "") + " MiB\u2026")
 
     @Slot(object)
     def _failed(self, info: dict) -> None:

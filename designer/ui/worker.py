@@ -66,6 +66,8 @@ class TrainWorker(QObject):
     -------
     record(dict)
         Each record the loop yields, in order.
+    download(int, int)
+        Bytes fetched and expected (0: unknown) while a named corpus downloads.
     failed(dict)
         ``{"message", "details", "code"}`` when the run could not go on.
     finished()
@@ -73,6 +75,7 @@ class TrainWorker(QObject):
     """
 
     record = Signal(object)
+    download = Signal(int, int)
     failed = Signal(object)
     finished = Signal()
 
@@ -97,8 +100,17 @@ class TrainWorker(QObject):
         folder = Path(r.path).parent if r.path else None
         project = P.from_dict(r.project, file=r.path, project_dir=folder)
         project.path = Path(r.path) if r.path else None
+        last = [0.0]
+
+        def downloading(done: int, total: int) -> None:  # at most 10 signals a second
+            now = time.perf_counter()
+            if now - last[0] >= 0.1 or done == total:
+                last[0] = now
+                self.download.emit(int(done), int(total or 0))
+
         opts = RunOptions(out=r.out, resume=r.resume, steps=r.steps, device=r.device,
-                          engine=r.engine, extra_meta=dict(r.extra))
+                          engine=r.engine, extra_meta=dict(r.extra),
+                          download_progress=downloading)
         for rec in train(project, opts, self.token):
             self.record.emit(rec)
 
@@ -182,11 +194,20 @@ class GenerateWorker(QObject):
         from designer.training.generate import generate_audio, load_trained
         j = self.job
         model = load_trained(j["run_dir"], j.get("which", "best"), "cpu")
-        path, samples = generate_audio(model, j["seconds"], j["path"], j["temperature"],
-                                       j["top_k"], j.get("seed"),
-                                       progress=lambda d, t: self.progress.emit(d, t))
+
+        def progress(done: int, total: int) -> None:
+            if self._stop:  # generate_audio has no stop of its own: leave through here
+                raise _Stopped
+            self.progress.emit(done, total)
+
+        try:
+            path, samples = generate_audio(model, j["seconds"], j["path"], j["temperature"],
+                                           j["top_k"], j.get("seed"), progress=progress)
+        except _Stopped:
+            return {"kind": "audio", "stopped": True}
         rate = model.meta["data"]["codec"]["sample_rate"]
-        return {"kind": "audio", "path": str(path), "samples": samples, "rate": rate}
+        return {"kind": "audio", "path": str(path), "samples": samples, "rate": rate,
+                "stopped": False}
 
     def _mnist(self) -> dict:
         from designer.training.predict import predict_digits
@@ -195,6 +216,10 @@ class GenerateWorker(QObject):
                            seed=j.get("seed"))
         return {"kind": "mnist", "images": p.images, "predicted": p.predicted,
                 "truth": p.truth, "accuracy": p.accuracy, "evaluated": p.evaluated}
+
+
+class _Stopped(Exception):
+    """Raised inside generation's progress callback to end it early."""
 
 
 class Job(QObject):

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
+from designer.ui.chart_range import plan_x, plan_y
+from designer.ui.curves import compact
 from designer.ui.run_list import new_run_dir
 from designer.ui.runs import Run, RunError
 from designer.ui.series import Series
@@ -45,6 +47,26 @@ def test_smoothing_is_kept_up_to_date_and_matches_a_fresh_computation():
     assert np.allclose(live.smoothed(0.6), late.smoothed(0.6))
     assert live.smoothed(0.6)[0] == 4.0  # debiased: the first point is not pulled to zero
     assert np.array_equal(late.smoothed(0), late.column("value"), equal_nan=True)
+
+
+@pytest.mark.parametrize("value,spacing,text", [
+    (150_000, 50_000, "150k"), (1_250_000, 250_000, "1.25M"), (12_000, 2_000, "12k"),
+    (0.0015, 0.0005, "0.0015"), (0.0002, 0.0001, "2e-4"), (3.5, 0.5, "3.5"), (100, 20, "100"),
+    (0, 0.5, "0")])
+def test_tick_labels_are_short(value, spacing, text):
+    assert compact(value, spacing) == text
+
+
+def test_ranges_leave_room_and_move_seldom():
+    x = plan_x((10, 100), None)
+    assert x[0] < 10 and x[1] == pytest.approx(127)        # 30 % room to grow into
+    assert plan_x((10, 120), x) is None                     # still inside: no change
+    assert plan_x((10, 140), x)[1] > 140                    # outgrown: a new range
+    y = plan_y((2.0, 4.0), None)
+    assert plan_y((2.1, 3.9), y) is None
+    grown = plan_y((1.8, 4.0), y)                           # a new low: grows by a quarter
+    assert grown[0] == pytest.approx(1.8 - 0.25 * 2.2) and grown[1] == y[1]
+    assert plan_y((2.0, 2.1), y) is not None                # the data shrank: fit again
 
 
 def test_run_folders_get_unique_names(tmp_path):

@@ -112,6 +112,15 @@ def test_an_audio_run_draws_its_waveform_and_saves_a_wav(qtbot, window, tmp_path
     assert panel.save_wav(str(tmp_path / "no" / "such" / "folder.wav")) is None
     assert "cannot be written" in panel.status.text()
 
+    panel.seconds.setValue(60)  # a long one, stopped once it is under way
+    with qtbot.waitSignal(panel.busy_changed, timeout=60_000,
+                          check_params_cb=lambda busy: not busy):
+        panel.generate()
+        qtbot.waitUntil(lambda: panel.status.text().startswith("Generating"), timeout=60_000)
+        panel.stop_button.click()
+    assert panel.result["stopped"] and panel.status.text() == "Stopped"
+    assert panel.audio.curve.getData()[0].size == 400  # the last waveform stays
+
 
 # ----------------------------------------------------------------------------------- MNIST --
 def mnist_project(folder):

@@ -211,3 +211,34 @@ def test_closing_mid_run_exits_the_process_with_code_0(tmp_path):
     assert state == "stopped" and int(step) >= 2
     assert json.loads((tmp_path / "runs" / folder.split("/")[-1] / "last.json").read_text()
                       )["step"] == int(step)
+
+
+def test_a_corpus_download_shows_its_progress(qtbot, tiny, monkeypatch):
+    import time
+    import designer.training.loop as loop
+
+    def downloading(project, opts, token):
+        opts.download_progress(3 * 2**20, 6 * 2**20)
+        while not token.stopped:  # "downloading" until the test has looked
+            time.sleep(0.005)
+        return
+        yield
+
+    monkeypatch.setattr(loop, "train", downloading)
+    w = tiny
+    w.training.train()
+    qtbot.waitUntil(lambda: "Downloading" in w.training.status.text(), timeout=30_000)
+    assert w.training.status.text() == "Downloading the corpus: 3.0 of 6.0 MiB\u2026"
+    assert w.training.progress.maximum() == 6 * 2**20
+    with qtbot.waitSignal(w.training.run_ended, timeout=30_000):
+        w.training.stop()
+
+
+def test_the_device_picker_keeps_the_users_choice_across_setting_edits(tiny):
+    c = tiny.training
+    c.device_picker.select("auto")
+    tiny.doc.set_setting("training", "eval_interval", 7)
+    assert c.device_picker.device() == "auto"          # the user's pick stays
+    tiny.doc.set_setting("training", "device", "auto")
+    tiny.doc.set_setting("training", "device", "cpu")
+    assert c.device_picker.device() == "cpu"           # the project's new setting is shown
