@@ -23,20 +23,24 @@ class CompactAxis(pg.AxisItem):
     """Tick labels that fit a small plot: 150k, 1.2M, 2e-4."""
 
     def tickStrings(self, values, scale, spacing):
-        if self.logMode:
+        if self.logMode or not len(values):
             return super().tickStrings(values, scale, spacing)
-        return [compact(v * scale, spacing * scale) for v in values]
+        tiny = max(abs(v * scale) for v in values) < 1e-3  # one style for the whole axis
+        return [compact(v * scale, spacing * scale, tiny) for v in values]
 
 
-def compact(value: float, spacing: float) -> str:
-    """A short label for a tick at ``value`` with ticks ``spacing`` apart."""
+def compact(value: float, spacing: float, tiny: bool | None = None) -> str:
+    """A short label for a tick at ``value`` with ticks ``spacing`` apart (``tiny``: write
+    it as ``2e-4``; by default when the value is below 0.001)."""
     a = abs(value)
     if a < 1e-12:
         return "0"
+    if tiny is None:
+        tiny = a < 1e-3
     for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if a >= limit and spacing >= limit / 100:
             return f"{value / limit:.{_decimals(spacing / limit)}f}{suffix}"
-    if a < 1e-3:
+    if tiny:
         return f"{value:.{1 if spacing < a / 2 else 0}e}".replace("e-0", "e-")
     return f"{value:.{_decimals(spacing)}f}"
 
