@@ -338,6 +338,8 @@ class GeneratePanel(QWidget):
 
     @Slot()
     def _ended(self) -> None:
+        if self.job is not None:
+            self.job.deleteLater()  # its thread has ended
         self.job = None
         self.audio.ended()
         self.stop_button.setEnabled(False)

@@ -108,6 +108,11 @@ class ChartsHost(LazyPanel):
         w.show_message(f"Added run #{run.number} from {run.run_dir}")
         return True
 
+    def schedule(self) -> None:
+        """A run has new data: the charts redraw soon (if they are built)."""
+        if self.panel is not None:
+            self.panel.schedule()
+
     def refresh_theme(self) -> None:
         if self.panel is not None:
             self.panel.refresh_theme()

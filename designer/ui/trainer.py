@@ -72,7 +72,7 @@ class TrainingController(QObject):
         self.status = QLabel()
         self.status.hide()
 
-        QTimer.singleShot(400, self.list_gpus)  # after the first paint: NVML may take a moment
+        QTimer.singleShot(400, self, self.list_gpus)  # after the first paint: NVML may be slow
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -224,6 +224,7 @@ class TrainingController(QObject):
             self.progress.setValue(rec["step"])
             self._update_banner()
         elif kind == "train":
+            self.charts.schedule()
             self.progress.setValue(min(rec["step"], self.progress.maximum()))
             self.status.setText(self._status_text(run, rec))
         elif kind == "paused":
@@ -238,7 +239,7 @@ class TrainingController(QObject):
         elif kind == "done":
             self.runs.changed.emit(run)
         elif kind == "val":
-            self.runs.changed.emit(run)
+            self.runs.changed.emit(run)  # the table's best loss; the charts redraw
         self.output.add_record(run, rec)
 
     @Slot(int, int)
@@ -267,6 +268,8 @@ class TrainingController(QObject):
     @Slot()
     def _ended(self) -> None:
         run, self.run = self.run, None
+        if self.job is not None:
+            self.job.deleteLater()  # its thread has ended
         self.job, self.token = None, None
         self._set_state(IDLE)
         self.progress.hide()
