@@ -14,6 +14,9 @@ from PySide6.QtGui import QColor
 from .runs import Run
 
 SYMBOLS_BELOW = 60           # draw point markers while a curve is this short
+DENSE_ABOVE = 400            # and draw it with a 1-pixel line past this many points
+DOWNSAMPLE_FACTOR = 1.5      # points kept per pixel of width when a curve is downsampled
+WIDTHS = {"loss": 2, "accuracy": 2, "lr": 1.5, "tokens_per_s": 1.5}
 
 PLOT_OF = {"loss_raw": "loss", "loss": "loss", "val_loss": "loss", "accuracy": "accuracy",
            "val_accuracy": "accuracy", "lr": "lr", "tokens_per_s": "tokens"}
@@ -75,9 +78,11 @@ class RunCurves:
             "val_accuracy": charts.accuracy.plot(pen=pg.mkPen(c, width=1.5, style=Qt.DashLine),
                                                  symbol="o", symbolSize=6, symbolBrush=c,
                                                  symbolPen=pg.mkPen(c)),
-            "lr": charts.lr.plot(pen=pg.mkPen(c, width=2)),
-            "tokens_per_s": charts.tokens.plot(pen=pg.mkPen(c, width=2)),
+            "lr": charts.lr.plot(pen=pg.mkPen(c, width=1.5)),
+            "tokens_per_s": charts.tokens.plot(pen=pg.mkPen(c, width=1.5)),
         }
+        for item in self.items.values():  # about three vertices a pixel (peak mode doubles
+            item.opts["autoDownsampleFactor"] = DOWNSAMPLE_FACTOR  # the buckets), not ten
         self.symbols = {}
         self.bounds: dict[str, tuple] = {}  # item name -> (x0, x1, y0, y1) of its data
 
@@ -114,19 +119,23 @@ class RunCurves:
             item.setData(x, y)
             self.bounds[name] = _bounds(x, y)
             if name in ("loss", "accuracy", "lr", "tokens_per_s"):
-                self._markers(name, item, n)
+                self._style(name, item, n)
 
-    def _markers(self, name: str, item, n: int) -> None:
-        want = n < SYMBOLS_BELOW
-        if self.symbols.get(name) != want:
-            self.symbols[name] = want
-            if want:
-                item.setSymbol("o")
-                item.setSymbolSize(5)
-                item.setSymbolBrush(self.color)
-                item.setSymbolPen(pg.mkPen(self.color))
-            else:
-                item.setSymbol(None)
+    def _style(self, name: str, item, n: int) -> None:
+        """Markers while a curve is short; a thinner line once it is dense (a wide
+        antialiased line costs five to ten times as much to draw, per redraw)."""
+        style = "sparse" if n < SYMBOLS_BELOW else ("dense" if n > DENSE_ABOVE else "plain")
+        if self.symbols.get(name) == style:
+            return
+        self.symbols[name] = style
+        if style == "sparse":
+            item.setSymbol("o")
+            item.setSymbolSize(5)
+            item.setSymbolBrush(self.color)
+            item.setSymbolPen(pg.mkPen(self.color))
+        else:
+            item.setSymbol(None)
+        item.setPen(pg.mkPen(self.color, width=1 if style == "dense" else WIDTHS[name]))
 
 
 def _bounds(x, y) -> tuple | None:
