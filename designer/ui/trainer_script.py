@@ -49,8 +49,10 @@ def train_then_generate(window, steps: int, device: str | None = None,
     actions.show_generate(window)
     if panel.generate():
         wait_for(panel.busy_changed)
+    panel.text_view.verticalScrollBar().setValue(0)  # show the prime the text follows
     if controller.charts.panel is not None:
         controller.charts.panel.refresh()
+    window.view.fit()  # the docks grew while training: fit the net to what is left
     return 0
 
 
