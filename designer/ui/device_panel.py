@@ -12,8 +12,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QMetaObject, QObject, Qt, QThread, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QApplication, QGraphicsItem, QHBoxLayout, QLabel, QScrollArea,
+                               QVBoxLayout, QWidget)
 
 POLL_MS = 1000         # 1 Hz
 WINDOW_S = 120         # the plots show the last two minutes (at first, from the first sample)
@@ -129,7 +129,9 @@ class FieldPlot:
         self.width_s = 0.0
         self.first: float | None = None
         self.plot.hideAxis("bottom")
-        self.plot.getAxis("left").setWidth(42)
+        axis = self.plot.getAxis("left")
+        axis.setWidth(42)
+        axis.setCacheMode(QGraphicsItem.DeviceCoordinateCache)  # redrawn when its range moves
         c = QColor(color)
         fill = QColor(c)
         fill.setAlpha(50)

@@ -242,3 +242,13 @@ def test_the_device_picker_keeps_the_users_choice_across_setting_edits(tiny):
     tiny.doc.set_setting("training", "device", "auto")
     tiny.doc.set_setting("training", "device", "cpu")
     assert c.device_picker.device() == "cpu"           # the project's new setting is shown
+
+
+def test_the_engine_set_in_the_properties_panel_is_the_one_that_trains(qtbot, tiny):
+    w = tiny
+    w.scene.select_layers(["lstm1"])
+    editor = w.properties.layer_panel.form().editors["engine"]
+    editor.setCurrentIndex(editor.choices.index("CAFFE"))  # as a user picks it
+    assert w.doc.graph.layer("lstm1").params["engine"] == "CAFFE"
+    run = train_and_wait(qtbot, w)
+    assert run.engines == {"lstm1": "CAFFE"} and "unrolled" in run.label
