@@ -44,7 +44,9 @@ def compact(value: float, spacing: float, tiny: bool | None = None) -> str:
         if a >= limit and spacing >= limit / 100:
             return f"{value / limit:.{_decimals(spacing / limit)}f}{suffix}"
     if tiny:
-        return f"{value:.{1 if spacing < a / 2 else 0}e}".replace("e-0", "e-")
+        exponent = math.floor(math.log10(a))
+        digits = _decimals(spacing / 10 ** exponent)
+        return f"{value:.{min(digits, 2)}e}".replace("e-0", "e-")
     return f"{value:.{_decimals(spacing)}f}"
 
 

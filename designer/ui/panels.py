@@ -142,10 +142,16 @@ class DeviceHost(LazyPanel):
         if self.panel is not None:
             self.panel.watch(target)
 
-    def watch_training(self, device: str) -> None:
-        """Watch the device a run reported (``cpu``, ``cuda`` or ``cuda:N``)."""
+    def watch_training(self, device: str | None) -> None:
+        """Watch the device a run asks for or reports (``auto``, ``cpu``, ``cuda``,
+        ``cuda:N``)."""
+        if device in (None, "auto"):
+            if self.panel is None or self.panel.kind is None:
+                self.watch(None)
+            return
         if device == "cpu":
-            self.watch("cpu")
+            if self.panel is None or self.panel.kind != "cpu":  # already the CPU: go on
+                self.watch("cpu")
             return
         index = int(device.split(":")[1]) if ":" in device else 0
         for i in range(self.controller.device_picker.count()):

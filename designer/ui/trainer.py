@@ -169,6 +169,7 @@ class TrainingController(QObject):
         self._started_at = time.strftime("%H:%M:%S")
         self.runs.add(run)
         self.output.begin_run(run, request)
+        self.device.watch_training(request.device)
         self.show_docks()
         self._set_state(STARTING)
         self.job.start()

@@ -51,7 +51,8 @@ def test_smoothing_is_kept_up_to_date_and_matches_a_fresh_computation():
 
 @pytest.mark.parametrize("value,spacing,text", [
     (150_000, 50_000, "150k"), (1_250_000, 250_000, "1.25M"), (12_000, 2_000, "12k"),
-    (0.0015, 0.0005, "0.0015"), (0.0002, 0.0001, "2e-4"), (3.5, 0.5, "3.5"), (100, 20, "100"),
+    (0.0015, 0.0005, "0.0015"), (0.0002, 0.0001, "2e-4"), (0.00025, 0.00005, "2.5e-4"),
+    (3.5, 0.5, "3.5"), (100, 20, "100"),
     (0, 0.5, "0")])
 def test_tick_labels_are_short(value, spacing, text):
     assert compact(value, spacing) == text
