@@ -83,9 +83,9 @@ class TrainingController(QObject):
         w = self.w
         tb = w.train_toolbar
         tb.addSeparator()
-        tb.addWidget(_label(" Device "))
+        tb.addWidget(QLabel(" Device "))
         tb.addWidget(self.device_picker)
-        tb.addWidget(_label("  Engine "))
+        tb.addWidget(QLabel("  Engine "))
         tb.addWidget(self.engine_picker)
         w.output_dock.setWidget(self.output)
         w.charts_dock.setWidget(self.charts)  # built when a run starts or a folder is added
@@ -229,6 +229,7 @@ class TrainingController(QObject):
             self.progress.setValue(min(rec["step"], self.progress.maximum()))
             self.status.setText(self._status_text(run, rec))
         elif kind == "paused":
+            self.runs.changed.emit(run)
             self.w.show_message(f"Paused at step {rec['step']:,}")
         elif kind == "resumed":
             self.runs.changed.emit(run)
@@ -364,12 +365,6 @@ class TrainingController(QObject):
             dialog.deleteLater()
         self.output.generate.shutdown()
         self.device.shutdown()
-
-
-def _label(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setEnabled(True)
-    return label
 
 
 def _sentence(text: str) -> str:
