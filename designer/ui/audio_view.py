@@ -91,6 +91,8 @@ class AudioView(QWidget):
             self.wave = pg.PlotWidget()
             plot = self.wave.getPlotItem()
             plot.setLabel("bottom", "seconds")
+            plot.getAxis("bottom").enableAutoSIPrefix(False)
+            self.refresh_theme()
             plot.setClipToView(True)
             plot.setDownsampling(auto=True, mode="peak")
             plot.hideButtons()
@@ -105,6 +107,20 @@ class AudioView(QWidget):
         self.wave.getPlotItem().setYRange(-1, 1)
         self.play.setEnabled(self.can_play)
         self.save.setEnabled(True)
+
+    def refresh_theme(self) -> None:
+        """The plot follows the window's palette (light or dark)."""
+        if self.wave is None:
+            return
+        import pyqtgraph as pg
+        from PySide6.QtGui import QPalette
+        from PySide6.QtWidgets import QApplication
+        pal = QApplication.palette()
+        self.wave.setBackground(pal.color(QPalette.Base))
+        for side in ("left", "bottom"):
+            axis = self.wave.getPlotItem().getAxis(side)
+            axis.setPen(pg.mkPen(pal.color(QPalette.Mid)))
+            axis.setTextPen(pg.mkPen(pal.color(QPalette.Text)))
 
     def play_audio(self) -> None:
         if self.result is None or not self.can_play:

@@ -164,6 +164,7 @@ class GeneratePanel(QWidget):
         page = QWidget()
         lay = QVBoxLayout(page)
         self.accuracy = QLabel("Press Predict to score the run on held-out digits.")
+        self.accuracy.setWordWrap(True)
         font = self.accuracy.font()
         font.setPointSizeF(font.pointSizeF() * 1.15)
         self.accuracy.setFont(font)

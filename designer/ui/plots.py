@@ -103,16 +103,14 @@ class ChartsPanel(QWidget):
                                       self.tokens_widget))
         self.legend = self.loss.addLegend(offset=(-8, 8), labelTextSize="8pt",
                                           verSpacing=-6)
-        grid = QGridLayout()
+        self.grid = grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(2)
-        grid.addWidget(self.loss_widget, 0, 0, 3, 1)
-        grid.addWidget(self.accuracy_widget, 0, 1)
-        grid.addWidget(self.lr_widget, 1, 1)
-        grid.addWidget(self.tokens_widget, 2, 1)
+        grid.addWidget(self.lr_widget, 0, 1, 5, 1)
+        grid.addWidget(self.tokens_widget, 5, 1, 5, 1)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 2)
-        self.accuracy_widget.hide()
+        self._arrange(accuracy=False)
         plots = QWidget()
         plots.setLayout(grid)
 
@@ -169,6 +167,18 @@ class ChartsPanel(QWidget):
             # a new point repaints the curves, not every tick label
             axis.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         return widget
+
+    def _arrange(self, accuracy: bool) -> None:
+        """Loss on the left (over accuracy, for nets with an Accuracy layer), learning rate
+        and tokens/s on the right."""
+        for widget in (self.loss_widget, self.accuracy_widget):
+            self.grid.removeWidget(widget)
+        if accuracy:  # ten rows: loss 6, accuracy 4; learning rate 5, tokens/s 5
+            self.grid.addWidget(self.loss_widget, 0, 0, 6, 1)
+            self.grid.addWidget(self.accuracy_widget, 6, 0, 4, 1)
+        else:
+            self.grid.addWidget(self.loss_widget, 0, 0, 10, 1)
+        self.accuracy_widget.setVisible(accuracy)
 
     def plot_items(self) -> list:
         return [self.loss, self.accuracy, self.lr, self.tokens]
@@ -265,7 +275,7 @@ class ChartsPanel(QWidget):
                 self.table.update_run(run)
                 changed = True
         if any_accuracy == self.accuracy_widget.isHidden():
-            self.accuracy_widget.setVisible(any_accuracy)
+            self._arrange(any_accuracy)
         if changed:
             self._keep_ranges(fit=fresh)
         return changed

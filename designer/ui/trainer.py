@@ -335,6 +335,7 @@ class TrainingController(QObject):
     def refresh_theme(self) -> None:
         self.charts.refresh_theme()
         self.device.refresh_theme()
+        self.output.generate.audio.refresh_theme()
         self._update_banner()
 
     # ---------------------------------------------------------------------- closing --
