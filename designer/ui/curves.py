@@ -51,12 +51,12 @@ def compact(value: float, spacing: float, tiny: bool | None = None) -> str:
 
 
 def _decimals(step: float) -> int:
-    """The decimals that show ticks ``step`` apart exactly (at most 4)."""
-    for d in range(5):
+    """The decimals that show ticks ``step`` apart exactly (at most 6)."""
+    for d in range(7):
         scaled = step * 10 ** d
         if abs(scaled - round(scaled)) < 1e-6 * max(1.0, scaled):
             return d
-    return 4
+    return 6
 
 
 class RunCurves:

@@ -110,6 +110,8 @@ class ChartsPanel(QWidget):
         grid.addWidget(self.tokens_widget, 5, 1, 5, 1)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 2)
+        for row in range(10):  # the spans below share the height in proportion
+            grid.setRowStretch(row, 1)
         self._arrange(accuracy=False)
         plots = QWidget()
         plots.setLayout(grid)
