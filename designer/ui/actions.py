@@ -76,9 +76,20 @@ def build(w) -> SimpleNamespace:
     a.unrolled = _action(w, "Show &Unrolled Net", lambda: w.show_unrolled_safely(), "Ctrl+U",
                          "unroll", "Show the per-time-step net of the selected recurrent "
                          "layer (what the CAFFE engine runs)")
-    a.train = _action(w, "&Train", None, None, "train",
-                      "Train the net (arrives with the click-to-train feature)")
-    a.train.setEnabled(False)
+    def t(name):  # late binding: the training controller is made after the actions
+        return lambda: getattr(w.training, name)()
+
+    a.train = _action(w, "&Train", t("train"), "F5", "train",
+                      "Train a snapshot of the net in the background (F5)")
+    a.pause = _action(w, "&Pause", t("pause"), "F6", "pause",
+                      "Pause training after the current step (F6)")
+    a.resume = _action(w, "&Resume", t("resume"), "F6", "train", "Resume training (F6)")
+    a.stop = _action(w, "&Stop", t("stop"), "Shift+F5", "stop",
+                     "Stop training after the current step and save a checkpoint (Shift+F5)")
+    a.add_run = _action(w, "&Add Run Folder\u2026", lambda: w.training.charts.add_folder(),
+                        None, "open", "Overlay a previous run's curves on the charts")
+    a.generate = _action(w, "&Generate\u2026", lambda: show_generate(w), "Ctrl+G", "generate",
+                         "Make the latest run write text (or audio, or read digits)")
     a.about = _action(w, "&About RNN Designer", lambda: about(w))
 
     # canvas edits answer their shortcuts only while the canvas has the focus, so Delete and
@@ -120,8 +131,12 @@ def build(w) -> SimpleNamespace:
         a.themes[name] = act
     a.docks_menu = m.addMenu("&Panels")
     for dock in (w.palette_dock, w.properties_dock, w.problems_dock, w.history_dock,
-                 w.output_dock, w.charts_dock):
+                 w.output_dock, w.charts_dock, w.device_dock):
         a.docks_menu.addAction(dock.toggleViewAction())
+    m = mb.addMenu("&Train")
+    m.addActions([a.train, a.pause, a.resume, a.stop])
+    m.addSeparator()
+    m.addActions([a.generate, a.add_run])
     m = mb.addMenu("&Help")
     m.addAction(a.about)
 
@@ -140,7 +155,7 @@ def build(w) -> SimpleNamespace:
     w.train_toolbar = w.addToolBar("Train")
     w.train_toolbar.setObjectName("train_toolbar")
     w.train_toolbar.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
-    w.train_toolbar.addAction(a.train)
+    w.train_toolbar.addActions([a.train, a.pause, a.resume, a.stop])
     w.main_toolbar = tb
     return a
 
@@ -175,6 +190,14 @@ def set_theme(w, name: str) -> None:
     for view in w.unrolled.values():
         view.refresh_theme()
     w.problems.refresh()
+    w.training.refresh_theme()
+
+
+def show_generate(w) -> None:
+    """Bring the Generate panel forward."""
+    w.output_dock.show()
+    w.output_dock.raise_()
+    w.training.output.setCurrentWidget(w.training.output.generate)
 
 
 def context_menu(w, scene_pos) -> QMenu:

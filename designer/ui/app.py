@@ -24,6 +24,7 @@ def make_app(argv: list[str] | None = None):
     from designer.ui import resources, theme
 
     _quiet_qt_warnings()
+    _log_to_stderr()
     app = QApplication.instance()
     if app is None:
         app = QApplication(argv if argv is not None else [sys.argv[0]])
@@ -35,6 +36,19 @@ def make_app(argv: list[str] | None = None):
     app.setWindowIcon(resources.app_icon())
     theme.apply(app, QSettings().value("theme", "system"))
     return app
+
+
+def _log_to_stderr() -> None:
+    """Training errors and warnings go to stderr as ``rnn-designer: ...`` lines (the window
+    shows them too)."""
+    import logging
+    log = logging.getLogger("designer")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("rnn-designer: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.WARNING)
+        log.propagate = False
 
 
 def _quiet_qt_warnings() -> None:
@@ -51,18 +65,22 @@ def _quiet_qt_warnings() -> None:
 
 def main(args, default_project: str) -> int:
     """Open the designer window (or, with ``--screenshot``, render it and exit)."""
-    if getattr(args, "train_steps", None) is not None:
-        print("rnn-designer: --train-steps is not available yet (training from the window "
-              "arrives with the click-to-train feature); leave it out", file=sys.stderr)
+    steps = getattr(args, "train_steps", None)
+    device = getattr(args, "device", None)
+    if steps is not None and steps < 1:
+        print("rnn-designer: --train-steps must be at least 1", file=sys.stderr)
         return 2
     path = args.project or default_project
     if args.screenshot:
-        return screenshot(path, args.screenshot, unrolled=args.unrolled)
-    return run_window(path, unrolled=args.unrolled, quiet_missing=args.project is None)
+        return screenshot(path, args.screenshot, unrolled=args.unrolled, train_steps=steps,
+                          device=device)
+    return run_window(path, unrolled=args.unrolled, quiet_missing=args.project is None,
+                      train_steps=steps, device=device)
 
 
 def run_window(path: str | None, unrolled: str | None = None,
-               quiet_missing: bool = False) -> int:
+               quiet_missing: bool = False, train_steps: int | None = None,
+               device: str | None = None) -> int:
     from PySide6.QtCore import QTimer
 
     from designer.ui.main_window import MainWindow
@@ -77,6 +95,11 @@ def run_window(path: str | None, unrolled: str | None = None,
             window.files.open_path(path, confirmed=True)
         if unrolled:
             window.show_unrolled_safely(unrolled)
+        if device:
+            window.training.list_gpus()
+            window.training.device_picker.select(device)
+        if train_steps is not None:  # start training right away, as if Train were pressed
+            window.training.train(steps=train_steps, device=device)
         if os.environ.get(STARTUP_PROBE):  # benchmarks: the time the loaded window is painted
             window.repaint()
             heavy = sorted({m.split(".")[0] for m in sys.modules} & {"torch", "pyqtgraph"})
@@ -90,8 +113,14 @@ def run_window(path: str | None, unrolled: str | None = None,
 
 
 def screenshot(path: str, out: str, unrolled: str | None = None,
-               size: tuple[int, int] = SCREENSHOT_SIZE) -> int:
-    """Render the window with ``path`` loaded (and the unrolled view of a layer) to ``out``."""
+               size: tuple[int, int] = SCREENSHOT_SIZE, train_steps: int | None = None,
+               device: str | None = None) -> int:
+    """Render the window with ``path`` loaded (and the unrolled view of a layer) to ``out``.
+
+    With ``train_steps``, first train that many steps exactly as the Train button does (the
+    worker thread, the live charts), then generate from the run in the Generate panel, and
+    picture the window with the charts and the output filled.
+    """
     from PySide6.QtCore import QSettings, Qt
     from PySide6.QtWidgets import QApplication
 
@@ -137,6 +166,13 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
                                                              "LSTMSimple")), None)
             if first:
                 window.scene.select_layers([first])
+        code = 0
+        if train_steps is not None:
+            from designer.ui.trainer_script import train_then_generate
+            code = train_then_generate(window, train_steps, device)
+            if code == 2:
+                window.close()
+                return 2
         _settle(app)
         pixmap = window.grab()
         window.doc.stack.setClean()
@@ -146,7 +182,7 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
         return 1
     print(f"wrote {out} ({pixmap.width()}x{pixmap.height()})")
     QApplication.processEvents()
-    return 0
+    return code
 
 
 def _report_bugs_in(window) -> None:

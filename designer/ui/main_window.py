@@ -1,8 +1,8 @@
-"""The designer window: palette, canvas, properties, problems, and room for training.
+"""The designer window: palette, canvas, properties, problems, and training.
 
 The window wires the parts together; the actions and file handling live in ``actions`` and
-``files``. Docks for the training output and charts are placeholders a later feature fills
-through :meth:`MainWindow.add_dock` and :attr:`MainWindow.train_toolbar`.
+``files``, training in ``trainer`` (its Output, Charts and Device docks are made here and
+filled by the `TrainingController`).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QTabWidget,
-                               QUndoView, QWidget)
+                               QUndoView, QVBoxLayout, QWidget)
 
 from designer.graph import dims as D
 from designer.ui import actions, describe, files, resources
@@ -18,7 +18,6 @@ from designer.ui.editor.document import Document
 from designer.ui.editor.scene import GraphScene
 from designer.ui.editor.view import CanvasView
 from designer.ui.palette import LayerPalette
-from designer.ui.param_form import caption
 from designer.ui.problems import ProblemsPanel
 from designer.ui.properties import PropertiesPanel
 
@@ -51,7 +50,17 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.view, resources.icon("layout"), "Design")
         self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
         self.tabs.tabCloseRequested.connect(self._close_tab)
-        self.setCentralWidget(self.tabs)
+        self.banner = QLabel()
+        self.banner.setObjectName("training_banner")
+        self.banner.setWordWrap(True)
+        self.banner.hide()
+        central = QWidget()
+        box = QVBoxLayout(central)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        box.addWidget(self.banner)
+        box.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
         self.unrolled: dict[str, QWidget] = {}
 
         self.layer_palette = LayerPalette()
@@ -63,16 +72,16 @@ class MainWindow(QMainWindow):
         self.properties_dock = self.add_dock(self.properties, "Properties",
                                              Qt.RightDockWidgetArea)
         self.problems_dock = self.add_dock(self.problems, "Problems", Qt.BottomDockWidgetArea)
+        self.charts_dock = self.add_dock(QWidget(), "Charts", Qt.BottomDockWidgetArea)
+        self.splitDockWidget(self.problems_dock, self.charts_dock, Qt.Horizontal)  # side by side
         self.history_dock = self.add_dock(self.history, "History", Qt.BottomDockWidgetArea,
                                           tabify_with=self.problems_dock)
-        self.output_dock = self.add_dock(
-            _placeholder("The training output (progress, losses and generated samples) will "
-                         "appear here when the net is trained."), "Output",
-            Qt.BottomDockWidgetArea, tabify_with=self.problems_dock)
-        self.charts_dock = self.add_dock(
-            _placeholder("Loss and accuracy charts will appear here while the net trains."),
-            "Charts", Qt.BottomDockWidgetArea, tabify_with=self.problems_dock)
+        self.output_dock = self.add_dock(QWidget(), "Output", Qt.BottomDockWidgetArea,
+                                         tabify_with=self.problems_dock)
+        self.device_dock = self.add_dock(QWidget(), "Device", Qt.RightDockWidgetArea,
+                                         tabify_with=self.properties_dock)
         self.problems_dock.raise_()
+        self.properties_dock.raise_()
 
         self.summary = QLabel()
         self.zoom_label = QLabel("100%")
@@ -82,10 +91,14 @@ class MainWindow(QMainWindow):
 
         self.act = actions.build(self)
         self.files = files.FileHandler(self)
+        from designer.ui.trainer import TrainingController
+        self.training = TrainingController(self)
+        self.training.install()
         self._connect()
         self.resize(1440, 900)
         self.resizeDocks([self.palette_dock, self.properties_dock], [250, 340], Qt.Horizontal)
         self.resizeDocks([self.problems_dock], [160], Qt.Vertical)
+        self.resizeDocks([self.problems_dock, self.charts_dock], [560, 880], Qt.Horizontal)
         if restore:
             self._restore()
         self._update_title()
@@ -126,6 +139,20 @@ class MainWindow(QMainWindow):
 
     def show_message(self, text: str) -> None:
         self.statusBar().showMessage(text, 8000)
+
+    def set_banner(self, text: str | None) -> None:
+        """A line above the canvas (while training: the running model is a snapshot)."""
+        if not text:
+            self.banner.hide()
+            return
+        from designer.ui import theme
+        light = theme.colors.name == "light"
+        self.banner.setStyleSheet(
+            "QLabel#training_banner { padding: 5px 10px; border-bottom: 1px solid %s; "
+            "background: %s; color: %s; }" % (("#b9d3f3", "#e8f1fc", "#1d3d66") if light else
+                                              ("#2c4a70", "#1f2f44", "#cfe2fb")))
+        self.banner.setText(text)
+        self.banner.show()
 
     def _zoomed(self, zoom: float) -> None:
         self.zoom_label.setText(f"{zoom:.0%}")
@@ -245,6 +272,16 @@ class MainWindow(QMainWindow):
             self._forget_unrolled(name)
 
     # ---------------------------------------------------------------- dialogs --
+    def notify(self, title: str, text: str, details: str = "") -> None:
+        """Tell the user something without blocking (a training error: the run goes on or
+        has ended, the window keeps working); tests replace this."""
+        box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
+        if details and details != text:
+            box.setDetailedText(details)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.setModal(False)
+        box.show()
+
     def alert(self, title: str, text: str, details: str = "") -> None:
         """Tell the user something went wrong, in a dialog (tests replace this)."""
         box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
@@ -277,12 +314,7 @@ class MainWindow(QMainWindow):
         if not self.files.confirm_discard():
             event.ignore()
             return
+        self.training.shutdown()  # a running run stops at the next step and saves a checkpoint
         self.save_settings()
         event.accept()
 
-
-def _placeholder(text: str) -> QWidget:
-    label = caption(text)
-    label.setAlignment(Qt.AlignCenter)
-    label.setMargin(16)
-    return label

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtGui import QImage
 
 from tests.conftest import PROJECTS, ROOT, need_data
-from tests.ui.conftest import not_blank
+from tests.ui.conftest import not_blank, tiny_project
 
 
 def designer(*args, timeout=120):
@@ -48,11 +48,33 @@ def test_unrolling_a_layer_that_is_not_recurrent_is_refused(tmp_path):
     assert "Traceback" not in done.stderr
 
 
-def test_train_steps_is_not_available_yet():
-    done = designer("gui", str(PROJECTS / "char-rnn-shakespeare.json"), "--train-steps", "5")
+def test_train_steps_trains_through_the_window_then_pictures_charts_and_text(tmp_path):
+    project = tiny_project(tmp_path, steps=6)
+    out = tmp_path / "trained.png"
+    done = designer("gui", str(project), "--train-steps", "6", "--device", "cpu",
+                    "--screenshot", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"wrote {out} (1440x900)"
+    assert not_blank(QImage(str(out)))
+    (run,) = (tmp_path / "runs").iterdir()  # the test's RNN_DESIGNER_RUNS
+    assert (run / "last.json").exists() and len((run / "metrics.jsonl").read_text().split()) > 3
+
+
+def test_train_steps_must_be_positive(tmp_path):
+    done = designer("gui", str(PROJECTS / "char-rnn-shakespeare.json"), "--train-steps", "0",
+                    "--screenshot", str(tmp_path / "x.png"))
     assert done.returncode == 2
-    assert len(done.stderr.strip().splitlines()) == 1
-    assert "--train-steps is not available yet" in done.stderr
+    assert done.stderr.strip() == "rnn-designer: --train-steps must be at least 1"
+
+
+def test_a_run_that_cannot_start_is_one_sentence_and_exit_1(tmp_path):
+    project = tiny_project(tmp_path)
+    (tmp_path / "corpus.txt").unlink()
+    done = designer("gui", str(project), "--train-steps", "3", "--screenshot",
+                    str(tmp_path / "x.png"))
+    assert done.returncode == 1
+    assert done.stderr.strip().startswith("rnn-designer: ") and "corpus.txt" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 @need_data("tinyshakespeare.txt")

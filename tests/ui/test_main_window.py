@@ -129,7 +129,14 @@ def test_light_and_dark_themes(char_rnn, settings, qtbot):
 def test_training_has_places_to_go(window):
     assert window.output_dock.windowTitle() == "Output"
     assert window.charts_dock.windowTitle() == "Charts"
-    assert window.train_toolbar.actions() == [window.act.train]
+    assert window.device_dock.windowTitle() == "Device"
+    a = window.act
+    assert window.train_toolbar.actions()[:4] == [a.train, a.pause, a.resume, a.stop]
+    assert a.train.isEnabled() and not a.pause.isEnabled() and not a.stop.isEnabled()
+    assert not a.resume.isVisible()
+    train_menu = next(m.menu() for m in window.menuBar().actions() if m.text() == "&Train")
+    assert {a.train, a.pause, a.resume, a.stop, a.generate, a.add_run} <= set(
+        train_menu.actions())
     dock = window.add_dock(QMessageBox(), "Monitor")
     assert dock.toggleViewAction() in window.act.docks_menu.actions()
 

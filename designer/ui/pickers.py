@@ -1,0 +1,145 @@
+"""The training toolbar's pickers: which device a run trains on, and which engine its
+recurrent layers use.
+
+The GPUs come from NVML (``designer.monitor.list_devices``), not torch, so the window opens
+without importing torch; whether ``cuda:N`` really works is checked by the training loop,
+whose error then appears in the window.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    """One entry of the device picker.
+
+    Attributes
+    ----------
+    device
+        What the trainer gets: ``auto``, ``cpu`` or ``cuda:N`` (CUDA's numbering).
+    label
+        What the picker shows.
+    monitor
+        The NVML index (or UUID) of the GPU to watch; ``None`` for the default choice, ``"cpu"``
+        for the CPU.
+    """
+
+    device: str
+    label: str
+    monitor: int | str | None = None
+
+
+def device_choices(devices: list, environ: Mapping[str, str] | None = None) -> list[DeviceChoice]:
+    """Auto, CPU and each GPU CUDA will see, numbered as CUDA numbers them.
+
+    ``devices`` are NVML's `DeviceInfo` records. With ``CUDA_VISIBLE_DEVICES`` set, only the
+    GPUs it names are listed, in its order (``"2,0"`` makes GPU 2 ``cuda:0``); CUDA ignores the
+    entries after the first it cannot match, and so does this.
+    """
+    environ = os.environ if environ is None else environ
+    out = [DeviceChoice("auto", "Auto (GPU if present)", None), DeviceChoice("cpu", "CPU", "cpu")]
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        picked = list(devices)
+    else:
+        picked = []
+        for entry in (e.strip() for e in visible.split(",")):
+            match = next((d for d in devices if (entry.isdigit() and d.index == int(entry)) or
+                          (entry.startswith(("GPU-", "MIG-")) and d.uuid and
+                           d.uuid.startswith(entry))), None)
+            if match is None:
+                break
+            picked.append(match)
+    for i, d in enumerate(picked):
+        size = f" ({d.memory_total_mib / 1024:.0f} GiB)" if d.memory_total_mib else ""
+        out.append(DeviceChoice(f"cuda:{i}", f"GPU {i}: {d.name}{size}", d.index))
+    return out
+
+
+class DevicePicker(QComboBox):
+    """Auto, CPU and the GPUs; follows the project's ``device`` setting until the user picks.
+
+    Signals
+    -------
+    picked(DeviceChoice)
+        The choice changed (the device panel watches the new device).
+    """
+
+    picked = Signal(object)
+
+    def __init__(self, choices: list[DeviceChoice] | None = None, parent=None) -> None:
+        super().__init__(parent)
+        self.setToolTip("The device the next run trains on. The GPUs are those the NVIDIA "
+                        "driver lists; Auto trains on the first GPU when there is one.")
+        self.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.set_choices(choices if choices is not None else device_choices([]))
+        self.currentIndexChanged.connect(lambda i: self.picked.emit(self.choice()))
+
+    def set_choices(self, choices: list[DeviceChoice]) -> None:
+        self.blockSignals(True)
+        self.clear()
+        for c in choices:
+            self.addItem(c.label, c)
+        self.blockSignals(False)
+
+    def choice(self) -> DeviceChoice:
+        return self.currentData()
+
+    def device(self) -> str:
+        return self.choice().device
+
+    def select(self, device: str) -> bool:
+        """Pick ``auto``, ``cpu``, ``cuda`` (the first GPU) or ``cuda:N``; False if absent."""
+        if device == "cuda":
+            device = "cuda:0"
+        for i in range(self.count()):
+            if self.itemData(i).device == device:
+                self.setCurrentIndex(i)
+                return True
+        return False
+
+    def follow_project(self, setting: str) -> None:
+        """Show the project's ``device`` setting (a GPU it asks for but NVML does not list
+        falls back to Auto, and the trainer says so if CUDA is truly missing)."""
+        if not self.select(setting):
+            self.select("auto")
+
+
+ENGINES = (
+    (None, "Engines as drawn", "Each recurrent layer runs on the engine set in its properties"),
+    ("cudnn", "All cuDNN (fused)", "Every LSTM/GRU/RNN runs on the fused cuDNN kernel "
+     "(torch.nn.LSTM)"),
+    ("caffe", "All unrolled (Caffe)", "Every LSTM/GRU/RNN runs as Caffe's unrolled net: one "
+     "small layer per time step"),
+)
+
+
+class EnginePicker(QComboBox):
+    """Run every recurrent layer on one engine, or leave each as drawn (the default).
+
+    Switching here changes only the next run, not the project: train once on each engine and
+    the two curves land side by side in the charts.
+    """
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        for value, label, tip in ENGINES:
+            self.addItem(label, value)
+            self.setItemData(self.count() - 1, tip, 3)  # Qt.ToolTipRole
+        self.setToolTip("The engine of the recurrent layers in the next run; pick each layer's "
+                        "own in the Properties panel")
+        self.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+
+    def engine(self) -> str | None:
+        return self.currentData()
+
+    def select(self, engine: str | None) -> None:
+        for i in range(self.count()):
+            if self.itemData(i) == engine:
+                self.setCurrentIndex(i)

@@ -1,0 +1,203 @@
+"""Training runs as the charts see them: metric series, engines, device, and a label.
+
+A `Run` is filled record by record while it trains (the records the training loop yields)
+or all at once from a run folder's ``metrics.jsonl`` ("Add run folder..."). Reading a folder
+touches only JSON files, never torch. No Qt here.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled"}
+DATA_KINDS = {"CharText": "text", "WavAudio": "audio", "MnistRows": "mnist"}
+
+# (record kind, record key) -> series name
+METRICS = {("train", "loss"): "loss", ("train", "lr"): "lr",
+           ("train", "tokens_per_s"): "tokens_per_s", ("train", "accuracy"): "accuracy",
+           ("val", "val_loss"): "val_loss", ("val", "val_accuracy"): "val_accuracy"}
+
+
+class RunError(Exception):
+    """A folder that holds no run; ``str()`` is one sentence naming it."""
+
+
+def engines_text(engines: dict) -> str:
+    """``{"lstm1": "CUDNN"}`` -> ``"cuDNN"``; mixed engines are named per layer."""
+    if not engines:
+        return "no recurrent layer"
+    names = {ENGINE_LABELS.get(e, e) for e in engines.values()}
+    if len(names) == 1:
+        return names.pop()
+    return ", ".join(f"{k} {ENGINE_LABELS.get(v, v)}" for k, v in engines.items())
+
+
+def device_text(device: str | None, name: str | None = None) -> str:
+    if not device:
+        return "?"
+    if device == "cpu":
+        return "CPU"
+    if name:
+        return name.replace("NVIDIA ", "")
+    return device.upper()
+
+
+def data_kind(project: dict | None) -> str | None:
+    """``text``, ``audio`` or ``mnist`` from a project dict's data layer."""
+    try:
+        for layer in project["graph"]["layers"]:
+            if layer["type"] in DATA_KINDS:
+                return DATA_KINDS[layer["type"]]
+    except (KeyError, TypeError):
+        pass
+    return None
+
+
+class Run:
+    """One training run's curves and facts.
+
+    Parameters
+    ----------
+    number
+        Its place in the session (``#1``, ``#2``...), which also picks its colour.
+    name
+        The project's name.
+    """
+
+    def __init__(self, number: int, name: str, project: dict | None = None) -> None:
+        self.number = number
+        self.name = name
+        self.project = project
+        self.kind = data_kind(project)
+        self.run_dir: Path | None = None
+        self.engines: dict = {}
+        self.device: str | None = None
+        self.device_name: str | None = None
+        self.steps: int | None = None
+        self.step = 0
+        self.state = "starting"   # starting, running, paused, stopping, finished, stopped, failed...
+        self.best_val_loss: float | None = None
+        self.visible = True
+        from .series import Series  # numpy: not on the way to the first paint
+        self.series: dict[str, Series] = {m: Series() for m in METRICS.values()}
+
+    # --------------------------------------------------------------------------- facts --
+    @property
+    def label(self) -> str:
+        """What the legend says: number, project, engine(s), device."""
+        return (f"#{self.number} {self.name} \u00b7 {engines_text(self.engines)} \u00b7 "
+                f"{device_text(self.device, self.device_name)}")
+
+    @property
+    def short_label(self) -> str:
+        """Engine and device first (what tells runs of one project apart), then the name."""
+        if not self.engines and not self.device:
+            return f"#{self.number} {self.name}"
+        return (f"#{self.number} {engines_text(self.engines)} \u00b7 "
+                f"{device_text(self.device, self.device_name)} \u2014 {self.name}")
+
+    def tokens_per_s(self) -> float | None:
+        """The median tokens/s of the run (its first record, the warm-up, left out)."""
+        from .series import median_rate
+        s = self.series["tokens_per_s"]
+        return median_rate(s.column("value")) if len(s) else None
+
+    def has(self, series: str) -> bool:
+        return len(self.series[series]) > 0
+
+    @property
+    def version(self) -> int:
+        return sum(s.version for s in self.series.values())
+
+    # ------------------------------------------------------------------------- records --
+    def add(self, record: dict) -> None:
+        """Take one record the training loop yielded."""
+        kind = record.get("kind")
+        if kind == "start":
+            self.run_dir = Path(record["run_dir"])
+            self.engines = dict(record.get("engines") or {})
+            self.device, self.device_name = record.get("device"), record.get("device_name")
+            self.steps, self.step = record.get("steps"), record.get("step", 0)
+            self.state = "running"
+            return
+        if kind in ("train", "val"):
+            step, time = float(record["step"]), float(record.get("time") or 0.0)
+            for (k, key), name in METRICS.items():
+                if k == kind and record.get(key) is not None:
+                    self.series[name].append(step, time, _number(record[key]))
+            self.step = max(self.step, int(record["step"]))
+            if kind == "val" and record.get("best_val_loss") is not None:
+                self.best_val_loss = float(record["best_val_loss"])
+        elif kind == "paused":
+            self.state = "paused"
+        elif kind == "resumed":
+            self.state = "running"
+        elif kind == "done":
+            self.state = record.get("reason", "finished")
+            self.step = record.get("step", self.step)
+            if record.get("best_val_loss") is not None:
+                self.best_val_loss = float(record["best_val_loss"])
+
+    # ------------------------------------------------------------------------- folders --
+    @classmethod
+    def from_folder(cls, folder: str | Path, number: int) -> "Run":
+        """A finished (or running) run read from its folder: ``metrics.jsonl`` for the curves,
+        ``project.json`` for the name, the last checkpoint's ``meta.json`` for the engines and
+        the device."""
+        folder = Path(folder)
+        metrics = folder / "metrics.jsonl"
+        if not metrics.is_file():
+            raise RunError(f"{folder} holds no training run (there is no metrics.jsonl)")
+        project = _read_json(folder / "project.json")
+        run = cls(number, (project or {}).get("name") or folder.name, project)
+        run.run_dir = folder
+        meta = _checkpoint_meta(folder)
+        if meta:
+            run.engines = dict(meta.get("engines") or {})
+            run.device = meta.get("device")
+            run.steps = meta.get("step")
+        elif project:
+            run.engines = {la["name"]: la.get("params", {}).get("engine", "CUDNN")
+                           for la in project["graph"]["layers"]
+                           if la["type"] in ("LSTM", "GRU", "RNN")}
+        try:
+            lines = metrics.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            raise RunError(f"{metrics} cannot be read ({getattr(e, 'strerror', None) or e})") \
+                from None
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by a crash
+            if isinstance(record, dict) and record.get("kind") in ("train", "val") \
+                    and "step" in record:
+                run.add(record)
+        run.state = "loaded"
+        return run
+
+
+def _number(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _checkpoint_meta(folder: Path) -> dict | None:
+    for which in ("last", "best"):
+        pointer = _read_json(folder / f"{which}.json")
+        if pointer and isinstance(pointer.get("checkpoint"), str):
+            meta = _read_json(folder / pointer["checkpoint"] / "meta.json")
+            if meta:
+                return meta
+    return None

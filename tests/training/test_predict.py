@@ -1,0 +1,46 @@
+"""Predictions of an MNIST run on held-out digits, as plain numpy for the output window."""
+import numpy as np
+import pytest
+
+from designer.graph import Graph
+from designer.graph.project import Project
+from designer.training.generate import GenerateError
+from designer.training.loop import RunOptions, train
+from designer.training.predict import predict_digits
+from tests.conftest import DATA, need_data
+from tests.training.test_loop import tiny_project
+
+
+def digits_project(folder) -> Project:
+    g = Graph(project_dir=folder)
+    g.add_layer("MnistRows", "data", {"folder": str(DATA / "mnist"), "batch_size": 50})
+    g.add_layer("LSTM", "lstm1", {"num_output": 16, "batch_first": True})
+    g.add_layer("InnerProduct", "ip1", {"num_output": 10, "axis": 1})
+    g.add_layer("SoftmaxWithLoss", "loss", {"axis": 1})
+    for a, b in [("data.data", "lstm1.x"), ("lstm1.y", "ip1.x"), ("ip1.y", "loss.logits"),
+                 ("data.label", "loss.label")]:
+        (s, sp), (d, dp) = a.split("."), b.split(".")
+        g.connect(s, sp, d, dp)
+    return Project(g, "digits", "", {"base_lr": 0.01, "max_steps": 30},
+                   {"log_interval": 10, "eval_interval": 15, "eval_batches": 2,
+                    "sample_interval": 0, "device": "cpu"})
+
+
+@need_data("mnist/t10k-images-idx3-ubyte.gz")
+def test_a_trained_run_scores_the_held_out_digits(tmp_path):
+    run = tmp_path / "run"
+    list(train(digits_project(tmp_path), RunOptions(out=run)))
+    p = predict_digits(run, count=12, seed=3)
+    assert p.images.shape == (12, 28, 28) and p.images.dtype == np.float32
+    assert 0.0 <= p.images.min() and p.images.max() <= 1.0
+    assert p.predicted.shape == p.truth.shape == (12,) and p.evaluated == 2000
+    assert set(p.truth) <= set(range(10)) and 0.2 < p.accuracy <= 1.0  # better than chance
+    again = predict_digits(run, count=12, seed=3, limit=40)
+    assert np.array_equal(again.truth, p.truth) and np.array_equal(again.images, p.images)
+
+
+def test_a_text_run_has_no_digits_to_predict(tmp_path):
+    run = tmp_path / "run"
+    list(train(tiny_project(tmp_path), RunOptions(out=run, steps=6)))
+    with pytest.raises(GenerateError, match="trained on text data, not MNIST digits"):
+        predict_digits(run)
