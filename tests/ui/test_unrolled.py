@@ -95,7 +95,7 @@ def test_the_view_follows_the_layer(char_rnn, qtbot):
 
 def test_only_recurrent_layers_with_an_input_unroll(char_rnn):
     w = char_rnn
-    with pytest.raises(ValueError, match="ip1 is a InnerProduct layer"):
+    with pytest.raises(ValueError, match="ip1 is an InnerProduct layer"):
         w.show_unrolled("ip1")
     w.doc.remove([], [next(k for k in w.doc.graph.links() if k.dst == "lstm1")])
     with pytest.raises(ValueError, match="has no input sequence yet"):
