@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from .convert import TORCH_TO_CAFFE_LSTM, _reorder, convert_layer
+from .convert import convert_layer, cudnn_to_caffe
 from .recurrent import CudnnRecurrent
 from .unrolled import UnrolledRecurrent
 
@@ -36,19 +36,16 @@ def _diff(name: str, a: torch.Tensor, b: torch.Tensor) -> Diff:
 
 
 def _grads_as_caffe(kind: str, grads: dict, levels: int) -> dict:
-    """torch parameter gradients in the Caffe layout (each torch bias grad equals db_c)."""
-    out = {}
-    for k in range(levels):
-        wi, wh, bi = grads[f"weight_ih_l{k}"], grads[f"weight_hh_l{k}"], grads[f"bias_ih_l{k}"]
-        if kind == "LSTM":
-            out[f"W_xc_l{k}"] = _reorder(wi, TORCH_TO_CAFFE_LSTM)
-            out[f"W_hc_l{k}"] = _reorder(wh, TORCH_TO_CAFFE_LSTM)
-            out[f"b_c_l{k}"] = _reorder(bi, TORCH_TO_CAFFE_LSTM)
-        else:
-            out[f"W_xc_l{k}"], out[f"W_hc_l{k}"], out[f"b_c_l{k}"] = wi, wh, bi
-            if kind == "GRU":
-                out[f"b_hc_l{k}"] = grads[f"bias_hh_l{k}"]
-    return out
+    """torch parameter gradients in the Caffe layout.
+
+    The weight conversion applies with one change: each torch bias gradient already equals
+    db_c (b_c = b_ih + b_hh), so the b_hh gradients must not be added in again (except for the
+    GRU, whose b_hc stays its own tensor).
+    """
+    if kind != "GRU":
+        grads = {**grads, **{f"bias_hh_l{k}": torch.zeros_like(grads[f"bias_hh_l{k}"])
+                             for k in range(levels)}}
+    return cudnn_to_caffe(kind, grads, levels)
 
 
 def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int = 10,
