@@ -79,8 +79,7 @@ def infer_steps(xw, cont, h0, c0, w_hc):
     h = g4 // 4
     cont = cont.to(xw.dtype)
     hs = xw.new_empty(t_, n, h)
-    acts, c, hc, gates = xw.new_empty(n, g4), xw.new_empty(n, h), xw.new_empty(n, h), \
-        xw.new_empty(n, g4)
+    acts, hc, gates = xw.new_empty(n, g4), xw.new_empty(n, h), xw.new_empty(n, g4)
     c_prev = c0
     torch.mul(h0, cont[0].unsqueeze(1), out=hc)
     w_t = w_hc.t()

@@ -6,12 +6,16 @@ redraw; `CompactAxis` labels ticks briefly (150k, 1.2M, 2e-4) so small plots sta
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from .runs import Run
+
+if TYPE_CHECKING:  # plots imports this module; only the annotation needs the panel
+    from .plots import ChartsPanel
 
 SYMBOLS_BELOW = 60           # draw point markers while a curve is this short
 DENSE_ABOVE = 400            # and draw it with a 1-pixel line past this many points

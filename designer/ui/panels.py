@@ -7,7 +7,7 @@ device panel also when the user brings its dock forward. Never on the way to the
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QStackedWidget,
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QPushButton, QStackedWidget,
                                QVBoxLayout, QWidget)
 
 from . import resources

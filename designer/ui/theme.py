@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 THEMES = ("light", "dark")
@@ -64,6 +64,16 @@ class Colors:
 
     def unrolled(self, node_type: str) -> QColor:
         return QColor(UNROLLED_COLORS.get(node_type, "#7d8a96"))
+
+
+def font(size: float, bold: bool = False, mono: bool = False) -> QFont:
+    """A canvas font: ``size`` points, optionally bold or monospaced (tensor shapes)."""
+    f = QFont("DejaVu Sans Mono") if mono else QFont()
+    if mono:
+        f.setStyleHint(QFont.Monospace)
+    f.setPointSizeF(size)
+    f.setBold(bold)
+    return f
 
 
 def _c(text: str) -> QColor:

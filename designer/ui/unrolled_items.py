@@ -8,20 +8,15 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtGui import QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from designer.graph import dims as D
 from designer.ui import theme
 
-TYPE_FONT = QFont()
-TYPE_FONT.setPointSizeF(7.6)
-TYPE_FONT.setBold(True)
-SMALL_FONT = QFont()
-SMALL_FONT.setPointSizeF(7.0)
-MONO_FONT = QFont("DejaVu Sans Mono")
-MONO_FONT.setStyleHint(QFont.Monospace)
-MONO_FONT.setPointSizeF(6.8)
+TYPE_FONT = theme.font(7.6, bold=True)
+SMALL_FONT = theme.font(7.0)
+MONO_FONT = theme.font(6.8, mono=True)
 LOD_TEXT = 0.42
 RAIL_LABEL_EVERY = 1400.0
 

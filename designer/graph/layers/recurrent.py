@@ -25,7 +25,6 @@ def _infer(ctx):
     x = ctx.need_float("x")
     if x is None or x.rank != 3:
         ctx.fail("x", "a sequence of vectors, (T, N, E)")
-    first = ctx.params.get("batch_first", False)
     cont = ctx.input("cont")
     if cont is not None:
         want = tuple(x.shape[:2])

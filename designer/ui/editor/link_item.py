@@ -7,14 +7,12 @@ into a port whose layer rejects what it carries is drawn in the error colour.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainterPath, QPainterPathStroker, QPen
+from PySide6.QtGui import QColor, QFontMetricsF, QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyle
 
 from designer.ui import describe, theme
 
-LABEL_FONT = QFont("DejaVu Sans Mono")
-LABEL_FONT.setStyleHint(QFont.Monospace)
-LABEL_FONT.setPointSizeF(7.2)
+LABEL_FONT = theme.font(7.2, mono=True)
 LANE_GAP = 22.0
 CORNER = 10.0
 

@@ -7,7 +7,7 @@ item, and the scene turns the finished drag into one undoable command.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyle
 
 from designer.ui import describe, theme
@@ -17,16 +17,10 @@ GRID = 10.0
 PORT_R = 5.0
 LOD_TEXT = 0.45  # below this zoom the card is drawn without text
 
-NAME_FONT = QFont()
-NAME_FONT.setPointSizeF(9.5)
-NAME_FONT.setBold(True)
-TYPE_FONT = QFont()
-TYPE_FONT.setPointSizeF(7.5)
-SHAPE_FONT = QFont("DejaVu Sans Mono")
-SHAPE_FONT.setStyleHint(QFont.Monospace)
-SHAPE_FONT.setPointSizeF(8.0)
-PORT_FONT = QFont()
-PORT_FONT.setPointSizeF(6.8)
+NAME_FONT = theme.font(9.5, bold=True)
+TYPE_FONT = theme.font(7.5)
+SHAPE_FONT = theme.font(8.0, mono=True)
+PORT_FONT = theme.font(6.8)
 
 
 class PortItem(QGraphicsItem):

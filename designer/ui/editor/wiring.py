@@ -7,7 +7,7 @@ up that link's end: drop it on another input to move it, or on empty canvas to d
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtGui import QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from designer.graph.errors import GraphError
@@ -17,8 +17,7 @@ from .link_item import route
 from .node_item import PortItem
 
 SNAP = 16.0  # how near the cursor must be to a port to aim at it
-TIP_FONT = QFont()
-TIP_FONT.setPointSizeF(8.5)
+TIP_FONT = theme.font(8.5)
 
 
 class TipItem(QGraphicsItem):
