@@ -2,13 +2,15 @@
 
 Imports neither torch nor Qt (a test checks ``sys.modules``).
 """
-from .errors import (CycleError, DataWarning, DuplicateNameError, GraphError, ParamError,
-                     PortError, ShapeError, UnconnectedInputError, UnknownLayerError)
+from .errors import (CycleError, DataWarning, DesignWarning, DuplicateNameError, GraphError,
+                     GraphWarning, ParamError, PortError, RangeError, ShapeError,
+                     UnconnectedInputError, UnknownLayerError)
 from .model import Graph, Layer, LayerInfo, Link
 from .spec import LayerSpec, ParamSpec, PortSpec, TensorInfo
 
 __all__ = [
-    "CycleError", "DataWarning", "DuplicateNameError", "Graph", "GraphError", "Layer",
+    "CycleError", "DataWarning", "DesignWarning", "DuplicateNameError", "Graph", "GraphError",
+    "GraphWarning", "Layer", "RangeError",
     "LayerInfo", "LayerSpec", "Link", "ParamError", "ParamSpec", "PortError", "PortSpec",
     "ShapeError", "TensorInfo", "UnconnectedInputError", "UnknownLayerError",
 ]

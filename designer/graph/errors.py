@@ -11,9 +11,17 @@ class GraphError(Exception):
         super().__init__(message)
         self.message = message
         self.layer = layer
+        self.fix = None  # a designer.graph.hints.Fix that mends it, once one is found
 
     def __str__(self) -> str:
         return self.message
+
+    def copy(self) -> "GraphError":
+        """A copy to retell (exceptions with their own ``__init__`` defeat ``copy.copy``)."""
+        twin = type(self).__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.args = self.args
+        return twin
 
 
 class CycleError(GraphError):
@@ -25,10 +33,25 @@ class UnconnectedInputError(GraphError):
 
 
 class ShapeError(GraphError):
+    """Shapes (or dtypes) that disagree; ``port`` and ``want`` say where and what was needed."""
+
     kind = "shape"
 
-    def __init__(self, layer: str | None, message: str) -> None:
+    def __init__(self, layer: str | None, message: str, port: str | None = None,
+                 want: tuple | None = None) -> None:
         super().__init__(message, layer)
+        self.port, self.want = port, want
+
+
+class RangeError(ShapeError):
+    """Ids or labels that take more values than the layer reading them can hold."""
+
+    kind = "range"
+
+    def __init__(self, layer: str | None, message: str, port: str, size, values,
+                 what: str) -> None:
+        super().__init__(layer, message, port=port)
+        self.size, self.values, self.what = size, values, what
 
 
 class ParamError(GraphError):
@@ -62,7 +85,19 @@ class UnknownLayerError(GraphError):
     kind = "unknown"
 
 
-class DataWarning(GraphError):
+class GraphWarning(GraphError):
+    """Something to look at that does not stop the net from training."""
+
+    kind = "warning"
+
+
+class DataWarning(GraphWarning):
     """Data a layer names cannot be read yet; shapes that depend on it stay symbolic."""
 
     kind = "data"
+
+
+class DesignWarning(GraphWarning):
+    """A net that trains but is very likely not what was meant (a softmax before the loss)."""
+
+    kind = "design"

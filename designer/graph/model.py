@@ -16,7 +16,8 @@ from typing import Iterable
 import networkx as nx
 
 from . import registry
-from .errors import CycleError, DataWarning, DuplicateNameError, GraphError, ParamError, PortError
+from .errors import (CycleError, DataWarning, DuplicateNameError, GraphError, GraphWarning,
+                     ParamError, PortError)
 from .shapes import LayerInfo, infer_layer
 from .signals import Signal
 from .spec import LayerSpec, TensorInfo
@@ -81,6 +82,7 @@ class Graph:
         self._pinned: dict[str, int] = {}  # dims fixed from outside (a checkpoint's V)
         self._deferred: list | None = None  # start layers collected inside bulk()
         self._deferred_sources = False
+        self.version = 0  # bumped on every change that can alter shapes or problems
         self.layer_added = Signal("layer_added")
         self.layer_removed = Signal("layer_removed")
         self.layer_renamed = Signal("layer_renamed")
@@ -167,7 +169,7 @@ class Graph:
         return collect(self)
 
     def errors(self) -> list[GraphError]:
-        return [p for p in self.problems() if not isinstance(p, DataWarning)]
+        return [p for p in self.problems() if not isinstance(p, GraphWarning)]
 
     # ------------------------------------------------------------------------------ edits --
     def unique_name(self, base: str) -> str:
@@ -413,6 +415,7 @@ class Graph:
 
     def _reinfer(self, start: Iterable[str], sources_changed: bool, force: bool = False) -> None:
         """Re-infer ``start`` and, where outputs change, what lies downstream, in order."""
+        self.version += 1
         if self._deferred is not None:
             self._deferred.extend(start)
             self._deferred_sources |= sources_changed

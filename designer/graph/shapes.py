@@ -41,7 +41,8 @@ def resolve_params(spec: LayerSpec, params: dict, dims: dict) -> dict:
 def _bind(t: TensorInfo | None, dims: dict) -> TensorInfo | None:
     if t is None:
         return None
-    return TensorInfo(tuple(D.bind(d, dims) for d in t.shape), t.dtype)
+    values = None if t.values is None else D.bind(t.values, dims)
+    return TensorInfo(tuple(D.bind(d, dims) for d in t.shape), t.dtype, values, t.batch)
 
 
 def _dtype_problem(ctx: InferContext) -> None:

@@ -18,10 +18,21 @@ FLOAT, INDEX, ANY = "float", "index", "any"
 
 @dataclass(frozen=True)
 class TensorInfo:
-    """What flows along a link: a shape over symbolic dims and a dtype (``float`` or ``index``)."""
+    """What flows along a link: a shape over symbolic dims, a dtype (``float`` or ``index``),
+    and two facts the checks build on.
+
+    ``values``
+        For ids: they lie in ``[0, values)`` (``"V"`` or a number), as the data layer that
+        made them declares; ``None`` when unknown.
+    ``batch``
+        Which axis holds the batch (N), when it is known; ``None`` once a layer has merged it
+        with another axis (a Reshape to (T*N, H), say).
+    """
 
     shape: tuple
     dtype: str = FLOAT
+    values: Any = None
+    batch: int | None = None
 
     def __str__(self) -> str:
         text = D.shape_str(self.shape)
@@ -30,6 +41,17 @@ class TensorInfo:
     @property
     def rank(self) -> int:
         return len(self.shape)
+
+    def derive(self, shape: tuple, dtype: str | None = None, batch: int | None | str = "same",
+               values: Any = "same") -> "TensorInfo":
+        """A tensor made from this one: a new shape, the rest kept unless given."""
+        return TensorInfo(tuple(shape), self.dtype if dtype is None else dtype,
+                          self.values if values == "same" else values,
+                          self.batch if batch == "same" else batch)
+
+    def batch_after(self, axis: int) -> int | None:
+        """The batch axis once the dims from ``axis`` on are replaced (kept only if before)."""
+        return self.batch if self.batch is not None and self.batch < axis else None
 
     def to_json(self) -> list:
         return list(self.shape)
@@ -51,6 +73,7 @@ class ParamSpec:
     maximum: float | None = None
     choices: tuple = ()
     below_maximum: bool = False  # maximum itself excluded, as for a dropout ratio
+    shaping: bool = False  # it changes shapes: the designer may offer it as a fix
 
     def allowed(self) -> str:
         """The allowed values in words, for messages and tool-tips."""
@@ -152,8 +175,13 @@ class InferContext:
     def input(self, port: str) -> TensorInfo | None:
         return self.inputs[self.spec.input_index(port)]
 
-    def fail(self, port: str | None, expected: str, detail: str = "") -> None:
-        """Raise a ``ShapeError`` naming this layer, the port, the layer feeding it and why."""
+    def fail(self, port: str | None, expected: str, detail: str = "",
+             want: tuple | None = None) -> None:
+        """Raise a ``ShapeError`` naming this layer, the port, the layer feeding it and why.
+
+        ``want`` is the exact shape the port needs, when there is one (a hint may then offer
+        to insert a Reshape).
+        """
         if port is None:
             raise ShapeError(self.layer, f"{self.layer} {expected}")
         i = self.spec.input_index(port)
@@ -161,7 +189,7 @@ class InferContext:
         msg = f"{self.layer} expects {expected} on '{port}', but {src} gives {got}"
         if detail:
             msg += f" ({detail})"
-        raise ShapeError(self.layer, msg)
+        raise ShapeError(self.layer, msg, port=port, want=want)
 
     def need_rank(self, port: str, rank: int, what: str) -> TensorInfo:
         t = self.input(port)

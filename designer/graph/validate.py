@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import dims as D
-from .errors import DataWarning, GraphError
+from .errors import DataWarning, GraphError, GraphWarning
+from .hints import explain
+from .lint import lint
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model import Graph
@@ -20,26 +22,42 @@ LOSS_TYPES = ("SoftmaxWithLoss",)
 
 
 def collect(graph: "Graph") -> list[GraphError]:
-    """Errors first (in layer order), then warnings."""
+    """Errors first (in layer order), then warnings; each error that one change can mend is
+    told on the layer to change, with its fix (``designer.graph.hints``).
+
+    The result is kept until the graph next changes (``Graph.version``).
+    """
+    cached = getattr(graph, "_problems_cache", None)
+    if cached is not None and cached[0] == graph.version:
+        return list(cached[1])
     errors: list[GraphError] = []
     for name in graph.topological_order():
         errors.extend(graph.info(name).problems)
+    errors = explain(graph, errors)
     warnings: list[GraphError] = list(graph._dim_notes)
     if len(graph):
         if not graph.sources():
             warnings.append(DataWarning("the net has no data layer, so it cannot be trained"))
         if not any(layer.type in LOSS_TYPES for layer in graph.layers()):
             warnings.append(DataWarning("the net has no loss layer, so it cannot be trained"))
+    warnings.extend(lint(graph))
+    graph._problems_cache = (graph.version, errors + warnings)
     return errors + warnings
 
 
 def severity(problem: GraphError) -> str:
-    return "warning" if isinstance(problem, DataWarning) else "error"
+    return "warning" if isinstance(problem, GraphWarning) else "error"
 
 
 def problem_json(problem: GraphError) -> dict:
-    return {"severity": severity(problem), "kind": problem.kind, "layer": problem.layer,
-            "message": str(problem)}
+    out = {"severity": severity(problem), "kind": problem.kind, "layer": problem.layer,
+           "message": str(problem)}
+    fix = getattr(problem, "fix", None)
+    if fix is not None:
+        out["fix"] = {"kind": fix.kind, "layer": fix.layer, "text": fix.text}
+        if fix.kind == "set":
+            out["fix"].update(param=fix.param, value=fix.value)
+    return out
 
 
 def report(graph: "Graph") -> dict:

@@ -26,8 +26,12 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
         g.add_layer(kind, name, params)
         g.connect("embed", "y", name, "x")
         g.connect("data", "cont", name, "cont")
+    # batch-first: (N, T, E) from the embedding read the other way round; a Reshape that
+    # replaces every dim hides which one is the batch, as a user's own layout would
+    g.add_layer("Reshape", "as_nte", {"shape": [0, 0, 0], "axis": 0, "num_axes": -1})
+    g.connect("embed", "y", "as_nte", "x")
     g.add_layer("LSTM", "lstm_bf", {"num_output": 4, "batch_first": True, "engine": engine})
-    g.connect("embed", "y", "lstm_bf", "x")
+    g.connect("as_nte", "y", "lstm_bf", "x")
     chain = [("Dropout", {"dropout_ratio": 0.2}), ("Clip", {"min": -0.5, "max": 0.5}),
              ("ReLU", {"negative_slope": 0.1}), ("TanH", {}), ("Sigmoid", {}),
              ("Softmax", {"axis": -1}), ("Scale", {"axis": 2, "bias_term": True})]

@@ -122,9 +122,12 @@ def test_shape_mismatch_names_both_layers_and_the_dims():
     g.connect("e1", "y", "sum", "a")
     g.connect("e2", "y", "sum", "b")
     (p,) = g.errors()
-    assert p.kind == "shape" and p.layer == "sum"
+    # found on sum, told on e2: the layer whose one parameter mends it
+    assert p.kind == "shape" and p.layer == "e2"
     assert str(p) == ("sum expects the same shape as 'a' (75, 25, 32) on 'b', but e2 gives "
-                      "(75, 25, 16) (dim 2 is 32 vs 16)")
+                      "(75, 25, 16) (dim 2 is 32 vs 16); set e2's num_output to 32 (e2 then "
+                      "gives (75, 25, 32))")
+    assert (p.fix.kind, p.fix.layer, p.fix.param, p.fix.value) == ("set", "e2", "num_output", 32)
     g.set_param("e2", "num_output", 32)
     assert g.errors() == []
 

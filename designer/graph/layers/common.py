@@ -25,12 +25,13 @@ def bias_filler(default: float = 0.0) -> ParamSpec:
 
 
 def num_output(default: int | str, help: str, kind: str = "int") -> ParamSpec:
-    return ParamSpec("num_output", kind, default, help, minimum=1, maximum=MAX_UNITS)
+    return ParamSpec("num_output", kind, default, help, minimum=1, maximum=MAX_UNITS,
+                     shaping=True)
 
 
 def axis_param(default: int, help: str = "the axis the layer works along (negative counts "
                "from the end)") -> ParamSpec:
-    return ParamSpec("axis", "int", default, help, minimum=-8, maximum=8)
+    return ParamSpec("axis", "int", default, help, minimum=-8, maximum=8, shaping=True)
 
 
 X = PortSpec("x", "the input tensor")
@@ -40,7 +41,7 @@ Y = PortSpec("y", "the output tensor")
 def same_shape(ctx: InferContext) -> list[TensorInfo]:
     """The output has the input's shape (element-wise layers)."""
     t = ctx.need_float("x")
-    return [TensorInfo(t.shape, FLOAT)]
+    return [t.derive(t.shape, FLOAT, values=None)]
 
 
 def numel_out(ctx: InferContext, outs) -> object:

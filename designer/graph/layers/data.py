@@ -37,7 +37,8 @@ SEQ_OUTPUTS = (
 
 def _seq_infer(ctx):
     t, n = ctx.params["seq_len"], ctx.params["batch_size"]
-    return [TensorInfo((t, n), INDEX), TensorInfo((t, n), FLOAT), TensorInfo((t, n), INDEX)]
+    return [TensorInfo((t, n), INDEX, "V", 1), TensorInfo((t, n), FLOAT, None, 1),
+            TensorInfo((t, n), INDEX, "V", 1)]
 
 
 def _text_dims(params: dict, project_dir) -> tuple[dict, str | None]:
@@ -127,8 +128,9 @@ def _mnist_dims(params: dict, project_dir) -> tuple[dict, str | None]:
 
 def _mnist_infer(ctx):
     n = ctx.params["batch_size"]
-    shape = (n, 28, 28) if ctx.params["batch_first"] else (28, n, 28)
-    return [TensorInfo(shape, FLOAT), TensorInfo((n,), INDEX)]
+    first = ctx.params["batch_first"]
+    shape = (n, 28, 28) if first else (28, n, 28)
+    return [TensorInfo(shape, FLOAT, None, 0 if first else 1), TensorInfo((n,), INDEX, "V", 0)]
 
 
 MNIST_ROWS = LayerSpec(
@@ -149,7 +151,8 @@ MNIST_ROWS = LayerSpec(
     params=(
         ParamSpec("folder", "str", "mnist", "the folder that holds the MNIST IDX files"),
         _batch(100),
-        ParamSpec("batch_first", "bool", True, "serve (N, 28, 28) rather than (28, N, 28)"),
+        ParamSpec("batch_first", "bool", True, "serve (N, 28, 28) rather than (28, N, 28)",
+                  shaping=True),
         ParamSpec("holdout", "int", 2000, "images held out for testing when only the t10k "
                   "files are present", minimum=1, maximum=9999),
     ),

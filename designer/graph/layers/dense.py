@@ -2,15 +2,23 @@
 from __future__ import annotations
 
 from .. import dims as D
-from ..errors import ParamError
-from ..spec import FLOAT, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from ..errors import ParamError, ShapeError
+from ..spec import FLOAT, LayerSpec, ParamSpec, PortSpec
 from .common import X, Y, axis_param, bias_filler, num_output, numel_out, same_shape, weight_filler
 
 
 def _ip_infer(ctx):
     x = ctx.need_float("x")
     a = ctx.axis(ctx.params["axis"], x.rank)
-    return [TensorInfo(tuple(x.shape[:a]) + (ctx.params["num_output"],), FLOAT)]
+    if x.batch is not None and a <= x.batch:
+        flat = D.shape_str(x.shape[a:])
+        raise ShapeError(ctx.layer, (
+            f"{ctx.layer} flattens {flat} from axis {ctx.params['axis']} into one vector, but "
+            f"axis {x.batch} of {x} is the batch (N): every sample's output would mix the "
+            f"others; set axis to {x.batch + 1} or more (axis {x.rank - 1} applies the layer "
+            "at every position)"), port="x")
+    return [x.derive(tuple(x.shape[:a]) + (ctx.params["num_output"],), FLOAT,
+                     batch=x.batch_after(a), values=None)]
 
 
 def _ip_k(ctx):
@@ -105,8 +113,8 @@ def _scale_infer(ctx):
         want = tuple(x.shape[a:a + s.rank])
         if s.rank + a > x.rank or not all(D.same(p, q) for p, q in zip(s.shape, want)):
             ctx.fail("scale", f"a scale of shape {D.shape_str(want)} (the input's dims from "
-                     f"axis {ctx.params['axis']})")
-    return [TensorInfo(x.shape, FLOAT)]
+                     f"axis {ctx.params['axis']})", want=want)
+    return [x.derive(x.shape, FLOAT, values=None)]
 
 
 def _scale_count(ctx, outs):
@@ -151,8 +159,8 @@ def _eltwise_infer(ctx):
         diff = [f"dim {i} is {p} vs {q}" for i, (p, q) in enumerate(zip(a.shape, b.shape))
                 if not D.same(p, q)]
         detail = "; ".join(diff) if diff else f"rank {a.rank} vs {b.rank}"
-        ctx.fail("b", f"the same shape as 'a' {D.shape_str(a.shape)}", detail)
-    return [TensorInfo(a.shape, FLOAT)]
+        ctx.fail("b", f"the same shape as 'a' {D.shape_str(a.shape)}", detail, want=a.shape)
+    return [a.derive(a.shape, FLOAT, values=None)]
 
 
 ELTWISE = LayerSpec(

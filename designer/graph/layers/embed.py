@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from .. import dims as D
-from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from ..errors import RangeError
+from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec
 from .common import MAX_UNITS, bias_filler, num_output, weight_filler
 
 
@@ -10,7 +11,12 @@ def _infer(ctx):
     x = ctx.input("x")
     if x.dtype != INDEX:
         ctx.fail("x", "token ids", "an Embed layer looks up ids; feed it a data layer's 'data'")
-    return [TensorInfo(tuple(x.shape) + (ctx.params["num_output"],), FLOAT)]
+    rows = ctx.params["input_dim"]
+    if D.known(rows) and x.values is not None and D.known(x.values) and rows < x.values:
+        raise RangeError(ctx.layer, (
+            f"{ctx.layer} has input_dim {rows}, but the ids it reads take {x.values} values "
+            f"(0 to {x.values - 1}): set input_dim to V"), "x", rows, x.values, "input_dim")
+    return [x.derive(tuple(x.shape) + (ctx.params["num_output"],), FLOAT, values=None)]
 
 
 def _count(ctx, outs):
@@ -39,7 +45,7 @@ EMBED = LayerSpec(
     params=(
         num_output(15, "the size of each embedding vector"),
         ParamSpec("input_dim", "dim", "V", "how many distinct ids (V: the vocabulary size)",
-                  minimum=1, maximum=MAX_UNITS),
+                  minimum=1, maximum=MAX_UNITS, shaping=True),
         ParamSpec("bias_term", "bool", True, "add a learned bias to every vector (as Caffe)"),
         weight_filler("torch_default"),
         bias_filler(),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import dims as D
+from ..errors import RangeError, ShapeError
 from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
 from .common import axis_param
 
@@ -18,9 +19,20 @@ def _check(ctx):
     want = tuple(x.shape[:a]) + tuple(x.shape[a + 1:])
     if lab.dtype != INDEX:
         ctx.fail("label", "class ids", "labels come from a data layer's 'label'")
+    if x.batch is not None and a == x.batch:
+        raise ShapeError(ctx.layer, (
+            f"{ctx.layer} takes axis {ctx.params['axis']} of {x} as the classes, but it is the "
+            "batch (N): set axis to -1 (the last axis holds the classes)"), port="logits")
     if lab.rank != len(want) or not all(D.same(p, q) for p, q in zip(lab.shape, want)):
         ctx.fail("label", f"labels of shape {D.shape_str(want)} (the logits without the class "
-                 f"axis {ctx.params['axis']})")
+                 f"axis {ctx.params['axis']})", want=want)
+    classes, values = x.shape[a], lab.values
+    if values is not None and D.known(classes) and D.known(values) and classes < values:
+        src = ctx.sources[ctx.spec.input_index("logits")]
+        raise RangeError(ctx.layer, (
+            f"{ctx.layer} gets {classes} class scores from {src}, but the labels take {values} "
+            f"values (0 to {values - 1}): a label above {classes - 1} has no score"),
+            "logits", classes, values, "classes")
     return x, a
 
 
@@ -75,7 +87,7 @@ ACCURACY = LayerSpec(
     outputs=(PortSpec("accuracy", "the accuracy, a scalar in [0, 1]"),),
     params=(axis_param(-1, "the class axis (-1: the last)"),
             ParamSpec("top_k", "int", 1, "how many of the best scores count", minimum=1,
-                      maximum=1000)),
+                      maximum=1000, shaping=True)),
     infer=_acc_infer,
 )
 

@@ -3,6 +3,7 @@ LSTMSimple (the junhyukoh caffe-lstm layer MyCaffe ships as LSTM_SIMPLE)."""
 from __future__ import annotations
 
 from .. import dims as D
+from ..errors import ShapeError
 from ..spec import FLOAT, LayerSpec, ParamSpec, PortSpec, TensorInfo
 from .common import bias_filler, num_output, weight_filler
 
@@ -22,16 +23,25 @@ OUTPUTS = (PortSpec("y", "the hidden state at every step, (T, N, H)"),)
 
 
 def _infer(ctx):
+    first = ctx.params.get("batch_first", False)
     x = ctx.need_float("x")
     if x is None or x.rank != 3:
-        ctx.fail("x", "a sequence of vectors, (T, N, E)")
+        ctx.fail("x", "a sequence of vectors, " + ("(N, T, E)" if first else "(T, N, E)"))
+    batch = 0 if first else 1
+    if x.batch is not None and x.batch != batch:
+        layout = "(N, T, E) since batch_first is true" if first else \
+            "(T, N, E) since batch_first is false"
+        raise ShapeError(ctx.layer, (
+            f"{ctx.layer} reads {x} as {layout}, but axis {x.batch} is the batch (N): it "
+            f"would run through the batch instead of through time; set batch_first to "
+            f"{'false' if first else 'true'}"), port="x")
     cont = ctx.input("cont")
     if cont is not None:
         want = tuple(x.shape[:2])
         if cont.rank != 2 or not all(D.same(a, b) for a, b in zip(cont.shape, want)):
-            ctx.fail("cont", f"continuation flags of shape {D.shape_str(want)}")
+            ctx.fail("cont", f"continuation flags of shape {D.shape_str(want)}", want=want)
     h = ctx.params["num_output"]
-    return [TensorInfo((x.shape[0], x.shape[1], h), FLOAT)]
+    return [TensorInfo((x.shape[0], x.shape[1], h), FLOAT, None, batch)]
 
 
 def _biases(kind: str, engine: str) -> int:
@@ -85,7 +95,8 @@ def _common(kind: str) -> tuple:
         ParamSpec("dropout_ratio", "float", 0.0,
                   "dropout between stacked layers (not after the last one)",
                   minimum=0.0, maximum=1.0, below_maximum=True),
-        ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)"),
+        ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)",
+                  shaping=True),
         ParamSpec("engine", "choice", "CUDNN",
                   "CUDNN: the fused kernel (torch.nn." + kind + "); CAFFE: the unrolled net, "
                   "one small layer per time step", choices=ENGINES),
@@ -151,7 +162,8 @@ LSTM_SIMPLE = LayerSpec(
                   minimum=0.0, maximum=1e6),
         ParamSpec("enable_clockwork_forgetgate_bias", "bool", False,
                   "start the forget-gate bias at 5.0 (as the Clockwork RNN paper advises)"),
-        ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)"),
+        ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)",
+                  shaping=True),
         weight_filler("uniform"),
         bias_filler(),
     ),

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import dims as D
-from ..spec import ANY, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from ..spec import ANY, LayerSpec, ParamSpec, PortSpec
 from .common import axis_param
 
 XA = PortSpec("x", "the input tensor", ANY)
@@ -42,7 +42,10 @@ def _reshape_infer(ctx):
     elif not D.same(D.numel(out), total):
         ctx.fail("x", f"{D.numel(out)} values to fill shape {shape}",
                  f"the replaced dims hold {total}")
-    return [TensorInfo(tuple(x.shape[:a]) + tuple(out) + tuple(x.shape[end:]), x.dtype)]
+    batch = x.batch if x.batch is not None and (x.batch < a or x.batch >= end) else None
+    if batch is not None and batch >= end:
+        batch += len(out) - (end - a)
+    return [x.derive(tuple(x.shape[:a]) + tuple(out) + tuple(x.shape[end:]), batch=batch)]
 
 
 RESHAPE = LayerSpec(
@@ -58,7 +61,8 @@ RESHAPE = LayerSpec(
     outputs=(PortSpec("y", "the reshaped tensor", ANY),),
     params=(
         ParamSpec("shape", "ints", [0, -1], "the new dims: sizes, 0 to copy, -1 to infer"),
-        ParamSpec("axis", "int", 0, "the first axis replaced", minimum=-8, maximum=8),
+        ParamSpec("axis", "int", 0, "the first axis replaced", minimum=-8, maximum=8,
+                  shaping=True),
         ParamSpec("num_axes", "int", -1, "how many axes are replaced (-1: all from axis on)",
                   minimum=-1, maximum=8),
     ),
@@ -77,7 +81,8 @@ def _slice_infer(ctx):
     s = list(x.shape)
     first, second = s.copy(), s.copy()
     first[a], second[a] = p, rest
-    return [TensorInfo(tuple(first), x.dtype), TensorInfo(tuple(second), x.dtype)]
+    batch = None if x.batch == a else x.batch
+    return [x.derive(tuple(first), batch=batch), x.derive(tuple(second), batch=batch)]
 
 
 SLICE = LayerSpec(
@@ -107,7 +112,9 @@ def _concat_infer(ctx):
     s = list(a.shape)
     s[ax] = a.shape[ax] + b.shape[ax] if D.known(a.shape[ax]) and D.known(b.shape[ax]) \
         else f"{a.shape[ax]}+{b.shape[ax]}"
-    return [TensorInfo(tuple(s), a.dtype)]
+    values = a.values if a.values == b.values else None
+    batch = a.batch if a.batch == b.batch and a.batch != ax else None
+    return [a.derive(tuple(s), values=values, batch=batch)]
 
 
 CONCAT = LayerSpec(

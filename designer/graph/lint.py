@@ -1,0 +1,58 @@
+"""Warnings about nets that are valid but almost certainly not what was meant.
+
+Each comes with the fix (a :class:`designer.graph.hints.Fix`) the window offers in one click.
+"""
+from __future__ import annotations
+
+from .errors import DesignWarning
+from .hints import Fix
+
+LOSSES = ("SoftmaxWithLoss", "Accuracy")
+
+
+def lint(graph) -> list[DesignWarning]:
+    """Every design warning of ``graph``, in layer order."""
+    out: list[DesignWarning] = []
+    for layer in graph.layers():
+        if layer.type in LOSSES:
+            out.extend(_softmax_before(graph, layer.name))
+            out.extend(_labels_are_inputs(graph, layer.name))
+    return out
+
+
+def _warn(message: str, layer: str, fix: Fix) -> DesignWarning:
+    w = DesignWarning(message, layer)
+    w.fix = fix
+    return w
+
+
+def _softmax_before(graph, name: str) -> list[DesignWarning]:
+    """A Softmax feeding a loss that applies its own softmax (probabilities squashed twice)."""
+    k = graph.link_into(name, "logits")
+    if k is None or graph.layer(k.src).type != "Softmax" or graph.layer(name).type != \
+            "SoftmaxWithLoss" or graph.link_into(k.src, "x") is None:
+        return []
+    src = graph.link_into(k.src, "x").src
+    fix = Fix("bypass", k.src, f"remove {k.src} and connect {src} straight to {name}")
+    return [_warn(f"{k.src} turns the scores into probabilities before {name}, which applies "
+                  f"its own softmax: the net would learn from squashed scores and train "
+                  f"slowly, if at all; {fix.text}", k.src, fix)]
+
+
+def _labels_are_inputs(graph, name: str) -> list[DesignWarning]:
+    """A loss whose labels are the very ids the net reads (it would learn to copy them)."""
+    k = graph.link_into(name, "label")
+    if k is None or not graph.layer(k.src).spec.is_source:
+        return []
+    spec = graph.layer(k.src).spec
+    ports = [p.name for p in spec.outputs]
+    if k.src_port != "data" or "label" not in ports:
+        return []
+    fed = [d for d in graph.links_out_of(k.src) if d.src_port == "data" and d.dst != name]
+    if not fed:
+        return []
+    text = f"connect {k.src}.label to {name}.label instead of {k.src}.data"
+    fix = Fix("rewire", name, text, link=k, new_source=(k.src, "label"))
+    return [_warn(f"{name} scores the net against {k.src}.data, the very input it reads "
+                  f"(through {fed[0].dst}): it would learn to copy, not to predict; {text}",
+                  name, fix)]
