@@ -11,7 +11,8 @@ import sys
 
 from designer import __version__
 
-COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate")
+COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate", "init",
+            "evaluate", "predict")
 DEFAULT_PROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                "projects", "char-rnn-shakespeare.json")
 
@@ -101,6 +102,35 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--wav", metavar="OUT.wav", help="audio: write the result here")
     gen.add_argument("--checkpoint", choices=("best", "last"), default="best")
     gen.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+
+    i = sub.add_parser("init", help="write a ready-to-train project for a data file (a CSV "
+                       "or .npy series to forecast, or labelled sequences in .ts or CSV)")
+    i.add_argument("--data", required=True, metavar="FILE")
+    i.add_argument("--task", choices=("classify", "forecast"), help="default: guessed from "
+                   "the file")
+    i.add_argument("--target", metavar="COLUMN", help="forecast: the column(s) to forecast, "
+                   "separated by commas; classify (CSV): the label column")
+    i.add_argument("--horizon", type=int, metavar="STEPS", help="forecast: how many steps "
+                   "ahead (default 1)")
+    i.add_argument("--out", metavar="PROJECT.json", help="default: the file's name with "
+                   ".json, in the working folder")
+
+    e = sub.add_parser("evaluate", help="score a forecasting or classification run on its "
+                       "test split")
+    e.add_argument("run_dir", metavar="RUN_DIR")
+    e.add_argument("--data", metavar="FILE", help="score every window or sequence of this "
+                   "file instead")
+    e.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    e.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    e.add_argument("--json", action="store_true")
+
+    pr = sub.add_parser("predict", help="classify the sequences of a file, or forecast the "
+                        "next values of a series, with a trained run")
+    pr.add_argument("run_dir", metavar="RUN_DIR")
+    pr.add_argument("--input", required=True, metavar="FILE")
+    pr.add_argument("--out", metavar="FILE.csv", help="write the CSV here (default: print it)")
+    pr.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    pr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     return p
 
 
@@ -118,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     if cmd in ("parity", "unroll", "bench"):
         from designer.engines import commands
         return getattr(commands, cmd)(args)
-    if cmd in ("train", "generate"):
+    if cmd in ("train", "generate", "init", "evaluate", "predict"):
         from designer.training import commands
         return getattr(commands, cmd)(args)
     from designer.ui.app import main as gui_main

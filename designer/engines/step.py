@@ -111,6 +111,7 @@ class TrainStep:
                                            foreach=True)
         bad = ~(torch.isfinite(loss.detach()) & torch.isfinite(norm))
         metrics = {n: out.blobs[(n, 0)].detach() for n in self.net.metrics}
+        metrics.update({n: self.net.squared_error(out, n) for n in self.net.regressions})
         new_state = detach_state(out.state) if state is not None else None
         if self.device_skip:
             self._found.copy_(torch.maximum(bad.float(), self._force_skip))

@@ -18,7 +18,8 @@ from .lint import lint
 if TYPE_CHECKING:  # pragma: no cover
     from .model import Graph
 
-LOSS_TYPES = ("SoftmaxWithLoss",)
+LOSS_TYPES = ("SoftmaxWithLoss", "EuclideanLoss", "L1Loss")
+REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
 
 
 def collect(graph: "Graph") -> list[GraphError]:

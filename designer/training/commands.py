@@ -1,6 +1,7 @@
-"""``rnn-designer train`` and ``rnn-designer generate``."""
+"""``rnn-designer train``, ``generate``, ``init``, ``evaluate`` and ``predict``."""
 from __future__ import annotations
 
+import json
 import math
 import signal
 import sys
@@ -81,13 +82,22 @@ def train(args) -> int:
                            disable=args.quiet)
             elif kind == "train":
                 bar.update(rec["step"] - bar.n)
-                bar.set_postfix(loss=f"{rec['loss']:.3f}", tok_s=f"{rec['tokens_per_s']:,.0f}",
-                                refresh=False)
+                shown = {"loss": f"{rec['loss']:.3f}"}
+                if "rmse" in rec:
+                    shown["rmse"] = f"{rec['rmse']:.3g}"
+                elif "accuracy" in rec:
+                    shown["acc"] = f"{rec['accuracy']:.1%}"
+                bar.set_postfix(**shown, tok_s=f"{rec['tokens_per_s']:,.0f}", refresh=False)
             elif kind == "val":
+                best = "  (best)" if rec["best"] else ""
+                if "val_rmse" in rec:
+                    bar.write(f"step {rec['step']}: validation loss {rec['val_loss']:.4g}, "
+                              f"RMSE {rec['val_rmse']:.4g}{best}")
+                    continue
                 extra = f", accuracy {rec['val_accuracy']:.2%}" if "val_accuracy" in rec else ""
                 bits = rec["val_loss"] / math.log(2)
                 bar.write(f"step {rec['step']}: validation loss {rec['val_loss']:.4f} nats "
-                          f"({bits:.3f} bits){extra}{'  (best)' if rec['best'] else ''}")
+                          f"({bits:.3f} bits){extra}{best}")
             elif kind == "sample":
                 bar.write(f"--- sample at step {rec['step']} ---\n{rec['text']}\n---")
             elif kind == "note":
@@ -122,3 +132,41 @@ def generate(args) -> int:
         return _err(str(e))
     except DataError as e:
         return _err(str(e))
+
+
+def init(args) -> int:
+    from .init import InitError, init_project
+    try:
+        path, lines = init_project(args.data, args.task, args.target, args.out, args.horizon)
+    except (InitError, DataError) as e:
+        return _err(str(e))
+    for line in lines:
+        print(line)
+    print(f"wrote {path}; train it with: rnn-designer train {path}")
+    return 0
+
+
+def evaluate(args) -> int:
+    from .evaluate import evaluate_run, format_report
+    from .generate import GenerateError
+    try:
+        report = evaluate_run(args.run_dir, args.data, args.checkpoint, args.device)
+    except (C.CheckpointError, GenerateError, DataError) as e:
+        return _err(str(e))
+    print(json.dumps(report, indent=1) if args.json else format_report(report))
+    return 0
+
+
+def predict(args) -> int:
+    from .generate import GenerateError
+    from .predict_sequences import predict_file
+    try:
+        text, summary = predict_file(args.run_dir, args.input, args.out, args.checkpoint,
+                                     args.device)
+    except (C.CheckpointError, GenerateError, DataError) as e:
+        return _err(str(e))
+    if args.out:
+        print(summary)
+    else:
+        sys.stdout.write(text)
+    return 0

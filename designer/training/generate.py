@@ -50,6 +50,18 @@ class TrainedModel:
         return "".join(self.vocab[i] for i in ids)
 
 
+def trained_dims(data: dict) -> dict:
+    """The dims a run's data bound, as its checkpoint records them (so its net builds even
+    where the data can no longer be read)."""
+    kind = data.get("kind")
+    if kind == "series":
+        return {"F": len(data["inputs"])} if "inputs" in data else {}
+    if kind == "classes":
+        return {k: len(data[key]) for k, key in (("K", "classes"), ("F", "features"))
+                if key in data}
+    return {"V": int(data["num_classes"])} if "num_classes" in data else {}
+
+
 def load_trained(run_dir: str | Path, which: str = "best", device: str = "cpu") -> TrainedModel:
     """Build the run's net from its checkpoint (its own copy of the project, not the file)."""
     ck = C.load(run_dir, which, with_state=False)
@@ -58,9 +70,7 @@ def load_trained(run_dir: str | Path, which: str = "best", device: str = "cpu") 
     except (P.ProjectError, KeyError) as e:
         raise GenerateError(f"{ck.path}/meta.json holds no usable project ({e})") from None
     graph = project.graph
-    data = ck.meta.get("data", {})
-    if "num_classes" in data:
-        graph.pin_dims({"V": int(data["num_classes"])})
+    graph.pin_dims(trained_dims(ck.meta.get("data", {})))
     for name, engine in ck.meta.get("engines", {}).items():
         if name in graph and graph.layer(name).type in ("LSTM", "GRU", "RNN"):
             graph.set_param(name, "engine", engine)

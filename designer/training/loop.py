@@ -22,10 +22,11 @@ import torch
 from designer.engines.build import BuildError, Net, detach_state
 from designer.engines.step import TrainStep, make_optimizer, set_lr
 from designer.graph.project import Project
+from designer.graph.validate import LOSS_TYPES
 
 from . import checkpoint as C
 from .control import StopToken
-from .data import DataError, open_source
+from .data import FILE_PARAMS, DataError, open_source
 from .resume import check_compatible, convert_for
 from .rundir import RunDir
 from .sampling import Sampler
@@ -78,11 +79,12 @@ def to_device(batch: dict, data_layer: str, device: torch.device) -> dict:
 
 def evaluate(net: Net, source, batches: int, device: torch.device, data_layer: str,
              split: str = "val") -> dict:
-    """Mean loss (and accuracy) over a fixed set of held-out batches."""
+    """Mean loss (and accuracy, or the RMSE in the target's units) over a fixed set of
+    held-out batches."""
     if split not in source.splits:
         return {}
     net.eval()
-    loss_sum, acc_sum, weight = 0.0, 0.0, 0
+    loss_sum, acc_sum, sq_sum, weight = 0.0, 0.0, 0.0, 0
     state = None
     try:
         with torch.no_grad():
@@ -97,6 +99,8 @@ def evaluate(net: Net, source, batches: int, device: torch.device, data_layer: s
                 loss_sum += float(net.loss(out)) * w
                 if net.metrics:
                     acc_sum += float(out.blobs[(net.metrics[0], 0)]) * w
+                if net.regressions:
+                    sq_sum += float(net.squared_error(out, net.regressions[0])) * w
                 weight += w
     finally:
         net.train()
@@ -105,6 +109,8 @@ def evaluate(net: Net, source, batches: int, device: torch.device, data_layer: s
     result = {"val_loss": loss_sum / weight}
     if net.metrics:
         result["val_accuracy"] = acc_sum / weight
+    if net.regressions:
+        result["val_rmse"] = math.sqrt(sq_sum / weight)
     return result
 
 
@@ -119,13 +125,12 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         raise TrainingError(f"the net is not valid: {errors[0]}", 1)
     if not graph.sources():
         raise TrainingError("the net has no data layer to train on", 1)
-    if not any(layer.type == "SoftmaxWithLoss" for layer in graph.layers()):
-        raise TrainingError("the net has no loss layer (SoftmaxWithLoss), so there is nothing "
-                            "to minimise", 1)
+    if not any(layer.type in LOSS_TYPES for layer in graph.layers()):
+        raise TrainingError(f"the net has no loss layer ({', '.join(LOSS_TYPES)}), so there "
+                            "is nothing to minimise", 1)
     data_layer = graph.sources()[0]
     if opts.corpus is not None:  # train on another file: V follows it
-        key = {"CharText": "corpus", "WavAudio": "file", "MnistRows": "folder"}
-        graph.set_param(data_layer, key[graph.layer(data_layer).type],
+        graph.set_param(data_layer, FILE_PARAMS[graph.layer(data_layer).type],
                         str(Path(opts.corpus).resolve()))
     device = resolve_device(opts.device or cfg["device"])
     seed = cfg["seed"] if opts.seed is None else opts.seed
@@ -146,11 +151,14 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
     if "V" in graph.dims and source.num_classes != graph.dims["V"] and source.kind == "text":
         raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, but "
                             f"the net was sized for V = {graph.dims['V']}", 2)
+    _pin_classes(graph, source)
     torch.manual_seed(seed)
     try:
         net = Net(graph, opts.engine).to(device)
     except BuildError as e:
         raise TrainingError(str(e), 1) from None
+    if hasattr(source, "target_scale"):
+        net.set_unit_scale(source.target_scale)
     run = RunDir.create(opts.out, project, resume=opts.resume)  # after the data proved usable
     opt = make_optimizer(net.parameters(), solver, device)
     autocast = torch.bfloat16 if cfg["precision"] == "bf16" and device.type == "cuda" else None
@@ -241,7 +249,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         tokens_since_log += _tokens(batch)
 
         if step % cfg["log_interval"] == 0 or step == stop_at:
-            record, nan_streak = _summarise(pending, step, nan_streak, t_log,
+            record, nan_streak = _summarise(net, pending, step, nan_streak, t_log,
                                             steps_since_log, tokens_since_log, device)
             record["time"] = time.perf_counter() - t_start
             record["epoch"] = getattr(source, "epoch", None)
@@ -297,12 +305,14 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
 
 
 # --------------------------------------------------------------------------------- helpers --
-def _summarise(pending, step, nan_streak, t_log, steps, tokens, device) -> tuple[dict, int]:
+def _summarise(net, pending, step, nan_streak, t_log, steps, tokens, device
+               ) -> tuple[dict, int]:
     """One record from the steps since the last one (a single device sync)."""
     losses = torch.stack([o.loss.float() for o, _ in pending]).tolist()
     norms = torch.stack([o.grad_norm.float() for o, _ in pending]).tolist()
     skipped = torch.stack([o.skipped.float() for o, _ in pending]).tolist()
-    accs = [float(v) for o, _ in pending for v in o.metrics.values()]
+    accs = [float(o.metrics[n]) for o, _ in pending for n in net.metrics[:1]]
+    squares = [float(o.metrics[n]) for o, _ in pending for n in net.regressions[:1]]
     for s in skipped:
         nan_streak = nan_streak + 1 if s else 0
     good = [x for x, s in zip(losses, skipped) if not s and math.isfinite(x)]
@@ -315,6 +325,9 @@ def _summarise(pending, step, nan_streak, t_log, steps, tokens, device) -> tuple
               "skipped": int(sum(skipped))}
     if accs:
         record["accuracy"] = sum(accs) / len(accs)
+    good_sq = [x for x in squares if math.isfinite(x)]
+    if good_sq:
+        record["rmse"] = math.sqrt(sum(good_sq) / len(good_sq))
     return record, nan_streak
 
 
@@ -328,6 +341,8 @@ def _streak(pending, nan_streak: int) -> int:
 
 
 def _tokens(batch: dict) -> int:
+    if "lengths" in batch:
+        return int(batch["lengths"].sum())
     shape = batch["data"].shape
     return int(shape[0]) * (int(shape[1]) if len(shape) > 1 else 1)
 
@@ -340,11 +355,26 @@ def _sample_text(sampler: Sampler, source, cfg: dict, step: int) -> str:
 
 
 def _data_meta(source) -> dict:
-    meta = {"kind": source.kind, "path": str(source.path), "num_classes": source.num_classes,
+    meta = {"kind": source.kind, "path": str(Path(source.path).resolve()),
+            "num_classes": source.num_classes,
             "vocab": source.vocab}
     if source.kind == "audio":
         meta["codec"] = source.codec
+    if hasattr(source, "run_meta"):
+        meta.update(source.run_meta())
     return meta
+
+
+def _pin_classes(graph, source) -> None:
+    """Fix K to the classes the data holds (a large CSV's are counted only now)."""
+    if source.kind != "classes":
+        return
+    bound = graph.dims.get("K")
+    if bound is not None and bound != source.num_classes:
+        raise TrainingError(f"{source.path} gives {source.num_classes} classes, but the net "
+                            f"was sized for K = {bound}", 2)
+    if bound is None:
+        graph.pin_dims({"K": source.num_classes})
 
 
 def _device_name(device: torch.device) -> str:

@@ -51,6 +51,10 @@ def check_compatible(ck: Checkpoint, graph, source) -> None:
         raise CheckpointError(
             f"{where} was trained on another vocabulary ({len(theirs_v)} characters) than "
             f"{source.path} has ({len(source.vocab)} characters)")
+    theirs_c, ours_c = data.get("classes"), getattr(source, "classes", None)
+    if ours_c is not None and theirs_c is not None and list(theirs_c) != list(ours_c):
+        raise CheckpointError(f"{where} was trained on the classes {', '.join(theirs_c[:9])}, "
+                              f"but {source.path} gives {', '.join(ours_c[:9])}")
     if data.get("num_classes") != source.num_classes:
         raise CheckpointError(f"{where} predicts {data.get('num_classes')} classes, but "
                               f"{source.path} gives {source.num_classes}")
