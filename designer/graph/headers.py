@@ -42,7 +42,7 @@ class TableHeader:
     columns : tuple of str
         Column names (``col1``, ``col2``... when the file has no header row).
     numeric : tuple of bool
-        Per column: every sampled cell is a number or a missing-value marker.
+        Per column: the sampled cells that are not missing-value markers are (mostly) numbers.
     time_column : str or None
         The column that holds the time (by name, or because it holds dates).
     delimiter : str
@@ -208,8 +208,10 @@ def _read_csv_header(path: Path) -> TableHeader:
     for j in range(len(names)):
         cells = [r[j].strip() for r in body if j < len(r)]
         present = [c for c in cells if not is_missing(c)]
-        numeric.append(all(parse_number(c.replace(",", ".") if decimal == "," else c)
-                           is not None for c in present))
+        numbers = sum(parse_number(c.replace(",", ".") if decimal == "," else c) is not None
+                      for c in present)
+        # mostly numbers: a stray word is told with its row when the table is read
+        numeric.append(numbers >= max(1, 0.8 * len(present)) or not present)
         dates.append(bool(present) and all(parse_time(c) is not None for c in present))
     time_col = None
     for j, n in enumerate(names):

@@ -95,12 +95,11 @@ class SeriesSource(Source):
         self.splits = tuple(s for s in SPLITS if len(self._origins[s]))
         if not forecast:
             self._check_sizes(rows, whole)
-        if table.filled:
-            how = "filled in linearly" if params["missing"] == "interpolate" else ""
-            self.notes.append(f"{table.filled} empty cells {how}; forecasts are not scored "
-                              "on them")
+        if table.filled and params["missing"] == "interpolate":
+            self.notes.append(f"{_count(table.filled, 'empty cell')} filled in linearly; "
+                              "forecasts are not scored on them")
         if table.dropped:
-            self.notes.append(f"{table.dropped} rows with empty cells dropped")
+            self.notes.append(f"{_count(table.dropped, 'row')} with empty cells dropped")
         self._reset_cursors()
 
     # ------------------------------------------------------------------------- set-up --
@@ -283,6 +282,10 @@ class SeriesSource(Source):
         self._check_state(state, self._fingerprint())
         self._reset_cursors()
         restore_cursors(self._cursors, state, self.split_size)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'s' if n != 1 else ''}"
 
 
 def restore_cursors(cursors: dict, state: dict, size) -> None:
