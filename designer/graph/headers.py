@@ -96,12 +96,27 @@ def parse_number(cell: str) -> float | None:
     return value if value - value == 0 else None
 
 
+_QUARTER_RE = re.compile(r"^(\d{4})\s*-?\s*[Qq]([1-4])$")
+_NAMED_FORMATS = ("%b-%d-%Y", "%Y %b", "%b %Y", "%b-%Y", "%Y-%b", "%d %b %Y", "%B %Y",
+                  "%Y %B", "%d-%b-%Y", "%b %d %Y", "%b %d, %Y")
+
+
 def parse_time(cell: str) -> float | None:
     """Days since 1970 for a date or time (``2001-12-29``, ``2001-12-29 13:00``,
-    ``2001/12/29``, ``2001-12``, ``20011229``), else ``None``."""
+    ``2001/12/29``, ``2001-12``, ``20011229``, ``1970 Q1``, ``Jan-1-1995``, ``1991 Jul``),
+    else ``None``."""
     text = cell.strip()
     if text.isdigit() and len(text) == 8:
         text = f"{text[:4]}-{text[4:6]}-{text[6:]}"
+    elif (q := _QUARTER_RE.match(text)) is not None:
+        return _days(_dt.datetime(int(q.group(1)), 3 * int(q.group(2)) - 2, 1))
+    elif re.search(r"[A-Za-z]{3}", text) and len(text) <= 20:
+        for fmt in _NAMED_FORMATS:
+            try:
+                return _days(_dt.datetime.strptime(text, fmt))
+            except ValueError:
+                continue
+        return None
     elif not _DATE_RE.match(text):
         return None
     text = text.replace("/", "-")
@@ -128,9 +143,10 @@ def _days(d: _dt.datetime) -> float:
 
 def seasonal_period(days_between: float) -> int:
     """The seasonal period, in steps, of data sampled every ``days_between`` days: a day of
-    hourly data, a week of daily data, a year of weekly, monthly or quarterly data; 0 when
+    half-hourly or hourly data, a week of daily data, a year of weekly, monthly or quarterly data; 0 when
     there is none to speak of (yearly data, irregular spacing)."""
-    for lo, hi, period in ((1 / 24 * 0.9, 1 / 24 * 1.1, 24), (0.9, 1.1, 7), (6.5, 7.5, 52),
+    for lo, hi, period in ((1 / 48 * 0.9, 1 / 48 * 1.1, 48), (1 / 24 * 0.9, 1 / 24 * 1.1, 24),
+                           (0.9, 1.1, 7), (6.5, 7.5, 52),
                            (27, 32, 12), (88, 93, 4)):
         if lo <= days_between <= hi:
             return period
@@ -191,7 +207,8 @@ def _read_csv_header(path: Path) -> TableHeader:
         raise DataProblem(f"{path} holds no rows")
     first = [c.strip() for c in rows[0]]
     has_header = any(parse_number(c.replace(",", ".")) is None and not is_missing(c)
-                     for c in first)
+                     for c in first) or (len(rows) > 1 and not first[0] and
+                                         all(r and r[0].strip() for r in rows[1:6]))
     if has_header:
         names, body = first, rows[1:SAMPLE_ROWS + 1]
         if not body:
@@ -213,13 +230,20 @@ def _read_csv_header(path: Path) -> TableHeader:
         # mostly numbers: a stray word is told with its row when the table is read
         numeric.append(numbers >= max(1, 0.8 * len(present)) or not present)
         dates.append(bool(present) and all(parse_time(c) is not None for c in present))
-    time_col = None
-    for j, n in enumerate(names):
-        if n.strip().lower() in TIME_NAMES or (dates[j] and not numeric[j]):
-            time_col = n
-            break
+    if has_header and not first[0] and numeric[0] and _counts_rows(body):
+        names[0] = "index" if "index" not in names else names[0]
+        numeric[0] = False  # a table's row numbers (as pandas writes them) are no input
+    time_col = next((n for j, n in enumerate(names) if dates[j] and not numeric[j]), None)
+    time_col = time_col or next((n for n in names if n.strip().lower() in TIME_NAMES), None)
     return TableHeader(path, tuple(names), tuple(numeric), time_col, delim, has_header,
                        decimal=decimal)
+
+
+def _counts_rows(body: list) -> bool:
+    """The first cells count the rows: 0, 1, 2... or 1, 2, 3..."""
+    cells = [r[0].strip() for r in body if r]
+    return bool(cells) and all(c.isdigit() for c in cells) and \
+        [int(c) for c in cells] == list(range(int(cells[0]), int(cells[0]) + len(cells)))
 
 
 # ---------------------------------------------------------------------------------- npy --

@@ -170,7 +170,7 @@ def _classifier(path: Path, where: str, label: str) -> tuple[Project, list]:
     project = Project(g, description=(
         f"Classifies the sequences of {path.name} into {source.num_classes} classes; made by "
         "rnn-designer init."))
-    _solver(project, steps, evals, 0.005)
+    _solver(project, steps, evals, 0.005, weight_decay=0.05)
     lines = [f"data: {source.describe()}",
              f"net: LSTM {hidden} -> SequenceLast -> InnerProduct {source.num_classes} -> "
              f"SoftmaxWithLoss, Accuracy; {steps:,} steps of {batch}"]
@@ -212,9 +212,15 @@ def _head(g: Graph, hidden: int, outputs: str, loss: str) -> None:
     g.connect("data", "label", "loss", "label")
 
 
-def _solver(project: Project, steps: int, evals: int, lr: float) -> None:
-    project.solver = {"type": "Adam", "base_lr": lr, "lr_policy": "cosine",
+def _solver(project: Project, steps: int, evals: int, lr: float,
+            weight_decay: float = 0.0) -> None:
+    """Adam (AdamW with decoupled weight decay: it keeps a classifier of a few hundred
+    sequences from fitting them by heart) on a cosine schedule, with gradient clipping."""
+    project.solver = {"type": "AdamW" if weight_decay else "Adam", "base_lr": lr,
+                      "weight_decay": weight_decay, "lr_policy": "cosine",
                       "clip_gradients": 5.0, "max_steps": steps}
+    if not weight_decay:
+        del project.solver["weight_decay"]
     project.training = {"eval_interval": max(10, steps // 12 // 10 * 10),
                         "eval_batches": evals, "log_interval": 10,
                         "checkpoint_interval": max(100, steps // 2), "sample_interval": 0}
