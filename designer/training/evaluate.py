@@ -141,7 +141,7 @@ def format_report(report: dict) -> str:
              f"  {'model':<20s} RMSE {report['rmse']:.4g}  MAE {report['mae']:.4g}"]
     for b in report["baselines"]:
         label = b["name"].replace("_", " ") + (f" ({b['period']})" if "period" in b else "")
-        ratio = report["rmse"] / b["rmse"] if b["rmse"] else float("nan")
-        lines.append(f"  {label:<20s} RMSE {b['rmse']:.4g}  MAE {b['mae']:.4g}  "
-                     f"(model / baseline RMSE {ratio:.3f})")
+        ratio = f"model / baseline RMSE {report['rmse'] / b['rmse']:.3f}" if b["rmse"] else \
+            "the baseline is exact here"
+        lines.append(f"  {label:<20s} RMSE {b['rmse']:.4g}  MAE {b['mae']:.4g}  ({ratio})")
     return "\n".join(lines)

@@ -57,8 +57,10 @@ def trained_dims(data: dict) -> dict:
     if kind == "series":
         return {"F": len(data["inputs"])} if "inputs" in data else {}
     if kind == "classes":
-        return {k: len(data[key]) for k, key in (("K", "classes"), ("F", "features"))
-                if key in data}
+        dims = {"K": len(data["classes"])} if "classes" in data else {}
+        if "features" in data:
+            dims["F"] = len(data["features"]) * int(data.get("frame", 1))
+        return dims
     return {"V": int(data["num_classes"])} if "num_classes" in data else {}
 
 

@@ -14,6 +14,8 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
+
 from designer.graph import headers
 from designer.graph.datasets import DataProblem
 from designer.graph.model import Graph
@@ -27,6 +29,8 @@ from .data.series import SeriesSource
 # measured on Japanese Vowels (T 29, N 32, H 100, F 12: 44 ms a step)
 MS_PER_UNIT = 4.2e-6
 BUDGET_MS = 100_000   # the training steps' share of "a couple of minutes"
+FRAMES_FROM = 60     # sequences longer than this are read in frames...
+FRAME_STEPS = 40     # ...of as many steps as make them about this long
 LABEL_NAMES = ("label", "class", "target", "y", "category", "activity", "classlabel")
 
 
@@ -128,11 +132,19 @@ def _forecaster(path: Path, where: str, target: str, horizon: int) -> tuple[Proj
     seq_len = max(2, min(seq_len, room))
     params["seq_len"] = seq_len
     source = SeriesSource(path, params, 0)
+    if _better_start(source) == "season":
+        try:  # a season of history before every window: is there room for it?
+            seasonal = SeriesSource(path, {**params, "predict": "season"}, 0)
+        except DataError:
+            seasonal = None
+        if seasonal is not None and seasonal.split_size("train") >= 16:
+            source, params["predict"] = seasonal, "season"
     windows = source.split_size("train")
     batch = 32 if windows >= 256 else 16 if windows >= 64 else max(4, windows // 4)
     params["batch_size"] = batch
     hidden = 64
-    steps = _steps(windows, batch, seq_len, hidden, len(source.inputs), epochs=40)
+    steps = _steps(windows, batch, seq_len, hidden, len(source.inputs), epochs=40,
+                   least=1000)
     evals = max(1, math.ceil(source.split_size("val") / batch))
     g = Graph()
     layer_params = {k: v for k, v in params.items() if v != _default("TimeSeries", k)}
@@ -144,6 +156,8 @@ def _forecaster(path: Path, where: str, target: str, horizon: int) -> tuple[Proj
         f"{seq_len} rows of {path.name}; made by rnn-designer init."))
     _solver(project, steps, evals, 0.002)
     season = f", a season of {m} steps" if m else ", no season found"
+    start = {"change": "the last value seen", "season": "the value one season before"}
+    season += f"; the net forecasts the change from {start[params['predict']]}"
     lines = [f"data: {source.describe()}{season}",
              f"net: LSTM {hidden} -> SequenceLast -> InnerProduct {source.horizon * len(source.targets)} "
              f"-> EuclideanLoss; {steps:,} steps of {batch}"]
@@ -151,16 +165,37 @@ def _forecaster(path: Path, where: str, target: str, horizon: int) -> tuple[Proj
     return project, lines
 
 
+def _better_start(source: SeriesSource) -> str:
+    """``season`` when the value one season before forecasts the training rows better than
+    the last value seen, else ``change``: the net then learns the correction to the better
+    of the two simple forecasts."""
+    if not source.period:
+        return "change"
+    origins = source.origins("train")
+    origins = origins[origins >= source.period]
+    if not len(origins):
+        return "change"
+    truth = source.truth(origins)[0]
+    error = {name: float(np.mean((source.baseline(origins, name) - truth) ** 2))
+             for name in ("seasonal_naive", "persistence")}
+    return "season" if error["seasonal_naive"] < error["persistence"] else "change"
+
+
 def _classifier(path: Path, where: str, label: str) -> tuple[Project, list]:
-    params = {"file": str(path), "label_column": label, "batch_size": 32,
+    params = {"file": str(path), "label_column": label, "batch_size": 32, "frame": 1,
               "val_fraction": 0.1, "test_fraction": 0.2, "normalize": True}
     source = ClassesSource(path, params, 0)
+    longest = int(source.lengths.max())
+    if longest > FRAMES_FROM:  # a long recording reads far better in frames
+        params["frame"] = math.ceil(longest / FRAME_STEPS)
+        source = ClassesSource(path, params, 0)
     n_train = source.split_size("train")
     batch = 32 if n_train >= 160 else max(4, n_train // 5)
     params["batch_size"] = batch
     hidden = 100 if n_train < 2000 else 128
     t = int(source.lengths.mean())
-    steps = _steps(n_train, batch, t, hidden, len(source.features), epochs=80)
+    steps = _steps(n_train, batch, t, hidden, len(source.features) * params["frame"],
+                   epochs=80, least=500)
     evals = max(1, math.ceil(source.split_size("val") / batch))
     g = Graph()
     layer_params = {k: v for k, v in params.items() if v != _default("SequenceClasses", k)}
@@ -183,11 +218,13 @@ def _default(type_id: str, key: str):
     return registry.get(type_id).param(key).default
 
 
-def _steps(examples: int, batch: int, t: int, hidden: int, features: int, epochs: int) -> int:
-    """``epochs`` passes over the examples, within the CPU budget, in whole tens."""
+def _steps(examples: int, batch: int, t: int, hidden: int, features: int, epochs: int,
+           least: int) -> int:
+    """``epochs`` passes over the examples but at least ``least`` steps (a small file needs
+    updates more than passes), within the CPU budget, in whole tens."""
     per_epoch = max(1, examples // batch)
     ms = MS_PER_UNIT * t * batch * hidden * (hidden + features)
-    steps = min(epochs * per_epoch, int(BUDGET_MS / max(ms, 1e-3)), 3000)
+    steps = min(max(epochs * per_epoch, least), int(BUDGET_MS / max(ms, 1e-3)), 3000)
     return max(100, steps // 10 * 10)
 
 

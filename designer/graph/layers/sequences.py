@@ -101,9 +101,9 @@ TIME_SERIES = LayerSpec(
         ParamSpec("file", "str", "series.csv", "the CSV or .npy file (a path, or a name found "
                   "in the data folder)"),
         ParamSpec("target", "str", "", "the column(s) to forecast, separated by commas (empty: "
-                  "the last numeric column)", shaping=True),
+                  "the last numeric column)"),
         ParamSpec("inputs", "str", "", "the columns the net reads, separated by commas (empty: "
-                  "every numeric column but the time)", shaping=True),
+                  "every numeric column but the time)"),
         ParamSpec("time_column", "str", "", "the column that holds the time (empty: found by "
                   "its name or its dates); it is not an input"),
         ParamSpec("seq_len", "int", 52, "rows per input window (T)", minimum=1,
@@ -120,8 +120,9 @@ TIME_SERIES = LayerSpec(
         ParamSpec("predict", "choice", "change",
                   "level: the net outputs the future values; change: it reads the targets' "
                   "history and outputs their future relative to their last value in the "
-                  "window (better for a series with a trend)",
-                  choices=("level", "change")),
+                  "window (better for a series with a trend); season: both relative to the "
+                  "value one season before (better for a strong season)",
+                  choices=("level", "change", "season")),
         MISSING,
         ParamSpec("season", "int", 0, "the seasonal period in steps for the seasonal-naive "
                   "baseline (0: from the time column: 52 for weekly data, 12 monthly, 7 daily, "
@@ -141,7 +142,7 @@ def _classes_infer(ctx):
 
 
 def _classes_dims(params: dict, project_dir) -> tuple[dict, str | None]:
-    dims = {"N": params["batch_size"]}
+    dims, frame = {"N": params["batch_size"]}, params["frame"]
     path = datasets.find_data(params["file"], project_dir)
     if path is None:
         return dims, "sequences " + datasets.not_found_message(params["file"], project_dir)
@@ -150,13 +151,13 @@ def _classes_dims(params: dict, project_dir) -> tuple[dict, str | None]:
     try:
         if path.suffix.lower() == ".ts":
             head = headers.read_ts_header(path)
-            dims["F"], dims["K"] = head.dimensions, len(head.class_labels)
+            dims["F"], dims["K"] = head.dimensions * frame, len(head.class_labels)
             if head.series_length:
-                dims["T"] = head.series_length
+                dims["T"] = -(-head.series_length // frame)
             return dims, None
         table = headers.read_csv_header(path)
         features = long_format_columns(table, params["label_column"])[2]
-        dims["F"] = len(features)
+        dims["F"] = len(features) * frame
         if path.stat().st_size > LABEL_SCAN_LIMIT:
             return dims, None  # the classes are counted when training reads the file
         dims["K"] = len(_csv_classes(table, params["label_column"]))
@@ -226,7 +227,8 @@ SEQUENCE_CLASSES = LayerSpec(
         "...') or a long-format CSV (series_id, time, features..., label: one row per step). "
         "Each batch is padded with zeros after each sequence's end to the longest sequence of "
         "the file: 'data' (T, N, F), 'lengths' (N) the valid steps of each, 'label' (N) the "
-        "class as an id in [0, K). Class names are kept as the file writes them. When the "
+        "class as an id in [0, K). With frame > 1, that many steps make one (the last one "
+        "padded). Class names are kept as the file writes them. When the "
         "file is X_TRAIN.ts and X_TEST.ts sits beside it, that is the test split; otherwise "
         "test_fraction of the sequences test. val_fraction of the training sequences "
         "validate."
@@ -242,6 +244,9 @@ SEQUENCE_CLASSES = LayerSpec(
                   "a name found in the data folder)"),
         ParamSpec("label_column", "str", "", "CSV only: the column that holds the class "
                   "(empty: the last column)"),
+        ParamSpec("frame", "int", 1, "steps read as one: F x frame values a step, T / frame "
+                  "steps (a long univariate recording reads far better in frames)",
+                  minimum=1, maximum=10000, shaping=True),
         _batch(32),
         _fraction("val_fraction", 0.1, "the share of the training sequences that validates"),
         _fraction("test_fraction", 0.2, "the share of the sequences that tests, when there "

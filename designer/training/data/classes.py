@@ -89,17 +89,20 @@ class ClassesSource(Source):
                                    for lab in seqs.labels], np.int64)
         self.parts = {s: np.asarray(v, np.int64) for s, v in parts.items()}
         self.splits = tuple(s for s in SPLITS if len(self.parts[s]))
-        self.lengths = np.array([len(s) for s in seqs.series], np.int64)
-        self.seq_len = int(self.lengths.max())
-        if self.lengths.min() < 1:
+        self.frame = int(params.get("frame", 1))
+        steps = np.array([len(s) for s in seqs.series], np.int64)
+        if steps.min() < 1:
             raise DataError(f"{self.path} holds an empty sequence")
+        self.lengths = -(-steps // self.frame)             # frames, the last one padded
+        self.seq_len = int(self.lengths.max())
         self.stats = meta["stats"] if meta else self._own_stats(params["normalize"])
         mean = np.asarray(self.stats["mean"], np.float32)
         std = np.asarray(self.stats["std"], np.float32)
-        self._padded = np.zeros((len(seqs.series), self.seq_len, len(self.features)),
-                                np.float32)
+        f = len(self.features)
+        padded = np.zeros((len(seqs.series), self.seq_len * self.frame, f), np.float32)
         for i, s in enumerate(seqs.series):
-            self._padded[i, :len(s)] = (s - mean) / std
+            padded[i, :len(s)] = (s - mean) / std
+        self._padded = padded.reshape(len(seqs.series), self.seq_len, self.frame * f)
         if not whole and len(self.parts["train"]) == 0:
             raise DataError(f"{self.path} leaves no sequence for training; lower val_fraction "
                             "or test_fraction")
@@ -126,13 +129,17 @@ class ClassesSource(Source):
         return self._cursors["train"]["drawn"] / self.batches_per_epoch
 
     def describe(self) -> str:
-        lo, hi = int(self.lengths.min()), int(self.lengths.max())
+        steps = [len(s) for s in self.seqs.series]
         parts = ", ".join(f"{self.split_size(s):,} {s}" for s in SPLITS if self.split_size(s))
-        return (f"{self.path}: {len(self.lengths):,} sequences of {len(self.features)} "
-                f"features, lengths {lo} to {hi}, {self.num_classes} classes; {parts}")
+        f = len(self.features)
+        framed = f" (read in frames of {self.frame})" if self.frame > 1 else ""
+        return (f"{self.path}: {len(steps):,} sequences of {f} feature{'s' if f > 1 else ''}, "
+                f"lengths {min(steps)} to {max(steps)}{framed}, {self.num_classes} classes; "
+                f"{parts}")
 
     def run_meta(self) -> dict:
-        return {"classes": self.classes, "stats": self.stats, "features": self.features}
+        return {"classes": self.classes, "stats": self.stats, "features": self.features,
+                "frame": self.frame}
 
     def indices(self, split: str) -> np.ndarray:
         self._check_split(split)

@@ -89,7 +89,12 @@ class SeriesSource(Source):
         self._xn = ((self.x - self.stats["x_mean"]) / self.stats["x_std"]).astype(np.float32)
         # in change mode the targets' own history is told relative to its last value too
         self._relative = [inputs.index(t) for t in targets if t in inputs] \
-            if self.predict == "change" else []
+            if self.predict != "level" else []
+        if self.predict == "season" and not self.period:
+            raise DataError(f"{self.path} has no season that rnn-designer can find (no dated "
+                            "time column), so predict = season has nothing to go on; set the "
+                            "data layer's season or use predict = change")
+        self.lead = self.period if self.predict == "season" else 0  # history before a window
         self._origins = {s: self._split_origins(s, int(params.get("stride", 1)))
                          for s in SPLITS}
         self.splits = tuple(s for s in SPLITS if len(self._origins[s]))
@@ -119,7 +124,7 @@ class SeriesSource(Source):
 
     def _split_origins(self, split: str, stride: int) -> np.ndarray:
         lo, hi = self.bounds[split]
-        first = max(self.seq_len - 1, lo - 1)
+        first = max(self.seq_len - 1 + self.lead, lo - 1)
         origins = np.arange(first, hi - self.horizon, dtype=np.int64)
         return origins[::stride] if split == "train" else origins
 
@@ -186,8 +191,11 @@ class SeriesSource(Source):
         origins = np.asarray(origins, dtype=np.int64)
         steps = np.arange(-self.seq_len + 1, 1)
         data = self._xn[origins[None, :] + steps[:, None]]                 # (T, N, F)
-        if self._relative:
+        if self._relative and self.predict == "change":
             data[:, :, self._relative] -= data[-1:, :, self._relative]
+        elif self._relative:  # season: each step's change from one season before
+            back = self._xn[origins[None, :] + steps[:, None] - self.lead]
+            data[:, :, self._relative] -= back[:, :, self._relative]
         ahead = origins[:, None] + np.arange(1, self.horizon + 1)[None, :]
         future = self.y[np.minimum(ahead, len(self.y) - 1)]                 # (N, h, targets)
         return {"data": torch.from_numpy(np.ascontiguousarray(data)),
@@ -195,17 +203,23 @@ class SeriesSource(Source):
 
     def encode(self, future: np.ndarray, origins: np.ndarray) -> np.ndarray:
         """Values in units -> what the net is trained to output."""
-        mean, std = np.asarray(self.stats["y_mean"]), np.asarray(self.stats["y_std"])
-        base = self.y[origins][:, None, :] if self.predict == "change" else mean
-        return ((future - base) / std).astype(np.float32)
+        std = np.asarray(self.stats["y_std"])
+        return ((future - self._base(origins)) / std).astype(np.float32)
+
+    def _base(self, origins: np.ndarray) -> np.ndarray:
+        """What the net's output is added to: the training mean (level), the last value seen
+        (change) or the value one season before each step (season)."""
+        if self.predict == "change":
+            return self.y[origins][:, None, :]
+        if self.predict == "season":
+            return self.baseline(origins, "seasonal_naive")
+        return np.asarray(self.stats["y_mean"])
 
     def to_units(self, output: np.ndarray, origins) -> np.ndarray:
         """The net's output, (N, horizon, targets) or (N, horizon * targets), in units."""
         origins = np.asarray(origins, dtype=np.int64)
         out = np.asarray(output, dtype=np.float64).reshape(len(origins), self.horizon, -1)
-        mean, std = np.asarray(self.stats["y_mean"]), np.asarray(self.stats["y_std"])
-        base = self.y[origins][:, None, :] if self.predict == "change" else mean
-        return out * std + base
+        return out * np.asarray(self.stats["y_std"]) + self._base(origins)
 
     def truth(self, origins) -> tuple[np.ndarray, np.ndarray]:
         """The true future values (N, horizon, targets) in units, and where they were read
