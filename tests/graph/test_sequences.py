@@ -104,6 +104,8 @@ def test_labelled_sequences_bind_features_and_classes_from_the_ts_header():
     assert data.shape == ("T", 16, 12) and data.batch == 1
     assert lengths.shape == (16,) and lengths.dtype == "index"
     assert label.values == 9 and label.batch == 0
+    g.set_param("data", "frame", 4)
+    assert g.dims["F"] == 48
 
 
 def test_a_long_format_csv_binds_its_feature_columns_and_classes(tmp_path):

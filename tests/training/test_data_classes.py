@@ -128,3 +128,15 @@ def test_resume_draws_the_same_sequences(tmp_path):
     b = source(f, batch_size=5)
     b.load_state_dict(state)
     assert same_batches([b.next_batch() for _ in range(4)], want)
+
+
+def test_long_recordings_are_read_in_frames(tmp_path):
+    f = ts(tmp_path, "x.ts", rows(12))
+    plain = source(f, normalize=False)
+    framed = source(f, normalize=False, frame=3)
+    assert framed.lengths.tolist() == [-(-n // 3) for n in plain.lengths.tolist()]
+    b, p = framed.batch([0]), plain.batch([0])
+    assert b["data"].shape == (framed.seq_len, 1, 6)
+    n = int(p["lengths"][0])
+    # frame k holds steps 3k, 3k+1, 3k+2, each with its two channels
+    assert torch.equal(b["data"][:, 0].reshape(-1, 2)[:n], p["data"][:n, 0])

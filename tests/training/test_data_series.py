@@ -60,15 +60,27 @@ def test_splits_follow_time_and_statistics_come_from_training_rows_only(tmp_path
     assert np.allclose(s.stats["y_std"][0], s.y[:120, 0].std())
 
 
-@pytest.mark.parametrize("predict", ["level", "change"])
+@pytest.mark.parametrize("predict", ["level", "change", "season"])
 def test_labels_turn_back_into_the_targets_units(tmp_path, predict):
-    s = source(series(tmp_path), seq_len=8, horizon=4, predict=predict)
+    s = source(series(tmp_path, 200), seq_len=8, horizon=4, predict=predict)
     o = s.origins("test")
     label = s.window_batch(o)["label"].numpy()
     assert np.allclose(s.to_units(label, o), s.truth(o)[0], atol=1e-4)
+    data = s.window_batch(o)["data"].numpy()
     if predict == "change":  # the target's history is told relative to its last value
-        data = s.window_batch(o)["data"].numpy()
         assert np.allclose(data[-1, :, 0], 0.0)
+    if predict == "season":  # ... or to its value one season before, step by step
+        std = s.stats["x_std"][0]
+        assert np.allclose(data[-1, :, 0] * std, s.y[o, 0] - s.y[o - 52, 0], atol=1e-4)
+        assert s.origins("train")[0] == 8 - 1 + 52  # a season of history before the window
+        assert np.allclose(s.to_units(np.zeros_like(label), o), s.baseline(o, "seasonal_naive"))
+
+
+def test_a_season_is_needed_to_forecast_from_one(tmp_path):
+    f = tmp_path / "a.npy"
+    np.save(f, np.arange(300.0))
+    refused(layer("TimeSeries", file=str(f), predict="season"), f, "has no season")
+    assert source(f, predict="season", season=12).period == 12
 
 
 def test_the_baselines_look_back_one_season_or_one_step(tmp_path):

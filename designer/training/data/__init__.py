@@ -77,7 +77,9 @@ def open_source(layer, project_dir: str | os.PathLike | None = None,
     if layer.type == "TimeSeries":
         from .series import SeriesSource
         path = locate(params["file"], project_dir, corpus, "series file", progress)
-        return SeriesSource(path, params, seed, (run_meta or {}).get("stats"), whole, **options)
+        kept = run_meta or {}
+        return SeriesSource(path, params, seed, kept.get("stats"), whole,
+                            period=kept.get("period", 0), **options)
     if layer.type == "SequenceClasses":
         from .classes import ClassesSource
         path = locate(params["file"], project_dir, corpus, "sequence file", progress)

@@ -48,12 +48,14 @@ class SeriesSource(Source):
         Serve every window of the file as the ``test`` split (scoring another file).
     forecast : bool
         Only forecast from the file's end: it needs ``seq_len`` rows, no whole window.
+    period : int
+        The season a run found (when the layer's ``season`` is 0): new data keeps it.
     """
 
     kind = "series"
 
     def __init__(self, path: Path, params: dict, seed: int = 0, stats: dict | None = None,
-                 whole: bool = False, forecast: bool = False):
+                 whole: bool = False, forecast: bool = False, period: int = 0):
         self.horizon = int(params["horizon"])
         super().__init__(path, 0, params["seq_len"], params["batch_size"], seed)
         header = header_of(self.path)
@@ -72,13 +74,19 @@ class SeriesSource(Source):
         self.y_missing = table.missing[:, [columns.index(c) for c in targets]]
         self.times = table.times
         rows = len(self.x)
-        self.period = int(params.get("season", 0)) or detect_period(table.times)
-        if forecast and rows < self.seq_len:
+        self.period = int(params.get("season", 0)) or period or detect_period(table.times)
+        if self.predict == "season" and not self.period:
+            raise DataError(f"{self.path} has no season that rnn-designer can find (no dated "
+                            "time column), so predict = season has nothing to go on; set the "
+                            "data layer's season or use predict = change")
+        self.lead = self.period if self.predict == "season" else 0  # history before a window
+        if forecast and rows < self.seq_len + self.lead:
             raise DataError(f"{self.path} holds {rows:,} rows, but the net forecasts from the "
-                            f"last {self.seq_len}")
+                            f"last {self.seq_len + self.lead}")
         whole = whole or forecast
         if whole:
-            self.bounds = {"train": (0, 0), "val": (0, 0), "test": (self.seq_len, rows)}
+            self.bounds = {"train": (0, 0), "val": (0, 0),
+                           "test": (self.seq_len + self.lead, rows)}
         else:
             n_test = int(round(rows * params["test_fraction"]))
             n_val = int(round(rows * params["val_fraction"]))
@@ -90,11 +98,6 @@ class SeriesSource(Source):
         # in change mode the targets' own history is told relative to its last value too
         self._relative = [inputs.index(t) for t in targets if t in inputs] \
             if self.predict != "level" else []
-        if self.predict == "season" and not self.period:
-            raise DataError(f"{self.path} has no season that rnn-designer can find (no dated "
-                            "time column), so predict = season has nothing to go on; set the "
-                            "data layer's season or use predict = change")
-        self.lead = self.period if self.predict == "season" else 0  # history before a window
         self._origins = {s: self._split_origins(s, int(params.get("stride", 1)))
                          for s in SPLITS}
         self.splits = tuple(s for s in SPLITS if len(self._origins[s]))
