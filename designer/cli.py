@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "parameters and FLOPs")
     v.add_argument("project")
     v.add_argument("--json", action="store_true", help="print JSON for machines")
+    v.add_argument("--deep", action="store_true", help="also run the net forward and backward "
+                   "on a tiny real batch (the smoke step the window runs before Train)")
 
     pa = sub.add_parser("parity", help="compare the cuDNN and unrolled engines on every "
                         "recurrent layer (exit 1 above tolerance)")
@@ -114,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
     cmd = args.command
     if cmd == "validate":
         from designer.graph.commands import validate
-        return validate(args.project, as_json=args.json)
+        deep = None
+        if args.deep:
+            from designer.training.smoke import smoke_dict as deep
+        return validate(args.project, as_json=args.json, deep=deep)
     if cmd in ("parity", "unroll", "bench"):
         from designer.engines import commands
         return getattr(commands, cmd)(args)

@@ -73,7 +73,7 @@ def _acc_infer(ctx):
     k = ctx.params["top_k"]
     classes = x.shape[a]
     if D.known(classes) and k > classes:
-        ctx.fail(None, f"top_k {k} is larger than the {classes} classes")
+        ctx.fail(None, f"has top_k {k}, more than the {classes} classes")
     return [TensorInfo((), FLOAT)]
 
 

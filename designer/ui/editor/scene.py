@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPixmap
 from PySide6.QtWidgets import QGraphicsScene
 
-from designer.graph.errors import DataWarning
+from designer.graph.errors import GraphWarning
 from designer.ui import theme
 
 from .link_item import LinkItem
@@ -227,19 +227,21 @@ class GraphScene(QGraphicsScene):
         self._warn_timer.start()
 
     def _on_param_changed(self, name, key, old, new) -> None:
-        if name in self.graph and self.graph.layer(name).spec.is_source:
-            self._warn_timer.start()
+        self._warn_timer.start()
 
     def refresh_warnings(self) -> None:
-        """Mark the layers a data warning is about (a corpus that cannot be read, say)."""
+        """Mark each layer with the first error and warning told about it (an error found
+        downstream is told on the layer whose change mends it)."""
         if self.graph is None:
             return
         warned: dict[str, str] = {}
+        failed: dict[str, str] = {}
         for p in self.graph.problems():
-            if isinstance(p, DataWarning) and p.layer:
-                warned.setdefault(p.layer, str(p))
+            if p.layer:
+                (warned if isinstance(p, GraphWarning) else failed).setdefault(p.layer, str(p))
         for name, item in self._nodes.items():
             item.set_warning(warned.get(name, ""))
+            item.set_error(failed.get(name, ""))
 
     # ----------------------------------------------------------------- movement --
     def node_moved(self, item: NodeItem) -> None:
