@@ -91,6 +91,12 @@ def build(w) -> SimpleNamespace:
     a.generate = _action(w, "&Generate\u2026", lambda: show_generate(w), "Ctrl+G", "generate",
                          "Make the latest run write text (or audio, or read digits)")
     a.about = _action(w, "&About RNN Designer", lambda: about(w))
+    a.smoke = _action(w, "&Check Each Edit on a Real Batch", None, None, None,
+                      "After each edit, run the net forward and backward on a tiny real batch "
+                      "(the smoke step), so that what is called valid trains")
+    a.smoke.setCheckable(True)
+    a.smoke.setChecked(w.smoke.enabled)
+    a.smoke.toggled.connect(w.set_smoke_step)
 
     # canvas edits answer their shortcuts only while the canvas has the focus, so Delete and
     # Ctrl+C keep their usual meaning in text fields and lists
@@ -137,6 +143,8 @@ def build(w) -> SimpleNamespace:
     m.addActions([a.train, a.pause, a.resume, a.stop])
     m.addSeparator()
     m.addActions([a.generate, a.add_run])
+    m.addSeparator()
+    m.addAction(a.smoke)
     m = mb.addMenu("&Help")
     m.addAction(a.about)
 

@@ -95,3 +95,14 @@ def test_validate_deep_runs_a_real_batch(tmp_path):
     done = cli("validate", PROJECTS / "char-rnn-shakespeare.json", "--deep")
     assert done.returncode == 0, done.stderr
     assert "smoke step: the net ran forward and backward on a real batch of 2 x 3" in done.stdout
+
+
+def test_an_unforeseen_error_is_one_sentence_with_the_trace_on_disk(tmp_path):
+    from designer.training.commands import unforeseen
+    try:
+        raise ValueError("cuDNN said no\nand more")
+    except ValueError as e:
+        text = unforeseen(e, str(tmp_path))
+    assert text == ("training stopped on an unexpected ValueError: cuDNN said no; the details "
+                    f"are in {tmp_path / 'error.log'}")
+    assert "Traceback" in (tmp_path / "error.log").read_text()

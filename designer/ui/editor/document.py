@@ -160,7 +160,7 @@ class Document(QObject):
         """
         g = self.graph
         if fix.kind == "set":
-            self.set_param(fix.layer, fix.param, fix.value)
+            self.set_param(fix.layer, fix.param, fix.value, fix.text[0].upper() + fix.text[1:])
             return
         if fix.kind == "insert":
             k = fix.link
@@ -185,7 +185,7 @@ class Document(QObject):
         finally:
             self.stack.endMacro()
 
-    def set_param(self, name: str, key: str, value) -> None:
+    def set_param(self, name: str, key: str, value, text: str | None = None) -> None:
         """Set a parameter (``UNSET`` forgets it); raises ``ParamError`` saying what is allowed."""
         layer = self.graph.layer(name)
         if value is not UNSET:
@@ -199,7 +199,7 @@ class Document(QObject):
                 return
         elif key not in layer.params:
             return
-        self.push(C.SetParam(self.graph, name, key, value))
+        self.push(C.SetParam(self.graph, name, key, value, text))
 
     def rename(self, old: str, new: str) -> None:
         if new != old:
