@@ -18,9 +18,12 @@ def _check(ctx):
     want = tuple(x.shape[:a]) + tuple(x.shape[a + 1:])
     if lab.dtype != INDEX:
         ctx.fail("label", "class ids", "labels come from a data layer's 'label'")
-    if lab.rank != len(want) or not all(D.same(p, q) for p, q in zip(lab.shape, want)):
+    same = lab.rank == len(want) and all(D.same(p, q) for p, q in zip(lab.shape, want))
+    # Caffe only asks for one label per position: (T, N) labels fit (T*N, V) logits, in order
+    flattened = lab.rank != len(want) and D.same(D.numel(lab.shape), D.numel(want))
+    if not (same or flattened):
         ctx.fail("label", f"labels of shape {D.shape_str(want)} (the logits without the class "
-                 f"axis {ctx.params['axis']})")
+                 f"axis {ctx.params['axis']}), or as many in another number of dims")
     return x, a
 
 
