@@ -204,9 +204,9 @@ class _Builder:
 
     def wire(self, layer: CaffeLayer, made: str, ports_in, ports_out) -> None:
         spec = self.graph.layer(made).spec
-        ports_in = [p.name for p in spec.inputs] if made in self.exact else list(ports_in)
-        ports_out = [p.name for p in spec.outputs] if made in self.exact and ports_out \
-            else list(ports_out)
+        if made in self.exact:  # bottoms and tops follow the ports, optional ones last
+            ports_in = [p.name for p in spec.inputs]
+            ports_out = [p.name for p in spec.outputs]
         if len(layer.bottoms) > len(ports_in):
             raise ExchangeError(f"layer '{layer.name}' ({layer.type}) has "
                                 f"{len(layer.bottoms)} bottoms; rnn-designer's {spec.id} "
@@ -233,6 +233,9 @@ class _Builder:
             if k in L.DATA_TYPES:
                 self._data(layer, layers)
                 continue
+            if layer.msg.message(HIDDEN) is not None:  # written by rnn-designer: exact
+                self.wire(layer, self.add(layer, "", {}), (), ())
+                continue
             convert = L.CONVERTERS.get(k)
             if convert is None:
                 raise ExchangeError(f"layer '{layer.name}' has type {layer.type}, which "
@@ -251,6 +254,7 @@ class _Builder:
         roles = _top_roles(layer, layers)
         if hidden is not None:
             type_id, params = _exact(hidden, layer)
+            roles = [p.name for p in registry.get(type_id).outputs]
         else:
             type_id, params = self._guess_source(layer, roles)
         name = self.graph.unique_name(layer.name)

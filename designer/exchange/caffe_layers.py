@@ -8,6 +8,8 @@ the import notes; what it cannot compute at all is refused with one sentence.
 """
 from __future__ import annotations
 
+import math
+
 from .errors import ExchangeError
 from .textformat import Message
 
@@ -33,15 +35,19 @@ def _num(msg: Message, name: str, default, kind=float):
         raise ExchangeError(f"{name} is {value!r}, not a number") from None
 
 
-def weight_filler(b, layer, msg: Message) -> str | None:
-    """Our filler name for a Caffe ``weight_filler`` block (``None``: keep our default)."""
+def weight_filler(b, layer, msg: Message, units: int = 0) -> str | None:
+    """Our filler name for a Caffe ``weight_filler`` block (``None``: keep our default);
+    ``units`` is the layer's outputs H, which set the bounds of our uniform filler."""
     f = msg.message("weight_filler")
     if f is None:
         return None
     kind = str(f.get("type", "constant")).lower()
     if kind == "uniform":
         lo, hi = _num(f, "min", 0.0), _num(f, "max", 1.0)
-        b.filler_note(layer.name, f"uniform [{lo:g}, {hi:g}]", "U(-1/sqrt(H), 1/sqrt(H))")
+        bound = 1.0 / math.sqrt(units) if units > 0 else None
+        if bound is None or not (math.isclose(hi, bound, rel_tol=1e-5) and
+                                 math.isclose(-lo, bound, rel_tol=1e-5)):
+            b.filler_note(layer.name, f"uniform [{lo:g}, {hi:g}]", "U(-1/sqrt(H), 1/sqrt(H))")
         return "uniform"
     if kind == "gaussian":
         std = _num(f, "std", 1.0)
@@ -71,7 +77,8 @@ def bias_filler(b, layer, msg: Message) -> float | None:
 
 
 def _fillers(b, layer, msg, params: dict) -> dict:
-    w, bias = weight_filler(b, layer, msg), bias_filler(b, layer, msg)
+    units = params.get("num_output", 0)  # our uniform filler's bound is 1/sqrt(outputs)
+    w, bias = weight_filler(b, layer, msg, units), bias_filler(b, layer, msg)
     if w is not None:
         params["weight_filler"] = w
     if bias is not None:

@@ -62,7 +62,8 @@ def solver_settings(msg: Message, path: Path) -> tuple[dict, dict, list[str]]:
         notes.append(f"{path.name}: iter_size {msg.get('iter_size')} (gradient accumulation) "
                      "is not supported; each step uses one batch")
     hidden = msg.message(HIDDEN)
-    if hidden is not None:  # exact settings an rnn-designer export kept
+    if hidden is not None:  # the exact settings an rnn-designer export kept
+        solver, training, notes = {}, {}, []
         for section, target in (("solver", solver), ("training", training)):
             for p in settings.SECTIONS[section]:
                 if hidden.has(p.name):
@@ -92,8 +93,10 @@ def _typed(p, value):
     return str(value)
 
 
-def solver_message(solver: dict, training: dict, net_file: str) -> Message:
-    """A MyCaffe ``solver.prototxt`` for the project's settings."""
+def solver_message(solver: dict, training: dict, net_file: str,
+                   notes: list | None = None) -> Message:
+    """A MyCaffe ``solver.prototxt`` for the project's settings (what Caffe cannot say goes
+    into ``notes``)."""
     s = settings.effective("solver", solver)
     t = settings.effective("training", training)
     msg = Message()
@@ -107,6 +110,10 @@ def solver_message(solver: dict, training: dict, net_file: str) -> Message:
         msg.add("rms_decay", s["rms_decay"])
     msg.add("weight_decay", s["weight_decay"])
     policy = s["lr_policy"] if s["lr_policy"] != "cosine" else "fixed"
+    if notes is not None and (s["lr_policy"] == "cosine" or s["warmup_steps"]):
+        notes.append("solver: Caffe has no cosine schedule or warm-up; solver.prototxt says "
+                     f"lr_policy {policy}, and rnn-designer reads the schedule back from its "
+                     "#@ line")
     msg.add("lr_policy", policy)
     if policy == "step":
         msg.add("gamma", s["gamma"]).add("stepsize", s["stepsize"])
