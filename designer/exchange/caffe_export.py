@@ -26,8 +26,9 @@ CAFFE_TYPES = {"CharText": "Input", "WavAudio": "Input", "MnistRows": "Input", "
 DATA_BLOBS = {"data": "data", "cont": "clip", "label": "label"}
 
 
-def export_messages(project: Project) -> tuple[Message, Message, list[str]]:
-    """(net message, solver message, notes) for ``project``."""
+def export_messages(project: Project, net_file: str = "train_val.prototxt",
+                    ) -> tuple[Message, Message, list[str]]:
+    """(net message, solver message naming ``net_file``, notes) for ``project``."""
     g = project.graph
     errors = g.errors()
     if errors:
@@ -37,7 +38,7 @@ def export_messages(project: Project) -> tuple[Message, Message, list[str]]:
     net = Message().add("name", project.name)
     for name in g.topological_order():
         net.add("layer", _layer(g, g.layer(name), blobs, notes))
-    solver = solver_message(project.solver, project.training, "train_val.prototxt", notes)
+    solver = solver_message(project.solver, project.training, net_file, notes)
     return net, solver, notes
 
 
