@@ -54,6 +54,8 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     wanted, output_names = _outputs(net, graph)
     layers = net.needed(tuple(w[0] for w in wanted))
     b = OnnxBuilder()
+    b.reserve(output_names + [f"{n}.{s}" for n in layers if n in net.recurrent
+                              for s in ("hT", "cT", "h0", "c0")] + ["tokens", "data"])
     values: dict = {}  # (layer, output index) -> ONNX value name
     states: list[tuple[str, list[str]]] = []
     batch_axis = None

@@ -34,6 +34,11 @@ class OnnxBuilder:
         self._used.add(name)
         return name
 
+    def reserve(self, names) -> None:
+        """Keep ``names`` (the graph's inputs and outputs) from naming inner values."""
+        self._reserved = set(names)
+        self._used.update(names)
+
     def const(self, hint: str, value) -> str:
         array = np.asarray(value)
         if array.dtype == np.float64:
@@ -57,6 +62,8 @@ class OnnxBuilder:
         return self.op("Shape", [x], f"{hint}/shape", start=start, end=end)
 
     def add_input(self, name: str, elem_type: int, shape: list) -> str:
+        if name in self._used and name not in getattr(self, "_reserved", ()):
+            raise ValueError(f"the ONNX value name {name} is taken")
         self._used.add(name)
         self.inputs.append(helper.make_tensor_value_info(name, elem_type, shape))
         return name

@@ -48,7 +48,7 @@ def text_project(folder: Path, kind: str = "LSTM", engine: str = "CUDNN", levels
     return p
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def trained_run(tmp_path_factory) -> Path:
     """A run folder: the tiny LSTM trained for 25 steps on the CPU."""
     from designer.training.loop import RunOptions, train
@@ -57,3 +57,24 @@ def trained_run(tmp_path_factory) -> Path:
     project.graph.set_param("drop", "dropout_ratio", 0.0)
     list(train(project, RunOptions(out=folder / "run", steps=25)))
     return folder / "run"
+
+
+def shapes_project(folder: Path) -> Project:
+    """Rows through an LSTM, then Caffe's shape layers: Slice, Concat, a learned Scale, Eltwise
+    MAX, Reshape, an InnerProduct over all steps and a Softmax."""
+    g = Graph(project_dir=folder)
+    g.add_layer("MnistRows", "data", {"batch_size": 2, "batch_first": False})
+    g.add_layer("LSTM", "lstm", {"num_output": 6, "engine": "CAFFE"})
+    g.add_layer("Slice", "cut", {"axis": 2, "slice_point": 2})
+    g.add_layer("Concat", "join", {"axis": 2})
+    g.add_layer("Scale", "scale", {"axis": 2, "bias_term": True})
+    g.add_layer("Eltwise", "max", {"operation": "MAX"})
+    g.add_layer("Reshape", "flat", {"shape": [0, -1], "axis": 1})
+    g.add_layer("InnerProduct", "ip", {"num_output": 4, "axis": 0})
+    g.add_layer("Softmax", "prob", {"axis": -1})
+    link_all(g, [("data.data", "lstm.x"), ("lstm.y", "cut.x"), ("cut.b", "join.a"),
+                 ("cut.a", "join.b"), ("join.y", "scale.x"), ("scale.y", "max.a"),
+                 ("lstm.y", "max.b"), ("max.y", "flat.x"), ("flat.y", "ip.x"),
+                 ("ip.y", "prob.x")])
+    assert g.errors() == []
+    return Project(g, "shapes")
