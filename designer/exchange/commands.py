@@ -44,10 +44,22 @@ def run_export(source_path, fmt: str, out, unrolled: bool = False, steps: int | 
         raise ExchangeError("--unrolled is for --format onnx")
     if steps is not None and steps < 1:
         raise ExchangeError("--steps must be at least 1")
-    source = load_source(source_path, which)
-    out = Path(out)
+    return export_source(load_source(source_path, which), fmt, out, unrolled, steps)
+
+
+def export_source(source, fmt: str, out, unrolled: bool = False, steps: int | None = None,
+                  ) -> tuple[list[Path], list[str]]:
+    """Export a loaded :class:`~designer.exchange.source.ModelSource`."""
+    try:
+        return _export(source, fmt, Path(out), unrolled, steps)
+    except OSError as e:
+        where = e.filename or out
+        raise ExchangeError(f"{where} cannot be written ({e.strerror or e})") from None
+
+
+def _export(source, fmt: str, out: Path, unrolled: bool, steps: int | None):
     if fmt == "prototxt":
-        return write_prototxt(source.project, out)
+        return write_prototxt(source.project, out)  # the design only: no weights
     if fmt == "onnx":
         try:
             from .onnx_export import export_onnx
@@ -56,6 +68,7 @@ def run_export(source_path, fmt: str, out, unrolled: bool = False, steps: int | 
                                 "'rnn-designer[onnx]'") from None
         if out.is_dir():
             out = out / "model.onnx"
+        out.parent.mkdir(parents=True, exist_ok=True)
         notes = export_onnx(source, out, unrolled, steps)
         return [out], notes
     from .pytorch_code import export_pytorch
