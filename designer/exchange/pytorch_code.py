@@ -340,7 +340,8 @@ def _main(first: str, g, vocab) -> list[str]:
               '    print("sum", round(out.double().sum().item(), 6))']
     if vocab is not None:
         lines += ["    # greedy continuation of a newline, one character at a time",
-                  '    ids, text = torch.tensor([[VOCAB.index("\\n") if "\\n" in VOCAB else 0]]), ""',
+                  '    start = VOCAB.index("\\n") if "\\n" in VOCAB else 0',
+                  '    ids, text = torch.tensor([[start]]), ""',
                   "    state = None", "    with torch.no_grad():", "        for _ in range(80):",
                   "            out, state = model(ids, state)",
                   "            ids = out.reshape(1, -1)[-1:].argmax(-1).view(1, 1)",
