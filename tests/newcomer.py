@@ -113,13 +113,18 @@ def _softmax_before_loss(corpus, mnist):
     return g
 
 
-def _flattened_logits(corpus, mnist):
-    """Caffe's way: (T, N, H) -> (T*N, H) -> scores per row; the labels stay (T, N)."""
-    g = char_net(corpus, ip={"axis": 1})
-    g.add_layer("Reshape", "rows", {"shape": [-1], "axis": 0, "num_axes": 2})
+def _flat_branch_added_back(corpus, mnist):
+    """A Caffe-style branch over rows (T*N, H) summed with the (T, N, H) it came from."""
+    g = char_net(corpus)
+    g.add_layer("Reshape", "rows", {"shape": [-1, 16], "axis": 0, "num_axes": -1})
+    g.add_layer("InnerProduct", "mix", {"num_output": 16, "axis": 1})
+    g.add_layer("Eltwise", "skip")
     g.disconnect(g.link_into("ip", "x"))
     g.connect("lstm", "y", "rows", "x")
-    g.connect("rows", "y", "ip", "x")
+    g.connect("rows", "y", "mix", "x")
+    g.connect("lstm", "y", "skip", "a")
+    g.connect("mix", "y", "skip", "b")
+    g.connect("skip", "y", "ip", "x")
     return g
 
 
@@ -140,8 +145,8 @@ MISTAKES = (
             "loss", "set axis to -1"),
     Mistake("different_widths_summed", _two_widths, "lstm2",
             "set lstm2's num_output to 16"),
-    Mistake("flattened_logits", _flattened_logits, "loss",
-            "insert a Reshape layer between data and loss"),
+    Mistake("flat_branch_added_back", _flat_branch_added_back, "skip",
+            "insert a Reshape layer between mix and skip (shape [8, 4, 16])"),
     Mistake("top_k_above_classes", lambda c, m: mnist_net(m, acc={"top_k": 20}),
             "acc", "set acc's top_k to", needs_mnist=True),
     Mistake("softmax_before_loss", _softmax_before_loss, "prob",

@@ -17,6 +17,7 @@ from designer.graph.errors import GraphError
 from designer.ui import resources, theme
 from designer.ui.editor import clipboard
 from designer.ui.editor.layout import layered_positions
+from designer.ui.exchange.menu import add_to_file_menu
 
 
 def _action(window, text: str, slot=None, shortcut=None, icon: str | None = None,
@@ -111,6 +112,8 @@ def build(w) -> SimpleNamespace:
     a.recent_menu.aboutToShow.connect(lambda: w.files.fill_recent_menu(a.recent_menu))
     m.addSeparator()
     m.addActions([a.save, a.save_as])
+    m.addSeparator()
+    add_to_file_menu(w, m, a)
     m.addSeparator()
     m.addAction(a.quit)
     m = mb.addMenu("&Edit")
