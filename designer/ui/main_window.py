@@ -141,6 +141,7 @@ class MainWindow(QMainWindow):
         self.problems.count_changed.connect(self._problems_counted)
         self.problems.fix_requested.connect(self.apply_fix)
         self.smoke.changed.connect(self.problems.set_smoke)
+        self.smoke.changed.connect(self._smoke_on_canvas)
         self.smoke.changed.connect(self.training.refresh_train_action)
         self.problems.count_changed.connect(self.training.refresh_train_action)
         self.properties.layer_panel.unroll_requested.connect(self.show_unrolled_safely)
@@ -209,6 +210,10 @@ class MainWindow(QMainWindow):
         self.show_message(f"Done: {fix.text} (Ctrl+Z undoes it)")
         if fix.kind != "bypass" and fix.layer in self.doc.graph:
             self.scene.select_layers([fix.layer])
+
+    def _smoke_on_canvas(self, result) -> None:
+        failed = result is not None and result["status"] == "failed" and result["layer"]
+        self.scene.set_run_errors({result["layer"]: result["message"]} if failed else {})
 
     def set_smoke_step(self, on: bool) -> None:
         """Turn the smoke step after each edit on or off (remembered)."""

@@ -99,6 +99,7 @@ def test_a_failure_on_a_real_batch_is_a_problem_on_its_layer_and_holds_train(smo
     assert details.text(1) == "Details" and "RuntimeError" in details.child(0).text(1)
     assert not w.act.train.isEnabled()
     assert w.act.train.toolTip().startswith("The net cannot train yet: ip1 (InnerProduct)")
+    qtbot.waitUntil(lambda: w.scene.node("ip1").error.startswith("ip1 (InnerProduct) failed"))
     assert w.training.train() is None  # F5 is refused the same way
     monkeypatch.setitem(build.BUILDERS, "InnerProduct", build.BUILDERS["InnerProduct"])
 

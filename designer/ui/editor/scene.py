@@ -47,6 +47,7 @@ class GraphScene(QGraphicsScene):
         self._wire: WireDrag | None = None
         self._index = None  # node boxes by height, for routing links round layers
         self._labels_shown = True  # off when zoomed out too far to read them
+        self.run_errors: dict[str, str] = {}
         self._warn_timer = QTimer(self, singleShot=True, interval=0)
         self._warn_timer.timeout.connect(self.refresh_warnings)
         self._route_timer = QTimer(self, singleShot=True, interval=0)
@@ -239,9 +240,16 @@ class GraphScene(QGraphicsScene):
         for p in self.graph.problems():
             if p.layer:
                 (warned if isinstance(p, GraphWarning) else failed).setdefault(p.layer, str(p))
+        for name, text in self.run_errors.items():  # found by running the net
+            failed.setdefault(name, text)
         for name, item in self._nodes.items():
             item.set_warning(warned.get(name, ""))
             item.set_error(failed.get(name, ""))
+
+    def set_run_errors(self, errors: dict[str, str]) -> None:
+        """Errors found by running the net (the smoke step), by layer, shown like the others."""
+        self.run_errors = dict(errors)
+        self._warn_timer.start()
 
     # ----------------------------------------------------------------- movement --
     def node_moved(self, item: NodeItem) -> None:
