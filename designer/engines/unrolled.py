@@ -26,6 +26,7 @@ from .expansion import GATES, Expansion, expand_params
 from .fillers import fill_bias, fill_weight
 from .lstm_steps import UnrolledLSTMSteps, infer_steps
 from .recurrent import zero_state
+from .step_plans import compile_step_plan, run_step_plan
 
 
 def weight_key(blob_weight: str) -> str:
@@ -242,7 +243,7 @@ class UnrolledRecurrent(nn.Module):
     def _plan(self, steps: int) -> tuple:
         if steps not in self._plans:
             exp = self.expansion(steps)
-            self._plans[steps] = (exp, compile_lstm_plan(exp))
+            self._plans[steps] = (exp, compile_lstm_plan(exp) or compile_step_plan(exp))
         return self._plans[steps]
 
     def forward(self, x, cont=None, state=None):
@@ -265,8 +266,10 @@ class UnrolledRecurrent(nn.Module):
             if lstm:
                 blobs[f"{p}c_0"] = state[1][k:k + 1]
         weights = self._parameters  # this module holds its weights itself (no children)
-        if self.fast and plan is not None:
+        if self.fast and plan is not None and isinstance(plan[0], LevelPlan):
             run_fast(plan, weights, blobs, self.training, self.clip)
+        elif self.fast and plan is not None:
+            run_step_plan(plan, weights, blobs, self.training, weight_key)
         else:
             run_reference(exp, weights, blobs, self.training, self.clip)
         y = blobs[exp.outputs[0]]
