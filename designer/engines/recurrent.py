@@ -115,7 +115,7 @@ class CudnnRecurrent(nn.Module):
         y, _ = pad_packed_sequence(out, total_length=x.shape[0])
         if not bool(alive.all()):  # a sequence with no step here: no output, state unchanged
             keep = alive.to(x.device).view(1, -1, 1)
-            y = y * keep.to(y.dtype)
+            y = torch.where(keep, y, 0.0)
             new = tuple(torch.where(keep, a, b) for a, b in zip(new, state))
         return y, new
 
