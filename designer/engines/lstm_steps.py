@@ -38,9 +38,12 @@ def use_triton(t: torch.Tensor) -> bool:
 
 
 # ---------------------------------------------------------------------------- torch units --
-def unit_forward(gates, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next):
-    """LSTM_UNIT (gates [i, f, o, g]) plus the next step's SCALE, writing into the outputs."""
+def unit_forward(gates, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next,
+                 hc_next_g=None):
+    """LSTM_UNIT (gates [i, f, o, g]) plus the next step's SCALE, writing into the outputs
+    (``hc_next_g``: the next h_conted again, in the type the next step's GEMM reads)."""
     h = c_prev.shape[-1]
+    gates = gates.to(acts.dtype)
     torch.sigmoid(gates[:, :3 * h], out=acts[:, :3 * h])
     torch.tanh(gates[:, 3 * h:], out=acts[:, 3 * h:])
     i, f, o, g = acts.split(h, 1)
@@ -50,6 +53,15 @@ def unit_forward(gates, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next):
     h_out.mul_(o)
     if hc_next is not None:
         torch.mul(h_out, cont_next.unsqueeze(1), out=hc_next)
+        if hc_next_g is not None and hc_next_g is not hc_next:
+            hc_next_g.copy_(hc_next)
+
+
+def _gemm_dtype(x: torch.Tensor) -> torch.dtype:
+    """The type the step GEMMs run in: the autocast type when autocast is on for x's device."""
+    if torch.is_autocast_enabled(x.device.type):
+        return torch.get_autocast_dtype(x.device.type)
+    return torch.promote_types(x.dtype, torch.float32)
 
 
 def unit_backward(dh_out, dhc_next, cont_next, dc, acts, c, c_prev, cont_t, dgates, clip):
@@ -106,39 +118,45 @@ class UnrolledLSTMSteps(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, xw, cont, h0, c0, w_hc, clip: float):
-        # under autocast the steps still run in float32: the recurrence accumulates
-        # rounding step after step, and the fused units are written for float32
-        ctx.in_dtype = xw.dtype
-        dt = torch.promote_types(xw.dtype, torch.float32)  # bf16/fp16 -> fp32; fp64 stays
+        # under autocast the GEMMs run in the autocast type (bf16) with float32 accumulation,
+        # and the units in float32: c and h stay float32 from step to step, and h is rounded
+        # once per step for the next GEMM
+        ctx.dtypes = (xw.dtype, h0.dtype, c0.dtype, w_hc.dtype)
+        gd = _gemm_dtype(xw)
         with torch.autocast(xw.device.type, enabled=False):
-            return UnrolledLSTMSteps._forward(ctx, xw.to(dt), cont, h0.to(dt), c0.to(dt),
-                                              w_hc.to(dt), clip)
+            return UnrolledLSTMSteps._forward(ctx, xw.to(gd), cont, h0, c0, w_hc, clip, gd)
 
     @staticmethod
-    def _forward(ctx, xw, cont, h0, c0, w_hc, clip: float):
+    def _forward(ctx, xw, cont, h0, c0, w_hc, clip: float, gd):
         t_, n, g4 = xw.shape
         h = g4 // 4
+        sd = torch.promote_types(gd, torch.float32)  # the state's type
         xw = xw.contiguous()
-        cont = cont.to(xw.dtype).contiguous()
-        acts = torch.empty_like(xw)
-        cs = xw.new_empty(t_, n, h)
-        hs = xw.new_empty(t_, n, h)
-        hcs = xw.new_empty(t_, n, h)
-        torch.mul(h0, cont[0].unsqueeze(1), out=hcs[0])  # SCALE of step 1
-        gates = xw.new_empty(n, g4)
-        w_t = w_hc.t()
+        cont = cont.to(sd).contiguous()
+        acts = xw.new_empty(t_, n, g4, dtype=sd)
+        cs = xw.new_empty(t_, n, h, dtype=sd)
+        hs = xw.new_empty(t_, n, h, dtype=sd)
+        hcs = xw.new_empty(t_, n, h, dtype=sd)
+        hcs_g = hcs if gd == sd else xw.new_empty(t_, n, h, dtype=gd)
+        torch.mul(h0.to(sd), cont[0].unsqueeze(1), out=hcs[0])  # SCALE of step 1
+        if hcs_g is not hcs:
+            hcs_g[0].copy_(hcs[0])
+        gates = xw.new_empty(n, g4, dtype=gd)
+        w = w_hc.to(gd)
+        w_t = w.t()
         tri = _triton() if xw.is_cuda else False
-        c_prev = c0.contiguous()
+        c_prev = c0.to(sd).contiguous()
         for t in range(t_):
-            torch.addmm(xw[t], hcs[t], w_t, out=gates)  # INNER_PRODUCT + ELTWISE SUM
+            torch.addmm(xw[t], hcs_g[t], w_t, out=gates)  # INNER_PRODUCT + ELTWISE SUM
             nxt = t + 1 < t_
             args = (gates, c_prev, cont[t], cont[t + 1] if nxt else None, acts[t], cs[t], hs[t],
-                    hcs[t + 1] if nxt else None)
+                    hcs[t + 1] if nxt else None, hcs_g[t + 1] if nxt else None)
             (tri.unit_forward if tri else unit_forward)(*args)  # LSTM_UNIT (+ next SCALE)
             c_prev = cs[t]
-        ctx.save_for_backward(acts, cs, hcs, cont, c0, w_hc)
+        ctx.save_for_backward(acts, cs, hcs_g, cont, c0.to(sd), w)
         ctx.clip = clip
-        return hs, cs[-1].clone()
+        x_dt, h_dt, c_dt, _ = ctx.dtypes
+        return hs.to(h_dt), cs[-1].to(c_dt)
 
     @staticmethod
     def backward(ctx, d_hs, d_ct):
@@ -147,12 +165,14 @@ class UnrolledLSTMSteps(torch.autograd.Function):
             dxw, _, dh0, dc0, d_w, _ = UnrolledLSTMSteps._backward(
                 ctx, None if d_hs is None else d_hs.to(dt),
                 None if d_ct is None else d_ct.to(dt))
-        return dxw.to(ctx.in_dtype), None, dh0, dc0, d_w, None
+        x_dt, h_dt, c_dt, w_dt = ctx.dtypes
+        return dxw.to(x_dt), None, dh0.to(h_dt), dc0.to(c_dt), d_w.to(w_dt), None
 
     @staticmethod
     def _backward(ctx, d_hs, d_ct):
-        acts, cs, hcs, cont, c0, w_hc = ctx.saved_tensors
+        acts, cs, hcs_g, cont, c0, w = ctx.saved_tensors
         t_, n, h = cs.shape
+        sd, gd = cs.dtype, w.dtype
         d_hs = torch.zeros_like(cs) if d_hs is None else d_hs.contiguous()
         dc = torch.zeros_like(c0) if d_ct is None else d_ct.clone().contiguous()
         dgates = torch.empty_like(acts)
@@ -164,7 +184,11 @@ class UnrolledLSTMSteps(torch.autograd.Function):
             args = (d_hs[t], dhc if nxt else None, cont[t + 1] if nxt else None, dc, acts[t],
                     cs[t], c_prev, cont[t], dgates[t], ctx.clip)
             (tri.unit_backward if tri else unit_backward)(*args)
-            torch.mm(dgates[t], w_hc, out=dhc)  # INNER_PRODUCT backward: grad of h_conted
+            if gd == sd:
+                torch.mm(dgates[t], w, out=dhc)  # INNER_PRODUCT backward: grad of h_conted
+            else:
+                dhc.copy_(dgates[t].to(gd).mm(w))
         dh0 = dhc * cont[0].unsqueeze(1)  # SCALE backward of step 1
-        d_w = dgates.view(t_ * n, 4 * h).t().mm(hcs.view(t_ * n, h))  # shared W_hc, all steps
+        flat = dgates.view(t_ * n, 4 * h)
+        d_w = flat.to(gd).t().mm(hcs_g.view(t_ * n, h))  # shared W_hc, all steps
         return dgates, None, dh0, dc, d_w, None

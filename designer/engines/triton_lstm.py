@@ -27,18 +27,18 @@ if triton is not None:
         return 1.0 - 2.0 / (tl.exp(2.0 * x) + 1.0)
 
     @triton.jit
-    def _fwd_kernel(G, CP, CONT, CONTN, ACTS, C, HO, HCN, H, HAS_NEXT: tl.constexpr,
-                    BLOCK: tl.constexpr):
+    def _fwd_kernel(G, CP, CONT, CONTN, ACTS, C, HO, HCN, HCNG, H, HAS_NEXT: tl.constexpr,
+                    WRITE_G: tl.constexpr, BLOCK: tl.constexpr):
         n = tl.program_id(0)
         offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
         m = offs < H
         row = n * 4 * H
-        zi = tl.load(G + row + offs, mask=m, other=0.0)
-        zf = tl.load(G + row + H + offs, mask=m, other=0.0)
-        zo = tl.load(G + row + 2 * H + offs, mask=m, other=0.0)
-        zg = tl.load(G + row + 3 * H + offs, mask=m, other=0.0)
-        cp = tl.load(CP + n * H + offs, mask=m, other=0.0)
-        k = tl.load(CONT + n)
+        zi = tl.load(G + row + offs, mask=m, other=0.0).to(tl.float32)
+        zf = tl.load(G + row + H + offs, mask=m, other=0.0).to(tl.float32)
+        zo = tl.load(G + row + 2 * H + offs, mask=m, other=0.0).to(tl.float32)
+        zg = tl.load(G + row + 3 * H + offs, mask=m, other=0.0).to(tl.float32)
+        cp = tl.load(CP + n * H + offs, mask=m, other=0.0).to(tl.float32)
+        k = tl.load(CONT + n).to(tl.float32)
         i = tl.sigmoid(zi)
         f = tl.sigmoid(zf)
         o = tl.sigmoid(zo)
@@ -52,8 +52,10 @@ if triton is not None:
         tl.store(C + n * H + offs, c, mask=m)
         tl.store(HO + n * H + offs, hv, mask=m)
         if HAS_NEXT:
-            kn = tl.load(CONTN + n)
+            kn = tl.load(CONTN + n).to(tl.float32)
             tl.store(HCN + n * H + offs, hv * kn, mask=m)
+            if WRITE_G:  # the same, in the type the next step's GEMM reads (bf16)
+                tl.store(HCNG + n * H + offs, hv * kn, mask=m)
 
     @triton.jit
     def _bwd_kernel(DHO, DHC, CONTN, DC, ACTS, C, CP, CONT, DG, H, clip,
@@ -97,12 +99,15 @@ def _grid(n: int, h: int):
     return (n, triton.cdiv(h, block)), block
 
 
-def unit_forward(gates, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next):
+def unit_forward(gates, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next,
+                 hc_next_g=None):
     n, h = c_prev.shape
     grid, block = _grid(n, h)
     nxt = hc_next is not None
+    g = nxt and hc_next_g is not None and hc_next_g is not hc_next
     _fwd_kernel[grid](gates, c_prev, cont_t, cont_next if nxt else cont_t, acts, c_out, h_out,
-                      hc_next if nxt else h_out, h, HAS_NEXT=nxt, BLOCK=block)
+                      hc_next if nxt else h_out, hc_next_g if g else h_out, h, HAS_NEXT=nxt,
+                      WRITE_G=g, BLOCK=block)
 
 
 def unit_backward(dh_out, dhc_next, cont_next, dc, acts, c, c_prev, cont_t, dgates, clip):

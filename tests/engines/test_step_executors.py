@@ -50,3 +50,20 @@ def test_a_float32_run_stays_within_parity():
     fast, ref = run(m, True, x, cont, h0), run(m, False, x, cont, h0)
     for a, b in zip(fast, ref):
         assert (a - b).abs().max() <= 1e-5 * max(1.0, b.abs().max())
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_under_bf16_autocast_the_gemms_round_and_the_state_stays_float32(kind):
+    torch.manual_seed(0)
+    m = UnrolledRecurrent(kind, 16, 32, 2)
+    m.reset_parameters("uniform", 0.0)
+    x = torch.randn(10, 4, 16, requires_grad=True)
+    y32, _ = m(x)
+    y32.sum().backward()
+    g32, x.grad = x.grad.clone(), None
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y16, (h16, *_) = m(x)
+    assert y16.dtype == torch.float32 and h16.dtype == torch.float32
+    y16.sum().backward()
+    assert 0 < (y16 - y32).abs().max() < 2e-2  # bf16 products, not a float32 run
+    assert (x.grad - g32).abs().max() < 2e-2 * g32.abs().max()
