@@ -16,6 +16,8 @@ float32: h is kept in float32 between steps and rounded once per step for the GE
 """
 from __future__ import annotations
 
+import os
+
 import torch
 
 _TRITON = None
@@ -35,6 +37,11 @@ def _triton():
 
 def _kernels(t: torch.Tensor):
     return (_triton() or _TorchUnits) if t.is_cuda else _TorchUnits
+
+
+def _fused(k) -> bool:
+    """The step's product and unit as one kernel (Triton), unless RNN_DESIGNER_FUSED_STEPS=0."""
+    return k is not _TorchUnits and os.environ.get("RNN_DESIGNER_FUSED_STEPS", "1") != "0"
 
 
 def _gemm_dtype(x: torch.Tensor) -> torch.dtype:
@@ -123,11 +130,17 @@ class UnrolledGRUSteps(torch.autograd.Function):
         w, b = w_hc.to(gd), b_hc.to(gd)
         w_t = w.t()
         hl = xw.new_empty(n, g3, dtype=gd)
+        fused = _fused(k)
         for t in range(t_):
-            torch.addmm(b, hcs_g[t], w_t, out=hl)  # INNER_PRODUCT (with b_hc)
             nxt = t + 1 < t_
-            k.gru_forward(xw[t], hl, hcs[t], cont[t + 1] if nxt else None, acts[t], hns[t],
-                          hs[t], hcs[t + 1] if nxt else None, hcs_g[t + 1] if nxt else None)
+            args = (cont[t + 1] if nxt else None, acts[t], hns[t], hs[t],
+                    hcs[t + 1] if nxt else None, hcs_g[t + 1] if nxt else None)
+            if fused:  # INNER_PRODUCT (with b_hc) + GRU_UNIT (+ next SCALE), one kernel
+                k.gru_step_forward(xw[t], hcs_g[t], w, b, hcs[t], *args)
+            else:
+                torch.addmm(b, hcs_g[t], w_t, out=hl)  # INNER_PRODUCT (with b_hc)
+                k.gru_forward(xw[t], hl, hcs[t], *args)
+        ctx.fused = fused
         ctx.save_for_backward(acts, hns, hcs, hcs_g, cont, w)
         ctx.dtypes = (xw.dtype, h0.dtype, w_hc.dtype)
         return hs.to(h0.dtype) if h0.dtype != sd else hs
@@ -146,6 +159,8 @@ class UnrolledGRUSteps(torch.autograd.Function):
             dhl_g = dhl if gd == sd else acts.new_empty(n, 3 * h, dtype=gd)
             direct = acts.new_empty(n, h, dtype=sd)
             dhc = acts.new_empty(n, h, dtype=sd)
+            if ctx.fused:
+                return _gru_fused_backward(ctx, k, d_hs, dx, dhl)
             for t in range(t_ - 1, -1, -1):
                 nxt = t + 1 < t_
                 k.gru_backward(d_hs[t], dhc if nxt else None, cont[t + 1] if nxt else None,
@@ -190,11 +205,17 @@ class UnrolledRNNSteps(torch.autograd.Function):
         w = w_hc.to(gd)
         w_t = w.t()
         pre = xw.new_empty(n, h, dtype=gd)
+        fused = _fused(k)
         for t in range(t_):
-            torch.addmm(xw[t], hcs_g[t], w_t, out=pre)  # INNER_PRODUCT + ELTWISE SUM
             nxt = t + 1 < t_
-            k.rnn_forward(pre, cont[t + 1] if nxt else None, hs[t],
-                          hcs[t + 1] if nxt else None, hcs_g[t + 1] if nxt else None, relu)
+            args = (cont[t + 1] if nxt else None, hs[t], hcs[t + 1] if nxt else None,
+                    hcs_g[t + 1] if nxt else None, relu)
+            if fused:  # INNER_PRODUCT + ELTWISE SUM + TANH/RELU (+ next SCALE), one kernel
+                k.rnn_step_forward(xw[t], hcs_g[t], w, *args)
+            else:
+                torch.addmm(xw[t], hcs_g[t], w_t, out=pre)  # INNER_PRODUCT + ELTWISE SUM
+                k.rnn_forward(pre, *args)
+        ctx.fused = fused
         ctx.save_for_backward(hs, hcs_g, cont, w)
         ctx.relu, ctx.dtypes = relu, (xw.dtype, h0.dtype, w_hc.dtype)
         return hs.to(h0.dtype) if h0.dtype != sd else hs
@@ -210,6 +231,8 @@ class UnrolledRNNSteps(torch.autograd.Function):
             k = _kernels(hs)
             dpre = hs.new_empty(t_, n, h, dtype=sd)
             dhc = hs.new_empty(n, h, dtype=sd)
+            if ctx.fused:
+                return _rnn_fused_backward(ctx, k, d_hs, dpre)
             for t in range(t_ - 1, -1, -1):
                 nxt = t + 1 < t_
                 k.rnn_backward(d_hs[t], dhc if nxt else None, cont[t + 1] if nxt else None,
@@ -221,3 +244,38 @@ class UnrolledRNNSteps(torch.autograd.Function):
             dh0 = dhc * cont[0].unsqueeze(1)
             d_w = dpre.view(t_ * n, h).to(gd).t().mm(hcs_g.view(t_ * n, h)).to(sd)
         return dpre.to(x_dt), None, dh0.to(h_dt), d_w.to(w_dt), None
+
+
+# ----------------------------------------------------------------- fused-step backwards --
+def _gru_fused_backward(ctx, k, d_hs, dx, dhl):
+    acts, hns, hcs, hcs_g, cont, w = ctx.saved_tensors
+    x_dt, h_dt, w_dt = ctx.dtypes
+    t_, n, h = hcs.shape
+    gd = w.dtype
+    dhl_g = dhl if gd == dhl.dtype else torch.empty_like(dhl, dtype=gd)
+    direct = [hcs.new_empty(n, h), hcs.new_empty(n, h)]  # ping-pong: step t and t+1
+    for t in range(t_ - 1, -1, -1):
+        nxt = t + 1 < t_
+        k.gru_step_backward(dhl_g[t + 1] if nxt else None, w, direct[(t + 1) % 2], d_hs[t],
+                            cont[t + 1] if nxt else None, acts[t], hns[t], hcs[t], dx[t],
+                            dhl[t], dhl_g[t], direct[t % 2])
+    dhc = direct[0] + dhl_g[0].mm(w).to(hcs.dtype)
+    dh0 = dhc * cont[0].unsqueeze(1)
+    d_w = dhl_g.view(t_ * n, 3 * h).t().mm(hcs_g.view(t_ * n, h))
+    d_b = dhl.view(t_ * n, 3 * h).sum(0)
+    return dx.to(x_dt), None, dh0.to(h_dt), d_w.to(w_dt), d_b.to(w_dt)
+
+
+def _rnn_fused_backward(ctx, k, d_hs, dpre):
+    hs, hcs_g, cont, w = ctx.saved_tensors
+    x_dt, h_dt, w_dt = ctx.dtypes
+    t_, n, h = hs.shape
+    gd = w.dtype
+    dpre_g = dpre if gd == dpre.dtype else torch.empty_like(dpre, dtype=gd)
+    for t in range(t_ - 1, -1, -1):
+        nxt = t + 1 < t_
+        k.rnn_step_backward(dpre_g[t + 1] if nxt else None, w, d_hs[t],
+                            cont[t + 1] if nxt else None, hs[t], dpre[t], dpre_g[t], ctx.relu)
+    dh0 = dpre_g[0].mm(w).to(hs.dtype) * cont[0].unsqueeze(1)
+    d_w = dpre_g.view(t_ * n, h).t().mm(hcs_g.view(t_ * n, h))
+    return dpre.to(x_dt), None, dh0.to(h_dt), d_w.to(w_dt), None

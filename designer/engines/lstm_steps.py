@@ -16,6 +16,8 @@ executor and against ``torch.nn.LSTM`` (tests/engines).
 """
 from __future__ import annotations
 
+import os
+
 import torch
 
 _TRITON = None
@@ -35,6 +37,12 @@ def _triton():
 
 def use_triton(t: torch.Tensor) -> bool:
     return t.is_cuda and bool(_triton())
+
+
+def fused_steps() -> bool:
+    """Whether the step's product and unit run as one kernel (RNN_DESIGNER_FUSED_STEPS=0: as
+    two, the GEMM by cuBLAS; for comparisons)."""
+    return os.environ.get("RNN_DESIGNER_FUSED_STEPS", "1") != "0"
 
 
 # ---------------------------------------------------------------------------- torch units --
@@ -145,13 +153,21 @@ class UnrolledLSTMSteps(torch.autograd.Function):
         w = w_hc.to(gd)
         w_t = w.t()
         tri = _triton() if xw.is_cuda else False
+        fused = bool(tri) and fused_steps()
+        ctx.fused = fused
         c_prev = c0.to(sd).contiguous()
         for t in range(t_):
-            torch.addmm(xw[t], hcs_g[t], w_t, out=gates)  # INNER_PRODUCT + ELTWISE SUM
             nxt = t + 1 < t_
-            args = (gates, c_prev, cont[t], cont[t + 1] if nxt else None, acts[t], cs[t], hs[t],
-                    hcs[t + 1] if nxt else None, hcs_g[t + 1] if nxt else None)
-            (tri.unit_forward if tri else unit_forward)(*args)  # LSTM_UNIT (+ next SCALE)
+            hc_next = hcs[t + 1] if nxt else None
+            hc_next_g = hcs_g[t + 1] if nxt else None
+            if fused:  # INNER_PRODUCT + ELTWISE SUM + LSTM_UNIT (+ next SCALE), one kernel
+                tri.step_forward(xw[t], hcs_g[t], w, c_prev, cont[t], cont[t + 1] if nxt else
+                                 None, acts[t], cs[t], hs[t], hc_next, hc_next_g)
+            else:
+                torch.addmm(xw[t], hcs_g[t], w_t, out=gates)  # INNER_PRODUCT + ELTWISE SUM
+                args = (gates, c_prev, cont[t], cont[t + 1] if nxt else None, acts[t], cs[t],
+                        hs[t], hc_next, hc_next_g)
+                (tri.unit_forward if tri else unit_forward)(*args)  # LSTM_UNIT (+ SCALE)
             c_prev = cs[t]
         ctx.save_for_backward(acts, cs, hcs_g, cont, c0.to(sd), w)
         ctx.clip = clip
@@ -178,6 +194,8 @@ class UnrolledLSTMSteps(torch.autograd.Function):
         dgates = torch.empty_like(acts)
         dhc = cs.new_empty(n, h)
         tri = _triton() if cs.is_cuda else False
+        if getattr(ctx, "fused", False):
+            return UnrolledLSTMSteps._fused_backward(ctx, tri, d_hs, dc, dgates)
         for t in range(t_ - 1, -1, -1):
             nxt = t + 1 < t_
             c_prev = cs[t - 1] if t > 0 else c0
@@ -191,4 +209,22 @@ class UnrolledLSTMSteps(torch.autograd.Function):
         dh0 = dhc * cont[0].unsqueeze(1)  # SCALE backward of step 1
         flat = dgates.view(t_ * n, 4 * h)
         d_w = flat.to(gd).t().mm(hcs_g.view(t_ * n, h))  # shared W_hc, all steps
+        return dgates, None, dh0, dc, d_w, None
+
+    @staticmethod
+    def _fused_backward(ctx, tri, d_hs, dc, dgates):
+        """Backward with one kernel per step: the product carrying dgates_{t+1} back to h_t
+        and LSTM_UNIT's backward at t."""
+        acts, cs, hcs_g, cont, c0, w = ctx.saved_tensors
+        t_, n, h = cs.shape
+        gd = w.dtype
+        dgates_g = dgates if gd == dgates.dtype else torch.empty_like(dgates, dtype=gd)
+        for t in range(t_ - 1, -1, -1):
+            nxt = t + 1 < t_
+            c_prev = cs[t - 1] if t > 0 else c0
+            tri.step_backward(dgates_g[t + 1] if nxt else None, w, d_hs[t],
+                              cont[t + 1] if nxt else None, dc, acts[t], cs[t], c_prev,
+                              cont[t], dgates[t], dgates_g[t], ctx.clip)
+        dh0 = dgates_g[0].mm(w).to(cs.dtype) * cont[0].unsqueeze(1)  # SCALE of step 1
+        d_w = dgates_g.view(t_ * n, 4 * h).t().mm(hcs_g.view(t_ * n, h))
         return dgates, None, dh0, dc, d_w, None

@@ -16,6 +16,8 @@ from designer.engines.parity import compare
 from designer.engines import lstm_steps, gru_steps
 for kind, lv in (("LSTM", 2), ("GRU", 2), ("RNN", 2)):
     d = compare(kind, 512, 512, lv, 50, 16, device="cuda")
+    print(kind, lv, "N=16 max rel %.2e" % max(x.rel for x in d))
+    d = compare(kind, 300, 200, lv, 30, 5, device="cuda")  # sizes off the tiles
     print(kind, lv, "max rel %.2e" % max(x.rel for x in d),
           "triton" if (lstm_steps._triton() if kind == "LSTM" else gru_steps._triton())
           else "torch-ops")
@@ -86,3 +88,11 @@ row "RNN 2x512 N=64 fp32" "$R2"
 row "LSTM 2x512 N=64 bf16" "$L2" --precision bf16
 row "GRU 2x512 N=64 bf16" "$G2" --precision bf16
 row "LSTM 2x512 N=16 bf16" "$L2" --batch 16 --precision bf16
+row "RNN 2x512 N=64 bf16" "$R2" --precision bf16
+echo "== the same steps as two kernels (cuBLAS product, then the unit): RNN_DESIGNER_FUSED_STEPS=0"
+export RNN_DESIGNER_FUSED_STEPS=0
+row "LSTM 2x512 N=64 fp32, two kernels a step" "$L2"
+row "LSTM 2x512 N=16 fp32, two kernels a step" "$L2" --batch 16
+row "LSTM 2x512 N=64 bf16, two kernels a step" "$L2" --precision bf16
+row "GRU 2x512 N=64 fp32, two kernels a step" "$G2"
+unset RNN_DESIGNER_FUSED_STEPS
