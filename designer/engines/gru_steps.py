@@ -16,8 +16,6 @@ float32: h is kept in float32 between steps and rounded once per step for the GE
 """
 from __future__ import annotations
 
-import os
-
 import torch
 
 _TRITON = None
@@ -39,9 +37,10 @@ def _kernels(t: torch.Tensor):
     return (_triton() or _TorchUnits) if t.is_cuda else _TorchUnits
 
 
-def _fused(k) -> bool:
-    """The step's product and unit as one kernel (Triton), unless RNN_DESIGNER_FUSED_STEPS=0."""
-    return k is not _TorchUnits and os.environ.get("RNN_DESIGNER_FUSED_STEPS", "1") != "0"
+def _fused(k, gemm_dtype) -> bool:
+    """The step's product and unit as one Triton kernel (see ``lstm_steps.fused_steps``)."""
+    from .lstm_steps import fused_steps
+    return k is not _TorchUnits and fused_steps(gemm_dtype)
 
 
 def _gemm_dtype(x: torch.Tensor) -> torch.dtype:
@@ -130,7 +129,7 @@ class UnrolledGRUSteps(torch.autograd.Function):
         w, b = w_hc.to(gd), b_hc.to(gd)
         w_t = w.t()
         hl = xw.new_empty(n, g3, dtype=gd)
-        fused = _fused(k)
+        fused = _fused(k, gd)
         for t in range(t_):
             nxt = t + 1 < t_
             args = (cont[t + 1] if nxt else None, acts[t], hns[t], hs[t],
@@ -205,7 +204,7 @@ class UnrolledRNNSteps(torch.autograd.Function):
         w = w_hc.to(gd)
         w_t = w.t()
         pre = xw.new_empty(n, h, dtype=gd)
-        fused = _fused(k)
+        fused = _fused(k, gd)
         for t in range(t_):
             nxt = t + 1 < t_
             args = (cont[t + 1] if nxt else None, hs[t], hcs[t + 1] if nxt else None,

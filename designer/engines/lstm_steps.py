@@ -39,10 +39,16 @@ def use_triton(t: torch.Tensor) -> bool:
     return t.is_cuda and bool(_triton())
 
 
-def fused_steps() -> bool:
-    """Whether the step's product and unit run as one kernel (RNN_DESIGNER_FUSED_STEPS=0: as
-    two, the GEMM by cuBLAS; for comparisons)."""
-    return os.environ.get("RNN_DESIGNER_FUSED_STEPS", "1") != "0"
+def fused_steps(gemm_dtype: torch.dtype) -> bool:
+    """Whether the step's product and unit run as one Triton kernel: for products on the
+    tensor cores (bf16, fp16, or TF32 when allowed). An IEEE float32 product is faster as
+    cuBLAS's GEMM followed by the unit (measured on the H200: RESULTS.md).
+    RNN_DESIGNER_FUSED_STEPS=0 turns the fused kernels off, =1 forces them (comparisons)."""
+    env = os.environ.get("RNN_DESIGNER_FUSED_STEPS", "")
+    if env in ("0", "1"):
+        return env == "1"
+    return gemm_dtype in (torch.bfloat16, torch.float16) or (
+        gemm_dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32)
 
 
 # ---------------------------------------------------------------------------- torch units --
@@ -153,7 +159,7 @@ class UnrolledLSTMSteps(torch.autograd.Function):
         w = w_hc.to(gd)
         w_t = w.t()
         tri = _triton() if xw.is_cuda else False
-        fused = bool(tri) and fused_steps()
+        fused = bool(tri) and fused_steps(gd)
         ctx.fused = fused
         c_prev = c0.to(sd).contiguous()
         for t in range(t_):

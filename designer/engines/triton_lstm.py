@@ -150,13 +150,14 @@ if triton is not None:
                         other=0.0)
             wm = mk[:, None] & mh[None, :]
             wp = W + rh[None, :] * H + rk[:, None]  # W_hc is (4H, H): gate q row q*H + j
-            prec = "ieee" if IEEE else "tf32"
-            acc_i += tl.dot(a, tl.load(wp, mask=wm, other=0.0), input_precision=prec)
-            acc_f += tl.dot(a, tl.load(wp + H * H, mask=wm, other=0.0), input_precision=prec)
+            acc_i += tl.dot(a, tl.load(wp, mask=wm, other=0.0),
+                            input_precision="ieee" if IEEE else "tf32")
+            acc_f += tl.dot(a, tl.load(wp + H * H, mask=wm, other=0.0),
+                            input_precision="ieee" if IEEE else "tf32")
             acc_o += tl.dot(a, tl.load(wp + 2 * H * H, mask=wm, other=0.0),
-                            input_precision=prec)
+                            input_precision="ieee" if IEEE else "tf32")
             acc_g += tl.dot(a, tl.load(wp + 3 * H * H, mask=wm, other=0.0),
-                            input_precision=prec)
+                            input_precision="ieee" if IEEE else "tf32")
         m2 = mn[:, None] & mh[None, :]
         row = rn[:, None] * 4 * H + rh[None, :]
         zi = acc_i + tl.load(XW + row, mask=m2, other=0.0).to(tl.float32)

@@ -89,10 +89,13 @@ row "LSTM 2x512 N=64 bf16" "$L2" --precision bf16
 row "GRU 2x512 N=64 bf16" "$G2" --precision bf16
 row "LSTM 2x512 N=16 bf16" "$L2" --batch 16 --precision bf16
 row "RNN 2x512 N=64 bf16" "$R2" --precision bf16
-echo "== the same steps as two kernels (cuBLAS product, then the unit): RNN_DESIGNER_FUSED_STEPS=0"
+echo "== bf16 steps as two kernels (cuBLAS product, then the unit) instead of one fused kernel"
 export RNN_DESIGNER_FUSED_STEPS=0
-row "LSTM 2x512 N=64 fp32, two kernels a step" "$L2"
-row "LSTM 2x512 N=16 fp32, two kernels a step" "$L2" --batch 16
 row "LSTM 2x512 N=64 bf16, two kernels a step" "$L2" --precision bf16
-row "GRU 2x512 N=64 fp32, two kernels a step" "$G2"
+row "LSTM 2x512 N=16 bf16, two kernels a step" "$L2" --batch 16 --precision bf16
+row "GRU 2x512 N=64 bf16, two kernels a step" "$G2" --precision bf16
+row "RNN 2x512 N=64 bf16, two kernels a step" "$R2" --precision bf16
+echo "== fp32 (TF32 off) steps forced into one fused kernel (an IEEE float32 product in Triton)"
+export RNN_DESIGNER_FUSED_STEPS=1
+row "LSTM 2x512 N=64 fp32, one fused kernel a step" "$L2"
 unset RNN_DESIGNER_FUSED_STEPS
