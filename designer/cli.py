@@ -11,8 +11,8 @@ import sys
 
 from designer import __version__
 
-COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate", "init",
-            "evaluate", "predict")
+COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate", "export",
+            "import", "init", "evaluate", "predict")
 DEFAULT_PROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                "projects", "char-rnn-shakespeare.json")
 
@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "parameters and FLOPs")
     v.add_argument("project")
     v.add_argument("--json", action="store_true", help="print JSON for machines")
+    v.add_argument("--deep", action="store_true", help="also run the net forward and backward "
+                   "on a tiny real batch (the smoke step the window runs before Train)")
 
     pa = sub.add_parser("parity", help="compare the cuDNN and unrolled engines on every "
                         "recurrent layer (exit 1 above tolerance)")
@@ -103,6 +105,27 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--checkpoint", choices=("best", "last"), default="best")
     gen.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
 
+    ex = sub.add_parser("export", help="write a project or a trained run as ONNX, standalone "
+                        "PyTorch code or a Caffe/MyCaffe prototxt")
+    ex.add_argument("source", metavar="PROJECT_OR_RUN_DIR")
+    ex.add_argument("--format", required=True, choices=("onnx", "pytorch", "prototxt"))
+    ex.add_argument("--out", required=True, metavar="PATH", help="onnx: the .onnx file; "
+                    "pytorch: a folder; prototxt: a folder (or the net's .prototxt file)")
+    ex.add_argument("--unrolled", action="store_true", help="onnx: write the recurrent layers "
+                    "as their unrolled per-step net (fixes the number of steps)")
+    ex.add_argument("--steps", type=int, help="with --unrolled: the steps to unroll over "
+                    "(default: the project's sequence length)")
+    ex.add_argument("--checkpoint", choices=("best", "last"), default="best")
+
+    im = sub.add_parser("import", help="read a Caffe/MyCaffe train_val.prototxt (and solver) "
+                        "into a project")
+    im.add_argument("file", metavar="FILE.prototxt")
+    im.add_argument("--solver", metavar="FILE", help="the solver.prototxt to read the solver "
+                    "settings from")
+    im.add_argument("--data", metavar="FILE", help="what feeds the net's Input: a text file or "
+                    "corpus name (default tinyshakespeare), or a .wav file")
+    im.add_argument("--out", required=True, metavar="PROJECT.json")
+
     i = sub.add_parser("init", help="write a ready-to-train project for a data file (a CSV "
                        "or .npy series to forecast, or labelled sequences in .ts or CSV)")
     i.add_argument("--data", required=True, metavar="FILE")
@@ -144,10 +167,16 @@ def run(args: argparse.Namespace) -> int:
     cmd = args.command
     if cmd == "validate":
         from designer.graph.commands import validate
-        return validate(args.project, as_json=args.json)
+        deep = None
+        if args.deep:
+            from designer.training.smoke import smoke_dict as deep
+        return validate(args.project, as_json=args.json, deep=deep)
     if cmd in ("parity", "unroll", "bench"):
         from designer.engines import commands
         return getattr(commands, cmd)(args)
+    if cmd in ("export", "import"):
+        from designer.exchange import commands as exchange
+        return exchange.export(args) if cmd == "export" else exchange.import_(args)
     if cmd in ("train", "generate", "init", "evaluate", "predict"):
         from designer.training import commands
         return getattr(commands, cmd)(args)

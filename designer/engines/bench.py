@@ -24,14 +24,22 @@ def _sync(device: torch.device) -> None:
 
 
 def random_feeds(graph: Graph, device: torch.device, seed: int = 0) -> dict:
-    """A batch for every data layer, shaped as the graph says, with a reset at step 0."""
+    """A batch for every data layer, shaped as the graph says, with a reset at step 0 and
+    sequence lengths from 1 to T."""
     g = torch.Generator().manual_seed(seed)
     feeds = {}
     for src in graph.sources():
         spec = graph.layer(src).spec
-        for port, info in zip(spec.outputs, graph.info(src).outputs):
+        outputs = graph.info(src).outputs
+        for port, info in zip(spec.outputs, outputs):
             shape = tuple(info.shape)
-            if info.dtype == "index":
+            if port.name == "lengths":
+                steps = graph.dims.get("T")
+                if not isinstance(steps, int):  # the time axis of the source's sequences
+                    steps = max(o.shape[1 - o.batch] for o in outputs
+                                if o.rank >= 2 and o.batch in (0, 1))
+                t = torch.randint(1, int(steps) + 1, shape, generator=g)
+            elif info.dtype == "index":
                 t = torch.randint(0, int(graph.dims.get("V", 2)), shape, generator=g)
             elif port.name == "cont":
                 t = torch.ones(shape)

@@ -161,7 +161,7 @@ class Net(nn.Module):
         for name in self.recurrent:
             m = self.layers[name]
             p = next(m.parameters())
-            shape = (m.levels, batch, m.hidden)
+            shape = (m.state_layers, batch, m.hidden)
             zeros = torch.zeros(shape, device=device or p.device, dtype=p.dtype)
             out[name] = (zeros, zeros.clone()) if m.kind in ("LSTM", "LSTMSimple") else (zeros,)
         return out
@@ -170,8 +170,13 @@ class Net(nn.Module):
         """Why a CUDA graph could not hold a step of this net (empty: it can)."""
         out = []
         for name in self.recurrent:
-            cont = self.wiring[name][1]
-            if self.engines[name] == "CUDNN" and cont is not None:
+            wires = self.wiring[name]
+            if self.engines[name] != "CUDNN":
+                continue
+            if len(wires) > 2 and wires[2] is not None:
+                out.append(f"{name} runs on cuDNN with a 'lengths' input: packing the padded "
+                           "sequences needs the lengths on the host")
+            elif wires[1] is not None:
                 out.append(f"{name} runs on cuDNN with a 'cont' input, whose resets are found "
                            "on the host")
         return out
@@ -215,8 +220,10 @@ class Net(nn.Module):
             else:
                 ins = [None if w is None else blobs[w] for w in self.wiring[name]]
                 if name in self.recurrent:
+                    lengths = ins[2] if len(ins) > 2 else None
                     y, new_state[name] = mod(ins[0], ins[1],
-                                             None if state is None else state.get(name))
+                                             None if state is None else state.get(name),
+                                             lengths)
                     outs = (y,)
                 else:
                     out = mod(*ins)

@@ -47,11 +47,14 @@ def parity(args) -> int:
               f"{TOLERANCE:g} (relative to the largest value of each tensor)")
         for r in rows:
             verdict = "ok" if r["ok"] else "ABOVE TOLERANCE"
-            print(f"\n{r['layer']} ({r['type']}, {r['levels']} layer(s), T={r['steps']}, "
+            both = ", bidirectional" if r["bidirectional"] else ""
+            print(f"\n{r['layer']} ({r['type']}, {r['levels']} layer(s){both}, T={r['steps']}, "
                   f"N={r['batch']}): max abs {r['max_abs']:.2e}, max rel {r['max_rel']:.2e}  "
                   f"{verdict}")
+            if r["lengths"] is not None:
+                print(f"  padded to lengths {r['lengths']}")
             for d in r["diffs"]:
-                print(f"  {d['name']:<22s} abs {d['abs']:.2e}  rel {d['rel']:.2e}")
+                print(f"  {d['name']:<32s} abs {d['abs']:.2e}  rel {d['rel']:.2e}")
     return 0 if all(r["ok"] for r in rows) else 1
 
 
@@ -77,8 +80,9 @@ def unroll(args) -> int:
     if args.json:
         print(json.dumps(data, indent=1))
         return 0
-    print(f"{exp.layer} ({exp.kind}) unrolled over {exp.steps} steps, {exp.levels} level(s): "
-          f"{data['node_count']} nodes, {data['edge_count']} edges")
+    both = ", bidirectional" if exp.directions == 2 else ""
+    print(f"{exp.layer} ({exp.kind}) unrolled over {exp.steps} steps, {exp.levels} level(s)"
+          f"{both}: {data['node_count']} nodes, {data['edge_count']} edges")
     print("  " + ", ".join(f"{k} x{v}" for k, v in data["counts"].items()))
     print("weights: " + ", ".join(f"{k} {D.shape_str(v)}" for k, v in exp.weights.items()))
     shown_steps = {1, 2, exp.steps}

@@ -6,6 +6,17 @@ of the continuation flags; then for every step SCALE (h_conted = cont_t x h_{t-1
 INNER_PRODUCT (W_hc x h_conted, no bias), ELTWISE sum with the step's input transform and the
 unit (LSTM_UNIT, GRU_UNIT, or TANH/RELU for a plain RNN); finally a CONCAT of the h_t over time.
 
+Two additions go beyond MyCaffe, which has neither:
+
+- **bidirectional**: each level gets a second chain with weights of its own (``W_xc_reverse``...,
+  nodes and blobs suffixed ``_reverse``) whose steps run from T down to 1: step t reads h_{t+1}
+  (``h_0_reverse`` at step T). A CONCAT along the features joins the two outputs, forward first.
+- **lengths** (padding at the end of each sequence): a SEQUENCE_MASK turns the lengths into
+  ``valid`` (T, N) flags, sliced per step like ``cont``; after every unit a HOLD keeps the state
+  the step found where the step is padding, so the forward chain ends at each sequence's last
+  valid step and the backward chain starts at it; a SCALE by ``valid`` zeroes the output at
+  padded steps (and with it every gradient through them).
+
 This module is pure Python (no torch): the unrolled engine (``designer.engines.unrolled``) runs
 exactly these nodes, and the ``unroll`` command and the designer's unrolled view show them.
 """
@@ -18,6 +29,7 @@ from designer.graph import dims as D
 
 GATES = {"LSTM": 4, "LSTMSimple": 4, "GRU": 3, "RNN": 1}
 RECURRENT = tuple(GATES)
+SUFFIXES = ("", "_reverse")  # of the blobs, nodes and weights of each direction
 
 
 @dataclass(frozen=True)
@@ -25,7 +37,8 @@ class Node:
     """One layer of the unrolled net.
 
     ``bottoms`` and ``tops`` name blobs (see ``Expansion.shapes``); ``step`` is the 1-based time
-    step (``None`` for the once-per-layer nodes); ``level`` the stacked layer (0-based).
+    step (``None`` for the once-per-layer nodes); ``level`` the stacked layer (0-based);
+    ``direction`` 0 forward, 1 the backward chain of a bidirectional layer.
     """
 
     name: str
@@ -35,6 +48,7 @@ class Node:
     step: int | None = None
     level: int = 0
     params: dict = field(default_factory=dict, compare=False, hash=False)
+    direction: int = 0
 
 
 @dataclass
@@ -52,6 +66,16 @@ class Expansion:
     inputs: tuple         # blobs fed from outside: x, cont, and the initial states per level
     outputs: tuple        # the blob holding the output sequence, and the final states
     weights: dict         # weight name -> shape
+    directions: int = 1   # 2: bidirectional (a backward chain per level)
+
+    @property
+    def chains(self) -> int:
+        """How many chains of steps (bands in the view): levels x directions."""
+        return self.levels * self.directions
+
+    def chain_of(self, node: Node) -> int:
+        """The chain a node belongs to: ``level * directions + direction``."""
+        return node.level * self.directions + node.direction
 
     def counts(self) -> dict:
         """How many nodes of each type."""
@@ -70,8 +94,9 @@ class Expansion:
                     out.append((producer[b], n.name, b))
         return out
 
-    def step_nodes(self, step: int, level: int = 0) -> list[Node]:
-        return [n for n in self.nodes if n.step == step and n.level == level]
+    def step_nodes(self, step: int, level: int = 0, direction: int = 0) -> list[Node]:
+        return [n for n in self.nodes if n.step == step and n.level == level
+                and n.direction == direction]
 
     def to_json(self) -> dict:
         edges = self.edges()
@@ -80,13 +105,14 @@ class Expansion:
             "type": self.kind,
             "steps": self.steps,
             "levels": self.levels,
+            "directions": self.directions,
             "node_count": len(self.nodes),
             "edge_count": len(edges),
             "counts": self.counts(),
             "weights": {k: list(v) for k, v in self.weights.items()},
             "nodes": [
                 {"name": n.name, "type": n.type, "step": n.step, "level": n.level,
-                 "bottoms": list(n.bottoms), "tops": list(n.tops),
+                 "direction": n.direction, "bottoms": list(n.bottoms), "tops": list(n.tops),
                  "bottom_shapes": [list(self.shapes[b]) for b in n.bottoms],
                  "top_shapes": [list(self.shapes[t]) for t in n.tops]}
                 for n in self.nodes
@@ -102,11 +128,84 @@ def _unit_type(kind: str, params: dict) -> str:
     return "RELU" if params.get("nonlinearity") == "relu" else "TANH"
 
 
+def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, steps: int, n_,
+           h: int, g: int, bottom: str, lengths: bool) -> tuple:
+    """One direction of one level: the input transform, the rails and the per-step nodes.
+
+    Returns the blob of the outputs over time and the final h (and c) blobs.
+    """
+    wx, bx, wh = f"{p}W_xc{s}", f"{p}b_c{s}", f"{p}W_hc{s}"
+    xt = f"{p}W_xc_x{s}"
+    shapes[xt] = (steps, n_, g)
+    add(f"{p}x_transform{s}", "INNER_PRODUCT", (bottom,), (xt,), None,
+        {"num_output": g, "axis": 2, "bias_term": True, "weights": (wx, bx)})
+    rails = {"W_xc_x": xt, "cont": "cont"}
+    if lengths:
+        rails["valid"] = "valid"
+    per_step = {}
+    for rail, blob in rails.items():
+        tops = tuple(f"{p}{rail}_{t}{s}" for t in range(1, steps + 1))
+        for b in tops:
+            shapes[b] = (1,) + tuple(shapes[blob][1:])
+        add(f"{p}{rail}_slice{s}", "SLICE", (blob,), tops, None, {"axis": 0})
+        per_step[rail] = tops
+    lstm = unit == "LSTM_UNIT"
+    h_prev, c_prev = f"{p}h_0{s}", f"{p}c_0{s}"
+    hs = {}
+    prev = 0  # the step whose state the next step reads (0: the initial state)
+    order = range(steps, 0, -1) if reverse else range(1, steps + 1)
+    for t in order:
+        x_t, cont_t = per_step["W_xc_x"][t - 1], per_step["cont"][t - 1]
+        hc = f"{p}h_conted_{prev}{s}"
+        shapes[hc] = (1, n_, h)
+        add(hc, "SCALE", (h_prev, cont_t), (hc,), t, {"axis": 0})
+        wh_h = f"{p}W_hc_h_{prev}{s}"
+        shapes[wh_h] = (1, n_, g)
+        bias = (f"{p}b_hc{s}",) if kind == "GRU" else ()
+        add(f"{p}transform_{t}{s}", "INNER_PRODUCT", (hc,), (wh_h,), t,
+            {"num_output": g, "axis": 2, "bias_term": kind == "GRU", "weights": (wh,) + bias})
+        new = "_new" if lengths else ""
+        h_t, c_t = f"{p}h{new}_{t}{s}", f"{p}c{new}_{t}{s}"
+        shapes[h_t] = (1, n_, h)
+        if unit == "GRU_UNIT":
+            add(f"{p}unit_{t}{s}", "GRU_UNIT", (hc, wh_h, x_t), (h_t,), t)
+        else:
+            gi = f"{p}gate_input_{t}{s}"
+            shapes[gi] = (1, n_, g)
+            add(gi, "ELTWISE", (wh_h, x_t), (gi,), t, {"operation": "SUM"})
+            if lstm:
+                shapes[c_t] = (1, n_, h)
+                add(f"{p}unit_{t}{s}", "LSTM_UNIT", (c_prev, gi, cont_t), (c_t, h_t), t)
+            else:
+                add(f"{p}unit_{t}{s}", unit, (gi,), (h_t,), t)
+        if lengths:  # padded steps keep the state they found
+            held_h, held_c = f"{p}h_{t}{s}", f"{p}c_{t}{s}"
+            shapes[held_h] = (1, n_, h)
+            if lstm:
+                shapes[held_c] = (1, n_, h)
+                add(f"{p}hold_{t}{s}", "HOLD", (c_t, h_t, c_prev, h_prev,
+                                                per_step["valid"][t - 1]), (held_c, held_h), t)
+                c_t = held_c
+            else:
+                add(f"{p}hold_{t}{s}", "HOLD", (h_t, h_prev, per_step["valid"][t - 1]),
+                    (held_h,), t)
+            h_t = held_h
+        hs[t] = h_t
+        h_prev, c_prev, prev = h_t, c_t, t
+    out = f"{p}h{s}"
+    shapes[out] = (steps, n_, h)
+    add(f"{p}h_concat{s}", "CONCAT", tuple(hs[t] for t in range(1, steps + 1)), (out,), None,
+        {"axis": 0})
+    return out, h_prev, c_prev
+
+
 def expand_params(kind: str, params: dict, steps: int, batch, features, name: str = "rnn",
-                  ) -> Expansion:
+                  lengths: bool = False) -> Expansion:
     """Expand a recurrent layer of ``kind`` with effective ``params`` over ``steps`` steps.
 
     ``batch`` (N) and ``features`` (E) may be ints or dim names; only shapes depend on them.
+    ``lengths``: the layer gets each sequence's valid length, and its padded steps are masked
+    (a SEQUENCE_MASK once, a HOLD per step keeping the state, a SCALE zeroing the outputs).
     """
     if kind not in GATES:
         raise ValueError(f"{name} ({kind}) is not a recurrent layer")
@@ -115,6 +214,7 @@ def expand_params(kind: str, params: dict, steps: int, batch, features, name: st
     h = params["num_output"]
     g = GATES[kind] * h
     levels = params.get("num_layers", 1)
+    dirs = 2 if params.get("bidirectional", False) else 1
     dropout = params.get("dropout_ratio", 0.0)
     t_, n_ = steps, batch
     shapes: dict = {"x": (t_, n_, features), "cont": (t_, n_)}
@@ -122,82 +222,59 @@ def expand_params(kind: str, params: dict, steps: int, batch, features, name: st
     weights: dict = {}
     inputs = ["x", "cont"]
     outputs = []
-    bottom = "x"
     unit = _unit_type(kind, params)
+    level, direction = 0, 0
+
+    def add(node_name, node_type, bottoms, tops, step, node_params=None):
+        nodes.append(Node(node_name, node_type, tuple(bottoms), tuple(tops), step, level,
+                          node_params or {}, direction))
+
+    if lengths:
+        inputs.append("lengths")
+        shapes["lengths"], shapes["valid"] = (n_,), (t_, n_)
+        add("valid", "SEQUENCE_MASK", ("lengths",), ("valid",), None, {"steps": t_})
+    bottom = "x"
     for lv in range(levels):
+        level = lv
         p = f"L{lv}/" if levels > 1 else ""
-        e = features if lv == 0 else h
-        h0, c0 = f"{p}h_0", f"{p}c_0"
-        shapes[h0] = (1, n_, h)
-        inputs.append(h0)
-        if unit == "LSTM_UNIT":
-            shapes[c0] = (1, n_, h)
-            inputs.append(c0)
-        wx, bx, wh = f"{p}W_xc", f"{p}b_c", f"{p}W_hc"
-        weights[wx], weights[bx], weights[wh] = (g, e), (g,), (g, h)
-        if kind == "GRU":
-            weights[f"{p}b_hc"] = (g,)
-        xt = f"{p}W_xc_x"
-        shapes[xt] = (t_, n_, g)
-        nodes.append(Node(f"{p}x_transform", "INNER_PRODUCT", (bottom,), (xt,), None, lv,
-                          {"num_output": g, "axis": 2, "bias_term": True,
-                           "weights": (wx, bx)}))
-        x_steps = tuple(f"{p}W_xc_x_{t}" for t in range(1, t_ + 1))
-        nodes.append(Node(f"{p}W_xc_x_slice", "SLICE", (xt,), x_steps, None, lv, {"axis": 0}))
-        cont_steps = tuple(f"{p}cont_{t}" for t in range(1, t_ + 1))
-        nodes.append(Node(f"{p}cont_slice", "SLICE", ("cont",), cont_steps, None, lv,
-                          {"axis": 0}))
-        for b in x_steps:
-            shapes[b] = (1, n_, g)
-        for b in cont_steps:
-            shapes[b] = (1, n_)
-        h_prev, c_prev = h0, c0
-        hs = []
-        for t in range(1, t_ + 1):
-            hc = f"{p}h_conted_{t - 1}"
-            shapes[hc] = (1, n_, h)
-            nodes.append(Node(f"{p}h_conted_{t - 1}", "SCALE", (h_prev, cont_steps[t - 1]),
-                              (hc,), t, lv, {"axis": 0}))
-            wh_h = f"{p}W_hc_h_{t - 1}"
-            shapes[wh_h] = (1, n_, g)
-            bias = (f"{p}b_hc",) if kind == "GRU" else ()
-            nodes.append(Node(f"{p}transform_{t}", "INNER_PRODUCT", (hc,), (wh_h,), t, lv,
-                              {"num_output": g, "axis": 2, "bias_term": kind == "GRU",
-                               "weights": (wh,) + bias}))
-            h_t = f"{p}h_{t}"
-            shapes[h_t] = (1, n_, h)
-            if unit == "GRU_UNIT":
-                nodes.append(Node(f"{p}unit_{t}", "GRU_UNIT", (hc, wh_h, x_steps[t - 1]),
-                                  (h_t,), t, lv))
-            else:
-                gi = f"{p}gate_input_{t}"
-                shapes[gi] = (1, n_, g)
-                nodes.append(Node(f"{p}gate_input_{t}", "ELTWISE", (wh_h, x_steps[t - 1]),
-                                  (gi,), t, lv, {"operation": "SUM"}))
-                if unit == "LSTM_UNIT":
-                    c_t = f"{p}c_{t}"
-                    shapes[c_t] = (1, n_, h)
-                    nodes.append(Node(f"{p}unit_{t}", "LSTM_UNIT", (c_prev, gi,
-                                                                    cont_steps[t - 1]),
-                                      (c_t, h_t), t, lv))
-                    c_prev = c_t
-                else:
-                    nodes.append(Node(f"{p}unit_{t}", unit, (gi,), (h_t,), t, lv))
-            hs.append(h_t)
-            h_prev = h_t
-        out = f"{p}h"
-        shapes[out] = (t_, n_, h)
-        nodes.append(Node(f"{p}h_concat", "CONCAT", tuple(hs), (out,), None, lv, {"axis": 0}))
-        outputs.extend([h_prev] + ([c_prev] if unit == "LSTM_UNIT" else []))
+        e = features if lv == 0 else dirs * h
+        outs = []
+        for d in range(dirs):
+            direction = d
+            s = SUFFIXES[d]
+            h0, c0 = f"{p}h_0{s}", f"{p}c_0{s}"
+            shapes[h0] = (1, n_, h)
+            inputs.append(h0)
+            if unit == "LSTM_UNIT":
+                shapes[c0] = (1, n_, h)
+                inputs.append(c0)
+            weights[f"{p}W_xc{s}"], weights[f"{p}b_c{s}"] = (g, e), (g,)
+            weights[f"{p}W_hc{s}"] = (g, h)
+            if kind == "GRU":
+                weights[f"{p}b_hc{s}"] = (g,)
+            out, h_last, c_last = _chain(add, shapes, kind, unit, p, s, d == 1, t_, n_, h, g,
+                                         bottom, lengths)
+            outs.append(out)
+            outputs.extend([h_last] + ([c_last] if unit == "LSTM_UNIT" else []))
+        direction = 0
+        out = outs[0]
+        if dirs == 2:
+            out = f"{p}h_both"
+            shapes[out] = (t_, n_, dirs * h)
+            add(f"{p}directions_concat", "CONCAT", tuple(outs), (out,), None, {"axis": 2})
+        if lengths:
+            masked = f"{p}h_masked"
+            shapes[masked] = (t_, n_, dirs * h)
+            add(f"{p}mask_padding", "SCALE", (out, "valid"), (masked,), None, {"axis": 0})
+            out = masked
         bottom = out
         if dropout and lv < levels - 1:
             dropped = f"{p}h_dropped"
-            shapes[dropped] = (t_, n_, h)
-            nodes.append(Node(f"{p}dropout", "DROPOUT", (out,), (dropped,), None, lv,
-                              {"dropout_ratio": dropout}))
+            shapes[dropped] = (t_, n_, dirs * h)
+            add(f"{p}dropout", "DROPOUT", (out,), (dropped,), None, {"dropout_ratio": dropout})
             bottom = dropped
     return Expansion(name, kind, t_, n_, h, levels, nodes, shapes, tuple(inputs),
-                     (bottom,) + tuple(outputs), weights)
+                     (bottom,) + tuple(outputs), weights, dirs)
 
 
 def expand(graph, layer: str, steps: int | None = None) -> Expansion:
@@ -222,4 +299,6 @@ def expand(graph, layer: str, steps: int | None = None) -> Expansion:
         if not D.known(t_):
             raise ValueError(f"{layer}: the sequence length is not known; give the steps")
         steps = t_
-    return expand_params(lay.type, params, int(steps), n_, x.shape[2], layer)
+    lengths = any(port.name == "lengths" for port in lay.spec.inputs) and \
+        graph.link_into(layer, "lengths") is not None
+    return expand_params(lay.type, params, int(steps), n_, x.shape[2], layer, lengths)

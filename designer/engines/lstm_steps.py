@@ -16,6 +16,8 @@ executor and against ``torch.nn.LSTM`` (tests/engines).
 """
 from __future__ import annotations
 
+import os
+
 import torch
 
 _TRITON = None
@@ -37,10 +39,25 @@ def use_triton(t: torch.Tensor) -> bool:
     return t.is_cuda and bool(_triton())
 
 
+def fused_steps(gemm_dtype: torch.dtype) -> bool:
+    """Whether the step's product and unit run as one Triton kernel: for products on the
+    tensor cores (bf16, fp16, or TF32 when allowed). An IEEE float32 product is faster as
+    cuBLAS's GEMM followed by the unit (measured on the H200: RESULTS.md).
+    RNN_DESIGNER_FUSED_STEPS=0 turns the fused kernels off, =1 forces them (comparisons)."""
+    env = os.environ.get("RNN_DESIGNER_FUSED_STEPS", "")
+    if env in ("0", "1"):
+        return env == "1"
+    return gemm_dtype in (torch.bfloat16, torch.float16) or (
+        gemm_dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32)
+
+
 # ---------------------------------------------------------------------------- torch units --
-def unit_forward(gates, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next):
-    """LSTM_UNIT (gates [i, f, o, g]) plus the next step's SCALE, writing into the outputs."""
+def unit_forward(gates, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next,
+                 hc_next_g=None):
+    """LSTM_UNIT (gates [i, f, o, g]) plus the next step's SCALE, writing into the outputs
+    (``hc_next_g``: the next h_conted again, in the type the next step's GEMM reads)."""
     h = c_prev.shape[-1]
+    gates = gates.to(acts.dtype)
     torch.sigmoid(gates[:, :3 * h], out=acts[:, :3 * h])
     torch.tanh(gates[:, 3 * h:], out=acts[:, 3 * h:])
     i, f, o, g = acts.split(h, 1)
@@ -50,6 +67,15 @@ def unit_forward(gates, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next):
     h_out.mul_(o)
     if hc_next is not None:
         torch.mul(h_out, cont_next.unsqueeze(1), out=hc_next)
+        if hc_next_g is not None and hc_next_g is not hc_next:
+            hc_next_g.copy_(hc_next)
+
+
+def _gemm_dtype(x: torch.Tensor) -> torch.dtype:
+    """The type the step GEMMs run in: the autocast type when autocast is on for x's device."""
+    if torch.is_autocast_enabled(x.device.type):
+        return torch.get_autocast_dtype(x.device.type)
+    return torch.promote_types(x.dtype, torch.float32)
 
 
 def unit_backward(dh_out, dhc_next, cont_next, dc, acts, c, c_prev, cont_t, dgates, clip):
@@ -106,39 +132,53 @@ class UnrolledLSTMSteps(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, xw, cont, h0, c0, w_hc, clip: float):
-        # under autocast the steps still run in float32: the recurrence accumulates
-        # rounding step after step, and the fused units are written for float32
-        ctx.in_dtype = xw.dtype
-        dt = torch.promote_types(xw.dtype, torch.float32)  # bf16/fp16 -> fp32; fp64 stays
+        # under autocast the GEMMs run in the autocast type (bf16) with float32 accumulation,
+        # and the units in float32: c and h stay float32 from step to step, and h is rounded
+        # once per step for the next GEMM
+        ctx.dtypes = (xw.dtype, h0.dtype, c0.dtype, w_hc.dtype)
+        gd = _gemm_dtype(xw)
         with torch.autocast(xw.device.type, enabled=False):
-            return UnrolledLSTMSteps._forward(ctx, xw.to(dt), cont, h0.to(dt), c0.to(dt),
-                                              w_hc.to(dt), clip)
+            return UnrolledLSTMSteps._forward(ctx, xw.to(gd), cont, h0, c0, w_hc, clip, gd)
 
     @staticmethod
-    def _forward(ctx, xw, cont, h0, c0, w_hc, clip: float):
+    def _forward(ctx, xw, cont, h0, c0, w_hc, clip: float, gd):
         t_, n, g4 = xw.shape
         h = g4 // 4
+        sd = torch.promote_types(gd, torch.float32)  # the state's type
         xw = xw.contiguous()
-        cont = cont.to(xw.dtype).contiguous()
-        acts = torch.empty_like(xw)
-        cs = xw.new_empty(t_, n, h)
-        hs = xw.new_empty(t_, n, h)
-        hcs = xw.new_empty(t_, n, h)
-        torch.mul(h0, cont[0].unsqueeze(1), out=hcs[0])  # SCALE of step 1
-        gates = xw.new_empty(n, g4)
-        w_t = w_hc.t()
+        cont = cont.to(sd).contiguous()
+        acts = xw.new_empty(t_, n, g4, dtype=sd)
+        cs = xw.new_empty(t_, n, h, dtype=sd)
+        hs = xw.new_empty(t_, n, h, dtype=sd)
+        hcs = xw.new_empty(t_, n, h, dtype=sd)
+        hcs_g = hcs if gd == sd else xw.new_empty(t_, n, h, dtype=gd)
+        torch.mul(h0.to(sd), cont[0].unsqueeze(1), out=hcs[0])  # SCALE of step 1
+        if hcs_g is not hcs:
+            hcs_g[0].copy_(hcs[0])
+        gates = xw.new_empty(n, g4, dtype=gd)
+        w = w_hc.to(gd)
+        w_t = w.t()
         tri = _triton() if xw.is_cuda else False
-        c_prev = c0.contiguous()
+        fused = bool(tri) and fused_steps(gd)
+        ctx.fused = fused
+        c_prev = c0.to(sd).contiguous()
         for t in range(t_):
-            torch.addmm(xw[t], hcs[t], w_t, out=gates)  # INNER_PRODUCT + ELTWISE SUM
             nxt = t + 1 < t_
-            args = (gates, c_prev, cont[t], cont[t + 1] if nxt else None, acts[t], cs[t], hs[t],
-                    hcs[t + 1] if nxt else None)
-            (tri.unit_forward if tri else unit_forward)(*args)  # LSTM_UNIT (+ next SCALE)
+            hc_next = hcs[t + 1] if nxt else None
+            hc_next_g = hcs_g[t + 1] if nxt else None
+            if fused:  # INNER_PRODUCT + ELTWISE SUM + LSTM_UNIT (+ next SCALE), one kernel
+                tri.step_forward(xw[t], hcs_g[t], w, c_prev, cont[t], cont[t + 1] if nxt else
+                                 None, acts[t], cs[t], hs[t], hc_next, hc_next_g)
+            else:
+                torch.addmm(xw[t], hcs_g[t], w_t, out=gates)  # INNER_PRODUCT + ELTWISE SUM
+                args = (gates, c_prev, cont[t], cont[t + 1] if nxt else None, acts[t], cs[t],
+                        hs[t], hc_next, hc_next_g)
+                (tri.unit_forward if tri else unit_forward)(*args)  # LSTM_UNIT (+ SCALE)
             c_prev = cs[t]
-        ctx.save_for_backward(acts, cs, hcs, cont, c0, w_hc)
+        ctx.save_for_backward(acts, cs, hcs_g, cont, c0.to(sd), w)
         ctx.clip = clip
-        return hs, cs[-1].clone()
+        x_dt, h_dt, c_dt, _ = ctx.dtypes
+        return hs.to(h_dt), cs[-1].to(c_dt)
 
     @staticmethod
     def backward(ctx, d_hs, d_ct):
@@ -147,24 +187,50 @@ class UnrolledLSTMSteps(torch.autograd.Function):
             dxw, _, dh0, dc0, d_w, _ = UnrolledLSTMSteps._backward(
                 ctx, None if d_hs is None else d_hs.to(dt),
                 None if d_ct is None else d_ct.to(dt))
-        return dxw.to(ctx.in_dtype), None, dh0, dc0, d_w, None
+        x_dt, h_dt, c_dt, w_dt = ctx.dtypes
+        return dxw.to(x_dt), None, dh0.to(h_dt), dc0.to(c_dt), d_w.to(w_dt), None
 
     @staticmethod
     def _backward(ctx, d_hs, d_ct):
-        acts, cs, hcs, cont, c0, w_hc = ctx.saved_tensors
+        acts, cs, hcs_g, cont, c0, w = ctx.saved_tensors
         t_, n, h = cs.shape
+        sd, gd = cs.dtype, w.dtype
         d_hs = torch.zeros_like(cs) if d_hs is None else d_hs.contiguous()
         dc = torch.zeros_like(c0) if d_ct is None else d_ct.clone().contiguous()
         dgates = torch.empty_like(acts)
         dhc = cs.new_empty(n, h)
         tri = _triton() if cs.is_cuda else False
+        if getattr(ctx, "fused", False):
+            return UnrolledLSTMSteps._fused_backward(ctx, tri, d_hs, dc, dgates)
         for t in range(t_ - 1, -1, -1):
             nxt = t + 1 < t_
             c_prev = cs[t - 1] if t > 0 else c0
             args = (d_hs[t], dhc if nxt else None, cont[t + 1] if nxt else None, dc, acts[t],
                     cs[t], c_prev, cont[t], dgates[t], ctx.clip)
             (tri.unit_backward if tri else unit_backward)(*args)
-            torch.mm(dgates[t], w_hc, out=dhc)  # INNER_PRODUCT backward: grad of h_conted
+            if gd == sd:
+                torch.mm(dgates[t], w, out=dhc)  # INNER_PRODUCT backward: grad of h_conted
+            else:
+                dhc.copy_(dgates[t].to(gd).mm(w))
         dh0 = dhc * cont[0].unsqueeze(1)  # SCALE backward of step 1
-        d_w = dgates.view(t_ * n, 4 * h).t().mm(hcs.view(t_ * n, h))  # shared W_hc, all steps
+        flat = dgates.view(t_ * n, 4 * h)
+        d_w = flat.to(gd).t().mm(hcs_g.view(t_ * n, h))  # shared W_hc, all steps
+        return dgates, None, dh0, dc, d_w, None
+
+    @staticmethod
+    def _fused_backward(ctx, tri, d_hs, dc, dgates):
+        """Backward with one kernel per step: the product carrying dgates_{t+1} back to h_t
+        and LSTM_UNIT's backward at t."""
+        acts, cs, hcs_g, cont, c0, w = ctx.saved_tensors
+        t_, n, h = cs.shape
+        gd = w.dtype
+        dgates_g = dgates if gd == dgates.dtype else torch.empty_like(dgates, dtype=gd)
+        for t in range(t_ - 1, -1, -1):
+            nxt = t + 1 < t_
+            c_prev = cs[t - 1] if t > 0 else c0
+            tri.step_backward(dgates_g[t + 1] if nxt else None, w, d_hs[t],
+                              cont[t + 1] if nxt else None, dc, acts[t], cs[t], c_prev,
+                              cont[t], dgates[t], dgates_g[t], ctx.clip)
+        dh0 = dgates_g[0].mm(w).to(cs.dtype) * cont[0].unsqueeze(1)  # SCALE of step 1
+        d_w = dgates_g.view(t_ * n, 4 * h).t().mm(hcs_g.view(t_ * n, h))
         return dgates, None, dh0, dc, d_w, None

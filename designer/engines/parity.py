@@ -2,9 +2,11 @@
 
 For a recurrent layer, a CUDNN module is built with random weights, the weights are converted to
 the CAFFE (unrolled) module, both run forward and backward on the same random input, continuation
-flags (with resets in the middle of the sequence) and initial state, and every difference is
+flags (with resets in the middle of the sequence; none for a bidirectional layer, which takes no
+``cont``), lengths (padded sequences, when asked) and initial state, and every difference is
 measured. Relative differences are ``max|a - b| / max|b|`` per tensor (an element-wise ratio
-would divide by values that are zero by chance).
+would divide by values that are zero by chance). With lengths, each engine's outputs and input
+gradients at the padded steps are also measured against zero.
 """
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ class Diff:
 
 def _diff(name: str, a: torch.Tensor, b: torch.Tensor) -> Diff:
     a, b = a.detach().double(), b.detach().double()
+    if a.numel() == 0:
+        return Diff(name, 0.0, 0.0)
     d = (a - b).abs().max().item()
     scale = b.abs().max().item()
     return Diff(name, d, d / scale if scale > 0 else d)
@@ -42,47 +46,69 @@ def _grads_as_caffe(kind: str, grads: dict, levels: int) -> dict:
     db_c (b_c = b_ih + b_hh), so the b_hh gradients must not be added in again (except for the
     GRU, whose b_hc stays its own tensor).
     """
-    if kind != "GRU":
-        grads = {**grads, **{f"bias_hh_l{k}": torch.zeros_like(grads[f"bias_hh_l{k}"])
-                             for k in range(levels)}}
-    return cudnn_to_caffe(kind, grads, levels)
+    zero = {k: torch.zeros_like(v) for k, v in grads.items() if k.startswith("bias_hh")}
+    return cudnn_to_caffe(kind, grads if kind == "GRU" else {**grads, **zero}, levels)
+
+
+def spread_lengths(steps: int, batch: int, seed: int = 0) -> list[int]:
+    """Lengths from ``steps`` down to 1 over the batch, in a shuffled order (not sorted, as
+    real batches are not)."""
+    g = torch.Generator().manual_seed(seed)
+    ordered = [steps - (i * (steps - 1)) // max(1, batch - 1) for i in range(batch)]
+    return [ordered[i] for i in torch.randperm(batch, generator=g).tolist()]
 
 
 def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int = 10,
             batch: int = 4, resets: bool = True, nonlinearity: str = "tanh",
             dtype=torch.float32, device: str = "cpu", seed: int = 0,
-            fast: bool = True) -> list[Diff]:
-    """Run both engines on the same random problem and list every difference."""
+            fast: bool = True, bidirectional: bool = False,
+            lengths: list[int] | None = None) -> list[Diff]:
+    """Run both engines on the same random problem and list every difference.
+
+    ``lengths`` (one per sequence, 0 to ``steps``) pads the sequences; a bidirectional layer
+    gets no continuation flags (``resets`` is then ignored).
+    """
     g = torch.Generator().manual_seed(seed)
-    ref = CudnnRecurrent(kind, input_size, hidden, levels, 0.0, False, nonlinearity)
+    ref = CudnnRecurrent(kind, input_size, hidden, levels, 0.0, False, nonlinearity,
+                         bidirectional)
     with torch.no_grad():
         for p in ref.parameters():
             p.copy_(torch.rand(p.shape, generator=g) * 0.2 - 0.1)
-    unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity)
+    unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity,
+                            bidirectional=bidirectional)
     unr.load_state_dict(convert_layer(kind, ref.state_dict(), levels, "CUDNN", "CAFFE"))
     unr.fast = fast
     ref, unr = ref.to(device, dtype), unr.to(device, dtype)
     x = torch.randn(steps, batch, input_size, generator=g).to(device, dtype)
-    cont = torch.ones(steps, batch)
-    if resets and steps > 2:
-        cont[steps // 2, 0] = 0
-        cont[steps - 1, batch - 1] = 0
-    cont = cont.to(device, dtype)
+    cont = None
+    if not bidirectional:
+        cont = torch.ones(steps, batch)
+        if resets and steps > 2:
+            cont[steps // 2, 0] = 0
+            cont[steps - 1, batch - 1] = 0
+        cont = cont.to(device, dtype)
+    lens = None if lengths is None else torch.tensor(lengths, dtype=torch.long, device=device)
     n_state = 2 if kind == "LSTM" else 1
-    state = [torch.randn(levels, batch, hidden, generator=g).to(device, dtype) * 0.5
+    dirs = 2 if bidirectional else 1
+    state = [torch.randn(levels * dirs, batch, hidden, generator=g).to(device, dtype) * 0.5
              for _ in range(n_state)]
-    weight = torch.randn(steps, batch, hidden, generator=g).to(device, dtype)
+    weight = torch.randn(steps, batch, dirs * hidden, generator=g).to(device, dtype)
     results = []
     for m in (ref, unr):
         xi = x.clone().requires_grad_()
         si = tuple(s.clone().requires_grad_() for s in state)
-        y, final = m(xi, cont, si)
+        y, final = m(xi, cont, si, lens)
         loss = (y * weight).sum() + sum((f * f).sum() for f in final)
         loss.backward()
         grads = {k: p.grad for k, p in m.named_parameters()}
         results.append((y, final, xi.grad, [s.grad for s in si], grads))
     (ya, fa, dxa, dsa, ga), (yb, fb, dxb, dsb, gb) = results
     diffs = [_diff("output", yb, ya)]
+    if lens is not None:
+        padded = torch.arange(steps, device=device).unsqueeze(1) >= lens.unsqueeze(0)
+        for engine, y, dx in (("cuDNN", ya, dxa), ("unrolled", yb, dxb)):
+            for what, t in (("output", y[padded]), ("grad input", dx[padded])):
+                diffs.append(_diff(f"{engine} {what} at padding", t, torch.zeros_like(t)))
     names = ("h_T", "c_T")
     diffs += [_diff(f"final {names[i]}", fb[i], fa[i]) for i in range(n_state)]
     diffs.append(_diff("grad input", dxb, dxa))
@@ -104,9 +130,14 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
     steps = steps or min(int(t_) if isinstance(t_, int) else 20, 20)
     batch = batch or min(int(n_) if isinstance(n_, int) else 4, 8)
     kind = layer.type
+    bidirectional = p.get("bidirectional", False)
+    padded = graph.link_into(name, "lengths") is not None
+    lengths = spread_lengths(steps, batch, seed) if padded else None
     diffs = compare(kind, int(e), p["num_output"], p.get("num_layers", 1), steps, batch,
-                    nonlinearity=p.get("nonlinearity", "tanh"), seed=seed)
+                    nonlinearity=p.get("nonlinearity", "tanh"), seed=seed,
+                    bidirectional=bidirectional, lengths=lengths)
     worst = max(d.rel for d in diffs)
     return {"layer": name, "type": kind, "steps": steps, "batch": batch,
-            "levels": p.get("num_layers", 1), "max_abs": max(d.abs for d in diffs),
+            "levels": p.get("num_layers", 1), "bidirectional": bidirectional,
+            "lengths": lengths, "max_abs": max(d.abs for d in diffs),
             "max_rel": worst, "ok": worst <= TOLERANCE, "diffs": [asdict(d) for d in diffs]}

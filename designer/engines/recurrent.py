@@ -1,21 +1,31 @@
 """The CUDNN engine: LSTM, GRU and RNN layers as one fused ``torch.nn`` call.
 
-All ``num_layers`` run in a single call (cuDNN on a GPU, oneDNN on the CPU) with dropout between
-layers. The ``cont`` input (0 = the sequence restarts here) is honoured exactly: the fused call is
-split at the steps where some sequence restarts, and the state of those sequences is multiplied by
-``cont`` before the next piece, which is what the unrolled net's SCALE layers do.
+All ``num_layers`` (and both directions of a bidirectional layer) run in a single call (cuDNN on
+a GPU, oneDNN on the CPU) with dropout between layers. The ``cont`` input (0 = the sequence
+restarts here) is honoured exactly: the fused call is split at the steps where some sequence
+restarts, and the state of those sequences is multiplied by ``cont`` before the next piece, which
+is what the unrolled net's SCALE layers do.
 
-State, for both engines: LSTM ``(h, c)``, GRU and RNN ``(h,)``, each ``(num_layers, N, H)``.
+``lengths`` (each sequence's valid steps, padding at the end) runs the call on a packed sequence
+(``pack_padded_sequence``, unsorted): padded steps give zero outputs and no gradient, the final
+state is each sequence's state after its last valid step (the backward direction's: after step
+0), and a ``cont`` at a padded step is ignored. A length of 0 leaves that sequence's state as it
+came in. Packing needs the lengths on the host.
+
+State, for both engines: LSTM ``(h, c)``, GRU and RNN ``(h,)``, each ``(num_layers * D, N, H)``
+with D = 2 directions for a bidirectional layer (index ``2 * layer + direction``, as torch).
 """
 from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .build import BuildContext, builder
 from .fillers import fill_bias, fill_weight
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
+DIRECTION_SUFFIXES = ("", "_reverse")  # torch's parameter names: weight_ih_l0_reverse
 TORCH_CLASSES = {"LSTM": nn.LSTM, "GRU": nn.GRU, "RNN": nn.RNN}
 
 
@@ -36,18 +46,50 @@ def reset_points(cont: torch.Tensor, has_state: bool) -> list[int]:
     return [t for t in rows if t > 0 or has_state]
 
 
+def check_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> None:
+    """Raise ``ValueError`` unless ``lengths`` holds one length in [0, steps] per sequence.
+
+    Reading the values needs the host: the check is skipped while a CUDA graph is captured.
+    """
+    if tuple(lengths.shape) != (batch,):
+        raise ValueError(f"{name}: 'lengths' must hold one length per sequence, ({batch},), "
+                         f"not {tuple(lengths.shape)}")
+    if lengths.is_floating_point() or lengths.is_complex():
+        raise ValueError(f"{name}: 'lengths' must hold whole numbers, not {lengths.dtype}")
+    if lengths.is_cuda and torch.cuda.is_current_stream_capturing():
+        return
+    lo, hi = int(lengths.min()), int(lengths.max())
+    if lo < 0 or hi > steps:
+        bad = lo if lo < 0 else hi
+        raise ValueError(f"{name}: a sequence's length is {bad}, but lengths must lie between "
+                         f"0 and the {steps} steps of the batch")
+
+
+def host_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> torch.Tensor:
+    """The checked lengths as a CPU int64 tensor (what packing needs)."""
+    if lengths.is_cuda and torch.cuda.is_current_stream_capturing():
+        raise CaptureUnsupported("the cuDNN engine packs sequences by lengths read on the host")
+    check_lengths(lengths, steps, batch, name)
+    return lengths.to("cpu", torch.int64)
+
+
 class CudnnRecurrent(nn.Module):
-    """``torch.nn.LSTM``/``GRU``/``RNN`` with Caffe's continuation input."""
+    """``torch.nn.LSTM``/``GRU``/``RNN`` with Caffe's continuation input and padded lengths."""
 
     def __init__(self, kind: str, input_size: int, hidden: int, levels: int, dropout: float,
-                 batch_first: bool, nonlinearity: str = "tanh"):
+                 batch_first: bool, nonlinearity: str = "tanh", bidirectional: bool = False,
+                 name: str = "rnn"):
         super().__init__()
         self.kind, self.hidden, self.levels, self.batch_first = kind, hidden, levels, batch_first
+        self.directions, self.name = (2 if bidirectional else 1), name
+        self.state_layers = levels * self.directions
         extra = {"nonlinearity": nonlinearity} if kind == "RNN" else {}
-        self.rnn = TORCH_CLASSES[kind](input_size, hidden, levels, dropout=dropout, **extra)
+        self.rnn = TORCH_CLASSES[kind](input_size, hidden, levels, dropout=dropout,
+                                       bidirectional=bidirectional, **extra)
 
     def _run(self, x, state):
-        if not x.is_cuda and x.shape[0] <= 4 and not torch.is_grad_enabled():
+        if isinstance(x, torch.Tensor) and not x.is_cuda and x.shape[0] <= 4 and \
+                not torch.is_grad_enabled():
             # oneDNN sets up a primitive per call (about 4 ms on a small CPU): for the few
             # steps of generation torch's own kernels are ten times quicker
             before = torch.backends.mkldnn.enabled
@@ -65,28 +107,50 @@ class CudnnRecurrent(nn.Module):
         y, h = self.rnn(x, state[0])
         return y, (h,)
 
-    def forward(self, x, cont=None, state=None):
+    def _run_packed(self, x, state, lengths):
+        """Run ``x`` (T, N, E) whose sequence n has ``lengths[n]`` (host, maybe 0) valid steps."""
+        alive = lengths > 0
+        packed = pack_padded_sequence(x, lengths.clamp(min=1), enforce_sorted=False)
+        out, new = self._run(packed, state)
+        y, _ = pad_packed_sequence(out, total_length=x.shape[0])
+        if not bool(alive.all()):  # a sequence with no step here: no output, state unchanged
+            keep = alive.to(x.device).view(1, -1, 1)
+            y = torch.where(keep, y, 0.0)
+            new = tuple(torch.where(keep, a, b) for a, b in zip(new, state))
+        return y, new
+
+    def forward(self, x, cont=None, state=None, lengths=None):
         if self.batch_first:
             x = x.transpose(0, 1)
             cont = None if cont is None else cont.transpose(0, 1)
         t_, n = x.shape[0], x.shape[1]
+        if cont is not None and self.directions == 2:
+            raise ValueError(f"{self.name} is bidirectional: it cannot follow 'cont' (give "
+                             "'lengths' for padded sequences)")
         has_state = state is not None
         if state is None:
-            state = zero_state(self.kind, self.levels, n, self.hidden, x)
+            state = zero_state(self.kind, self.state_layers, n, self.hidden, x)
         points = [] if cont is None else reset_points(cont, has_state)
-        if not points:
+        if lengths is None and not points:
             y, state = self._run(x, state)
         else:
+            lens = None if lengths is None else host_lengths(lengths, t_, n, self.name)
             ys, start = [], 0
             for p in points + [t_]:
                 if p > start:
-                    piece, state = self._run(x[start:p], state)
+                    if lens is None:
+                        piece, state = self._run(x[start:p], state)
+                    else:
+                        piece, state = self._run_packed(x[start:p], state,
+                                                        (lens - start).clamp(0, p - start))
                     ys.append(piece)
                 if p < t_:
-                    keep = cont[p].to(x.dtype).view(1, n, 1)
-                    state = tuple(s * keep for s in state)
+                    keep = cont[p].to(x.dtype)
+                    if lens is not None:  # a restart at a padded step changes nothing
+                        keep = torch.where((lens > p).to(x.device), keep, 1.0)
+                    state = tuple(s * keep.view(1, n, 1) for s in state)
                 start = p
-            y = torch.cat(ys, 0)
+            y = ys[0] if len(ys) == 1 else torch.cat(ys, 0)
         if self.batch_first:
             y = y.transpose(0, 1)
         return y, state
@@ -98,11 +162,12 @@ def _fill_cudnn(m: CudnnRecurrent, params: dict) -> None:
         return
     g = GATES[m.kind]
     for k in range(m.levels):
-        fill_weight(getattr(m.rnn, f"weight_ih_l{k}"), filler, m.hidden, g)
-        fill_weight(getattr(m.rnn, f"weight_hh_l{k}"), filler, m.hidden, g)
-        # one effective bias, as the Caffe net has: all of it in bias_ih
-        fill_bias(getattr(m.rnn, f"bias_ih_l{k}"), params["bias_filler"])
-        fill_bias(getattr(m.rnn, f"bias_hh_l{k}"), 0.0)
+        for sfx in DIRECTION_SUFFIXES[:m.directions]:
+            fill_weight(getattr(m.rnn, f"weight_ih_l{k}{sfx}"), filler, m.hidden, g)
+            fill_weight(getattr(m.rnn, f"weight_hh_l{k}{sfx}"), filler, m.hidden, g)
+            # one effective bias, as the Caffe net has: all of it in bias_ih
+            fill_bias(getattr(m.rnn, f"bias_ih_l{k}{sfx}"), params["bias_filler"])
+            fill_bias(getattr(m.rnn, f"bias_hh_l{k}{sfx}"), 0.0)
 
 
 @builder("LSTM", "GRU", "RNN", "LSTMSimple")
@@ -112,7 +177,8 @@ def _recurrent(ctx: BuildContext) -> nn.Module:
     e = ctx.int_dim(ctx.input_shape()[2], "the input size")
     if kind != "LSTMSimple" and p.get("engine", "CUDNN") == "CUDNN":
         m = CudnnRecurrent(kind, e, p["num_output"], p["num_layers"], p["dropout_ratio"],
-                           p["batch_first"], p.get("nonlinearity", "tanh"))
+                           p["batch_first"], p.get("nonlinearity", "tanh"),
+                           p.get("bidirectional", False), ctx.name)
         _fill_cudnn(m, p)
         return m
     from .unrolled import UnrolledRecurrent

@@ -9,10 +9,14 @@ The net that runs is the :mod:`designer.engines.expansion` of the layer (the sam
 - the **fast executor** (LSTM and LSTMSimple) first checks that the expansion has exactly the
   per-step pattern SCALE -> INNER_PRODUCT -> ELTWISE -> LSTM_UNIT with the expected wiring, then
   runs the input transform as one GEMM over all steps and the steps with fused kernels
-  (:mod:`designer.engines.lstm_steps`). If the check fails it falls back to the reference.
+  (:mod:`designer.engines.lstm_steps`). A backward chain runs on the same kernels over the
+  steps in reverse order (its per-step net is the forward one's, read from T down to 1). If the
+  check fails it falls back to the reference: so does a layer given ``lengths``, whose HOLD
+  nodes the fused kernels do not implement.
 
 Weights follow MyCaffe: per stacked level ``W_xc`` (G x E), ``b_c`` (G), ``W_hc`` (G x H), gates
-in the order [i, f, o, g] for the LSTM ([r, z, n] for the GRU, which also has ``b_hc``).
+in the order [i, f, o, g] for the LSTM ([r, z, n] for the GRU, which also has ``b_hc``); the
+backward chain of a bidirectional layer has its own, suffixed ``_reverse`` (``W_xc_l0_reverse``).
 """
 from __future__ import annotations
 
@@ -22,17 +26,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .expansion import GATES, Expansion, expand_params
+from .expansion import GATES, SUFFIXES, Expansion, expand_params
 from .fillers import fill_bias, fill_weight
 from .lstm_steps import UnrolledLSTMSteps, infer_steps
-from .recurrent import zero_state
+from .recurrent import check_lengths, zero_state
+from .step_plans import compile_step_plan, run_step_plan
 
 
 def weight_key(blob_weight: str) -> str:
-    """Expansion weight name (``L1/W_hc`` or ``W_hc``) -> parameter name (``W_hc_l1``)."""
+    """Expansion weight name (``L1/W_hc``, ``W_hc_reverse``) -> parameter name (``W_hc_l1``,
+    ``W_hc_l0_reverse``)."""
     level, _, name = blob_weight.rpartition("/")
     k = int(level[1:]) if level else 0
-    return f"{name}_l{k}"
+    name, reverse, _ = name.partition(SUFFIXES[1])
+    return f"{name}_l{k}{reverse}"
 
 
 class _ClipGrad(torch.autograd.Function):
@@ -78,6 +85,13 @@ def run_reference(exp: Expansion, weights: dict, blobs: dict, training: bool,
             out = (F.linear(b[0], w[0], w[1] if len(w) > 1 else None),)
         elif t == "SLICE":
             out = b[0].split(1, dim=0)
+        elif t == "SEQUENCE_MASK":
+            steps = torch.arange(node.params["steps"], device=b[0].device)
+            out = ((steps.unsqueeze(1) < b[0].unsqueeze(0)).to(blobs["cont"].dtype),)
+        elif t == "HOLD":  # new state where the step is valid, else the state it found
+            keep = b[-1].unsqueeze(-1) > 0
+            half = (len(b) - 1) // 2
+            out = tuple(torch.where(keep, new, old) for new, old in zip(b[:half], b[half:-1]))
         elif t == "SCALE":
             out = (b[0] * b[1].unsqueeze(-1),)
         elif t == "ELTWISE":
@@ -92,7 +106,7 @@ def run_reference(exp: Expansion, weights: dict, blobs: dict, training: bool,
         elif t == "RELU":
             out = (torch.relu(b[0]),)
         elif t == "CONCAT":
-            out = (torch.cat(b, 0),)
+            out = (torch.cat(b, node.params["axis"]),)
         elif t == "DROPOUT":
             out = (F.dropout(b[0], node.params["dropout_ratio"], training),)
         else:  # pragma: no cover - expansion only makes the types above
@@ -103,8 +117,9 @@ def run_reference(exp: Expansion, weights: dict, blobs: dict, training: bool,
 
 
 @dataclass
-class LevelPlan:
-    """One stacked LSTM level, as the fast executor runs it."""
+class ChainPlan:
+    """One chain of steps (one direction of one stacked LSTM level), as the fast executor
+    runs it."""
 
     x: str           # bottom of x_transform
     w_xc: str
@@ -112,9 +127,18 @@ class LevelPlan:
     w_hc: str
     h0: str
     c0: str
-    out: str         # the CONCAT top
+    out: str         # the CONCAT over time
     h_last: str
     c_last: str
+    reverse: bool    # the backward chain: steps from T down to 1
+
+
+@dataclass
+class LevelPlan:
+    """One stacked LSTM level: its chains, its output and the dropout after it."""
+
+    chains: list
+    out: str         # the level's output (the directions' CONCAT when bidirectional)
     dropout: float   # dropout after this level (0: none)
     dropped: str     # the DROPOUT top
 
@@ -135,58 +159,89 @@ def compile_lstm_plan(exp: Expansion) -> list[LevelPlan] | None:
     try:
         bottom = "x"
         for lv in range(exp.levels):
-            xt = take("INNER_PRODUCT")
-            wx, bx = xt.params["weights"]
-            xs = take("SLICE")
-            cs = take("SLICE")
-            if xt.bottoms != (bottom,) or xs.bottoms != xt.tops or cs.bottoms != ("cont",):
-                return None
             p = f"L{lv}/" if exp.levels > 1 else ""
-            h_prev, c_prev, wh, hs = f"{p}h_0", f"{p}c_0", None, []
-            for t in range(t_):
-                sc, ip, el, un = take("SCALE"), take("INNER_PRODUCT"), take("ELTWISE"), \
-                    take("LSTM_UNIT")
-                wh = wh or ip.params["weights"][0]
-                ok = (sc.bottoms == (h_prev, cs.tops[t]) and ip.bottoms == sc.tops
-                      and ip.params["weights"] == (wh,) and el.bottoms == (ip.tops[0], xs.tops[t])
-                      and un.bottoms == (c_prev, el.tops[0], cs.tops[t]))
-                if not ok:
+            chains = []
+            for d in range(exp.directions):
+                chain = _compile_chain(take, bottom, p, SUFFIXES[d], d == 1, t_)
+                if chain is None:
                     return None
-                c_prev, h_prev = un.tops
-                hs.append(h_prev)
-            cat = take("CONCAT")
-            if cat.bottoms != tuple(hs):
-                return None
-            drop, dropped = 0.0, cat.tops[0]
+                chains.append(chain)
+            out = chains[0].out
+            if exp.directions == 2:
+                cat = take("CONCAT")
+                if cat.bottoms != (chains[0].out, chains[1].out) or cat.params["axis"] != 2:
+                    return None
+                out = cat.tops[0]
+            drop, dropped = 0.0, out
             if i < len(nodes) and nodes[i].type == "DROPOUT":
                 d = take("DROPOUT")
+                if d.bottoms != (out,):
+                    return None
                 drop, dropped = d.params["dropout_ratio"], d.tops[0]
-            plans.append(LevelPlan(bottom, wx, bx, wh, f"{p}h_0", f"{p}c_0", cat.tops[0],
-                                   h_prev, c_prev, drop, dropped))
+            plans.append(LevelPlan(chains, out, drop, dropped))
             bottom = dropped
     except (LookupError, KeyError, ValueError):
         return None
     return plans if i == len(nodes) else None
 
 
+def _compile_chain(take, bottom: str, p: str, s: str, reverse: bool, t_: int):
+    xt = take("INNER_PRODUCT")
+    wx, bx = xt.params["weights"]
+    xs = take("SLICE")
+    cs = take("SLICE")
+    if xt.bottoms != (bottom,) or xs.bottoms != xt.tops or cs.bottoms != ("cont",):
+        return None
+    h_prev, c_prev, wh, hs = f"{p}h_0{s}", f"{p}c_0{s}", None, {}
+    for t in (range(t_ - 1, -1, -1) if reverse else range(t_)):
+        sc, ip, el, un = take("SCALE"), take("INNER_PRODUCT"), take("ELTWISE"), \
+            take("LSTM_UNIT")
+        wh = wh or ip.params["weights"][0]
+        ok = (sc.bottoms == (h_prev, cs.tops[t]) and ip.bottoms == sc.tops
+              and ip.params["weights"] == (wh,) and el.bottoms == (ip.tops[0], xs.tops[t])
+              and un.bottoms == (c_prev, el.tops[0], cs.tops[t]))
+        if not ok:
+            return None
+        c_prev, h_prev = un.tops
+        hs[t] = h_prev
+    cat = take("CONCAT")
+    if cat.bottoms != tuple(hs[t] for t in range(t_)) or cat.params["axis"] != 0:
+        return None
+    return ChainPlan(bottom, wx, bx, wh, f"{p}h_0{s}", f"{p}c_0{s}", cat.tops[0], h_prev,
+                     c_prev, reverse)
+
+
 def run_fast(plans: list[LevelPlan], weights: dict, blobs: dict, training: bool,
              clip: float = 0.0) -> dict:
-    """Run an LSTM expansion level by level with the fused step executor."""
+    """Run an LSTM expansion level by level with the fused step executor.
+
+    A backward chain runs on the same kernels over the time-reversed input transform and
+    continuation flags: its step t (from T down to 1) is then the forward pattern's step T-t+1.
+    """
     cont = blobs["cont"]
-    for p in plans:
-        x = blobs[p.x]
-        t_, n = x.shape[0], x.shape[1]
-        w_xc, b_c = weights[weight_key(p.w_xc)], weights[weight_key(p.b_c)]
-        xw = F.linear(x.reshape(t_ * n, -1), w_xc, b_c).view(t_, n, -1)  # x_transform
-        h0, c0, w_hc = blobs[p.h0][0], blobs[p.c0][0], weights[weight_key(p.w_hc)]
-        if torch.is_grad_enabled():
-            hs, c_last = UnrolledLSTMSteps.apply(xw, cont, h0, c0, w_hc, clip)
-        else:
-            hs, c_last = infer_steps(xw, cont, h0, c0, w_hc)
-        blobs[p.out] = hs
-        blobs[p.h_last], blobs[p.c_last] = hs[-1:], c_last.unsqueeze(0)
-        if p.dropout:
-            blobs[p.dropped] = F.dropout(hs, p.dropout, training)
+    for level in plans:
+        for p in level.chains:
+            x = blobs[p.x]
+            t_, n = x.shape[0], x.shape[1]
+            w_xc, b_c = weights[weight_key(p.w_xc)], weights[weight_key(p.b_c)]
+            xw = F.linear(x.reshape(t_ * n, -1), w_xc, b_c).view(t_, n, -1)  # x_transform
+            c = cont
+            if p.reverse:
+                xw, c = xw.flip(0), cont.flip(0)
+            h0, c0, w_hc = blobs[p.h0][0], blobs[p.c0][0], weights[weight_key(p.w_hc)]
+            if torch.is_grad_enabled():
+                hs, c_last = UnrolledLSTMSteps.apply(xw, c, h0, c0, w_hc, clip)
+            else:
+                hs, c_last = infer_steps(xw, c, h0, c0, w_hc)
+            if p.reverse:
+                hs = hs.flip(0)
+            blobs[p.out] = hs
+            blobs[p.h_last] = hs[:1] if p.reverse else hs[-1:]
+            blobs[p.c_last] = c_last.unsqueeze(0)
+        if len(level.chains) == 2:
+            blobs[level.out] = torch.cat([blobs[p.out] for p in level.chains], 2)
+        if level.dropout:
+            blobs[level.dropped] = F.dropout(blobs[level.out], level.dropout, training)
     return blobs
 
 
@@ -195,27 +250,31 @@ class UnrolledRecurrent(nn.Module):
 
     def __init__(self, kind: str, input_size: int, hidden: int, levels: int = 1,
                  dropout: float = 0.0, batch_first: bool = False, nonlinearity: str = "tanh",
-                 clip: float = 0.0, name: str = "rnn"):
+                 clip: float = 0.0, name: str = "rnn", bidirectional: bool = False):
         super().__init__()
         self.kind, self.hidden, self.levels, self.batch_first = kind, hidden, levels, batch_first
         self.dropout, self.nonlinearity, self.clip, self.name = dropout, nonlinearity, clip, name
         self.input_size = input_size
+        self.directions = 2 if bidirectional else 1
+        self.state_layers = levels * self.directions
         self.fast = True  # use the fused executor where the expansion allows it
         g = GATES[kind] * hidden
         for k in range(levels):
-            e = input_size if k == 0 else hidden
-            self.register_parameter(f"W_xc_l{k}", nn.Parameter(torch.empty(g, e)))
-            self.register_parameter(f"b_c_l{k}", nn.Parameter(torch.zeros(g)))
-            self.register_parameter(f"W_hc_l{k}", nn.Parameter(torch.empty(g, hidden)))
-            if kind == "GRU":
-                self.register_parameter(f"b_hc_l{k}", nn.Parameter(torch.zeros(g)))
-        self._plans: dict[int, tuple] = {}
+            e = input_size if k == 0 else self.directions * hidden
+            for s in SUFFIXES[:self.directions]:
+                self.register_parameter(f"W_xc_l{k}{s}", nn.Parameter(torch.empty(g, e)))
+                self.register_parameter(f"b_c_l{k}{s}", nn.Parameter(torch.zeros(g)))
+                self.register_parameter(f"W_hc_l{k}{s}", nn.Parameter(torch.empty(g, hidden)))
+                if kind == "GRU":
+                    self.register_parameter(f"b_hc_l{k}{s}", nn.Parameter(torch.zeros(g)))
+        self._plans: dict[tuple, tuple] = {}
 
     @classmethod
     def from_params(cls, kind: str, input_size: int, p: dict, name: str = "rnn"):
         m = cls(kind, input_size, p["num_output"], p.get("num_layers", 1),
                 p.get("dropout_ratio", 0.0), p.get("batch_first", False),
-                p.get("nonlinearity", "tanh"), p.get("clipping_threshold", 0.0), name)
+                p.get("nonlinearity", "tanh"), p.get("clipping_threshold", 0.0), name,
+                p.get("bidirectional", False))
         m.reset_parameters(p.get("weight_filler", "uniform"), p.get("bias_filler", 0.0),
                            p.get("enable_clockwork_forgetgate_bias", False))
         return m
@@ -225,61 +284,76 @@ class UnrolledRecurrent(nn.Module):
         if filler == "torch_default":
             filler = "uniform"  # what torch.nn.LSTM does: U(-1/sqrt(H), 1/sqrt(H))
         for k in range(self.levels):
-            fill_weight(getattr(self, f"W_xc_l{k}"), filler, h, g)
-            fill_weight(getattr(self, f"W_hc_l{k}"), filler, h, g)
-            fill_bias(getattr(self, f"b_c_l{k}"), bias)
-            if self.kind == "GRU":
-                fill_bias(getattr(self, f"b_hc_l{k}"), 0.0)
-            if forget_bias_5:
-                with torch.no_grad():
-                    getattr(self, f"b_c_l{k}")[h:2 * h].fill_(5.0)
+            for s in SUFFIXES[:self.directions]:
+                fill_weight(getattr(self, f"W_xc_l{k}{s}"), filler, h, g)
+                fill_weight(getattr(self, f"W_hc_l{k}{s}"), filler, h, g)
+                fill_bias(getattr(self, f"b_c_l{k}{s}"), bias)
+                if self.kind == "GRU":
+                    fill_bias(getattr(self, f"b_hc_l{k}{s}"), 0.0)
+                if forget_bias_5:
+                    with torch.no_grad():
+                        getattr(self, f"b_c_l{k}{s}")[h:2 * h].fill_(5.0)
 
-    def expansion(self, steps: int, batch="N") -> Expansion:
+    def expansion(self, steps: int, batch="N", lengths: bool = False) -> Expansion:
         params = {"num_output": self.hidden, "num_layers": self.levels,
-                  "dropout_ratio": self.dropout, "nonlinearity": self.nonlinearity}
-        return expand_params(self.kind, params, steps, batch, self.input_size, self.name)
+                  "dropout_ratio": self.dropout, "nonlinearity": self.nonlinearity,
+                  "bidirectional": self.directions == 2}
+        return expand_params(self.kind, params, steps, batch, self.input_size, self.name,
+                             lengths)
 
-    def _plan(self, steps: int) -> tuple:
-        if steps not in self._plans:
-            exp = self.expansion(steps)
-            self._plans[steps] = (exp, compile_lstm_plan(exp))
-        return self._plans[steps]
+    def _plan(self, steps: int, lengths: bool) -> tuple:
+        key = (steps, lengths)
+        if key not in self._plans:
+            exp = self.expansion(steps, lengths=lengths)
+            self._plans[key] = (exp, compile_lstm_plan(exp) or compile_step_plan(exp))
+        return self._plans[key]
 
-    def forward(self, x, cont=None, state=None):
+    def forward(self, x, cont=None, state=None, lengths=None):
         if self.batch_first:
             x = x.transpose(0, 1)
             cont = None if cont is None else cont.transpose(0, 1)
         t_, n = x.shape[0], x.shape[1]
+        if cont is not None and self.directions == 2:
+            raise ValueError(f"{self.name} is bidirectional: it cannot follow 'cont' (give "
+                             "'lengths' for padded sequences)")
         if cont is None:
             cont = x.new_ones(t_, n)
         else:
             cont = cont.to(x.dtype)
         if state is None:
-            state = zero_state(self.kind, self.levels, n, self.hidden, x)
-        exp, plan = self._plan(t_)
+            state = zero_state(self.kind, self.state_layers, n, self.hidden, x)
+        exp, plan = self._plan(t_, lengths is not None)
         blobs = {"x": x, "cont": cont}
+        if lengths is not None:
+            check_lengths(lengths, t_, n, self.name)
+            blobs["lengths"] = lengths.to(x.device)
         lstm = self.kind in ("LSTM", "LSTMSimple")
         for k in range(self.levels):
             p = f"L{k}/" if self.levels > 1 else ""
-            blobs[f"{p}h_0"] = state[0][k:k + 1]
-            if lstm:
-                blobs[f"{p}c_0"] = state[1][k:k + 1]
+            for d, s in enumerate(SUFFIXES[:self.directions]):
+                i = k * self.directions + d
+                blobs[f"{p}h_0{s}"] = state[0][i:i + 1]
+                if lstm:
+                    blobs[f"{p}c_0{s}"] = state[1][i:i + 1]
         weights = self._parameters  # this module holds its weights itself (no children)
-        if self.fast and plan is not None:
+        if self.fast and plan is not None and isinstance(plan[0], LevelPlan):
             run_fast(plan, weights, blobs, self.training, self.clip)
+        elif self.fast and plan is not None:
+            run_step_plan(plan, weights, blobs, self.training, weight_key)
         else:
             run_reference(exp, weights, blobs, self.training, self.clip)
         y = blobs[exp.outputs[0]]
         finals = exp.outputs[1:]
         per = 2 if lstm else 1
-        hs = torch.cat([blobs[finals[per * k]] for k in range(self.levels)], 0)
-        new_state = (hs,)
+        chains = range(self.state_layers)
+        new_state = (torch.cat([blobs[finals[per * i]] for i in chains], 0),)
         if lstm:
-            new_state = (hs, torch.cat([blobs[finals[per * k + 1]] for k in range(self.levels)]))
+            new_state += (torch.cat([blobs[finals[per * i + 1]] for i in chains], 0),)
         if self.batch_first:
             y = y.transpose(0, 1)
         return y, new_state
 
     def extra_repr(self) -> str:
-        return (f"{self.kind}, {self.input_size} -> {self.hidden}, levels={self.levels}, "
+        both = ", bidirectional" if self.directions == 2 else ""
+        return (f"{self.kind}, {self.input_size} -> {self.hidden}, levels={self.levels}{both}, "
                 f"engine=CAFFE (unrolled)")

@@ -25,7 +25,7 @@ from . import dims as D
 from . import registry
 from .errors import GraphError, RangeError, ShapeError
 from .shapes import LayerInfo, infer_layer, resolve_params
-from .spec import ANY, FLOAT, INDEX, TensorInfo
+from .spec import FLOAT, INDEX
 
 MAX_DEPTH = 4      # links upstream of the problem where fixes are looked for
 MAX_LAYERS = 24    # layers whose parameters are tried, per problem
@@ -100,7 +100,7 @@ def told(problem: GraphError, fix: Fix, graph) -> GraphError:
             f"has {fix.param} {value_text(old, {})}"
         msg = f"{fix.layer} {has}, but the {what} take {problem.values} values: {fix.text}"
     elif not (fix.kind == "set" and fix.layer == problem.layer and
-              f"set {fix.param} to" in msg):
+              f"set {fix.param} to {value_text(fix.value, {})}" in msg):
         msg = f"{msg}; {fix.text}"
         if fix.gives:
             msg += f" ({fix.layer} then gives {fix.gives})"
@@ -228,13 +228,13 @@ class _Search:
         if p.name == "axis":
             ins = [t for t in g.info(name).inputs if t is not None]
             rank = ins[0].rank if ins else 3
-            if isinstance(current, int) and current < 0:
-                return [-k for k in range(1, rank + 1)]
-            return list(range(rank - 1, -1, -1))
+            ahead = list(range(rank - 1, -1, -1))
+            behind = [-k for k in range(1, rank + 1)]
+            return behind + ahead if p.default < 0 else ahead + behind
         if p.kind == "dim":
             return [s for s in sorted(g.dims)] + pool
-        if p.kind == "int":
-            return pool
+        if p.kind == "int":  # its default first: the way back from a value typed in error
+            return [p.default] + [v for v in pool if v != p.default]
         return []
 
     def _sizes(self, name: str, problem: ShapeError) -> list[int]:
@@ -262,7 +262,8 @@ class _Search:
             if link is None:
                 continue
             src_spec = g.layer(link.src).spec
-            for out in src_spec.outputs:
+            outs = sorted(src_spec.outputs, key=lambda o: o.name != port)  # label -> label
+            for out in outs:
                 if out.name == link.src_port:
                     continue
                 t = g.output(link.src, out.name)
@@ -274,7 +275,7 @@ class _Search:
             want_port = g.layer(name).spec.inputs[g.layer(name).spec.input_index(port)]
             if got is None:
                 continue
-            if got.dtype == INDEX and want_port.dtype in (FLOAT, ANY):
+            if got.dtype == INDEX and want_port.dtype == FLOAT:
                 yield self._insert(link, "Embed", {}, name, port)
             if problem.port == port and problem.want is not None:
                 shape = _reshape_to(got.shape, problem.want)
@@ -351,7 +352,7 @@ def _errors(info: LayerInfo) -> list:
 
 
 def _with_gives(fix: Fix, outs: list) -> Fix:
-    shown = [str(t) for t in outs if t is not None]
+    shown = [str(t) for t in outs if t is not None and t.rank]
     gives = shown[0] if len(shown) == 1 else ", ".join(shown)
     return Fix(fix.kind, fix.layer, fix.text, fix.param, fix.value, fix.link, fix.insert_type,
                fix.insert_params, fix.new_source, gives)

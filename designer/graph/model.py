@@ -433,8 +433,9 @@ class Graph:
                     frontier.append(succ)
         dirty = set(start)
         changed: set[str] = set()
-        sub = self._g.subgraph(affected) if len(affected) < len(self._layers) else self._g
-        for name in nx.topological_sort(sub):
+        # the whole graph's order, filtered: a subgraph view is many times slower to sort
+        order = nx.topological_sort(self._g)
+        for name in (n for n in order if n in affected):
             if name not in dirty:
                 continue
             layer = self._layers[name]

@@ -34,15 +34,18 @@ def collect(graph: "Graph") -> list[GraphError]:
     errors: list[GraphError] = []
     for name in graph.topological_order():
         errors.extend(graph.info(name).problems)
-    errors = explain(graph, errors)
+    settled = graph._deferred is None  # inside bulk(), layers may not be inferred yet
+    if settled:
+        errors = explain(graph, errors)
     warnings: list[GraphError] = list(graph._dim_notes)
     if len(graph):
         if not graph.sources():
             warnings.append(DataWarning("the net has no data layer, so it cannot be trained"))
         if not any(layer.type in LOSS_TYPES for layer in graph.layers()):
             warnings.append(DataWarning("the net has no loss layer, so it cannot be trained"))
-    warnings.extend(lint(graph))
-    graph._problems_cache = (graph.version, errors + warnings)
+    if settled:
+        warnings.extend(lint(graph))
+        graph._problems_cache = (graph.version, errors + warnings)
     return errors + warnings
 
 
@@ -124,6 +127,10 @@ def format_report(rep: dict) -> str:
                  + (f"  ({dims})" if dims else ""))
     for p in rep["problems"]:
         lines.append(f"{p['severity']}: {p['message']}")
+    smoke = rep.get("smoke")
+    if smoke is not None and smoke["status"] != "failed":
+        lines.append(f"smoke step: {smoke['message']} ({smoke['seconds']:.2f} s)"
+                     if smoke["status"] == "ok" else f"smoke step skipped: {smoke['message']}")
     errors = sum(p["severity"] == "error" for p in rep["problems"])
     lines.append("valid" if not errors else f"{errors} error{'s' if errors > 1 else ''}")
     return "\n".join(lines)

@@ -68,10 +68,12 @@ def train(args) -> int:
     signal.signal(signal.SIGINT, on_interrupt)
     bar = None
     code = 0
+    run_dir = None
     try:
         for rec in run_training(project, opts, token):
             kind = rec["kind"]
             if kind == "start":
+                run_dir = rec["run_dir"]
                 download.close()
                 print(f"training {project.path} on {rec['device_name']}: "
                       f"{rec['params']:,} parameters, engines "
@@ -118,10 +120,33 @@ def train(args) -> int:
         return _err(str(e), e.code)
     except DataError as e:
         return _err(str(e), 2)
+    except Exception as e:  # noqa: BLE001 - not foreseen: a sentence here, the trace on disk
+        if bar is not None:
+            bar.close()
+        return _err(unforeseen(e, run_dir), 1)
     finally:
         download.close()
         signal.signal(signal.SIGINT, previous)
     return code
+
+
+def unforeseen(error: BaseException, run_dir: str | None) -> str:
+    """One sentence for an error the trainer did not foresee; the traceback goes to
+    ``RUN_DIR/error.log`` (when the run folder exists) for a bug report."""
+    import traceback
+
+    from designer.graph.atomic import atomic_write_bytes
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    where = ""
+    if run_dir is not None and Path(run_dir).is_dir():
+        log = Path(run_dir) / "error.log"
+        try:
+            atomic_write_bytes(log, "".join(traceback.format_exception(error)).encode())
+            where = f"; the details are in {log}"
+        except OSError:
+            pass
+    return (f"training stopped on an unexpected {type(error).__name__}"
+            f"{': ' + text if text else ''}{where}")
 
 
 def generate(args) -> int:

@@ -121,13 +121,13 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
     solver, cfg = project.solver_settings(), project.training_settings()
     graph = project.graph
     errors = graph.errors()
-    if errors:
-        raise TrainingError(f"the net is not valid: {errors[0]}", 1)
+    if errors:  # a design that cannot train is bad input, like a broken file
+        raise TrainingError(f"the net is not valid: {errors[0]}", 2)
     if not graph.sources():
-        raise TrainingError("the net has no data layer to train on", 1)
+        raise TrainingError("the net has no data layer to train on", 2)
     if not any(layer.type in LOSS_TYPES for layer in graph.layers()):
         raise TrainingError(f"the net has no loss layer ({', '.join(LOSS_TYPES)}), so there "
-                            "is nothing to minimise", 1)
+                            "is nothing to minimise", 2)
     data_layer = graph.sources()[0]
     if opts.corpus is not None:  # train on another file: V follows it
         graph.set_param(data_layer, FILE_PARAMS[graph.layer(data_layer).type],

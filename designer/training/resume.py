@@ -15,6 +15,12 @@ def _structure(graph_dict: dict) -> tuple[dict, set]:
     return layers, links
 
 
+def _directions(graph_dict: dict) -> dict:
+    """Recurrent layer -> whether it is bidirectional, as a project graph records it."""
+    return {lay["name"]: bool((lay.get("params") or {}).get("bidirectional", False))
+            for lay in graph_dict["layers"] if lay["type"] in RECURRENT}
+
+
 def check_compatible(ck: Checkpoint, graph, source) -> None:
     """Raise ``CheckpointError`` when the checkpoint's net or data differ from the project's."""
     where = ck.path
@@ -37,6 +43,12 @@ def check_compatible(ck: Checkpoint, graph, source) -> None:
         if theirs[name] != kind:
             raise CheckpointError(f"{where} was trained with a different graph: {name} is a "
                                   f"{theirs[name]} there and a {kind} in the project")
+    their_dirs = _directions(ck.meta["project"]["graph"])
+    for name, both in their_dirs.items():
+        if both != bool(graph.layer(name).get("bidirectional")):
+            said = ("bidirectional", "one-directional")
+            raise CheckpointError(f"{where} was trained with a different graph: {name} is "
+                                  f"{said[not both]} there and {said[both]} in the project")
     our_links = {(f"{x.src}.{x.src_port}", f"{x.dst}.{x.dst_port}") for x in graph.links()}
     if our_links != their_links:
         diff = sorted(our_links ^ their_links)[0]

@@ -17,6 +17,7 @@ from designer.graph.errors import GraphError
 from designer.ui import resources, theme
 from designer.ui.editor import clipboard
 from designer.ui.editor.layout import layered_positions
+from designer.ui.exchange.menu import add_to_file_menu
 
 
 def _action(window, text: str, slot=None, shortcut=None, icon: str | None = None,
@@ -91,6 +92,12 @@ def build(w) -> SimpleNamespace:
     a.generate = _action(w, "&Generate\u2026", lambda: show_generate(w), "Ctrl+G", "generate",
                          "Make the latest run write text (or audio, or read digits)")
     a.about = _action(w, "&About RNN Designer", lambda: about(w))
+    a.smoke = _action(w, "&Check Each Edit on a Real Batch", None, None, None,
+                      "After each edit, run the net forward and backward on a tiny real batch "
+                      "(the smoke step), so that what is called valid trains")
+    a.smoke.setCheckable(True)
+    a.smoke.setChecked(w.smoke.enabled)
+    a.smoke.toggled.connect(w.set_smoke_step)
 
     # canvas edits answer their shortcuts only while the canvas has the focus, so Delete and
     # Ctrl+C keep their usual meaning in text fields and lists
@@ -105,6 +112,8 @@ def build(w) -> SimpleNamespace:
     a.recent_menu.aboutToShow.connect(lambda: w.files.fill_recent_menu(a.recent_menu))
     m.addSeparator()
     m.addActions([a.save, a.save_as])
+    m.addSeparator()
+    add_to_file_menu(w, m, a)
     m.addSeparator()
     m.addAction(a.quit)
     m = mb.addMenu("&Edit")
@@ -137,6 +146,8 @@ def build(w) -> SimpleNamespace:
     m.addActions([a.train, a.pause, a.resume, a.stop])
     m.addSeparator()
     m.addActions([a.generate, a.add_run])
+    m.addSeparator()
+    m.addAction(a.smoke)
     m = mb.addMenu("&Help")
     m.addAction(a.about)
 

@@ -142,6 +142,7 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
     theme.apply(app, "light")
     with tempfile.TemporaryDirectory() as tmp:  # keep the user's window layout out of it
         settings = QSettings(str(Path(tmp) / "screenshot.ini"), QSettings.IniFormat)
+        settings.setValue("problems/smoke_step", False)  # a picture need not run the net
         window = MainWindow(settings=settings, restore=False)
         window.resize(*size)
         window.resizeDocks([window.problems_dock], [110], Qt.Vertical)

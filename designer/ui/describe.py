@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from designer.graph import dims as D
-from designer.graph.errors import DataWarning
+from designer.graph.errors import GraphWarning
 
 MAX_TIP_PARAMS = 12
 
@@ -64,14 +64,14 @@ def outputs_line(graph, name: str) -> str:
 
 
 def errors_of(graph, name: str) -> list[str]:
-    return [str(p) for p in graph.info(name).problems if not isinstance(p, DataWarning)]
+    """The errors told about a layer: found on it, or found downstream and mended here."""
+    return [str(p) for p in graph.problems()
+            if p.layer == name and not isinstance(p, GraphWarning)]
 
 
 def warnings_of(graph, name: str) -> list[str]:
-    """Data warnings about a layer (a corpus that cannot be read, say)."""
-    if not graph.layer(name).spec.is_source:  # only data layers get them
-        return []
-    return [str(p) for p in graph.problems() if isinstance(p, DataWarning) and p.layer == name]
+    """Warnings about a layer (a corpus that cannot be read, a softmax before the loss)."""
+    return [str(p) for p in graph.problems() if isinstance(p, GraphWarning) and p.layer == name]
 
 
 def link_problem(graph, link) -> str | None:

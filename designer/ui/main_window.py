@@ -13,12 +13,13 @@ from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QT
                                QUndoView, QVBoxLayout, QWidget)
 
 from designer.graph import dims as D
+from designer.graph.errors import GraphError
 from designer.ui import actions, describe, files, resources
 from designer.ui.editor.document import Document
 from designer.ui.editor.scene import GraphScene
 from designer.ui.editor.view import CanvasView
 from designer.ui.palette import LayerPalette
-from designer.ui.problems import ProblemsPanel
+from designer.ui.problems import ProblemsPanel, SmokeChecker
 from designer.ui.properties import PropertiesPanel
 
 APP_NAME = "RNN Designer"
@@ -66,6 +67,9 @@ class MainWindow(QMainWindow):
         self.layer_palette = LayerPalette()
         self.properties = PropertiesPanel(self.doc)
         self.problems = ProblemsPanel(self.doc)
+        smoke_on = self.settings.value("problems/smoke_step", True, type=bool)
+        self.smoke = SmokeChecker(self.doc, self, enabled=smoke_on)
+        self.problems.smoke_enabled = smoke_on
         self.history = QUndoView(self.doc.stack)
         self.history.setEmptyLabel("(opened)")
         self.palette_dock = self.add_dock(self.layer_palette, "Layers", Qt.LeftDockWidgetArea)
@@ -135,6 +139,11 @@ class MainWindow(QMainWindow):
         self.layer_palette.add_requested.connect(self.add_layer_at_centre)
         self.problems.layer_clicked.connect(self.reveal_layer)
         self.problems.count_changed.connect(self._problems_counted)
+        self.problems.fix_requested.connect(self.apply_fix)
+        self.smoke.changed.connect(self.problems.set_smoke)
+        self.smoke.changed.connect(self._smoke_on_canvas)
+        self.smoke.changed.connect(self.training.refresh_train_action)
+        self.problems.count_changed.connect(self.training.refresh_train_action)
         self.properties.layer_panel.unroll_requested.connect(self.show_unrolled_safely)
 
     def show_message(self, text: str) -> None:
@@ -183,6 +192,37 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.view)
         self.scene.select_layers([name])
         self.view.centre_on_layer(name)
+
+    def apply_fix(self, fix) -> None:
+        """Make a problem's fix as one undoable step (from the Problems panel's Fix button)."""
+        try:
+            if fix.kind == "insert":
+                g = self.doc.graph
+                a, b = g.layer(fix.link.src).pos, g.layer(fix.link.dst).pos
+                pos, room = self.view.room_on_link(fix.link, ((a[0] + b[0]) / 2,
+                                                              (a[1] + b[1]) / 2))
+                self.doc.apply_fix(fix, pos, room)
+            else:
+                self.doc.apply_fix(fix)
+        except GraphError as e:
+            self.show_message(str(e))
+            return
+        self.show_message(f"Done: {fix.text} (Ctrl+Z undoes it)")
+        if fix.kind != "bypass" and fix.layer in self.doc.graph:
+            self.scene.select_layers([fix.layer])
+
+    def _smoke_on_canvas(self, result) -> None:
+        failed = result is not None and result["status"] == "failed" and result["layer"]
+        self.scene.set_run_errors({result["layer"]: result["message"]} if failed else {})
+
+    def set_smoke_step(self, on: bool) -> None:
+        """Turn the smoke step after each edit on or off (remembered)."""
+        self.settings.setValue("problems/smoke_step", bool(on))
+        if self.act.smoke.isChecked() != bool(on):
+            self.act.smoke.setChecked(bool(on))  # the menu shows the switch as it is
+        self.problems.smoke_enabled = bool(on)
+        self.smoke.set_enabled(on)
+        self.problems.refresh()
 
     def add_layer_at_centre(self, type_id: str) -> None:
         centre = self.view.visible_scene_rect().center()
@@ -315,6 +355,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.training.shutdown()  # a running run stops at the next step and saves a checkpoint
+        self.smoke.shutdown()
         self.save_settings()
         event.accept()
 

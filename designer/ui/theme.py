@@ -36,6 +36,8 @@ UNROLLED_COLORS = {
     "TANH": "#4caf6a",
     "RELU": "#4caf6a",
     "DROPOUT": "#a2744e",
+    "HOLD": "#c2566f",
+    "SEQUENCE_MASK": "#5b8fa8",
 }
 
 

@@ -141,12 +141,11 @@ class TrainingController(QObject):
             self.w.show_message("A run is already training; stop it before starting another")
             return None
         project = self.w.doc.project
-        errors = project.graph.errors()
-        if errors:
-            text = f"The net cannot train yet: {errors[0]}"
-            self.w.show_message(text)
+        refusal = self.refusal()
+        if refusal:
+            self.w.show_message(refusal)
             self.w.problems_dock.raise_()
-            self.output.log_error(text)
+            self.output.log_error(refusal)
             return None
         self.list_gpus()
         snapshot = project.to_dict()
@@ -310,9 +309,27 @@ class TrainingController(QObject):
             self.status.setText(self.status.text().split("  \u00b7  ")[0] + "  \u00b7  paused")
         self.state_changed.emit(state)
 
+    def refusal(self) -> str:
+        """Why the net cannot train now (its first error, or the smoke step's failure), or ''."""
+        errors = self.w.doc.graph.errors()
+        if errors:
+            return f"The net cannot train yet: {errors[0]}"
+        smoke = getattr(self.w, "smoke", None)
+        if smoke is not None and smoke.result is not None and smoke.result["status"] == "failed":
+            return f"The net cannot train yet: {smoke.result['message']}"
+        return ""
+
+    def refresh_train_action(self, *args) -> None:
+        self._update_actions()
+
     def _update_actions(self) -> None:
         a, s = self.w.act, self.state
-        a.train.setEnabled(s == IDLE and not self._closing)
+        refusal = self.refusal() if s == IDLE else ""
+        a.train.setEnabled(s == IDLE and not self._closing and not refusal)
+        a.train.setToolTip(refusal or "Train a snapshot of the net in the background (F5)")
+        smoke = getattr(self.w, "smoke", None)
+        if smoke is not None:
+            smoke.hold(s != IDLE)
         a.pause.setVisible(s != PAUSED)
         a.pause.setEnabled(s in (STARTING, RUNNING))
         a.resume.setVisible(s == PAUSED)

@@ -131,9 +131,10 @@ class UnrolledNode(QGraphicsItem):
 class StepGroup(QGraphicsItem):
     """The background of one time step in one band; click its header to fold or unfold it."""
 
-    def __init__(self, view, level: int, step: int, box, rows: list) -> None:
+    def __init__(self, view, band: int, step: int, box, rows: list,
+                 backward: bool = False) -> None:
         super().__init__()
-        self.view, self.level, self.step = view, level, step
+        self.view, self.band, self.step, self.backward = view, band, step, backward
         self.rows = rows  # (node type, y offset of the row's centre) per row
         self.collapsed = False
         self.w, self.h = box.w, box.h
@@ -179,8 +180,9 @@ class StepGroup(QGraphicsItem):
         if lod >= LOD_TEXT:
             painter.setFont(TYPE_FONT)
             painter.setPen(c.node_dim)
+            text = f"\u2190 t = {self.step}" if self.backward else f"t = {self.step}"
             painter.drawText(QRectF(10, 3, self.w - 20, 18), Qt.AlignLeft | Qt.AlignVCenter,
-                             f"t = {self.step}")
+                             text)
             painter.drawText(QRectF(10, 3, self.w - 20, 18), Qt.AlignRight | Qt.AlignVCenter,
                              "\u25be")
 
@@ -215,7 +217,8 @@ def node_tooltip(exp, node) -> str:
         return "<br>".join(f"&nbsp;&nbsp;{escape(b)} &nbsp;<b>{D.shape_str(exp.shapes[b])}</b>"
                            for b in names)
     where = (f"step {node.step}" if node.step is not None else "once for all steps") + \
-        (f", layer {node.level + 1}" if exp.levels > 1 else "")
+        (f", layer {node.level + 1}" if exp.levels > 1 else "") + \
+        (", backward chain" if node.direction == 1 else "")
     extra = ""
     weights = node.params.get("weights")
     if weights:

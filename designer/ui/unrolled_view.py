@@ -172,11 +172,11 @@ class UnrolledView(QWidget):
         rows: dict = {}
         for n in exp.nodes:
             if n.step is not None:
-                rows.setdefault((n.level, n.step), []).append(n)
+                rows.setdefault((exp.chain_of(n), n.step), []).append(n)
         for key, box in lay.groups.items():
             members = rows.get(key, [])
             marks = [(n.type, lay.boxes[n.name].cy - box.y) for n in members]
-            group = StepGroup(self, key[0], key[1], box, marks)
+            group = StepGroup(self, key[0], key[1], box, marks, key[0] in lay.backward)
             group.set_box(box, key[1] in self.collapsed)
             self.scene.addItem(group)
             self.groups[key] = group
@@ -276,10 +276,12 @@ class UnrolledView(QWidget):
         counts = exp.counts()
         edges = len(exp.edges())
         dot = " &nbsp;\u00b7&nbsp; "
+        both = ", both directions" if exp.directions == 2 else ""
+        padded = ", padded by lengths" if "lengths" in exp.inputs else ""
         self.title.setText(
             f"<b>{self.layer}</b> as the CAFFE engine runs it{dot}{exp.levels} \u00d7 {exp.kind} "
-            f"{exp.hidden}, batch {exp.batch}{dot}<b>{len(exp.nodes):,}</b> nodes, "
-            f"{edges:,} edges")
+            f"{exp.hidden}{both}, batch {exp.batch}{padded}{dot}<b>{len(exp.nodes):,}</b> "
+            f"nodes, {edges:,} edges")
         chips = []
         for t, n in sorted(counts.items(), key=lambda kv: -kv[1]):
             color = theme.colors.unrolled(t).name()

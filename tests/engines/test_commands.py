@@ -60,3 +60,40 @@ def test_bench_on_a_missing_gpu_says_so():
         return
     out = run("bench", UNROLLED, "--device", "cuda", "--steps", "1")
     assert out.returncode == 2 and "no CUDA GPU" in out.stderr
+
+
+def _padded_project(tmp_path):
+    from designer.graph import Graph
+    from designer.graph.project import Project
+    g = Graph(project_dir=tmp_path)
+    g.add_layer("MnistRows", "data", {"folder": "nowhere", "batch_size": 5,
+                                      "batch_first": True})
+    g.add_layer("LSTM", "bilstm", {"num_output": 6, "num_layers": 2, "bidirectional": True,
+                                   "batch_first": True})
+    g.connect("data", "data", "bilstm", "x")
+    g.connect("data", "label", "bilstm", "lengths")
+    path = tmp_path / "padded.json"
+    Project(g, "padded", "", {}, {}).save(path)
+    return path
+
+
+def test_parity_covers_bidirectional_layers_and_padding(tmp_path):
+    out = run("parity", _padded_project(tmp_path), "--steps", "8", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    (row,) = json.loads(out.stdout)["layers"]
+    assert row["ok"] and row["bidirectional"] and sorted(row["lengths"])[-1] == 8
+    names = {d["name"]: d for d in row["diffs"]}
+    assert "grad W_hc_l1_reverse" in names
+    for engine in ("cuDNN", "unrolled"):
+        assert names[f"{engine} output at padding"]["abs"] == 0.0
+        assert names[f"{engine} grad input at padding"]["abs"] == 0.0
+    text = run("parity", _padded_project(tmp_path), "--steps", "8")
+    assert "bilstm (LSTM, 2 layer(s), bidirectional" in text.stdout
+    assert "padded to lengths" in text.stdout
+
+
+def test_unroll_shows_the_backward_chain(tmp_path):
+    out = run("unroll", _padded_project(tmp_path), "--layer", "bilstm", "--steps", "3")
+    assert out.returncode == 0, out.stderr
+    assert "bidirectional" in out.stdout and "unit_3_reverse" in out.stdout
+    assert "HOLD x12" in out.stdout and "SEQUENCE_MASK x1" in out.stdout

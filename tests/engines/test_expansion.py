@@ -56,3 +56,37 @@ def test_expand_reads_shapes_from_the_graph():
     assert e.steps == 3 and e.shapes["x"] == (3, 4, 6)
     with pytest.raises(ValueError, match="only LSTM, GRU, RNN"):
         expand(g, "embed")
+
+
+def test_a_bidirectional_level_adds_a_backward_chain_from_step_t_down_to_1():
+    e = expand_params("LSTM", lstm_params(num_output=4, bidirectional=True), 5, 2, 3, "bi")
+    assert e.directions == 2 and e.chains == 2
+    back = [n for n in e.nodes if n.direction == 1 and n.step is not None]
+    assert [n.step for n in back[::4]] == [5, 4, 3, 2, 1]
+    assert [n.type for n in e.step_nodes(5, direction=1)] == ["SCALE", "INNER_PRODUCT",
+                                                             "ELTWISE", "LSTM_UNIT"]
+    first = e.step_nodes(5, direction=1)[0]
+    assert first.bottoms == ("h_0_reverse", "cont_5_reverse")  # the initial state enters at T
+    edges = {(a, b) for a, b, _ in e.edges()}
+    assert ("unit_3_reverse", "unit_2_reverse") in edges  # the cell runs backwards in time
+    assert ("unit_5_reverse", "h_conted_5_reverse") in edges
+    assert e.weights["W_xc_reverse"] == (16, 3) and e.weights["W_hc_reverse"] == (16, 4)
+    join = next(n for n in e.nodes if n.name == "directions_concat")
+    assert join.bottoms == ("h", "h_reverse") and join.params["axis"] == 2
+    assert e.shapes[e.outputs[0]] == (5, 2, 8)
+    assert e.outputs[1:] == ("h_5", "c_5", "h_1_reverse", "c_1_reverse")  # torch's order
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_lengths_add_a_mask_a_hold_per_step_and_zero_the_padded_outputs(kind):
+    e = expand_params(kind, {"num_output": 4, "num_layers": 2, "bidirectional": True}, 3, 2, 5,
+                      lengths=True)
+    assert e.inputs[:3] == ("x", "cont", "lengths") and e.nodes[0].type == "SEQUENCE_MASK"
+    assert e.counts()["HOLD"] == 2 * 2 * 3  # levels x directions x steps
+    hold = next(n for n in e.nodes if n.name == "L0/hold_2")
+    assert hold.bottoms[-1] == "L0/valid_2" and hold.tops[-1] == "L0/h_2"
+    masks = [n for n in e.nodes if n.name.endswith("mask_padding")]
+    assert [m.bottoms[1] for m in masks] == ["valid", "valid"]
+    assert e.outputs[0] == "L1/h_masked" and e.shapes["L1/h_masked"] == (3, 2, 8)
+    data = e.to_json()
+    assert {n["direction"] for n in data["nodes"]} == {0, 1} and data["directions"] == 2

@@ -13,7 +13,11 @@ from tests.conftest import PROJECTS
 
 @pytest.fixture
 def settings(tmp_path) -> QSettings:
-    return QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
+    """A settings file of the test's own; the smoke step is off (tests/ui/test_problems.py
+    turns it on), so that window tests do not each run a net in the background."""
+    s = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
+    s.setValue("problems/smoke_step", False)
+    return s
 
 
 @pytest.fixture

@@ -112,3 +112,64 @@ def test_600_nodes_are_laid_out_and_drawn_quickly(char_rnn, qtbot):
     elapsed = time.perf_counter() - start
     assert len(view.exp.nodes) >= 600
     assert elapsed < 3.0  # the benchmark records the real figure (well under 1 s)
+
+
+@pytest.fixture(scope="module")
+def both_ways():
+    """Two bidirectional LSTM levels over padded sequences, 5 steps."""
+    from designer.engines.expansion import expand_params
+    return expand_params("LSTM", {"num_output": 8, "num_layers": 2, "bidirectional": True,
+                                  "dropout_ratio": 0.1}, 5, 4, 3, "bi", lengths=True)
+
+
+def test_each_direction_is_its_own_band_and_the_backward_one_runs_right_to_left(both_ways):
+    lay = U.layout(both_ways)
+    assert [c[2] for c in lay.captions] == [
+        "LAYER 1 OF 2 \u00b7 FORWARD", "LAYER 1 OF 2 \u00b7 BACKWARD, STEP T TO 1",
+        "LAYER 2 OF 2 \u00b7 FORWARD", "LAYER 2 OF 2 \u00b7 BACKWARD, STEP T TO 1"]
+    assert lay.backward == {1, 3}
+    fwd, back = lay.boxes["L0/unit_2"], lay.boxes["L0/unit_2_reverse"]
+    assert back.x == fwd.x and back.y > lay.boxes["L0/h_concat"].y  # same column, band below
+    assert lay.boxes["L1/unit_1"].y > lay.boxes["L0/h_concat_reverse"].y
+    # the cell state runs leftwards, straight along its row
+    left = U.edge_points(lay, lay.boxes, "L0/unit_3_reverse", "L0/unit_2_reverse")
+    assert left[0][0] > left[-1][0] and left[0][1] == left[-1][1]
+    # and the hidden state round the gutter to the right of the step it enters
+    up = U.edge_points(lay, lay.boxes, "L0/hold_3_reverse", "L0/h_conted_3_reverse")
+    assert lay.boxes["L0/hold_2_reverse"].right < up[1][0] < lay.boxes["L0/hold_3_reverse"].x
+    # the backward chain's initial state enters on the right of step T
+    assert lay.boxes["in:L0/h_0_reverse"].x > lay.boxes["L0/unit_5_reverse"].right
+    assert lay.boxes["in:L0/h_0"].x == U.INPUT_X
+
+
+def test_the_once_per_layer_nodes_stack_under_the_backward_band(both_ways):
+    lay = U.layout(both_ways)
+    tail = [lay.boxes[n] for n in ("L0/directions_concat", "L0/mask_padding", "L0/dropout")]
+    assert len({b.x for b in tail}) == 1 and tail[0].y < tail[1].y < tail[2].y
+    assert tail[0].y > lay.boxes["L0/x_transform_reverse"].bottom
+    assert lay.boxes["L1/x_transform"].y > tail[2].bottom
+    # the valid-step flags reach the mask round the nodes between them, not through them
+    path = U.edge_points(lay, lay.boxes, "valid", "L1/mask_padding")
+    assert all(x < U.ONCE_X for x, _ in path[1:-1])
+    assert all(lay.kinds[n] == "rail" for n in ("L0/valid_slice", "L1/valid_slice_reverse"))
+
+
+def test_the_view_draws_the_backward_chain(window, tmp_path):
+    from designer.graph import Graph
+    from designer.graph.project import Project
+    g = Graph(project_dir=tmp_path)
+    g.add_layer("MnistRows", "data", {"folder": "nowhere", "batch_size": 4})
+    g.add_layer("GRU", "gru", {"num_output": 8, "bidirectional": True})
+    g.connect("data", "data", "gru", "x")
+    g.connect("data", "label", "gru", "lengths")
+    Project(g, "bi", "", {}, {}).save(tmp_path / "bi.json")
+    assert window.files.open_path(tmp_path / "bi.json")
+    view = window.show_unrolled("gru", steps=4)
+    holds = [i for i in nodes_of(view, "node") if i.node_type == "HOLD"]
+    assert len(holds) == 8
+    backward = [g for (band, _), g in view.groups.items() if band == 1]
+    assert len(backward) == 4 and all(g.backward for g in backward)
+    assert "both directions" in view.title.text() and "padded by lengths" in view.title.text()
+    assert "backward chain" in view.tooltip("unit_2_reverse")
+    inputs = {i.label for i in nodes_of(view, "input")}
+    assert inputs == {"x", "cont", "lengths", "h_0", "h_0_reverse"}

@@ -15,8 +15,7 @@ def _ip_infer(ctx):
         raise ShapeError(ctx.layer, (
             f"{ctx.layer} flattens {flat} from axis {ctx.params['axis']} into one vector, but "
             f"axis {x.batch} of {x} is the batch (N): every sample's output would mix the "
-            f"others; set axis to {x.batch + 1} or more (axis {x.rank - 1} applies the layer "
-            "at every position)"), port="x")
+            f"others; set axis to {x.batch + 1}"), port="x")
     return [x.derive(tuple(x.shape[:a]) + (ctx.params["num_output"],), FLOAT,
                      batch=x.batch_after(a), values=None)]
 

@@ -24,9 +24,12 @@ def _check(ctx):
         raise ShapeError(ctx.layer, (
             f"{ctx.layer} takes axis {ctx.params['axis']} of {x} as the classes, but it is the "
             "batch (N): set axis to -1 (the last axis holds the classes)"), port="logits")
-    if lab.rank != len(want) or not all(D.same(p, q) for p, q in zip(lab.shape, want)):
+    same = lab.rank == len(want) and all(D.same(p, q) for p, q in zip(lab.shape, want))
+    # Caffe only asks for one label per position: (T, N) labels fit (T*N, V) logits, in order
+    flattened = lab.rank != len(want) and D.same(D.numel(lab.shape), D.numel(want))
+    if not (same or flattened):
         ctx.fail("label", f"labels of shape {D.shape_str(want)} (the logits without the class "
-                 f"axis {ctx.params['axis']})", want=want)
+                 f"axis {ctx.params['axis']}), or as many in another number of dims", want=want)
     classes, values = x.shape[a], lab.values
     if values is not None and D.known(classes) and D.known(values) and classes < values:
         src = ctx.sources[ctx.spec.input_index("logits")]
@@ -74,7 +77,7 @@ def _acc_infer(ctx):
     k = ctx.params["top_k"]
     classes = x.shape[a]
     if D.known(classes) and k > classes:
-        ctx.fail(None, f"top_k {k} is larger than the {classes} classes")
+        ctx.fail(None, f"has top_k {k}, more than the {classes} classes")
     return [TensorInfo((), FLOAT)]
 
 

@@ -1,10 +1,16 @@
 """Recurrent layers: LSTM, GRU, RNN (each on the cuDNN engine or the unrolled Caffe net) and
-LSTMSimple (the junhyukoh caffe-lstm layer MyCaffe ships as LSTM_SIMPLE)."""
+LSTMSimple (the junhyukoh caffe-lstm layer MyCaffe ships as LSTM_SIMPLE).
+
+LSTM, GRU and RNN also take each sequence's valid length (``lengths``: the steps from a
+sequence's length on are padding) and may be bidirectional (a second chain reads every sequence
+from its last valid step back to its first; the output holds the forward half, then the
+backward half, as torch's does).
+"""
 from __future__ import annotations
 
 from .. import dims as D
 from ..errors import ShapeError
-from ..spec import FLOAT, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
 from .common import bias_filler, num_output, weight_filler
 
 ENGINES = ("CUDNN", "CAFFE")
@@ -14,12 +20,18 @@ ENGINES = ("CUDNN", "CAFFE")
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
 UNIT_FLOPS = {"LSTM": 9, "GRU": 10, "RNN": 1, "LSTMSimple": 9}
 
-INPUTS = (
+SIMPLE_INPUTS = (
     PortSpec("x", "the input sequence, (T, N, E) or (N, T, E) when batch-first"),
     PortSpec("cont", "optional sequence continuation (T, N): 0 resets the state at that step",
              FLOAT, optional=True),
 )
-OUTPUTS = (PortSpec("y", "the hidden state at every step, (T, N, H)"),)
+INPUTS = SIMPLE_INPUTS + (
+    PortSpec("lengths", "optional valid steps of each sequence, (N) whole numbers: the steps "
+             "from a sequence's length on are padding (their output is 0, the state is kept, "
+             "no gradient flows through them)", INDEX, optional=True),
+)
+OUTPUTS = (PortSpec("y", "the hidden state at every step, (T, N, H); (T, N, 2H) when "
+                    "bidirectional, the forward half first"),)
 
 
 def _infer(ctx):
@@ -40,8 +52,27 @@ def _infer(ctx):
         want = tuple(x.shape[:2])
         if cont.rank != 2 or not all(D.same(a, b) for a, b in zip(cont.shape, want)):
             ctx.fail("cont", f"continuation flags of shape {D.shape_str(want)}", want=want)
-    h = ctx.params["num_output"]
+    if cont is not None and _directions(ctx) == 2:
+        raise ShapeError(ctx.layer, (
+            f"{ctx.layer} is bidirectional: its backward half reads each sequence from the "
+            f"end, so it cannot carry a state from the last batch or restart mid-sequence as "
+            f"'cont' asks; disconnect 'cont' (padded sequences take 'lengths') or set "
+            f"bidirectional to false"), port="cont")
+    lengths = ctx.input("lengths") if _has_port(ctx, "lengths") else None
+    if lengths is not None:
+        want = (x.shape[batch],)
+        if lengths.rank != 1 or not D.same(lengths.shape[0], want[0]):
+            ctx.fail("lengths", f"one length per sequence, {D.shape_str(want)}", want=want)
+    h = ctx.params["num_output"] * _directions(ctx)
     return [TensorInfo((x.shape[0], x.shape[1], h), FLOAT, None, batch)]
+
+
+def _has_port(ctx, port: str) -> bool:
+    return any(p.name == port for p in ctx.spec.inputs)
+
+
+def _directions(ctx) -> int:
+    return 2 if ctx.params.get("bidirectional", False) else 1
 
 
 def _biases(kind: str, engine: str) -> int:
@@ -63,12 +94,12 @@ def _count(kind):
         e = ctx.input("x").shape[2]
         if not D.known(e):
             return None
-        h, g = ctx.params["num_output"], GATES[kind]
+        h, g, d = ctx.params["num_output"], GATES[kind], _directions(ctx)
         nb = _biases(kind, ctx.params.get("engine", "CAFFE"))
         total = 0
         for layer in range(_layers(ctx)):
-            inp = e if layer == 0 else h
-            total += g * h * (inp + h) + nb * g * h
+            inp = e if layer == 0 else d * h
+            total += d * (g * h * (inp + h) + nb * g * h)
         return total
     return count
 
@@ -76,13 +107,13 @@ def _count(kind):
 def _flops(kind):
     def flops(ctx, outs):
         x = ctx.input("x").shape
-        e, h, g = x[2], ctx.params["num_output"], GATES[kind]
+        e, h, g, d = x[2], ctx.params["num_output"], GATES[kind], _directions(ctx)
         if not D.known(e):
             return None
         per_step = 0
         for layer in range(_layers(ctx)):
-            inp = e if layer == 0 else h
-            per_step += 2 * g * h * (inp + h) + (g + UNIT_FLOPS[kind]) * h
+            inp = e if layer == 0 else d * h
+            per_step += d * (2 * g * h * (inp + h) + (g + UNIT_FLOPS[kind]) * h)
         return D.mul(x[0], x[1], per_step)
     return flops
 
@@ -97,6 +128,10 @@ def _common(kind: str) -> tuple:
                   minimum=0.0, maximum=1.0, below_maximum=True),
         ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)",
                   shaping=True),
+        ParamSpec("bidirectional", "bool", False,
+                  "also read every sequence backwards, from its last valid step to its first, "
+                  "with weights of its own; the output holds both directions (2H features, "
+                  "the forward half first) and the parameters double", shaping=True),
         ParamSpec("engine", "choice", "CUDNN",
                   "CUDNN: the fused kernel (torch.nn." + kind + "); CAFFE: the unrolled net, "
                   "one small layer per time step", choices=ENGINES),
@@ -113,22 +148,30 @@ def _spec(kind: str, summary: str, help: str, extra: tuple = ()) -> LayerSpec:
     )
 
 
+VARIABLE = (
+    " Sequences of different lengths come padded at the end with their 'lengths': padded steps "
+    "change neither the outputs nor the gradients (packed sequences on CUDNN, masking on "
+    "CAFFE). Bidirectional, a second chain reads each sequence backwards and both outputs are "
+    "joined."
+)
+
 LSTM = _spec(
     "LSTM", "Long short-term memory: gated recurrence over a sequence",
     "An LSTM reads the sequence one step at a time, keeping a cell state c and a hidden state "
     "h; input, forget and output gates decide what enters, stays and leaves the cell. On the "
     "CUDNN engine all layers run in one fused kernel; on the CAFFE engine each step is "
-    "expanded into SCALE, INNER_PRODUCT, ELTWISE and LSTM_UNIT layers.",
+    "expanded into SCALE, INNER_PRODUCT, ELTWISE and LSTM_UNIT layers." + VARIABLE,
 )
 GRU = _spec(
     "GRU", "Gated recurrent unit: an LSTM with two gates and no cell",
     "A GRU keeps one hidden state; a reset gate r and an update gate z decide how much of the "
-    "old state feeds the candidate and how much of it is kept (torch's gate order r, z, n).",
+    "old state feeds the candidate and how much of it is kept (torch's gate order r, z, n)."
+    + VARIABLE,
 )
 RNN = _spec(
     "RNN", "Plain recurrence: h = act(W x + U h + b)",
     "The Elman RNN: each step's hidden state is tanh (or relu) of the input and the previous "
-    "hidden state, each through a learned matrix.",
+    "hidden state, each through a learned matrix." + VARIABLE,
     (ParamSpec("nonlinearity", "choice", "tanh", "the activation of the hidden state",
                choices=("tanh", "relu")),),
 )
@@ -153,8 +196,8 @@ LSTM_SIMPLE = LayerSpec(
         "+/- clipping_threshold, and optionally the clockwork forget-gate bias (initialised to "
         "5 so the cell remembers from the start)."
     ),
-    inputs=INPUTS,
-    outputs=OUTPUTS,
+    inputs=SIMPLE_INPUTS,
+    outputs=(PortSpec("y", "the hidden state at every step, (T, N, H)"),),
     params=(
         num_output(512, "hidden units (H)"),
         ParamSpec("clipping_threshold", "float", 0.0,

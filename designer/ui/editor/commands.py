@@ -137,10 +137,11 @@ class SetParam(ModelCommand):
 
     ID = 1001
 
-    def __init__(self, graph, name: str, key: str, value) -> None:
+    def __init__(self, graph, name: str, key: str, value, text: str | None = None) -> None:
         verb = "Reset" if value is UNSET else "Set"
-        super().__init__(f"{verb} {name}.{key}")
+        super().__init__(text or f"{verb} {name}.{key}")
         self.graph, self.name, self.key, self.value = graph, name, key, value
+        self.mergeable = text is None  # a named step (a fix) stays a step of its own
         layer = graph.layer(name)
         self.old = layer.params.get(key, UNSET)
         self.when = time.monotonic()
@@ -158,7 +159,7 @@ class SetParam(ModelCommand):
         self._set(self.old)
 
     def id(self) -> int:
-        return self.ID
+        return self.ID if self.mergeable else -1
 
     def mergeWith(self, other: QUndoCommand) -> bool:
         if not isinstance(other, SetParam) or (other.name, other.key) != (self.name, self.key):

@@ -96,7 +96,7 @@ class Document(QObject):
         return name
 
     def insert_on_link(self, type_id: str, link: Link, pos, make_room: dict | None = None,
-                       ) -> str:
+                       params: dict | None = None) -> str:
         """Add a layer and splice it into ``link`` (first input and first output).
 
         ``make_room`` moves other layers out of the way (name -> (old, new)), in the same step.
@@ -104,13 +104,13 @@ class Document(QObject):
         from designer.graph import registry
         spec = registry.get(type_id)
         if not spec.inputs or not spec.outputs:
-            return self.add_layer(type_id, pos)
+            return self.add_layer(type_id, pos, params=params)
         name = self.graph.unique_name(type_id.lower())
         self.stack.beginMacro(f"Insert {name} into {link}")
         try:
             if make_room:
                 self.push(C.MoveLayers(self.graph, make_room))
-            self.push(C.AddLayer(self.graph, type_id, name, {}, pos))
+            self.push(C.AddLayer(self.graph, type_id, name, params or {}, pos))
             self.push(C.Disconnect(self.graph, link))
             self.push(C.Connect(self.graph, link.src, link.src_port, name, spec.inputs[0].name))
             self.push(C.Connect(self.graph, name, spec.outputs[0].name, link.dst, link.dst_port))
@@ -153,7 +153,39 @@ class Document(QObject):
     def disconnect(self, link: Link) -> None:
         self.push(C.Disconnect(self.graph, link))
 
-    def set_param(self, name: str, key: str, value) -> None:
+    def apply_fix(self, fix, pos=None, make_room: dict | None = None) -> None:
+        """Make a problem's fix (``designer.graph.hints.Fix``) as one undoable step.
+
+        ``pos`` and ``make_room`` place a layer the fix inserts (default: between the ends).
+        """
+        g = self.graph
+        if fix.kind == "set":
+            self.set_param(fix.layer, fix.param, fix.value, fix.text[0].upper() + fix.text[1:])
+            return
+        if fix.kind == "insert":
+            k = fix.link
+            if pos is None:
+                a, b = g.layer(k.src).pos, g.layer(k.dst).pos
+                pos = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+            self.insert_on_link(fix.insert_type, k, pos, make_room, fix.insert_params)
+            return
+        self.stack.beginMacro(fix.text[0].upper() + fix.text[1:])
+        try:
+            if fix.kind == "rewire":
+                k, (src, port) = fix.link, fix.new_source
+                self.push(C.Disconnect(g, k))
+                self.push(C.Connect(g, src, port, k.dst, k.dst_port))
+            elif fix.kind == "bypass":
+                into, outs = g.links_into(fix.layer)[0], g.links_out_of(fix.layer)
+                self.push(C.RemoveItems(g, [fix.layer], []))
+                for k in outs:
+                    self.push(C.Connect(g, into.src, into.src_port, k.dst, k.dst_port))
+            else:
+                raise ValueError(f"unknown fix kind {fix.kind!r}")
+        finally:
+            self.stack.endMacro()
+
+    def set_param(self, name: str, key: str, value, text: str | None = None) -> None:
         """Set a parameter (``UNSET`` forgets it); raises ``ParamError`` saying what is allowed."""
         layer = self.graph.layer(name)
         if value is not UNSET:
@@ -167,7 +199,7 @@ class Document(QObject):
                 return
         elif key not in layer.params:
             return
-        self.push(C.SetParam(self.graph, name, key, value))
+        self.push(C.SetParam(self.graph, name, key, value, text))
 
     def rename(self, old: str, new: str) -> None:
         if new != old:

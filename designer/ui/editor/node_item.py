@@ -117,6 +117,11 @@ class NodeItem(QGraphicsItem):
             self.warning = text
             self.update()
 
+    def set_error(self, text: str) -> None:
+        if text != self.error:
+            self.error = text
+            self.update()
+
     def rename(self, new: str) -> None:
         self.name = new
         self.refresh()

@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter, QPixmap
 from PySide6.QtWidgets import QGraphicsScene
 
-from designer.graph.errors import DataWarning
+from designer.graph.errors import GraphWarning
 from designer.ui import theme
 
 from .link_item import LinkItem
@@ -47,6 +47,7 @@ class GraphScene(QGraphicsScene):
         self._wire: WireDrag | None = None
         self._index = None  # node boxes by height, for routing links round layers
         self._labels_shown = True  # off when zoomed out too far to read them
+        self.run_errors: dict[str, str] = {}
         self._warn_timer = QTimer(self, singleShot=True, interval=0)
         self._warn_timer.timeout.connect(self.refresh_warnings)
         self._route_timer = QTimer(self, singleShot=True, interval=0)
@@ -227,19 +228,28 @@ class GraphScene(QGraphicsScene):
         self._warn_timer.start()
 
     def _on_param_changed(self, name, key, old, new) -> None:
-        if name in self.graph and self.graph.layer(name).spec.is_source:
-            self._warn_timer.start()
+        self._warn_timer.start()
 
     def refresh_warnings(self) -> None:
-        """Mark the layers a data warning is about (a corpus that cannot be read, say)."""
+        """Mark each layer with the first error and warning told about it (an error found
+        downstream is told on the layer whose change mends it)."""
         if self.graph is None:
             return
         warned: dict[str, str] = {}
+        failed: dict[str, str] = {}
         for p in self.graph.problems():
-            if isinstance(p, DataWarning) and p.layer:
-                warned.setdefault(p.layer, str(p))
+            if p.layer:
+                (warned if isinstance(p, GraphWarning) else failed).setdefault(p.layer, str(p))
+        for name, text in self.run_errors.items():  # found by running the net
+            failed.setdefault(name, text)
         for name, item in self._nodes.items():
             item.set_warning(warned.get(name, ""))
+            item.set_error(failed.get(name, ""))
+
+    def set_run_errors(self, errors: dict[str, str]) -> None:
+        """Errors found by running the net (the smoke step), by layer, shown like the others."""
+        self.run_errors = dict(errors)
+        self._warn_timer.start()
 
     # ----------------------------------------------------------------- movement --
     def node_moved(self, item: NodeItem) -> None:

@@ -189,7 +189,7 @@ class CanvasView(QGraphicsView):
         link = scene.link_at(pos)
         try:
             if link is not None:
-                top_left, room = self._make_room(link, top_left)
+                top_left, room = self.room_on_link(link, top_left)
                 name = scene.doc.insert_on_link(type_id, link, top_left, room)
             else:
                 name = scene.doc.add_layer(type_id, top_left)
@@ -200,7 +200,7 @@ class CanvasView(QGraphicsView):
         self.layer_dropped.emit(name)
         return name
 
-    def _make_room(self, link, top_left) -> tuple[tuple, dict]:
+    def room_on_link(self, link, top_left) -> tuple[tuple, dict]:
         """Where a layer spliced into ``link`` goes, and the moves that make room for it.
 
         When the link runs down between two layers too close for a third, the new layer

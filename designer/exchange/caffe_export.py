@@ -1,0 +1,242 @@
+"""Write a project as a MyCaffe-style ``train_val.prototxt`` and ``solver.prototxt``.
+
+Each layer becomes the Caffe/MyCaffe layer of the same meaning (``Lstm`` with
+``recurrent_param { engine: CUDNN|CAFFE ... }``, ``LstmSimple``, ``Embed``, ``InnerProduct``...),
+blobs are named after the layers that make them, and a data layer becomes an ``Input`` layer
+with the shapes of its tops, as MyCaffe's own Char-RNN does. Every layer also carries a
+``#@ rnn_designer { ... }`` line, a comment to Caffe and MyCaffe, holding its exact type and
+parameters, so that importing the file gives back the same graph. What MyCaffe would run
+differently is said in the returned notes.
+"""
+from __future__ import annotations
+
+import math
+
+from designer.graph import dims as D
+from designer.graph.model import Graph, Layer
+from designer.graph.project import Project
+
+from .caffe_solver import solver_message
+from .errors import ExchangeError
+from .textformat import Enum, Message
+
+HIDDEN = "rnn_designer"
+CAFFE_TYPES = {"CharText": "Input", "WavAudio": "Input", "MnistRows": "Input", "LSTM": "Lstm",
+               "LSTMSimple": "LstmSimple", "GRU": "GRU", "RNN": "RNN"}
+DATA_BLOBS = {"data": "data", "cont": "clip", "label": "label"}
+
+
+def export_messages(project: Project, net_file: str = "train_val.prototxt",
+                    ) -> tuple[Message, Message, list[str]]:
+    """(net message, solver message naming ``net_file``, notes) for ``project``."""
+    g = project.graph
+    errors = g.errors()
+    if errors:
+        raise ExchangeError(f"the net is not valid, so it cannot be written: {errors[0]}")
+    notes: list[str] = []
+    blobs = _blob_names(g)
+    net = Message().add("name", project.name)
+    for name in g.topological_order():
+        net.add("layer", _layer(g, g.layer(name), blobs, notes))
+    solver = solver_message(project.solver, project.training, net_file, notes)
+    return net, solver, notes
+
+
+def _blob_names(g: Graph) -> dict[tuple[str, str], str]:
+    names = set(g.names())
+    out = {}
+    single_source = len(g.sources()) == 1
+    for layer in g.layers():
+        ports = [p.name for p in layer.spec.outputs]
+        for port in ports:
+            if layer.spec.is_source and single_source and DATA_BLOBS.get(port) and \
+                    (DATA_BLOBS[port] not in names or DATA_BLOBS[port] == layer.name):
+                out[(layer.name, port)] = DATA_BLOBS[port]
+            elif len(ports) == 1:
+                out[(layer.name, port)] = layer.name
+            else:
+                out[(layer.name, port)] = f"{layer.name}_{port}"
+    return out
+
+
+def _layer(g: Graph, layer: Layer, blobs: dict, notes: list) -> Message:
+    spec = layer.spec
+    caffe_type = CAFFE_TYPES.get(layer.type, layer.type)  # the rest share their names
+    msg = Message().add("name", layer.name).add("type", caffe_type)
+    for port in spec.inputs:
+        link = g.link_into(layer.name, port.name)
+        if link is not None:
+            msg.add("bottom", blobs[(link.src, link.src_port)])
+    for port in spec.outputs:
+        msg.add("top", blobs[(layer.name, port.name)])
+    p = _effective(g, layer)
+    block = PARAMS.get(layer.type)
+    if block is not None:
+        block(msg, g, layer, p, notes)
+    exact = Message().add("type", layer.type)
+    for key, value in layer.params.items():
+        for v in (value if isinstance(value, list) else [value]):
+            exact.add(key, v)
+    msg.add(HIDDEN, exact, hidden=True)
+    return msg
+
+
+def _effective(g: Graph, layer: Layer) -> dict:
+    from designer.graph.shapes import resolve_params
+    return resolve_params(layer.spec, layer.params, g.dims)
+
+
+def _int(value, layer: Layer, what: str) -> int:
+    if not D.known(value):
+        raise ExchangeError(f"{layer.name}: {what} is '{value}', which is not known; make the "
+                            "data readable (or export from a run) so the file can hold a "
+                            "number")
+    return int(value)
+
+
+def _filler(p: dict, units: int, fan_in: int, default_kind: str = "xavier") -> Message:
+    kind = p.get("weight_filler", default_kind)
+    f = Message()
+    if kind == "xavier":
+        f.add("type", "xavier").add("variance_norm", Enum("AVERAGE"))
+    elif kind == "uniform":
+        bound = 1.0 / math.sqrt(max(units, 1))
+        f.add("type", "uniform").add("min", -bound).add("max", bound)
+    elif kind == "gaussian":
+        f.add("type", "gaussian").add("mean", 0.0).add("std", 0.01)
+    elif kind == "orthogonal":
+        f.add("type", "orthogonal")
+    else:  # torch_default: what torch's own layer does
+        bound = 1.0 / math.sqrt(max(fan_in, 1))
+        f.add("type", "uniform").add("min", -bound).add("max", bound)
+    return f
+
+
+def _bias(p: dict) -> Message:
+    return Message().add("type", "constant").add("value", float(p.get("bias_filler", 0.0)))
+
+
+def _shape(dims) -> Message:
+    s = Message()
+    for d in dims:
+        s.add("dim", d)
+    return s
+
+
+# ------------------------------------------------------------------------ parameters --
+def _data(msg, g, layer, p, notes):
+    param = Message()
+    for port in layer.spec.outputs:
+        t = g.output(layer.name, port.name)
+        param.add("shape", _shape([_int(d, layer, f"the shape of '{port.name}'")
+                                   for d in t.shape]))
+    msg.add("input_param", param)
+
+
+def _embed(msg, g, layer, p, notes):
+    n = p["num_output"]
+    e = Message().add("num_output", n).add("input_dim", _int(p["input_dim"], layer, "input_dim"))
+    e.add("bias_term", p["bias_term"])
+    if p["weight_filler"] == "torch_default":  # nn.Embedding starts at N(0, 1)
+        e.add("weight_filler", Message().add("type", "gaussian").add("mean", 0.0).add("std", 1.0))
+    else:
+        e.add("weight_filler", _filler(p, n, p["input_dim"]))
+    e.add("bias_filler", _bias(p))
+    msg.add("embed_param", e)
+
+
+def _inner_product(msg, g, layer, p, notes):
+    m = _int(p["num_output"], layer, "num_output")
+    x = g.info(layer.name).inputs[0].shape
+    a = p["axis"] + len(x) if p["axis"] < 0 else p["axis"]
+    k = _int(D.numel(x[a:]), layer, "the input size")
+    ip = Message().add("num_output", m).add("bias_term", p["bias_term"])
+    ip.add("weight_filler", _filler(p, m, k)).add("bias_filler", _bias(p)).add("axis", p["axis"])
+    msg.add("inner_product_param", ip)
+
+
+def _recurrent(msg, g, layer, p, notes):
+    h = p["num_output"]
+    r = Message().add("engine", Enum(p["engine"])).add("num_output", h)
+    r.add("weight_filler", _filler(p, h, h, "uniform")).add("bias_filler", _bias(p))
+    r.add("debug_info", False).add("expose_hidden", False)
+    if p["engine"] == "CUDNN" or p["num_layers"] > 1:
+        r.add("dropout_ratio", p["dropout_ratio"]).add("dropout_seed", 0)
+        r.add("num_layers", p["num_layers"])
+    if p["engine"] == "CAFFE" and p["num_layers"] > 1:
+        notes.append(f"{layer.name}: MyCaffe stacks num_layers only on the CUDNN engine; on "
+                     "CAFFE it runs one level")
+    if p["batch_first"]:
+        notes.append(f"{layer.name}: batch_first has no Caffe field; MyCaffe reads (T, N, ...)")
+    if layer.type == "GRU":
+        notes.append(f"{layer.name}: Caffe and MyCaffe have no GRU layer; the file names it GRU, "
+                     "which rnn-designer reads back")
+    if layer.type == "RNN" and not (p["engine"] == "CUDNN" and p["nonlinearity"] == "relu"):
+        notes.append(f"{layer.name}: MyCaffe's RNN adds an output transform tanh(W_ho h + b_o) "
+                     "on the CAFFE engine and uses ReLU on CUDNN; it will not compute this "
+                     f"{p['nonlinearity']} RNN exactly")
+    msg.add("recurrent_param", r)
+
+
+def _lstm_simple(msg, g, layer, p, notes):
+    h = p["num_output"]
+    s = Message().add("num_output", h)
+    if p["clipping_threshold"]:
+        s.add("clipping_threshold", p["clipping_threshold"])
+    s.add("weight_filler", _filler(p, h, h, "uniform")).add("bias_filler", _bias(p))
+    n = g.dims.get("N")
+    if isinstance(n, int):
+        s.add("batch_size", n)
+    if p["enable_clockwork_forgetgate_bias"]:
+        s.add("enable_clockwork_forgetgate_bias", True)
+    msg.add("lstm_simple_param", s)
+
+
+def _loss(msg, g, layer, p, notes):
+    if p["loss_weight"] != 1.0:
+        msg.add("loss_weight", p["loss_weight"])
+    msg.add("exclude", Message().add("phase", Enum("RUN")))
+    msg.add("softmax_param", Message().add("axis", p["axis"]))
+    loss = Message()
+    if p["ignore_label"] >= 0:
+        loss.add("ignore_label", p["ignore_label"])
+    msg.add("loss_param", loss.add("normalization", Enum("VALID")))
+
+
+def _block(name: str, *keys, enums=()):
+    def write(msg, g, layer, p, notes):
+        b = Message()
+        for k in keys:
+            b.add(k, Enum(p[k]) if k in enums else p[k])
+        msg.add(name, b)
+    return write
+
+
+def _reshape(msg, g, layer, p, notes):
+    r = Message().add("shape", _shape(p["shape"]))
+    if p["axis"] != 0:
+        r.add("axis", p["axis"])
+    if p["num_axes"] != -1:
+        r.add("num_axes", p["num_axes"])
+    msg.add("reshape_param", r)
+
+
+def _relu(msg, g, layer, p, notes):
+    if p["negative_slope"]:
+        msg.add("relu_param", Message().add("negative_slope", p["negative_slope"]))
+
+
+PARAMS = {
+    "CharText": _data, "WavAudio": _data, "MnistRows": _data,
+    "Embed": _embed, "InnerProduct": _inner_product,
+    "LSTM": _recurrent, "GRU": _recurrent, "RNN": _recurrent, "LSTMSimple": _lstm_simple,
+    "SoftmaxWithLoss": _loss, "Reshape": _reshape, "ReLU": _relu,
+    "Dropout": _block("dropout_param", "dropout_ratio"),
+    "Softmax": _block("softmax_param", "axis"),
+    "Accuracy": _block("accuracy_param", "top_k", "axis"),
+    "Clip": _block("clip_param", "min", "max"),
+    "Scale": _block("scale_param", "axis", "num_axes", "bias_term"),
+    "Eltwise": _block("eltwise_param", "operation", enums=("operation",)),
+    "Slice": _block("slice_param", "axis", "slice_point"),
+    "Concat": _block("concat_param", "axis"),
+}

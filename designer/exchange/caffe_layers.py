@@ -1,0 +1,288 @@
+"""Caffe and MyCaffe layer types, and how each becomes rnn-designer layers on import.
+
+One converter per Caffe type (matched without regard to case or underscores, so ``Lstm``,
+``LSTM`` and ``lstm`` are one type). A converter reads the layer's parameter block with Caffe's
+defaults, adds the equivalent layer(s) through the importer's builder, links the bottoms and
+registers the tops. What the file says that rnn-designer computes differently is written into
+the import notes; what it cannot compute at all is refused with one sentence.
+"""
+from __future__ import annotations
+
+import math
+
+from .errors import ExchangeError
+from .textformat import Message
+
+ENGINES = {"CUDNN": "CUDNN", "CAFFE": "CAFFE", "DEFAULT": "CAFFE"}  # MyCaffe: DEFAULT is CAFFE
+
+
+def key(caffe_type: str) -> str:
+    """``LstmSimple``, ``LSTM_SIMPLE`` and ``lstmsimple`` are one type."""
+    return caffe_type.lower().replace("_", "")
+
+
+def _param(layer, block: str) -> Message:
+    return layer.msg.message(block) or Message()
+
+
+def _num(msg: Message, name: str, default, kind=float):
+    value = msg.get(name, default)
+    if kind is bool:
+        return str(value).lower() in ("true", "t", "1")
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise ExchangeError(f"{name} is {value!r}, not a number") from None
+
+
+def weight_filler(b, layer, msg: Message, units: int = 0) -> str | None:
+    """Our filler name for a Caffe ``weight_filler`` block (``None``: keep our default);
+    ``units`` is the layer's outputs H, which set the bounds of our uniform filler."""
+    f = msg.message("weight_filler")
+    if f is None:
+        return None
+    kind = str(f.get("type", "constant")).lower()
+    if kind == "uniform":
+        lo, hi = _num(f, "min", 0.0), _num(f, "max", 1.0)
+        bound = 1.0 / math.sqrt(units) if units > 0 else None
+        if bound is None or not (math.isclose(hi, bound, rel_tol=1e-5) and
+                                 math.isclose(-lo, bound, rel_tol=1e-5)):
+            b.filler_note(layer.name, f"uniform [{lo:g}, {hi:g}]", "U(-1/sqrt(H), 1/sqrt(H))")
+        return "uniform"
+    if kind == "gaussian":
+        std = _num(f, "std", 1.0)
+        if std != 0.01:
+            b.filler_note(layer.name, f"gaussian std {std:g}", "std 0.01")
+        return "gaussian"
+    if kind in ("xavier", "msra"):
+        norm = str(f.get("variance_norm", "FAN_IN"))
+        if kind == "msra" or norm != "AVERAGE":
+            b.filler_note(layer.name, f"{kind} ({norm.lower()})", "Glorot uniform (fan average)")
+        return "xavier"
+    if kind == "orthogonal":
+        return "orthogonal"
+    b.filler_note(layer.name, kind, "xavier")
+    return "xavier"
+
+
+def bias_filler(b, layer, msg: Message) -> float | None:
+    f = msg.message("bias_filler")
+    if f is None:
+        return None
+    kind = str(f.get("type", "constant")).lower()
+    if kind != "constant":
+        b.filler_note(layer.name, f"bias {kind}", "a constant bias")
+        return _num(f, "mean", 0.0) if kind == "gaussian" else 0.0
+    return _num(f, "value", 0.0)
+
+
+def _fillers(b, layer, msg, params: dict) -> dict:
+    units = params.get("num_output", 0)  # our uniform filler's bound is 1/sqrt(outputs)
+    w, bias = weight_filler(b, layer, msg, units), bias_filler(b, layer, msg)
+    if w is not None:
+        params["weight_filler"] = w
+    if bias is not None:
+        params["bias_filler"] = bias
+    return params
+
+
+def _simple(type_id: str, ports_in=("x",), ports_out=("y",), params=None):
+    """A converter for a layer whose bottoms and tops map one to one onto ports."""
+    def convert(b, layer):
+        made = b.add(layer, type_id, params(b, layer) if params else {})
+        b.wire(layer, made, ports_in, ports_out)
+    return convert
+
+
+# ------------------------------------------------------------------------- recurrent --
+def _recurrent(kind: str):
+    def convert(b, layer):
+        p = _param(layer, "recurrent_param")
+        if _num(p, "expose_hidden", False, bool):
+            raise ExchangeError(f"layer '{layer.name}' ({layer.type}) exposes its hidden state as "
+                                "extra bottoms and tops (expose_hidden), which rnn-designer "
+                                "does not support")
+        if len(layer.bottoms) > 2:
+            raise ExchangeError(f"layer '{layer.name}' ({layer.type}) has a static input (a "
+                                "third bottom), which rnn-designer does not support")
+        engine = ENGINES.get(str(p.get("engine", "DEFAULT")), "CAFFE")
+        params = {"num_output": _num(p, "num_output", 0, int), "engine": engine}
+        levels = _num(p, "num_layers", 1, int)
+        if levels != 1:
+            params["num_layers"] = levels
+            params["dropout_ratio"] = _num(p, "dropout_ratio", 0.0)
+        _fillers(b, layer, p, params)
+        if kind == "RNN" and engine == "CUDNN":
+            params["nonlinearity"] = "relu"  # MyCaffe's cuDNN RNN runs cuDNN's RNN_RELU mode
+            b.note(f"{layer.name}: MyCaffe runs an RNN on the CUDNN engine with ReLU; so does "
+                   "the imported layer")
+        made = b.add(layer, kind, params)
+        b.wire(layer, made, ("x", "cont"), ("y",) if kind != "RNN" or engine == "CUDNN" else ())
+        if kind == "RNN" and engine != "CUDNN":
+            _caffe_rnn_output(b, layer, made, params)
+    return convert
+
+
+def _caffe_rnn_output(b, layer, rnn: str, params: dict) -> None:
+    """Caffe's RNN layer also computes o_t = tanh(W_ho h_t + b_o): an InnerProduct and a TanH."""
+    ip = b.add_extra(f"{layer.name}_W_ho", "InnerProduct", {
+        "num_output": params["num_output"], "axis": 2,
+        **{k: v for k, v in params.items() if k in ("weight_filler", "bias_filler")}})
+    b.connect(rnn, "y", ip, "x")
+    tanh = b.add_extra(f"{layer.name}_o", "TanH", {})
+    b.connect(ip, "y", tanh, "x")
+    b.produce(layer.tops[0], tanh, "y")
+    b.note(f"{layer.name}: Caffe's RNN layer is imported as an RNN (h_t) followed by its output "
+           f"transform o_t = tanh(W_ho h_t + b_o): {ip} and {tanh}")
+
+
+def _lstm_simple(b, layer):
+    p = _param(layer, "lstm_simple_param")
+    params = {"num_output": _num(p, "num_output", 0, int)}
+    clip = _num(p, "clipping_threshold", 0.0)
+    if clip:
+        params["clipping_threshold"] = clip
+    if _num(p, "enable_clockwork_forgetgate_bias", False, bool):
+        params["enable_clockwork_forgetgate_bias"] = True
+    _fillers(b, layer, p, params)
+    made = b.add(layer, "LSTMSimple", params)
+    b.wire(layer, made, ("x", "cont"), ("y",))
+
+
+# ----------------------------------------------------------------------------- core --
+def _embed(b, layer):
+    p = _param(layer, "embed_param")
+    params = {"num_output": _num(p, "num_output", 0, int),
+              "input_dim": _num(p, "input_dim", 0, int),
+              "bias_term": _num(p, "bias_term", True, bool)}
+    made = b.add(layer, "Embed", _fillers(b, layer, p, params))
+    b.wire(layer, made, ("x",), ("y",))
+    b.embeds.append(made)
+
+
+def _inner_product(b, layer):
+    p = _param(layer, "inner_product_param")
+    if _num(p, "transpose", False, bool):
+        b.note(f"{layer.name}: the file stores its weights transposed; rnn-designer keeps them "
+               "as (outputs, inputs), computing the same function")
+    params = {"num_output": _num(p, "num_output", 0, int), "axis": _num(p, "axis", 1, int),
+              "bias_term": _num(p, "bias_term", True, bool)}
+    made = b.add(layer, "InnerProduct", _fillers(b, layer, p, params))
+    b.wire(layer, made, ("x",), ("y",))
+    b.classifiers.append(made)
+
+
+def _reshape(b, layer):
+    p = _param(layer, "reshape_param")
+    shape = p.message("shape") or Message()
+    return {"shape": [int(d) for d in shape.all("dim")], "axis": _num(p, "axis", 0, int),
+            "num_axes": _num(p, "num_axes", -1, int)}
+
+
+def _dropout(b, layer):
+    return {"dropout_ratio": _num(_param(layer, "dropout_param"), "dropout_ratio", 0.5)}
+
+
+def _softmax_axis(b, layer):
+    return {"axis": _num(_param(layer, "softmax_param"), "axis", 1, int)}
+
+
+def _loss(b, layer):
+    loss = _param(layer, "loss_param")
+    params = {"axis": _num(_param(layer, "softmax_param"), "axis", 1, int)}
+    if loss.has("ignore_label"):
+        params["ignore_label"] = _num(loss, "ignore_label", -1, int)
+    weight = layer.msg.get("loss_weight", 1.0)
+    if float(weight) != 1.0:
+        params["loss_weight"] = float(weight)
+    norm = str(loss.get("normalization", "VALID"))
+    if norm in ("BATCH_SIZE", "NONE") or str(loss.get("normalize", "true")).lower() == "false":
+        b.note(f"{layer.name}: normalization {norm} becomes the mean over the counted "
+               "positions (VALID), which only scales the loss")
+    made = b.add(layer, "SoftmaxWithLoss", params)
+    b.wire(layer, made, ("logits", "label"), ("loss",))
+    b.losses.append(made)
+
+
+def _accuracy(b, layer):
+    p = _param(layer, "accuracy_param")
+    if p.has("ignore_label"):
+        b.note(f"{layer.name}: ignore_label is not supported by the Accuracy layer; every "
+               "position counts")
+    return {"top_k": _num(p, "top_k", 1, int), "axis": _num(p, "axis", 1, int)}
+
+
+def _relu(b, layer):
+    slope = _num(_param(layer, "relu_param"), "negative_slope", 0.0)
+    return {"negative_slope": slope} if slope else {}
+
+
+def _clip(b, layer):
+    p = _param(layer, "clip_param")
+    return {"min": _num(p, "min", -1.0), "max": _num(p, "max", 1.0)}
+
+
+def _eltwise(b, layer):
+    p = _param(layer, "eltwise_param")
+    if len(layer.bottoms) != 2:
+        raise ExchangeError(f"layer '{layer.name}' (Eltwise) has {len(layer.bottoms)} bottoms; "
+                            "rnn-designer's Eltwise combines two")
+    if any(float(c) != 1.0 for c in p.all("coeff")):
+        raise ExchangeError(f"layer '{layer.name}' (Eltwise) weights its inputs (coeff), which "
+                            "rnn-designer's Eltwise does not support")
+    return {"operation": str(p.get("operation", "SUM"))}
+
+
+def _scale(b, layer):
+    p = _param(layer, "scale_param")
+    return {"axis": _num(p, "axis", 1, int), "num_axes": _num(p, "num_axes", 1, int),
+            "bias_term": _num(p, "bias_term", False, bool)}
+
+
+def _slice(b, layer):
+    p = _param(layer, "slice_param")
+    points = [int(v) for v in p.all("slice_point")]
+    if len(points) != 1 or len(layer.tops) != 2:
+        raise ExchangeError(f"layer '{layer.name}' (Slice) cuts into {len(layer.tops)} parts; "
+                            "rnn-designer's Slice cuts in two")
+    axis = _num(p, "axis", _num(p, "slice_dim", 1, int), int)
+    return {"axis": axis, "slice_point": points[0]}
+
+
+def _concat(b, layer):
+    if len(layer.bottoms) != 2:
+        raise ExchangeError(f"layer '{layer.name}' (Concat) joins {len(layer.bottoms)} inputs; "
+                            "rnn-designer's Concat joins two")
+    p = _param(layer, "concat_param")
+    return {"axis": _num(p, "axis", _num(p, "concat_dim", 1, int), int)}
+
+
+def _silence(b, layer):
+    """Silence only swallows blobs Caffe would otherwise print: nothing to build."""
+
+
+CONVERTERS = {
+    "lstm": _recurrent("LSTM"),
+    "gru": _recurrent("GRU"),
+    "rnn": _recurrent("RNN"),
+    "lstmsimple": _lstm_simple,
+    "embed": _embed,
+    "innerproduct": _inner_product,
+    "reshape": _simple("Reshape", params=_reshape),
+    "dropout": _simple("Dropout", params=_dropout),
+    "softmax": _simple("Softmax", params=_softmax_axis),
+    "softmaxwithloss": _loss,
+    "accuracy": _simple("Accuracy", ("logits", "label"), ("accuracy",), _accuracy),
+    "relu": _simple("ReLU", params=_relu),
+    "tanh": _simple("TanH"),
+    "sigmoid": _simple("Sigmoid"),
+    "clip": _simple("Clip", params=_clip),
+    "eltwise": _simple("Eltwise", ("a", "b"), ("y",), _eltwise),
+    "scale": _simple("Scale", ("x", "scale"), ("y",), _scale),
+    "slice": _simple("Slice", ("x",), ("a", "b"), _slice),
+    "concat": _simple("Concat", ("a", "b"), ("y",), _concat),
+    "lstmunit": _simple("LSTMUnit", ("c_prev", "gates", "cont"), ("c", "h")),
+    "silence": _silence,
+}
+
+DATA_TYPES = ("input",)

@@ -1,0 +1,124 @@
+"""``rnn-designer export`` and ``rnn-designer import``."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from designer.graph.atomic import atomic_write_text
+
+from .errors import ExchangeError
+
+FORMATS = ("onnx", "pytorch", "prototxt")
+
+
+def _err(message: str, code: int = 2) -> int:
+    print(f"rnn-designer: {message}", file=sys.stderr)
+    return code
+
+
+def _notes(notes) -> None:
+    for note in notes:
+        print(f"note: {note}")
+
+
+def export(args) -> int:
+    try:
+        written, notes = run_export(args.source, args.format, args.out, args.unrolled,
+                                    args.steps, args.checkpoint)
+    except ExchangeError as e:
+        return _err(str(e), e.code)
+    _notes(notes)
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def run_export(source_path, fmt: str, out, unrolled: bool = False, steps: int | None = None,
+               which: str = "best") -> tuple[list[Path], list[str]]:
+    """Export a project or run; returns the files written and notes."""
+    from .source import load_source
+    if fmt not in FORMATS:
+        raise ExchangeError(f"unknown format '{fmt}' (use {', '.join(FORMATS)})")
+    if unrolled and fmt != "onnx":
+        raise ExchangeError("--unrolled is for --format onnx")
+    if steps is not None and steps < 1:
+        raise ExchangeError("--steps must be at least 1")
+    return export_source(load_source(source_path, which), fmt, out, unrolled, steps)
+
+
+def export_source(source, fmt: str, out, unrolled: bool = False, steps: int | None = None,
+                  ) -> tuple[list[Path], list[str]]:
+    """Export a loaded :class:`~designer.exchange.source.ModelSource`."""
+    try:
+        return _export(source, fmt, Path(out), unrolled, steps)
+    except OSError as e:
+        where = e.filename or out
+        raise ExchangeError(f"{where} cannot be written ({e.strerror or e})") from None
+
+
+def _export(source, fmt: str, out: Path, unrolled: bool, steps: int | None):
+    if fmt == "prototxt":
+        return write_prototxt(source.project, out)  # the design only: no weights
+    if fmt == "onnx":
+        try:
+            from .onnx_export import export_onnx
+        except ImportError:
+            raise ExchangeError("the ONNX export needs the onnx package: pip install "
+                                "'rnn-designer[onnx]'") from None
+        if out.is_dir():
+            out = out / "model.onnx"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        notes = export_onnx(source, out, unrolled, steps)
+        return [out], notes
+    from .pytorch_code import export_pytorch
+    notes = export_pytorch(source, out)
+    return [out / "model.py", out / "weights.safetensors"], notes
+
+
+def write_prototxt(project, out: Path) -> tuple[list[Path], list[str]]:
+    """``train_val.prototxt`` and ``solver.prototxt`` into the folder ``out`` (or, when ``out``
+    ends in .prototxt, the net there and the solver beside it)."""
+    from .caffe_export import export_messages
+    from .textformat import dumps
+    if out.suffix == ".prototxt":
+        net_file, solver_file = out, out.with_name("solver.prototxt")
+        if net_file == solver_file:
+            solver_file = out.with_name("solver_solver.prototxt")
+    else:
+        if out.exists() and not out.is_dir():
+            raise ExchangeError(f"{out} is a file; give a folder or a .prototxt file")
+        net_file, solver_file = out / "train_val.prototxt", out / "solver.prototxt"
+    net, solver, notes = export_messages(project, net_file.name)
+    try:
+        net_file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(net_file, dumps(net))
+        atomic_write_text(solver_file, dumps(solver))
+    except OSError as e:
+        raise ExchangeError(f"{net_file} cannot be written ({e.strerror or e})") from None
+    return [net_file, solver_file], notes
+
+
+def import_(args) -> int:
+    from designer.graph import commands as graph_commands
+    from .caffe_import import import_prototxt
+    out = Path(args.out)
+    if out.suffix != ".json":
+        return _err(f"{out}: give the project file to write, ending in .json")
+    if out.is_dir():
+        return _err(f"{out} is a folder; give the project file to write")
+    data = args.data
+    if data is not None and Path(data).is_file():  # as the project file will find it
+        data = os.path.relpath(Path(data).resolve(), out.resolve().parent)
+    try:
+        result = import_prototxt(args.file, args.solver, data, out.parent)
+    except ExchangeError as e:
+        return _err(str(e), e.code)
+    _notes(result.notes)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        result.project.save(out)
+    except OSError as e:
+        return _err(f"{out} cannot be written ({e.strerror or e})")
+    print(f"wrote {out}")
+    return graph_commands.validate(str(out), as_json=False)

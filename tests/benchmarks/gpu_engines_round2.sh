@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Engines, round 2, on a CUDA machine: every kind and precision, the cuDNN engine against the
+# unrolled one, in one run (one process per row, both engines in each).
+#   RNN_DESIGNER_DATA=... bash tests/benchmarks/gpu_engines_round2.sh OUT_DIR
+set -uo pipefail
+out=${1:-.}
+mkdir -p "$out"
+py=${PYTHON:-python3}
+$py -c "import torch, sys; print('torch', torch.__version__, torch.cuda.get_device_name(), 'python', sys.version.split()[0])"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+echo "== parity on CUDA (fp32, TF32 off): cuDNN vs unrolled, fused Triton units"
+$py - <<'PY'
+import torch
+torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False
+from designer.engines.parity import compare
+from designer.engines import lstm_steps, gru_steps
+for kind, lv in (("LSTM", 2), ("GRU", 2), ("RNN", 2)):
+    d = compare(kind, 512, 512, lv, 50, 16, device="cuda")
+    print(kind, lv, "N=16 max rel %.2e" % max(x.rel for x in d))
+    d = compare(kind, 300, 200, lv, 30, 5, device="cuda")  # sizes off the tiles
+    print(kind, lv, "max rel %.2e" % max(x.rel for x in d),
+          "triton" if (lstm_steps._triton() if kind == "LSTM" else gru_steps._triton())
+          else "torch-ops")
+PY
+echo "== bf16: the unrolled engine against cuDNN (outputs and input gradients)"
+$py - <<'PY'
+import torch
+from designer.engines.convert import convert_layer
+from designer.engines.recurrent import CudnnRecurrent
+from designer.engines.unrolled import UnrolledRecurrent
+torch.manual_seed(0)
+for kind in ("LSTM", "GRU", "RNN"):
+    c = CudnnRecurrent(kind, 512, 512, 2, 0.0, False).cuda()
+    u = UnrolledRecurrent(kind, 512, 512, 2).cuda()
+    u.load_state_dict(convert_layer(kind, c.state_dict(), 2, "CUDNN", "CAFFE"))
+    x = torch.randn(100, 64, 512, device="cuda", requires_grad=True)
+    w = torch.randn(100, 64, 512, device="cuda")
+
+    def run(m, bf16):
+        x.grad = None
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+            y, _ = m(x)
+        (y.float() * w).sum().backward()
+        return y.float().detach(), x.grad.clone()
+    y32, g32 = run(c, False)
+    for name, m in (("cuDNN", c), ("unrolled", u)):
+        y, g = run(m, True)
+        print(kind, name, "bf16 vs fp32 cuDNN: max |dy| %.3e  rel |dgrad| %.3e" % (
+            (y - y32).abs().max(), (g - g32).abs().max() / g32.abs().max()))
+PY
+# one project per row, made from the bench config
+mk() {  # kind levels hidden nonlinearity -> path
+  $py - "$@" <<'PY'
+import json, sys
+kind, levels, hidden = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+p = json.load(open("tests/benchmarks/char-rnn-bench.json"))
+lay = next(l for l in p["graph"]["layers"] if l["name"] == "lstm1")
+lay["type"], lay["params"]["num_layers"], lay["params"]["num_output"] = kind, levels, hidden
+emb = next(l for l in p["graph"]["layers"] if l["name"] == "embed")
+emb["params"]["num_output"] = hidden
+path = f"/tmp/bench-{kind}-{levels}x{hidden}.json"
+json.dump(p, open(path, "w"))
+print(path)
+PY
+}
+row() {  # label project extra-args...
+  label=$1; shift; proj=$1; shift
+  echo "== $label"
+  $py -m designer bench "$proj" --engines cudnn,caffe --device cuda --steps 30 --warmup 5 --json "$@" \
+      > "$out/row.json" 2> "$out/row.err" || { tail -3 "$out/row.err"; return; }
+  $py - "$label" "$out/row.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[2]))["rows"]
+by = {r["engine"].lower(): r for r in rows}
+c, u = by.get("cudnn"), by.get("caffe")
+print("ROW | %s | cudnn %.2f ms | unrolled %.2f ms | unrolled/cudnn %.2fx" % (
+    sys.argv[1], c["ms_step"], u["ms_step"], u["ms_step"] / c["ms_step"]))
+PY
+  cat "$out/row.json" >> "$out/rows.jsonl"
+}
+L2=$(mk LSTM 2 512); L3=$(mk LSTM 3 1024); G2=$(mk GRU 2 512); R2=$(mk RNN 2 512)
+row "LSTM 2x512 N=64 fp32" "$L2"
+row "LSTM 2x512 N=16 fp32" "$L2" --batch 16
+row "LSTM 2x512 N=256 fp32" "$L2" --batch 256
+row "LSTM 3x1024 N=64 fp32" "$L3"
+row "GRU 2x512 N=64 fp32" "$G2"
+row "RNN 2x512 N=64 fp32" "$R2"
+row "LSTM 2x512 N=64 bf16" "$L2" --precision bf16
+row "GRU 2x512 N=64 bf16" "$G2" --precision bf16
+row "LSTM 2x512 N=16 bf16" "$L2" --batch 16 --precision bf16
+row "RNN 2x512 N=64 bf16" "$R2" --precision bf16
+echo "== bf16 steps as two kernels (cuBLAS product, then the unit) instead of one fused kernel"
+export RNN_DESIGNER_FUSED_STEPS=0
+row "LSTM 2x512 N=64 bf16, two kernels a step" "$L2" --precision bf16
+row "LSTM 2x512 N=16 bf16, two kernels a step" "$L2" --batch 16 --precision bf16
+row "GRU 2x512 N=64 bf16, two kernels a step" "$G2" --precision bf16
+row "RNN 2x512 N=64 bf16, two kernels a step" "$R2" --precision bf16
+echo "== fp32 (TF32 off) steps forced into one fused kernel (an IEEE float32 product in Triton)"
+export RNN_DESIGNER_FUSED_STEPS=1
+row "LSTM 2x512 N=64 fp32, one fused kernel a step" "$L2"
+unset RNN_DESIGNER_FUSED_STEPS

@@ -1,0 +1,80 @@
+"""Shared pieces of the exchange tests: tiny nets, a trained run, the fixture files."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from designer.graph import Graph
+from designer.graph.project import Project
+
+DATA = Path(__file__).parent / "data"
+TEXT = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n"
+        * 30)
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch):
+    monkeypatch.setenv("RNN_DESIGNER_OFFLINE", "1")
+
+
+def link_all(g: Graph, pairs) -> None:
+    for a, b in pairs:
+        (s, sp), (d, dp) = a.split("."), b.split(".")
+        g.connect(s, sp, d, dp)
+
+
+def text_project(folder: Path, kind: str = "LSTM", engine: str = "CUDNN", levels: int = 2,
+                 extra: dict | None = None, name: str = "tiny") -> Project:
+    """A Char-RNN in miniature: CharText -> Embed -> recurrent -> Dropout -> IP -> loss."""
+    (folder / "corpus.txt").write_text(TEXT)
+    g = Graph(project_dir=folder)
+    g.add_layer("CharText", "data", {"corpus": "corpus.txt", "seq_len": 12, "batch_size": 4})
+    g.add_layer("Embed", "embed", {"num_output": 8})
+    params = {"num_output": 16, **(extra or {})}
+    if kind != "LSTMSimple":
+        params.update({"num_layers": levels, "engine": engine})
+    g.add_layer(kind, "rnn1", params)
+    g.add_layer("Dropout", "drop", {"dropout_ratio": 0.2})
+    g.add_layer("InnerProduct", "ip1", {"num_output": "V", "axis": 2})
+    g.add_layer("SoftmaxWithLoss", "loss")
+    link_all(g, [("data.data", "embed.x"), ("embed.y", "rnn1.x"), ("data.cont", "rnn1.cont"),
+                 ("rnn1.y", "drop.x"), ("drop.y", "ip1.x"), ("ip1.y", "loss.logits"),
+                 ("data.label", "loss.label")])
+    p = Project(g, name, "", {"type": "Adam", "base_lr": 0.01, "max_steps": 40},
+                {"log_interval": 5, "eval_interval": 10, "eval_batches": 2,
+                 "checkpoint_interval": 10, "sample_interval": 0, "device": "cpu"})
+    p.save(folder / f"{name}.json")
+    return p
+
+
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory) -> Path:
+    """A run folder: the tiny LSTM trained for 25 steps on the CPU."""
+    from designer.training.loop import RunOptions, train
+    folder = tmp_path_factory.mktemp("run")
+    project = text_project(folder, levels=2)
+    project.graph.set_param("drop", "dropout_ratio", 0.0)
+    list(train(project, RunOptions(out=folder / "run", steps=25)))
+    return folder / "run"
+
+
+def shapes_project(folder: Path) -> Project:
+    """Rows through an LSTM, then Caffe's shape layers: Slice, Concat, a learned Scale, Eltwise
+    MAX, Reshape, an InnerProduct over all steps and a Softmax."""
+    g = Graph(project_dir=folder)
+    g.add_layer("MnistRows", "data", {"batch_size": 2, "batch_first": False})
+    g.add_layer("LSTM", "lstm", {"num_output": 6, "engine": "CAFFE"})
+    g.add_layer("Slice", "cut", {"axis": 2, "slice_point": 2})
+    g.add_layer("Concat", "join", {"axis": 2})
+    g.add_layer("Scale", "scale", {"axis": 2, "bias_term": True})
+    g.add_layer("Eltwise", "max", {"operation": "MAX"})
+    g.add_layer("Reshape", "flat", {"shape": [0, -1], "axis": 1})
+    g.add_layer("InnerProduct", "ip", {"num_output": 4, "axis": 0})
+    g.add_layer("Softmax", "prob", {"axis": -1})
+    link_all(g, [("data.data", "lstm.x"), ("lstm.y", "cut.x"), ("cut.b", "join.a"),
+                 ("cut.a", "join.b"), ("join.y", "scale.x"), ("scale.y", "max.a"),
+                 ("lstm.y", "max.b"), ("max.y", "flat.x"), ("flat.y", "ip.x"),
+                 ("ip.y", "prob.x")])
+    assert g.errors() == []
+    return Project(g, "shapes")
