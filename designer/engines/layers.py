@@ -186,22 +186,27 @@ class SequenceLast(nn.Module):
     """Each sequence's output at its last valid step (``lengths - 1``; the last step when no
     lengths are given)."""
 
-    def __init__(self, batch_first: bool):
+    def __init__(self, batch_first: bool, bidirectional: bool = False):
         super().__init__()
-        self.batch_first = batch_first
+        self.batch_first, self.bidirectional = batch_first, bidirectional
 
     def forward(self, x, lengths=None):
         if self.batch_first:
             x = x.transpose(0, 1)
         if lengths is None:
-            return x[-1]
-        last = (lengths.to(x.device).long() - 1).clamp(0, x.shape[0] - 1)
-        return x[last, torch.arange(x.shape[1], device=x.device)]
+            last = x[-1]
+        else:
+            at = (lengths.to(x.device).long() - 1).clamp(0, x.shape[0] - 1)
+            last = x[at, torch.arange(x.shape[1], device=x.device)]
+        if not self.bidirectional:
+            return last
+        half = x.shape[2] // 2  # the backward chain has read everything by the first step
+        return torch.cat([last[:, :half], x[0, :, half:]], 1)
 
 
 @builder("SequenceLast")
 def _sequence_last(ctx: BuildContext) -> nn.Module:
-    return SequenceLast(ctx.params["batch_first"])
+    return SequenceLast(ctx.params["batch_first"], ctx.params["bidirectional"])
 
 
 def caffe_reshape(x: torch.Tensor, shape: list, axis: int, num_axes: int) -> torch.Tensor:

@@ -27,7 +27,8 @@ SAMPLE_ROWS = 200
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "?", "-", "--", "#n/a", "#na"})
 TIME_NAMES = ("date", "time", "timestamp", "datetime", "ds", "year", "month", "week", "day",
               "period", "dt", "t")
-_DATE_RE = re.compile(r"^\d{4}-\d{1,2}(-\d{1,2})?([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$"
+_DATE_RE = re.compile(r"^\d{4}-\d{1,2}(-\d{1,2})?"
+                      r"([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$"
                       r"|^\d{4}/\d{1,2}/\d{1,2}( \d{1,2}:\d{2}(:\d{2})?)?$")
 
 _cache: dict[tuple, object] = {}
@@ -143,8 +144,8 @@ def _days(d: _dt.datetime) -> float:
 
 def seasonal_period(days_between: float) -> int:
     """The seasonal period, in steps, of data sampled every ``days_between`` days: a day of
-    half-hourly or hourly data, a week of daily data, a year of weekly, monthly or quarterly data; 0 when
-    there is none to speak of (yearly data, irregular spacing)."""
+    half-hourly or hourly data, a week of daily data, a year of weekly, monthly or quarterly
+    data; 0 when there is none to speak of (yearly data, irregular spacing)."""
     for lo, hi, period in ((1 / 48 * 0.9, 1 / 48 * 1.1, 48), (1 / 24 * 0.9, 1 / 24 * 1.1, 24),
                            (0.9, 1.1, 7), (6.5, 7.5, 52),
                            (27, 32, 12), (88, 93, 4)):

@@ -64,7 +64,8 @@ def evaluate_run(run_dir: str | Path, data: str | Path | None = None, which: str
         raise GenerateError(f"{source.path} has no test split to score (set the data layer's "
                             "test_fraction above 0, or give --data FILE)")
     report = _forecast(model, source) if model.kind == "series" else _classify(model, source)
-    report.update(file=str(getattr(source, "test_path", source.path)), split="test" if data is None else "all",
+    report.update(file=str(getattr(source, "test_path", source.path)),
+                  split="test" if data is None else "all",
                   checkpoint_step=int(model.meta["step"]))
     return report
 

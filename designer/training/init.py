@@ -58,8 +58,8 @@ def _long_format(path: Path, header, target: str | None) -> bool:
     if len(cols) < 3 or cols[0] == header.time_column or label == cols[0]:
         return False
     text = headers.head_text(path)
-    rows = list(csv.reader(io.StringIO(text), delimiter=header.delimiter))[1 if
-                                                                            header.has_header else 0:]
+    rows = list(csv.reader(io.StringIO(text), delimiter=header.delimiter))
+    rows = rows[1:] if header.has_header else rows
     rows = [r for r in rows if len(r) == len(cols)]
     ids = [r[0].strip() for r in rows]
     if len(rows) < 4 or len(set(ids)) > len(rows) / 2:
@@ -159,8 +159,9 @@ def _forecaster(path: Path, where: str, target: str, horizon: int) -> tuple[Proj
     start = {"change": "the last value seen", "season": "the value one season before"}
     season += f"; the net forecasts the change from {start[params['predict']]}"
     lines = [f"data: {source.describe()}{season}",
-             f"net: LSTM {hidden} -> SequenceLast -> InnerProduct {source.horizon * len(source.targets)} "
-             f"-> EuclideanLoss; {steps:,} steps of {batch}"]
+             f"net: LSTM {hidden} -> SequenceLast -> InnerProduct "
+             f"{source.horizon * len(source.targets)} -> EuclideanLoss; {steps:,} steps of "
+             f"{batch}"]
     lines += [f"note: {n}" for n in source.notes]
     return project, lines
 

@@ -98,3 +98,12 @@ def test_padding_after_the_end_changes_neither_outputs_nor_gradients(tmp_path):
     y1, g1 = run(noisy)
     assert torch.equal(y0, y1)
     assert all(torch.equal(a, b) for a, b in zip(g0, g1))
+
+
+def test_after_a_bidirectional_layer_each_half_is_read_where_it_has_seen_everything():
+    from designer.engines.layers import SequenceLast
+    x = torch.randn(5, 3, 6)
+    lengths = torch.tensor([5, 2, 4])
+    y = SequenceLast(False, bidirectional=True)(x, lengths)
+    for i, n in enumerate(lengths.tolist()):
+        assert torch.equal(y[i, :3], x[n - 1, i, :3]) and torch.equal(y[i, 3:], x[0, i, 3:])

@@ -209,7 +209,8 @@ def _cell(table, text: str, line: int, column: str) -> float:
         return np.nan
     value = table.number(text.strip())
     if value is None:
-        raise DataError(f"{table.path}: line {line}, column '{column}' holds '{text.strip()[:30]}', "
+        raise DataError(f"{table.path}: line {line}, column '{column}' holds "
+                        f"'{text.strip()[:30]}', "
                         "which is not a number")
     return value
 
