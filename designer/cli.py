@@ -191,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rnn-designer: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of the output stopped early (| head): not an error
+        sys.stderr.close()
+        return 0
     except UserError as e:
         print(f"rnn-designer: {e}", file=sys.stderr)
         return e.code

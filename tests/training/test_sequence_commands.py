@@ -148,3 +148,30 @@ def test_evaluate_and_predict_refuse_what_is_not_a_sequence_run(tmp_path, capsys
     one_line_exit_2(capsys, "evaluate", tmp_path, must=("holds no checkpoint",))
     one_line_exit_2(capsys, "predict", tmp_path, "--input", tmp_path / "x.csv",
                     must=("holds no checkpoint",))
+
+
+def test_the_task_is_guessed_from_the_file(tmp_path):
+    from pathlib import Path
+
+    from designer.training.init import guess_task
+    long = tmp_path / "long.csv"
+    long.write_text("utterance,step,c1,c2,speaker\n" + "".join(
+        f"u{i},{t},{t * 0.1:.1f},{i},spk{i % 3}\n" for i in range(6) for t in range(4)))
+    assert guess_task(long) == "classify"
+    assert guess_task(Path(weekly(tmp_path, 40))) == "forecast"
+    assert guess_task(Path(vowels_like(tmp_path))) == "classify"
+    f = tmp_path / "a.npy"
+    np.save(f, np.arange(10.0))
+    assert guess_task(f) == "forecast"
+
+
+def test_predict_refuses_sequences_of_other_features(tmp_path, capsys):
+    data = vowels_like(tmp_path)
+    project = tmp_path / "toy.json"
+    assert run(capsys, "init", "--data", data, "--out", project)[0] == 0
+    assert run(capsys, "train", project, "--steps", "2", "--device", "cpu", "--out",
+               tmp_path / "RUN", "--quiet")[0] == 0
+    other = tmp_path / "other.ts"
+    other.write_text("@dimensions 3\n@classLabel true up flat down\n@data\n1,2:1,2:1,2:up\n")
+    one_line_exit_2(capsys, "predict", tmp_path / "RUN", "--input", other,
+                    must=("holds 3 features a step, but the model was trained on 2",))

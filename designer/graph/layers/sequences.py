@@ -15,6 +15,7 @@ from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
 from .data import _batch
 
 LABEL_SCAN_LIMIT = 4 << 20  # a long-format CSV up to this size is read for its classes
+STEP_NAMES = ("step", "timestep", "time_step", "position", "index", "frame", "tick", "seq")
 
 MISSING = ParamSpec(
     "missing", "choice", "interpolate",
@@ -180,7 +181,7 @@ def long_format_columns(table: headers.TableHeader, label_column: str
         raise datasets.DataProblem(f"{path} has {len(cols)} columns; a long-format table "
                                    "needs series_id, the features and the label")
     ident = cols[0]
-    time = cols[1] if (cols[1].strip().lower() in headers.TIME_NAMES
+    time = cols[1] if (cols[1].strip().lower() in headers.TIME_NAMES + STEP_NAMES
                        or cols[1] == table.time_column) and cols[1] != label else None
     features = [c for c in cols if c not in (ident, time, label)]
     text = [c for c in features if not table.numeric[cols.index(c)]]

@@ -75,6 +75,9 @@ class ClassesSource(Source):
             train, val = _stratified(main.labels, rest, params["val_fraction"])
             parts = {"train": train, "val": val, "test": held}
         self.seqs = seqs
+        if meta and len(meta.get("features", self.features)) != len(self.features):
+            raise DataError(f"{self.path} holds {len(self.features)} features a step, but the "
+                            f"model was trained on {len(meta['features'])}")
         self.classes = list(meta["classes"]) if meta else _classes(seqs, parts, labelled)
         self.num_classes = len(self.classes)
         index = {c: i for i, c in enumerate(self.classes)}
