@@ -3,6 +3,7 @@ best checkpoint on the test split, and print the figures (and the wall time of t
 
     RNN_DESIGNER_DATA=../shared/data python tests/benchmarks/bench_sequences.py [--seeds 1,2,3]
         [--threads N] [--only japanese-vowels|co2-forecast] [--engine cudnn|caffe]
+        [--device cpu|cuda]
 
 Targets: Japanese Vowels test accuracy >= 0.97 over its 370 test utterances; CO2 test RMSE below
 the seasonal-naive baseline's (the same week a year before).
@@ -36,6 +37,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--only", choices=EXAMPLES)
     p.add_argument("--engine", choices=("cudnn", "caffe"))
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     args = p.parse_args()
     env = dict(os.environ)
     if args.threads:
@@ -47,11 +49,12 @@ def main() -> None:
                 run = Path(tmp) / f"{name}-{seed}"
                 extra = ["--engine", args.engine] if args.engine else []
                 t0 = time.perf_counter()
-                cli("train", f"projects/{name}.json", "--device", "cpu", "--seed", seed,
+                cli("train", f"projects/{name}.json", "--device", args.device, "--seed", seed,
                     "--out", str(run), "--quiet", *extra, env=env)
                 seconds = time.perf_counter() - t0
                 report = json.loads(cli("evaluate", str(run), "--json", env=env))
-                row = {"project": name, "seed": int(seed), "train_s": round(seconds, 1),
+                row = {"project": name, "seed": int(seed), "device": args.device,
+                       "engine": args.engine or "as drawn", "train_s": round(seconds, 1),
                        "n": report["n"]}
                 if report["task"] == "classify":
                     row["accuracy"] = round(report["accuracy"], 4)
