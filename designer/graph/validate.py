@@ -14,6 +14,7 @@ from . import dims as D
 from .errors import DataWarning, GraphError, GraphWarning
 from .hints import explain
 from .lint import lint
+from .memory import report_lines as memory_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model import Graph
@@ -124,6 +125,8 @@ def format_report(rep: dict) -> str:
     lines.append(f"total: {_count_text(rep['total_params'])} parameters, "
                  f"{_count_text(rep['total_flops'])} forward FLOPs per sample"
                  + (f"  ({dims})" if dims else ""))
+    if rep.get("memory"):
+        lines.extend(memory_lines(rep["memory"]))
     for p in rep["problems"]:
         lines.append(f"{p['severity']}: {p['message']}")
     smoke = rep.get("smoke")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from designer.graph import project as P
+from designer.graph.memory import size_text
 
 from . import checkpoint as C
 from .control import StopToken
@@ -74,9 +75,12 @@ def train(args) -> int:
             if kind == "start":
                 run_dir = rec["run_dir"]
                 download.close()
+                memory = f", about {size_text(rec['memory'])} of memory" \
+                    if rec.get("memory") else ""
                 print(f"training {project.path} on {rec['device_name']}: "
                       f"{rec['params']:,} parameters, engines "
-                      f"{', '.join(f'{k}={v}' for k, v in rec['engines'].items()) or 'none'}")
+                      f"{', '.join(f'{k}={v}' for k, v in rec['engines'].items()) or 'none'}"
+                      f"{memory}")
                 print(f"data: {rec['data']}")
                 print(f"run folder: {rec['run_dir']}")
                 bar = _bar(total=rec["steps"], initial=rec["step"], unit="step",

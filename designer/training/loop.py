@@ -26,18 +26,12 @@ from designer.graph.project import Project
 from . import checkpoint as C
 from .control import StopToken
 from .data import DataError, open_source
+from .errors import TrainingError
+from .fits import check_fits
 from .resume import check_compatible, convert_for
 from .rundir import RunDir
 from .sampling import Sampler
 from .schedule import learning_rate
-
-
-class TrainingError(Exception):
-    """A run that cannot go on; ``str()`` is one sentence; ``code`` the CLI's exit code."""
-
-    def __init__(self, message: str, code: int = 1):
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass
@@ -128,6 +122,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         graph.set_param(data_layer, key[graph.layer(data_layer).type],
                         str(Path(opts.corpus).resolve()))
     device = resolve_device(opts.device or cfg["device"])
+    memory = check_fits(graph, device, opts.engine, solver, cfg)  # before anything is built
     seed = cfg["seed"] if opts.seed is None else opts.seed
     ck = None
     if opts.resume:
@@ -192,7 +187,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
            "device_name": _device_name(device), "run_dir": str(run.path),
            "engines": dict(net.engines), "params": sum(p.numel() for p in net.parameters()),
            "data": source.describe(), "notes": list(source.notes), "seed": seed,
-           "resumed": ck is not None}
+           "resumed": ck is not None, "memory": None if memory is None else memory.total}
     for note in source.notes:
         yield {"kind": "note", "step": step, "message": note}
     if ck is not None and switched:
