@@ -39,12 +39,16 @@ class DeviceMemory:
     limit : str
         What sets ``total`` when it is not the installed memory (``ulimit -v``, the control
         group), else ``""``.
+    free : int or None
+        What is free now (the CPU's available memory, the GPU's unused memory), at most
+        ``total``; ``None`` when unknown.
     """
 
     device: str
     name: str
     total: int
     limit: str = ""
+    free: int | None = None
 
 
 def capacity(device: str) -> DeviceMemory | None:
@@ -61,9 +65,10 @@ def cpu_capacity() -> DeviceMemory | None:
     if psutil is None:
         return None
     try:
-        total = int(psutil.virtual_memory().total)
+        memory = psutil.virtual_memory()
     except (OSError, psutil.Error):
         return None
+    total = int(memory.total)
     best, why = total, ""
     room = _address_space_left()
     if room is not None and room < best:
@@ -71,7 +76,7 @@ def cpu_capacity() -> DeviceMemory | None:
     group = _cgroup_limit()
     if group is not None and group < best:
         best, why = group, "its control group's memory limit"
-    return DeviceMemory("cpu", "the CPU", best, why)
+    return DeviceMemory("cpu", "the CPU", best, why, min(best, int(memory.available)))
 
 
 def gpu_capacity(cuda_index: int = 0) -> DeviceMemory | None:
@@ -82,13 +87,14 @@ def gpu_capacity(cuda_index: int = 0) -> DeviceMemory | None:
     try:
         with _session() as nvml:
             _, handle = _find(nvml, target)
-            total = int(nvml.nvmlDeviceGetMemoryInfo(handle).total)
+            info = nvml.nvmlDeviceGetMemoryInfo(handle)
             name = _text(nvml.nvmlDeviceGetName(handle))
     except NvmlUnavailable:
         return None
     except Exception:  # noqa: BLE001 - any NVML error: the size is unknown, not fatal
         return None
-    return DeviceMemory(f"cuda:{cuda_index}", f"{name} (GPU {cuda_index})", total)
+    return DeviceMemory(f"cuda:{cuda_index}", f"{name} (GPU {cuda_index})", int(info.total),
+                        "", int(info.free))
 
 
 def _nvml_target(cuda_index: int):

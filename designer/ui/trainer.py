@@ -62,6 +62,7 @@ class TrainingController(QObject):
         self.device_picker = DevicePicker()
         self.engine_picker = EnginePicker()
         self.device_picker.picked.connect(self._device_picked)
+        self.engine_picker.currentIndexChanged.connect(self._target_changed)
         self.output = OutputPanel(self.runs)
         self.charts = ChartsHost(self)
         self.device = DeviceHost(self)
@@ -95,6 +96,7 @@ class TrainingController(QObject):
         w.statusBar().insertPermanentWidget(1, self.progress)
         w.doc.settings_changed.connect(self._settings_changed)
         self._settings_changed("training")
+        self._target_changed()
         self._update_actions()
 
     def list_gpus(self) -> None:
@@ -120,6 +122,13 @@ class TrainingController(QObject):
     def _device_picked(self, choice) -> None:
         if self.state == IDLE:
             self.device.watch(choice.monitor)
+        self._target_changed()
+
+    def _target_changed(self, *args) -> None:
+        """The memory estimate follows the device and engine the next run will use."""
+        memory = getattr(self.w, "memory", None)
+        if memory is not None:
+            memory.set_target(self.device_picker.device(), self.engine_picker.engine())
 
     # ----------------------------------------------------------------------- actions --
     def train(self, steps: int | None = None, device: str | None = None,
@@ -310,10 +319,14 @@ class TrainingController(QObject):
         self.state_changed.emit(state)
 
     def refusal(self) -> str:
-        """Why the net cannot train now (its first error, or the smoke step's failure), or ''."""
+        """Why the net cannot train now (its first error, the smoke step's failure, or memory
+        it cannot have on the chosen device), or ''."""
         errors = self.w.doc.graph.errors()
         if errors:
             return f"The net cannot train yet: {errors[0]}"
+        memory = getattr(self.w, "memory", None)
+        if memory is not None and memory.message:
+            return _sentence(memory.message)
         smoke = getattr(self.w, "smoke", None)
         if smoke is not None and smoke.result is not None and smoke.result["status"] == "failed":
             return f"The net cannot train yet: {smoke.result['message']}"
