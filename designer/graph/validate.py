@@ -8,21 +8,16 @@ are refused when loaded, with the JSON path.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import dims as D
 from .errors import DataWarning, GraphError, GraphWarning
 from .hints import explain
 from .lint import lint
 from .memory import report_lines as memory_lines
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .model import Graph
-
 LOSS_TYPES = ("SoftmaxWithLoss",)
 
 
-def collect(graph: "Graph") -> list[GraphError]:
+def collect(graph) -> list[GraphError]:
     """Errors first (in layer order), then warnings; each error that one change can mend is
     told on the layer to change, with its fix (``designer.graph.hints``).
 
@@ -64,7 +59,7 @@ def problem_json(problem: GraphError) -> dict:
     return out
 
 
-def report(graph: "Graph") -> dict:
+def report(graph) -> dict:
     """The validation report ``rnn-designer validate --json`` prints."""
     rows = []
     for name in graph.topological_order():
