@@ -98,6 +98,8 @@ def train(args) -> int:
                 bar.write(f"--- sample at step {rec['step']} ---\n{rec['text']}\n---")
             elif kind == "note":
                 (bar.write if bar else print)(f"note: {rec['message']}")
+            elif kind == "warning":
+                (bar.write if bar else print)(f"warning: {rec['message']}")
             elif kind == "error":
                 (bar.write if bar else print)(f"rnn-designer: {rec['message']}")
                 code = 1

@@ -26,6 +26,7 @@ from designer.graph.project import Project
 from . import checkpoint as C
 from .control import StopToken
 from .data import DataError, open_source
+from .divergence import DivergenceWatch
 from .errors import TrainingError
 from .fits import check_fits
 from .resume import check_compatible, convert_for
@@ -199,6 +200,10 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
     # ---- the loop ------------------------------------------------------------------------
     sampler = Sampler(net, device) if source.kind == "text" else None
     pending, nan_streak, reason = [], 0, "finished"
+    diverging = DivergenceWatch(cfg["divergence_factor"], cfg["divergence_steps"])
+    if ck is not None:  # a resumed run remembers the best loss it had reached
+        diverging.best = min((r["loss"] for r in run.read_metrics() if r.get("kind") == "train"
+                              and isinstance(r.get("loss"), (int, float))), default=math.inf)
     evals_without_best = 0
     t_start = t_log = time.perf_counter()
     steps_since_log = tokens_since_log = 0
@@ -244,11 +249,16 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                 yield {"kind": "note", "step": step, "message": f"CUDA graph {step_fn.graph_note}"}
             run.log(record)
             yield record
+            warning = diverging.update(step, record["loss"])
+            if warning:
+                warning["time"] = record["time"]
+                run.log(warning)
+                yield warning
             pending, steps_since_log, tokens_since_log = [], 0, 0
             t_log = time.perf_counter()
             if nan_streak >= cfg["nan_patience"]:
                 reason = "nan"
-                yield {"kind": "error", "step": step, "message": (
+                yield {"kind": "error", "step": step, "time": record["time"], "message": (
                     f"the loss was not a finite number for {nan_streak} steps in a row; the "
                     "run stopped and its last good checkpoint is kept (try a lower base_lr or "
                     "gradient clipping)")}

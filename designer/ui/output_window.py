@@ -72,6 +72,10 @@ class OutputPanel(QTabWidget):
         base = QApplication.palette().color(QPalette.Base)
         return "#d93b3b" if base.lightness() > 128 else "#ff6b6b"
 
+    def _warning(self) -> str:
+        base = QApplication.palette().color(QPalette.Base)
+        return "#b35c00" if base.lightness() > 128 else "#ffa94d"
+
     def _accent(self) -> str:
         return QApplication.palette().color(QPalette.Link).name()
 
@@ -120,6 +124,9 @@ class OutputPanel(QTabWidget):
             self.note(f"{n} resumed at step {rec['step']:,}")
         elif kind == "error":
             self.log_error(f"{n} {rec['message']}")
+        elif kind == "warning":
+            self._append(f"{n} step {rec['step']:,}: warning: {rec['message']}",
+                         self._warning(), bold=True)
         elif kind == "done":
             best = rec.get("best_val_loss")
             best_text = f", best validation loss {_loss(best)}" if best is not None else ""

@@ -79,6 +79,9 @@ class Run:
         self.state = "starting"   # starting, running, paused, stopping, finished, stopped, failed...
         self.best_val_loss: float | None = None
         self.visible = True
+        # what to mark on the loss chart: (kind, step, seconds, message); kind is "diverging"
+        # (the loss far above its best) or "stopped" (a non-finite loss ended the run)
+        self.events: list[tuple[str, float, float, str]] = []
         from .series import Series  # numpy: not on the way to the first paint
         self.series: dict[str, Series] = {m: Series() for m in METRICS.values()}
 
@@ -108,7 +111,7 @@ class Run:
 
     @property
     def version(self) -> int:
-        return sum(s.version for s in self.series.values())
+        return sum(s.version for s in self.series.values()) + len(self.events)
 
     # ------------------------------------------------------------------------- records --
     def add(self, record: dict) -> None:
@@ -129,6 +132,13 @@ class Run:
             self.step = max(self.step, int(record["step"]))
             if kind == "val" and record.get("best_val_loss") is not None:
                 self.best_val_loss = float(record["best_val_loss"])
+        elif kind in ("warning", "error"):
+            step, time = float(record.get("step", self.step)), record.get("time")
+            if time is None:  # at the time of the last train record
+                s = self.series["loss"]
+                time = float(s.column("time")[-1]) if len(s) else 0.0
+            self.events.append(("diverging" if kind == "warning" else "stopped", step,
+                                float(time), record.get("message", "")))
         elif kind == "paused":
             self.state = "paused"
         elif kind == "resumed":
@@ -171,7 +181,7 @@ class Run:
                 record = json.loads(line)
             except ValueError:
                 continue  # a line cut short by a crash
-            if isinstance(record, dict) and record.get("kind") in ("train", "val") \
+            if isinstance(record, dict) and record.get("kind") in ("train", "val", "warning") \
                     and "step" in record:
                 run.add(record)
         run.state = "loaded"

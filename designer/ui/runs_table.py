@@ -91,7 +91,9 @@ class RunsTable(QTreeWidget):
                                      ("loaded",) else ""),
                   f"{rate:,.0f}" if rate is not None else "\u2013",
                   f"{best:.4f}" if best is not None and math.isfinite(best) else "\u2013",
-                  STATES.get(run.state, run.state))
+                  STATES.get(run.state, run.state)
+                  + (" \u00b7 \u26a0 diverged" if any(e[0] == "diverging" for e in run.events)
+                     else ""))
         for i, text in enumerate(values):
             if item.text(i) != text:
                 item.setText(i, text)

@@ -246,6 +246,11 @@ class TrainingController(QObject):
             self.w.notify("Training stopped", rec["message"])
             self.w.statusBar().showMessage(f"Training stopped: {rec['message']}", 20000)
             log.error("training stopped: %s", rec["message"])
+        elif kind == "warning":
+            self.charts.schedule()
+            self.runs.changed.emit(run)
+            self.w.statusBar().showMessage(f"Run #{run.number}: {rec['message']}", 20000)
+            log.warning("training: %s", rec["message"])
         elif kind == "done":
             self.runs.changed.emit(run)
         elif kind == "val":
