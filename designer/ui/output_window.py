@@ -82,8 +82,10 @@ class OutputPanel(QTabWidget):
     # ------------------------------------------------------------------- records --
     def begin_run(self, run: Run, request) -> None:
         where = f"{request.path}" if request.path else "the unsaved project"
-        self._append(f"\u25b6 Run #{run.number}: training a snapshot of {where} "
-                     f"({time.strftime('%H:%M:%S')})", self._accent(), bold=True)
+        what = (f"continuing {request.out} from its last checkpoint" if request.resume else
+                f"training a snapshot of {where}")
+        self._append(f"\u25b6 Run #{run.number}: {what} ({time.strftime('%H:%M:%S')})",
+                     self._accent(), bold=True)
         self.note(f"   run folder {request.out}")
         self._last_progress = 0.0
 

@@ -119,6 +119,10 @@ class RunsTable(QTreeWidget):
             menu.addAction("Copy Folder Path",
                            lambda: QGuiApplication.clipboard().setText(folder))
         if run.state not in ("starting", "running", "paused", "stopping"):
+            if run.run_dir is not None and (run.run_dir / "last.json").is_file():
+                menu.addSeparator()
+                menu.addAction("Continue Training\u2026",
+                               lambda: self.runs.continue_requested.emit(run))
             menu.addSeparator()
             menu.addAction("Remove from Charts", lambda: self.runs.remove(run))
         menu.exec(self.viewport().mapToGlobal(pos))

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QProgressDialo
 
 from .pickers import DevicePicker, EnginePicker, device_choices
 from .run_list import RunList, new_run_dir, runs_root
-from .runs import Run, device_text, engines_text
+from .runs import Run, device_text, engines_text, status_text
 from .worker import Job, TrainRequest, TrainWorker
 
 log = logging.getLogger("designer.ui")
@@ -51,6 +51,8 @@ class TrainingController(QObject):
         from .panels import ChartsHost, DeviceHost
         self.w = window
         self.runs = RunList(self)
+        from designer.ui.resume import ask_and_continue
+        self.runs.continue_requested.connect(lambda run: ask_and_continue(self, run.run_dir))
         self.state = IDLE
         self.job: Job | None = None
         self.token = None
@@ -165,6 +167,16 @@ class TrainingController(QObject):
         request = TrainRequest(snapshot, str(project.path) if project.path else None, str(out),
                                steps, device or self.device_picker.device(),
                                engine if engine is not None else self.engine_picker.engine())
+        self.runs.add(run)
+        return self.launch(run, request)
+
+    def open_run(self) -> Run | None:
+        """File > Open Run...: pick a run folder and continue it (`designer.ui.resume`)."""
+        from designer.ui.resume import open_run
+        return open_run(self)
+
+    def launch(self, run: Run, request: TrainRequest) -> Run:
+        """Start the worker for ``run`` (listed already) with ``request``."""
         from designer.training.control import StopToken  # threading only: no torch
         self.token = StopToken()
         worker = TrainWorker(request, self.token)
@@ -175,7 +187,6 @@ class TrainingController(QObject):
         self.job.done.connect(self._ended)
         self.run = run
         self._started_at = time.strftime("%H:%M:%S")
-        self.runs.add(run)
         self.output.begin_run(run, request)
         self.device.watch_training(request.device)
         self.show_docks()
@@ -235,7 +246,7 @@ class TrainingController(QObject):
         elif kind == "train":
             self.charts.schedule()
             self.progress.setValue(min(rec["step"], self.progress.maximum()))
-            self.status.setText(self._status_text(run, rec))
+            self.status.setText(status_text(run, rec))
         elif kind == "paused":
             self.runs.changed.emit(run)
             self.w.show_message(f"Paused at step {rec['step']:,}")
@@ -299,14 +310,6 @@ class TrainingController(QObject):
                     f"checkpoints in {run.run_dir}", 20000)
             self.output.generate.select_run(run)
             self.run_ended.emit(run)
-
-    def _status_text(self, run: Run, rec: dict) -> str:
-        parts = [f"Run #{run.number}: step {rec['step']:,}/{run.steps or 0:,}",
-                 f"loss {rec['loss']:.3f}", f"{rec['tokens_per_s']:,.0f} tokens/s"]
-        if run.steps and rec.get("ms_per_step"):
-            left = (run.steps - rec["step"]) * rec["ms_per_step"] / 1e3
-            parts.append(f"{_duration(left)} left")
-        return "  \u00b7  ".join(parts)
 
     # ------------------------------------------------------------------------ state --
     def _set_state(self, state: str) -> None:
@@ -406,12 +409,3 @@ class TrainingController(QObject):
 def _sentence(text: str) -> str:
     text = text[:1].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 90:
-        return f"{seconds} s"
-    if seconds < 5400:
-        return f"{seconds // 60} min"
-    return f"{seconds / 3600:.1f} h"
