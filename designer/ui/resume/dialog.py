@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, QSpinBox,
                                QVBoxLayout)
 
@@ -16,12 +17,15 @@ class ContinueDialog(QDialog):
                  device: str, engine: str) -> None:
         super().__init__(parent)
         self.setWindowTitle("Continue the run")
+        self.setMinimumWidth(520)
         step = int(meta.get("step", 0))
         name = project.get("name") or folder.name
         was = engines_text(meta.get("engines") or {})
-        head = QLabel(f"<b>{name}</b><br>{folder}<br>last checkpoint at step <b>{step:,}</b>"
-                      f", trained with {was} on {meta.get('device', '?')}")
+        head = QLabel(f"<b>{name}</b><br><span style='color:gray'>{folder}</span><br>last "
+                      f"checkpoint at step <b>{step:,}</b>, trained with {was} on "
+                      f"{meta.get('device', '?')}")
         head.setWordWrap(True)
+        head.setTextInteractionFlags(head.textInteractionFlags() | Qt.TextSelectableByMouse)
         self.until = QSpinBox()
         self.until.setRange(step + 1, 2**31 - 1)
         self.until.setSingleStep(max(1, default // 10))
@@ -41,8 +45,8 @@ class ContinueDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)
-        for widget in (head,):
-            lay.addWidget(widget)
+        lay.addWidget(head)
+        lay.addSpacing(6)
         lay.addLayout(form)
         lay.addWidget(note)
         lay.addWidget(buttons)
