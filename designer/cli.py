@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="print JSON for machines")
     v.add_argument("--deep", action="store_true", help="also run the net forward and backward "
                    "on a tiny real batch (the smoke step the window runs before Train)")
+    v.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="the device to estimate training memory for (default: the project's; "
+                   "auto: a GPU when one answers)")
 
     pa = sub.add_parser("parity", help="compare the cuDNN and unrolled engines on every "
                         "recurrent layer (exit 1 above tolerance)")
@@ -170,7 +173,9 @@ def run(args: argparse.Namespace) -> int:
         deep = None
         if args.deep:
             from designer.training.smoke import smoke_dict as deep
-        return validate(args.project, as_json=args.json, deep=deep)
+        from designer.monitor.capacity import named_capacity
+        return validate(args.project, as_json=args.json, deep=deep, room=named_capacity,
+                        device=args.device)
     if cmd in ("parity", "unroll", "bench"):
         from designer.engines import commands
         return getattr(commands, cmd)(args)

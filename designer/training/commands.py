@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from designer.graph import project as P
+from designer.graph.memory import size_text
 
 from . import checkpoint as C
 from .control import StopToken
@@ -75,9 +76,12 @@ def train(args) -> int:
             if kind == "start":
                 run_dir = rec["run_dir"]
                 download.close()
+                memory = f", about {size_text(rec['memory'])} of memory" \
+                    if rec.get("memory") else ""
                 print(f"training {project.path} on {rec['device_name']}: "
                       f"{rec['params']:,} parameters, engines "
-                      f"{', '.join(f'{k}={v}' for k, v in rec['engines'].items()) or 'none'}")
+                      f"{', '.join(f'{k}={v}' for k, v in rec['engines'].items()) or 'none'}"
+                      f"{memory}")
                 print(f"data: {rec['data']}")
                 print(f"run folder: {rec['run_dir']}")
                 bar = _bar(total=rec["steps"], initial=rec["step"], unit="step",
@@ -104,6 +108,8 @@ def train(args) -> int:
                 bar.write(f"--- sample at step {rec['step']} ---\n{rec['text']}\n---")
             elif kind == "note":
                 (bar.write if bar else print)(f"note: {rec['message']}")
+            elif kind == "warning":
+                (bar.write if bar else print)(f"warning: {rec['message']}")
             elif kind == "error":
                 (bar.write if bar else print)(f"rnn-designer: {rec['message']}")
                 code = 1

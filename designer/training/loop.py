@@ -27,18 +27,13 @@ from designer.graph.validate import LOSS_TYPES
 from . import checkpoint as C
 from .control import StopToken
 from .data import FILE_PARAMS, DataError, open_source
+from .divergence import DivergenceWatch
+from .errors import TrainingError
+from .fits import check_fits
 from .resume import check_compatible, convert_for
 from .rundir import RunDir
 from .sampling import Sampler
 from .schedule import learning_rate
-
-
-class TrainingError(Exception):
-    """A run that cannot go on; ``str()`` is one sentence; ``code`` the CLI's exit code."""
-
-    def __init__(self, message: str, code: int = 1):
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass
@@ -133,6 +128,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         graph.set_param(data_layer, FILE_PARAMS[graph.layer(data_layer).type],
                         str(Path(opts.corpus).resolve()))
     device = resolve_device(opts.device or cfg["device"])
+    memory = check_fits(graph, device, opts.engine, solver, cfg)  # before anything is built
     seed = cfg["seed"] if opts.seed is None else opts.seed
     ck = None
     if opts.resume:
@@ -200,7 +196,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
            "device_name": _device_name(device), "run_dir": str(run.path),
            "engines": dict(net.engines), "params": sum(p.numel() for p in net.parameters()),
            "data": source.describe(), "notes": list(source.notes), "seed": seed,
-           "resumed": ck is not None}
+           "resumed": ck is not None, "memory": None if memory is None else memory.total}
     for note in source.notes:
         yield {"kind": "note", "step": step, "message": note}
     if ck is not None and switched:
@@ -212,6 +208,10 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
     # ---- the loop ------------------------------------------------------------------------
     sampler = Sampler(net, device) if source.kind == "text" else None
     pending, nan_streak, reason = [], 0, "finished"
+    diverging = DivergenceWatch(cfg["divergence_factor"], cfg["divergence_steps"])
+    if ck is not None:  # a resumed run remembers the best loss it had reached
+        diverging.best = min((r["loss"] for r in run.read_metrics() if r.get("kind") == "train"
+                              and isinstance(r.get("loss"), (int, float))), default=math.inf)
     evals_without_best = 0
     t_start = t_log = time.perf_counter()
     steps_since_log = tokens_since_log = 0
@@ -257,11 +257,16 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                 yield {"kind": "note", "step": step, "message": f"CUDA graph {step_fn.graph_note}"}
             run.log(record)
             yield record
+            warning = diverging.update(step, record["loss"])
+            if warning:
+                warning["time"] = record["time"]
+                run.log(warning)
+                yield warning
             pending, steps_since_log, tokens_since_log = [], 0, 0
             t_log = time.perf_counter()
             if nan_streak >= cfg["nan_patience"]:
                 reason = "nan"
-                yield {"kind": "error", "step": step, "message": (
+                yield {"kind": "error", "step": step, "time": record["time"], "message": (
                     f"the loss was not a finite number for {nan_streak} steps in a row; the "
                     "run stopped and its last good checkpoint is kept (try a lower base_lr or "
                     "gradient clipping)")}

@@ -10,6 +10,7 @@ from designer.graph.atomic import atomic_write_text
 from designer.graph.project import Project
 
 from . import checkpoint as C
+from .errors import TrainingError
 
 
 def _clean(value):
@@ -29,7 +30,6 @@ class RunDir:
     @classmethod
     def create(cls, out, project: Project, resume: bool = False) -> "RunDir":
         """The folder for a new run (refusing one that holds a run) or for a resumed one."""
-        from .loop import TrainingError
         if out is None:
             stem = project.path.stem if project.path else "run"
             out = Path("runs") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"

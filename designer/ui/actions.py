@@ -46,6 +46,8 @@ def build(w) -> SimpleNamespace:
 
     a.new = _action(w, "&New", f("new"), QKeySequence.New, "new", "Start a new project")
     a.open = _action(w, "&Open\u2026", f("open"), QKeySequence.Open, "open", "Open a project")
+    a.open_run = _action(w, "Open &Run\u2026", lambda: w.training.open_run(), None, None,
+                         "Continue a training run from its last checkpoint")
     a.save = _action(w, "&Save", f("save"), QKeySequence.Save, "save", "Save the project")
     a.save_as = _action(w, "Save &As\u2026", f("save_as"), QKeySequence.SaveAs)
     a.quit = _action(w, "&Quit", w.close, "Ctrl+Q")
@@ -110,6 +112,7 @@ def build(w) -> SimpleNamespace:
     m.addActions([a.new, a.open])
     a.recent_menu = m.addMenu("Open &Recent")
     a.recent_menu.aboutToShow.connect(lambda: w.files.fill_recent_menu(a.recent_menu))
+    m.addAction(a.open_run)
     m.addSeparator()
     m.addActions([a.save, a.save_as])
     m.addSeparator()

@@ -18,6 +18,7 @@ from designer.ui import actions, describe, files, resources
 from designer.ui.editor.document import Document
 from designer.ui.editor.scene import GraphScene
 from designer.ui.editor.view import CanvasView
+from designer.ui.memory import MemoryFit
 from designer.ui.palette import LayerPalette
 from designer.ui.problems import ProblemsPanel, SmokeChecker
 from designer.ui.properties import PropertiesPanel
@@ -65,7 +66,8 @@ class MainWindow(QMainWindow):
         self.unrolled: dict[str, QWidget] = {}
 
         self.layer_palette = LayerPalette()
-        self.properties = PropertiesPanel(self.doc)
+        self.memory = MemoryFit(self.doc, self)
+        self.properties = PropertiesPanel(self.doc, memory=self.memory)
         self.problems = ProblemsPanel(self.doc)
         smoke_on = self.settings.value("problems/smoke_step", True, type=bool)
         self.smoke = SmokeChecker(self.doc, self, enabled=smoke_on)
@@ -88,9 +90,11 @@ class MainWindow(QMainWindow):
         self.properties_dock.raise_()
 
         self.summary = QLabel()
+        self.memory_label = QLabel(objectName="memory_label")
         self.zoom_label = QLabel("100%")
         self.zoom_label.setMinimumWidth(48)
         self.statusBar().addPermanentWidget(self.summary)
+        self.statusBar().addPermanentWidget(self.memory_label)
         self.statusBar().addPermanentWidget(self.zoom_label)
 
         self.act = actions.build(self)
@@ -144,6 +148,8 @@ class MainWindow(QMainWindow):
         self.smoke.changed.connect(self._smoke_on_canvas)
         self.smoke.changed.connect(self.training.refresh_train_action)
         self.problems.count_changed.connect(self.training.refresh_train_action)
+        self.memory.changed.connect(self._update_memory)
+        self.memory.changed.connect(self.training.refresh_train_action)
         self.properties.layer_panel.unroll_requested.connect(self.show_unrolled_safely)
 
     def show_message(self, text: str) -> None:
@@ -247,6 +253,21 @@ class MainWindow(QMainWindow):
             parts.append(dims)
         state = "\u2714 valid" if not errors else f"\u26a0 {errors} error{'s' * (errors > 1)}"
         self.summary.setText("   \u00b7   ".join(parts) + f"   \u00b7   {state}")
+
+    def _update_memory(self) -> None:
+        """The status bar's memory figure: red, with the device's size, when it cannot fit."""
+        m = self.memory
+        self.memory_label.setText(("\u00b7   " + m.short_text()) if m.short_text() else "")
+        self.memory_label.setVisible(bool(m.short_text()))
+        from designer.ui import theme
+        self.memory_label.setStyleSheet(
+            f"QLabel#memory_label {{ color: {theme.colors.error.name()}; }}" if m.message else "")
+        tip = m.message or ""
+        if m.estimate is not None and not tip:
+            from designer.graph.memory import parts_text
+            tip = (f"Training on {m.where} takes about this much memory: "
+                   f"{parts_text(m.estimate)}")
+        self.memory_label.setToolTip(tip)
 
     def _update_title(self, *_) -> None:
         p = self.doc.project

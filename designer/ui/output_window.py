@@ -72,14 +72,20 @@ class OutputPanel(QTabWidget):
         base = QApplication.palette().color(QPalette.Base)
         return "#d93b3b" if base.lightness() > 128 else "#ff6b6b"
 
+    def _warning(self) -> str:
+        base = QApplication.palette().color(QPalette.Base)
+        return "#b35c00" if base.lightness() > 128 else "#ffa94d"
+
     def _accent(self) -> str:
         return QApplication.palette().color(QPalette.Link).name()
 
     # ------------------------------------------------------------------- records --
     def begin_run(self, run: Run, request) -> None:
         where = f"{request.path}" if request.path else "the unsaved project"
-        self._append(f"\u25b6 Run #{run.number}: training a snapshot of {where} "
-                     f"({time.strftime('%H:%M:%S')})", self._accent(), bold=True)
+        what = (f"continuing {request.out} from its last checkpoint" if request.resume else
+                f"training a snapshot of {where}")
+        self._append(f"\u25b6 Run #{run.number}: {what} ({time.strftime('%H:%M:%S')})",
+                     self._accent(), bold=True)
         self.note(f"   run folder {request.out}")
         self._last_progress = 0.0
 
@@ -120,6 +126,9 @@ class OutputPanel(QTabWidget):
             self.note(f"{n} resumed at step {rec['step']:,}")
         elif kind == "error":
             self.log_error(f"{n} {rec['message']}")
+        elif kind == "warning":
+            self._append(f"{n} step {rec['step']:,}: warning: {rec['message']}",
+                         self._warning(), bold=True)
         elif kind == "done":
             best = rec.get("best_val_loss")
             best_text = f", best validation loss {_loss(best)}" if best is not None else ""

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QProgressDialo
 
 from .pickers import DevicePicker, EnginePicker, device_choices
 from .run_list import RunList, new_run_dir, runs_root
-from .runs import Run, device_text, engines_text
+from .runs import Run, device_text, engines_text, status_text
 from .worker import Job, TrainRequest, TrainWorker
 
 log = logging.getLogger("designer.ui")
@@ -51,6 +51,8 @@ class TrainingController(QObject):
         from .panels import ChartsHost, DeviceHost
         self.w = window
         self.runs = RunList(self)
+        from designer.ui.resume import ask_and_continue
+        self.runs.continue_requested.connect(lambda run: ask_and_continue(self, run.run_dir))
         self.state = IDLE
         self.job: Job | None = None
         self.token = None
@@ -62,6 +64,7 @@ class TrainingController(QObject):
         self.device_picker = DevicePicker()
         self.engine_picker = EnginePicker()
         self.device_picker.picked.connect(self._device_picked)
+        self.engine_picker.currentIndexChanged.connect(self._target_changed)
         self.output = OutputPanel(self.runs)
         self.charts = ChartsHost(self)
         self.device = DeviceHost(self)
@@ -95,6 +98,7 @@ class TrainingController(QObject):
         w.statusBar().insertPermanentWidget(1, self.progress)
         w.doc.settings_changed.connect(self._settings_changed)
         self._settings_changed("training")
+        self._target_changed()
         self._update_actions()
 
     def list_gpus(self) -> None:
@@ -120,6 +124,13 @@ class TrainingController(QObject):
     def _device_picked(self, choice) -> None:
         if self.state == IDLE:
             self.device.watch(choice.monitor)
+        self._target_changed()
+
+    def _target_changed(self, *args) -> None:
+        """The memory estimate follows the device and engine the next run will use."""
+        memory = getattr(self.w, "memory", None)
+        if memory is not None:
+            memory.set_target(self.device_picker.device(), self.engine_picker.engine())
 
     # ----------------------------------------------------------------------- actions --
     def train(self, steps: int | None = None, device: str | None = None,
@@ -156,6 +167,16 @@ class TrainingController(QObject):
         request = TrainRequest(snapshot, str(project.path) if project.path else None, str(out),
                                steps, device or self.device_picker.device(),
                                engine if engine is not None else self.engine_picker.engine())
+        self.runs.add(run)
+        return self.launch(run, request)
+
+    def open_run(self) -> Run | None:
+        """File > Open Run...: pick a run folder and continue it (`designer.ui.resume`)."""
+        from designer.ui.resume import open_run
+        return open_run(self)
+
+    def launch(self, run: Run, request: TrainRequest) -> Run:
+        """Start the worker for ``run`` (listed already) with ``request``."""
         from designer.training.control import StopToken  # threading only: no torch
         self.token = StopToken()
         worker = TrainWorker(request, self.token)
@@ -166,7 +187,6 @@ class TrainingController(QObject):
         self.job.done.connect(self._ended)
         self.run = run
         self._started_at = time.strftime("%H:%M:%S")
-        self.runs.add(run)
         self.output.begin_run(run, request)
         self.device.watch_training(request.device)
         self.show_docks()
@@ -226,7 +246,7 @@ class TrainingController(QObject):
         elif kind == "train":
             self.charts.schedule()
             self.progress.setValue(min(rec["step"], self.progress.maximum()))
-            self.status.setText(self._status_text(run, rec))
+            self.status.setText(status_text(run, rec))
         elif kind == "paused":
             self.runs.changed.emit(run)
             self.w.show_message(f"Paused at step {rec['step']:,}")
@@ -237,6 +257,11 @@ class TrainingController(QObject):
             self.w.notify("Training stopped", rec["message"])
             self.w.statusBar().showMessage(f"Training stopped: {rec['message']}", 20000)
             log.error("training stopped: %s", rec["message"])
+        elif kind == "warning":
+            self.charts.schedule()
+            self.runs.changed.emit(run)
+            self.w.statusBar().showMessage(f"Run #{run.number}: {rec['message']}", 20000)
+            log.warning("training: %s", rec["message"])
         elif kind == "done":
             self.runs.changed.emit(run)
         elif kind == "val":
@@ -286,14 +311,6 @@ class TrainingController(QObject):
             self.output.generate.select_run(run)
             self.run_ended.emit(run)
 
-    def _status_text(self, run: Run, rec: dict) -> str:
-        parts = [f"Run #{run.number}: step {rec['step']:,}/{run.steps or 0:,}",
-                 f"loss {rec['loss']:.3f}", f"{rec['tokens_per_s']:,.0f} tokens/s"]
-        if run.steps and rec.get("ms_per_step"):
-            left = (run.steps - rec["step"]) * rec["ms_per_step"] / 1e3
-            parts.append(f"{_duration(left)} left")
-        return "  \u00b7  ".join(parts)
-
     # ------------------------------------------------------------------------ state --
     def _set_state(self, state: str) -> None:
         self.state = state
@@ -310,10 +327,14 @@ class TrainingController(QObject):
         self.state_changed.emit(state)
 
     def refusal(self) -> str:
-        """Why the net cannot train now (its first error, or the smoke step's failure), or ''."""
+        """Why the net cannot train now (its first error, the smoke step's failure, or memory
+        it cannot have on the chosen device), or ''."""
         errors = self.w.doc.graph.errors()
         if errors:
             return f"The net cannot train yet: {errors[0]}"
+        memory = getattr(self.w, "memory", None)
+        if memory is not None and memory.message:
+            return _sentence(memory.message)
         smoke = getattr(self.w, "smoke", None)
         if smoke is not None and smoke.result is not None and smoke.result["status"] == "failed":
             return f"The net cannot train yet: {smoke.result['message']}"
@@ -388,12 +409,3 @@ class TrainingController(QObject):
 def _sentence(text: str) -> str:
     text = text[:1].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 90:
-        return f"{seconds} s"
-    if seconds < 5400:
-        return f"{seconds // 60} min"
-    return f"{seconds / 3600:.1f} h"

@@ -38,6 +38,11 @@ class TrainRequest:
     steps, device, engine
         Overrides of the project's ``max_steps``, device (``auto``, ``cpu``, ``cuda:N``) and
         every recurrent layer's engine (``cudnn`` or ``caffe``); ``None`` keeps the project's.
+    resume
+        Continue the run folder ``out`` from its last checkpoint (engines may differ: the
+        weights are converted, as ``train --resume`` does).
+    corpus
+        Train on this file instead of the data layer's (a continued run's own data).
     """
 
     project: dict
@@ -48,6 +53,7 @@ class TrainRequest:
     engine: str | None = None
     resume: bool = False
     extra: dict = field(default_factory=dict)
+    corpus: str | None = None  # the data file, when the project's own cannot be found
 
 
 def failure(error: BaseException, foreseen: bool) -> dict:
@@ -109,7 +115,7 @@ class TrainWorker(QObject):
                 self.download.emit(int(done), int(total or 0))
 
         opts = RunOptions(out=r.out, resume=r.resume, steps=r.steps, device=r.device,
-                          engine=r.engine, extra_meta=dict(r.extra),
+                          engine=r.engine, extra_meta=dict(r.extra), corpus=r.corpus,
                           download_progress=downloading)
         for rec in train(project, opts, self.token):
             self.record.emit(rec)

@@ -53,3 +53,26 @@ def test_broken_project_exits_2(tmp_path):
     f.write_text("{")
     out = cli("train", f, "--steps", "1")
     assert out.returncode == 2 and "not valid JSON" in out.stderr
+
+
+def _limit_address_space():
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (16 * 2**30, 16 * 2**30))  # ulimit -v 16 GB
+
+
+@need_data("tinyshakespeare.txt")
+def test_an_lstm_of_200000_units_is_refused_before_anything_is_built(tmp_path):
+    d = json.loads((PROJECTS / "char-rnn-shakespeare.json").read_text())
+    for layer in d["graph"]["layers"]:
+        if layer["type"] == "LSTM":
+            layer["params"]["num_output"] = 200_000
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(d))
+    out = subprocess.run([sys.executable, "-m", "designer", "train", str(big), "--steps", "1",
+                          "--device", "cpu", "--out", str(tmp_path / "run"), "--quiet"],
+                         capture_output=True, text=True, preexec_fn=_limit_address_space)
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("rnn-designer: training this net needs about 8.7 TiB")
+    assert "but the CPU (limited by ulimit -v) has" in out.stderr
+    assert not (tmp_path / "run").exists()  # nothing written either

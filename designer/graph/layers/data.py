@@ -141,7 +141,9 @@ MNIST_ROWS = LayerSpec(
     help=(
         "Reads the standard MNIST IDX files (gzipped or not) from a folder and serves each "
         "28x28 digit as a sequence of 28 rows of 28 pixels in [0, 1], with its class (0-9) as "
-        "the label. With only the t10k files present, 'holdout' images are kept for testing."
+        "the label. 'holdout' images are taken out of training: with the train files "
+        "present they validate (and t10k is the test set); with only the t10k files, half "
+        "validate and half test."
     ),
     inputs=(),
     outputs=(
@@ -153,8 +155,9 @@ MNIST_ROWS = LayerSpec(
         _batch(100),
         ParamSpec("batch_first", "bool", True, "serve (N, 28, 28) rather than (28, N, 28)",
                   shaping=True),
-        ParamSpec("holdout", "int", 2000, "images held out for testing when only the t10k "
-                  "files are present", minimum=1, maximum=9999),
+        ParamSpec("holdout", "int", 2000, "images taken out of training: they validate "
+                  "(with only the t10k files, half validate and half test)", minimum=1,
+                  maximum=59999),
     ),
     infer=_mnist_infer,
     source_dims=_mnist_dims,
