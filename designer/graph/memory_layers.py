@@ -12,7 +12,8 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
 (``tests/benchmarks/RESULTS.md``):
 
 - the **unrolled (CAFFE) engine**, per level and time step: the activated gates (4H), c_t and
-  h_conted (H each) for an LSTM; 8H for a GRU and 2H for an RNN run node by node;
+  h_conted (H each) for an LSTM; 5H for a GRU (gates, candidate's product, h_conted) and 1H
+  for an RNN (h_conted; its outputs are kept as the layer's output);
 - the **cuDNN engine on a GPU**: cuDNN's reserve space, the activated gates and the cell
   (G + 1 values per unit for an LSTM and a GRU, 1 for an RNN) per level, the outputs of the
   levels below the top one, plus the input and output sequences;
@@ -30,7 +31,7 @@ RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple")
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
 
 # values per hidden unit, level and time step that a recurrent level keeps (see the module doc)
-UNROLLED_PER_LEVEL = {"LSTM": 6, "LSTMSimple": 6, "GRU": 8, "RNN": 2}
+UNROLLED_PER_LEVEL = {"LSTM": 6, "LSTMSimple": 6, "GRU": 5, "RNN": 2}
 CUDNN_GPU_PER_LEVEL = {"LSTM": 5, "GRU": 4, "RNN": 1}
 CPU_FUSED_PER_LEVEL = {"GRU": 7, "RNN": 1}
 ONEDNN_H, ONEDNN_MAX_EH = 6.5, 4.0  # the oneDNN LSTM workspace per level and step, as
@@ -171,7 +172,8 @@ def _recurrent(ctx: Context, params: int) -> Kept:
     x = ctx.inputs[0][0]
     first = p.get("batch_first", False)
     t_, n = (x[1], x[0]) if first else (x[0], x[1])
-    e, h = x[2], p["num_output"]
+    # a bidirectional layer keeps both directions' buffers: as one of twice the width
+    e, h = x[2], p["num_output"] * (2 if p.get("bidirectional") else 1)
     levels = p.get("num_layers", 1)
     dropout = p.get("dropout_ratio", 0.0) if levels > 1 else 0.0
     tokens = t_ * n

@@ -9,11 +9,12 @@ from designer.graph import Graph
 from designer.graph.memory import Setup, estimate
 
 
-def net_graph(kind: str, levels: int, dropout: float, cont: bool) -> Graph:
+def net_graph(kind: str, levels: int, dropout: float, cont: bool, both: bool = False) -> Graph:
     g = Graph()
     g.add_layer("CharText", "data", {"corpus": "missing.txt", "seq_len": 24, "batch_size": 8})
     g.add_layer("Embed", "embed", {"num_output": 32, "input_dim": 40})
-    params = {"num_output": 64, "num_layers": levels, "dropout_ratio": dropout}
+    params = {"num_output": 64, "num_layers": levels, "dropout_ratio": dropout,
+              "bidirectional": both}
     g.add_layer(kind, "rnn", params if kind != "LSTMSimple" else {"num_output": 64})
     g.add_layer("Dropout", "drop", {"dropout_ratio": 0.2})
     g.add_layer("InnerProduct", "ip1", {"num_output": 40, "axis": 2})
@@ -51,12 +52,14 @@ def saved_bytes(net: Net, feeds: dict) -> int:
 CASES = [("LSTM", "caffe", 2, 0.3, True), ("LSTM", "caffe", 1, 0.0, False),
          ("GRU", "caffe", 2, 0.0, False), ("RNN", "caffe", 2, 0.3, False),
          ("LSTMSimple", "caffe", 1, 0.0, True),
-         ("GRU", "cudnn", 2, 0.3, False), ("RNN", "cudnn", 1, 0.0, False)]
+         ("GRU", "cudnn", 2, 0.3, False), ("RNN", "cudnn", 1, 0.0, False),
+         ("LSTM", "caffe", 2, 0.0, False, True), ("GRU", "caffe", 1, 0.0, False, True)]
 
 
-@pytest.mark.parametrize("kind,engine,levels,dropout,cont", CASES)
-def test_the_estimate_matches_the_saved_tensors(kind, engine, levels, dropout, cont):
-    g = net_graph(kind, levels, dropout, cont)
+@pytest.mark.parametrize("kind,engine,levels,dropout,cont,both",
+                         [c if len(c) == 6 else c + (False,) for c in CASES])
+def test_the_estimate_matches_the_saved_tensors(kind, engine, levels, dropout, cont, both):
+    g = net_graph(kind, levels, dropout, cont, both)
     torch.manual_seed(0)
     net = Net(g, engine if kind != "LSTMSimple" else None).train()
     measured = saved_bytes(net, random_feeds(g, torch.device("cpu")))
