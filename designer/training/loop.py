@@ -26,9 +26,9 @@ from designer.graph.project import Project
 from . import checkpoint as C
 from .control import StopToken
 from .data import DataError, open_source
+from .decode import Sampler
 from .resume import check_compatible, convert_for
 from .rundir import RunDir
-from .sampling import Sampler
 from .schedule import learning_rate
 
 
