@@ -90,4 +90,5 @@ def _audio(model, args, settings: dict) -> int:
 
 def _bar(total: int, unit: str):
     from tqdm import tqdm
-    return tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
+    return tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False,
+                disable=None)  # no bar when stderr is not a terminal

@@ -107,14 +107,28 @@ def temperature_text(t: float) -> str:
     return f"{t:.1f}" if round(t, 1) == t else f"{t:g}"
 
 
+WHITESPACE_NAMES = {" ": "spaces", "\n": "newlines", "\t": "tabs", "\r\n": "newlines"}
+
+
 def _shown(unit: str) -> str:
+    """The loop's unit as a reader takes it in: quoted, shortened, whitespace named."""
+    if unit in WHITESPACE_NAMES:
+        return WHITESPACE_NAMES[unit]
     return repr(unit if len(unit) <= 20 else unit[:20] + "\u2026")
 
 
-def _where(bad: int, total: int) -> str:
+def _where(bad: list[int], total: int) -> str:
+    """`` in stream 2``, `` in streams 1 and 3``, `` in 5 of 8 streams``, `` in every stream``."""
     if total == 1:
         return ""
-    return " in every stream" if bad == total else f" in {bad} of {total} streams"
+    if len(bad) == total:
+        return " in every stream"
+    names = [str(k + 1) for k in bad]
+    if len(bad) == 1:
+        return f" in stream {names[0]}"
+    if len(bad) <= 3:
+        return f" in streams {', '.join(names[:-1])} and {names[-1]}"
+    return f" in {len(bad)} of {total} streams"
 
 
 def audio_hint(streams: list, temperature: float, default_temperature: float,
@@ -130,11 +144,11 @@ def audio_hint(streams: list, temperature: float, default_temperature: float,
     reference_rms
         The RMS of the training audio, when the run recorded it.
     """
-    bad = [s for s in streams if is_near_silence(s, reference_rms)]
+    bad = [k for k, s in enumerate(streams) if is_near_silence(s, reference_rms)]
     if not bad:
         return None
-    quiet = dbfs_text(min(levels(s).rms_dbfs for s in bad))
-    text = f"the model wrote near-silence{_where(len(bad), len(streams))} (RMS {quiet})"
+    quiet = dbfs_text(min(levels(streams[k]).rms_dbfs for k in bad))
+    text = f"the model wrote near-silence{_where(bad, len(streams))} (RMS {quiet})"
     if temperature < default_temperature:
         return f"{text}; try temperature {temperature_text(default_temperature)}"
     return (f"{text} even at temperature {temperature_text(temperature)}; it may need more "
@@ -143,11 +157,11 @@ def audio_hint(streams: list, temperature: float, default_temperature: float,
 
 def text_hint(texts: list[str], temperature: float, default_temperature: float) -> str | None:
     """A one-line hint when generated text ends in one short loop (``None`` when it does not)."""
-    loops = [u for u in (text_loop(t) for t in texts) if u is not None]
+    loops = [(k, u) for k, u in enumerate(text_loop(t) for t in texts) if u is not None]
     if not loops:
         return None
-    text = (f"the model repeats {_shown(loops[0])} over and over"
-            f"{_where(len(loops), len(texts))}")
+    text = (f"the model repeats {_shown(loops[0][1])} over and over"
+            f"{_where([k for k, _ in loops], len(texts))}")
     if temperature < default_temperature:
         return f"{text}; try temperature {temperature_text(default_temperature)}"
     return f"{text}; try a higher temperature, or train it longer"

@@ -188,8 +188,8 @@ class GeneratePanel(QWidget):
         runs.removed.connect(self._runs_changed)
         runs.changed.connect(self._runs_changed)
         self.run_combo.currentIndexChanged.connect(self._run_picked)
-        self._runs_changed()
         self._set_kind("text")
+        self._runs_changed()
 
     # ---------------------------------------------------------------------- pages --
     def _mnist_page(self) -> QWidget:

@@ -41,8 +41,12 @@ def test_the_audio_hint_names_the_level_and_what_to_try():
         hint.endswith("; try temperature 1.0")
     assert audio_hint([COLLAPSED], 1.0, 1.0).endswith(" even at temperature 1.0; it may need "
                                                       "more training")
-    assert "in 1 of 2 streams" in audio_hint([SPEECH, COLLAPSED], 0.8, 1.0)
+    assert "near-silence in stream 2 (RMS" in audio_hint([SPEECH, COLLAPSED], 0.8, 1.0)
     assert "in every stream" in audio_hint([COLLAPSED, COLLAPSED], 0.8, 1.0)
+    some = [COLLAPSED, SPEECH, COLLAPSED, SPEECH, COLLAPSED]
+    assert "near-silence in streams 1, 3 and 5 (RMS" in audio_hint(some, 0.8, 1.0)
+    assert "near-silence in 4 of 5 streams (RMS" in audio_hint([SPEECH] + [COLLAPSED] * 4,
+                                                               0.8, 1.0)
 
 
 @pytest.mark.parametrize("text, unit", [
@@ -69,5 +73,5 @@ def test_the_text_hint_shows_the_loop_and_what_to_try():
     hint = text_hint(["so " + "the " * 30], 0.0, 0.8)
     assert hint == "the model repeats 'the ' over and over; try temperature 0.8"
     hint = text_hint(["a fine line", "\n" * 50], 0.8, 0.8)
-    assert hint == ("the model repeats '\\n' over and over in 1 of 2 streams; try a higher "
+    assert hint == ("the model repeats newlines over and over in stream 2; try a higher "
                     "temperature, or train it longer")
