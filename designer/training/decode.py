@@ -184,7 +184,7 @@ class StreamDecoder:
         pieces, done = [], 0
         self.stopped = False
         with evaluating(self.net), _on(self.device):
-            if self.use_graph:
+            if self.use_graph and n > 0:
                 self._capture()
             while done < n:
                 if stop is not None and stop():

@@ -17,32 +17,19 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout,
-                               QLabel, QLineEdit, QPushButton, QScrollArea, QSpinBox,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QScrollArea,
                                QStackedWidget, QVBoxLayout, QWidget)
-
-from designer.graph import registry
 
 from . import resources
 from .audio_view import AudioView
 from .digits import DigitGrid
+from .generation.settings_form import SettingsForm
 from .generation.text_streams import TextStreams
 from .run_list import RunList
-from .runs import DATA_KINDS, Run, device_text
+from .runs import Run, device_text
 from .worker import GenerateWorker, Job
 
 KINDS = ("text", "audio", "mnist")
-MAX_STREAMS = 8
-
-
-def kind_defaults() -> dict:
-    """``{"text": GenerationDefaults, "audio": ...}`` from the data layers' specs."""
-    out = {}
-    for type_id, kind in DATA_KINDS.items():
-        spec = registry.get(type_id)
-        if spec.generation is not None:
-            out[kind] = spec.generation
-    return out
 
 
 def checkpoint_for(run: Run, wanted: str) -> str:
@@ -76,9 +63,6 @@ class GeneratePanel(QWidget):
         self.result: dict | None = None
         self.chunks = 0      # text pieces streamed in by the current generation
         self.streamed = 0    # characters streamed in (per stream)
-        self.defaults = kind_defaults()
-        self.temperatures = {k: d.temperature for k, d in self.defaults.items()}
-        self.top_ks = {k: d.top_k for k, d in self.defaults.items()}
 
         self.run_combo = QComboBox()
         self.run_combo.setPlaceholderText("no trained run yet")
@@ -91,47 +75,11 @@ class GeneratePanel(QWidget):
         self.checkpoint.addItem("Last", "last")
         self.checkpoint.setToolTip("Best: the checkpoint with the lowest validation loss; "
                                    "Last: the newest (the other is used if one is missing)")
-        self.prime = QLineEdit()
-        self.prime.setPlaceholderText("a newline")
-        self.prime.setToolTip("The text the model continues (characters it saw in training)")
-        self.length = _spin(1, 1_000_000, 500, " characters")
-        self.seconds = QDoubleSpinBox()
-        self.seconds.setRange(0.05, 600)
-        self.seconds.setValue(2.0)
-        self.seconds.setSuffix(" s")
-        self.count = _spin(1, 64, 16, " digits")
-        self.streams = _spin(1, MAX_STREAMS, 1, "")
-        self.streams.setToolTip("Samples written at once, as one batch, shown side by side")
-        self.temperature = QDoubleSpinBox()
-        self.temperature.setRange(0.0, 5.0)
-        self.temperature.setSingleStep(0.05)
-        self.temperature.setValue(self.temperatures.get("text", 1.0))
-        self.temperature.valueChanged.connect(self._remember)
-        self.top_k = _spin(0, 100_000, 0, "")
-        self.top_k.setSpecialValueText("off")
-        self.top_k.setToolTip("Sample only among the k most likely symbols (off: all)")
-        self.top_k.valueChanged.connect(self._remember)
-        self.seed = _spin(-1, 2**31 - 1, -1, "")
-        self.seed.setSpecialValueText("random")
-        self.seed.setToolTip("The same seed gives the same result on the same device")
-        self.device = QComboBox()
-        self.device.addItem("As trained", "auto")
-        self.device.addItem("CPU", "cpu")
-        self.device.setToolTip("As trained: the device the run trained on (its GPU), when "
-                               "this machine has it, else the CPU. CPU: leave the GPU to a "
-                               "run that is training")
-
-        self.form = QFormLayout()
-        self.form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-        self.form.addRow("Prime", self.prime)
-        self.form.addRow("Length", self.length)
-        self.form.addRow("Length", self.seconds)
-        self.form.addRow("Show", self.count)
-        self.form.addRow("Streams", self.streams)
-        self.form.addRow("Temperature", self.temperature)
-        self.form.addRow("Top-k", self.top_k)
-        self.form.addRow("Seed", self.seed)
-        self.form.addRow("Device", self.device)
+        self.settings = SettingsForm()
+        self.form = self.settings.form
+        for name in ("prime", "length", "seconds", "count", "streams", "temperature", "top_k",
+                     "seed", "device"):
+            setattr(self, name, getattr(self.settings, name))
         self.go = QPushButton(resources.icon("generate"), "Generate")
         self.go.setDefault(True)
         self.go.clicked.connect(self.generate)
@@ -153,7 +101,7 @@ class GeneratePanel(QWidget):
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(6, 6, 6, 6)
-        lv.addLayout(self.form)
+        lv.addWidget(self.settings)
         lv.addLayout(buttons)
         lv.addWidget(self.status)
         lv.addWidget(self.hint)
@@ -215,29 +163,9 @@ class GeneratePanel(QWidget):
 
     def _set_kind(self, kind: str) -> None:
         self.kind = kind if kind in KINDS else "text"
-        writes = (self.streams, self.temperature, self.top_k, self.seed, self.device)
-        rows = {"text": (self.prime, self.length, *writes),
-                "audio": (self.seconds, *writes),
-                "mnist": (self.count, self.seed)}[self.kind]
-        for w in (self.prime, self.length, self.seconds, self.count, *writes):
-            self.form.setRowVisible(w, w in rows)
+        self.settings.set_kind(self.kind)
         self.go.setText("Predict" if self.kind == "mnist" else "Generate")
         self.pages.setCurrentIndex(KINDS.index(self.kind))
-        d = self.defaults.get(self.kind)
-        if d is not None:  # this kind's last settings (its data layer's defaults at first)
-            for box, value in ((self.temperature, self.temperatures[self.kind]),
-                               (self.top_k, self.top_ks[self.kind])):
-                box.blockSignals(True)
-                box.setValue(value)
-                box.blockSignals(False)
-            self.temperature.setToolTip(
-                f"Below 1: safer, more repetitive; above 1: wilder; 0: always the most likely "
-                f"symbol. For {self.kind}, {d.temperature:g} by default: {d.why}")
-
-    def _remember(self, *_) -> None:
-        if self.kind in self.temperatures:
-            self.temperatures[self.kind] = self.temperature.value()
-            self.top_ks[self.kind] = self.top_k.value()
 
     # ------------------------------------------------------------------------ runs --
     def _runs_changed(self, *_) -> None:
@@ -272,8 +200,8 @@ class GeneratePanel(QWidget):
         run = self.current_run()
         if run is not None and run.kind and run.kind != self.kind:
             self._set_kind(run.kind)
-        trained = device_text(run.device, run.device_name) if run and run.device else None
-        self.device.setItemText(0, f"As trained ({trained})" if trained else "As trained")
+        self.settings.set_trained_on(device_text(run.device, run.device_name)
+                                     if run and run.device else None)
         self.go.setEnabled(run is not None and self.job is None)
 
     # ------------------------------------------------------------------ generating --
@@ -290,10 +218,8 @@ class GeneratePanel(QWidget):
             self.status.setText("Train a run first (or add a run folder in the charts).")
             return False
         which = checkpoint_for(run, self.checkpoint.currentData())
-        seed = None if self.seed.value() < 0 else self.seed.value()
-        job = {"kind": self.kind, "run_dir": str(run.run_dir), "which": which, "seed": seed,
-               "temperature": self.temperature.value(), "top_k": self.top_k.value(),
-               "streams": self.streams.value(), "device": self.device.currentData()}
+        job = {"kind": self.kind, "run_dir": str(run.run_dir), "which": which,
+               **self.settings.job()}
         self.hint.hide()
         if self.kind == "text":
             job.update(prime=self.prime.text().replace("\\n", "\n"), length=self.length.value())
@@ -416,13 +342,4 @@ class GeneratePanel(QWidget):
         self.stop_button.setEnabled(False)
         self.go.setEnabled(self.current_run() is not None)
         self.busy_changed.emit(False)
-
-
-def _spin(low: int, high: int, value: int, suffix: str) -> QSpinBox:
-    s = QSpinBox()
-    s.setRange(low, high)
-    s.setValue(value)
-    s.setSuffix(suffix)
-    s.setGroupSeparatorShown(True)
-    return s
 
