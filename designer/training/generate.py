@@ -215,6 +215,12 @@ def generate(model: TrainedModel, n: int, prime: str = "", temperature: float | 
     if model.kind not in ("text", "audio"):
         raise GenerateError(f"{model.path} was trained on {model.kind} data; generation is "
                             "for text and audio runs")
+    backwards = [n for n in model.net.recurrent
+                 if getattr(model.net.layers[n], "directions", 1) == 2]
+    if backwards:
+        raise GenerateError(f"{backwards[0]} is bidirectional: its backward half reads each "
+                            "sequence from its end, so the model cannot write one symbol after "
+                            "another")
     if n < 0:
         raise GenerateError("the length must be 0 or more")
     if streams < 1:

@@ -159,3 +159,11 @@ def test_generation_from_a_folder_without_checkpoint(tmp_path):
     from designer.training.checkpoint import CheckpointError
     with pytest.raises(CheckpointError, match="holds no checkpoint"):
         load_trained(tmp_path)
+
+
+def test_a_bidirectional_net_cannot_write_one_symbol_after_another(tmp_path):
+    from tests.training.test_resume_bidirectional import bidirectional_project
+    list(train(bidirectional_project(tmp_path, "CUDNN"), RunOptions(out=tmp_path / "run",
+                                                                    steps=2)))
+    with pytest.raises(GenerateError, match="lstm1 is bidirectional: its backward half reads"):
+        generate(load_trained(tmp_path / "run"), 5, "Speak")
