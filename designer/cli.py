@@ -97,16 +97,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     gen = sub.add_parser("generate", help="generate text (or audio) from a trained run")
     gen.add_argument("run_dir", metavar="RUN_DIR")
-    gen.add_argument("--prime", default="")
-    gen.add_argument("-n", type=int, default=500, help="characters (or, with --wav, "
-                     "seconds x rate samples) to generate")
-    gen.add_argument("--temperature", type=float, default=1.0)
-    gen.add_argument("--top-k", type=int, default=0)
-    gen.add_argument("--seed", type=int, default=None)
+    gen.add_argument("--prime", default="", help="text: what the model continues (default: "
+                     "a newline)")
+    gen.add_argument("-n", type=int, default=500, help="characters per stream (or, with "
+                     "--wav and no --seconds, samples)")
+    gen.add_argument("--streams", type=int, default=1, metavar="K", help="write K samples at "
+                     "once, as one batch (text: printed one after another; audio: "
+                     "OUT-1.wav ... OUT-K.wav)")
+    gen.add_argument("--temperature", type=float, default=None, help="default: the data's "
+                     "own, 0.8 for text and 1.0 for audio (0: always the most likely symbol)")
+    gen.add_argument("--top-k", type=int, default=None, help="sample among the K most likely "
+                     "symbols only (default 0: all)")
+    gen.add_argument("--seed", type=int, default=None, help="the same seed writes the same on "
+                     "the same device")
     gen.add_argument("--seconds", type=float, help="audio: seconds to generate")
     gen.add_argument("--wav", metavar="OUT.wav", help="audio: write the result here")
     gen.add_argument("--checkpoint", choices=("best", "last"), default="best")
-    gen.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    gen.add_argument("--device", default="auto", metavar="auto|cpu|cuda[:N]",
+                     help="auto (default): the device the run trained on, when this machine "
+                     "has it, else the CPU")
+    gen.add_argument("--no-cuda-graphs", action="store_true", help="run every step eagerly "
+                     "on a GPU")
 
     ex = sub.add_parser("export", help="write a project or a trained run as ONNX, standalone "
                         "PyTorch code or a Caffe/MyCaffe prototxt")

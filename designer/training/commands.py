@@ -156,7 +156,8 @@ def unforeseen(error: BaseException, run_dir: str | None) -> str:
 
 
 def generate(args) -> int:
-    from .generate import GenerateError, generate_from_run
+    from .generate import GenerateError
+    from .generate_command import generate_from_run
     try:
         return generate_from_run(args)
     except (C.CheckpointError, GenerateError) as e:

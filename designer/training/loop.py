@@ -27,12 +27,12 @@ from designer.graph.validate import LOSS_TYPES
 from . import checkpoint as C
 from .control import StopToken
 from .data import FILE_PARAMS, DataError, open_source
+from .decode import Sampler
 from .divergence import DivergenceWatch
 from .errors import TrainingError
 from .fits import check_fits
 from .resume import check_compatible, convert_for
 from .rundir import RunDir
-from .sampling import Sampler
 from .schedule import learning_rate
 
 

@@ -6,7 +6,7 @@ A source binds the symbolic dims the rest of the net is written in: ``T`` (seque
 from __future__ import annotations
 
 from .. import datasets
-from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from ..spec import FLOAT, INDEX, GenerationDefaults, LayerSpec, ParamSpec, PortSpec, TensorInfo
 
 BATCHING = ParamSpec(
     "batching", "choice", "random",
@@ -76,6 +76,9 @@ CHAR_TEXT = LayerSpec(
     ),
     infer=_seq_infer,
     source_dims=_text_dims,
+    generation=GenerationDefaults(
+        0.8, why="a little below 1 keeps text on the likelier words without making it repeat "
+        "itself"),
 )
 
 QUANTIZATIONS = {"mu_law_256": 256, "uniform_128": 128}
@@ -113,6 +116,9 @@ WAV_AUDIO = LayerSpec(
     ),
     infer=_seq_infer,
     source_dims=_wav_dims,
+    generation=GenerationDefaults(
+        1.0, why="a model of single audio samples drifts into near-silence below 1, because "
+        "the likeliest next sample is always a little nearer to zero"),
 )
 
 MNIST_FILES = ("images-idx3-ubyte", "labels-idx1-ubyte")
