@@ -11,7 +11,7 @@ import sys
 
 from designer import __version__
 
-COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate")
+COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate", "inspect")
 DEFAULT_PROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                "projects", "char-rnn-shakespeare.json")
 
@@ -101,6 +101,21 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--wav", metavar="OUT.wav", help="audio: write the result here")
     gen.add_argument("--checkpoint", choices=("best", "last"), default="best")
     gen.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+
+    ins = sub.add_parser("inspect", help="show what a trained run's recurrent layers do on an "
+                         "input, step by step: gates, states, surprise and gradient flow")
+    ins.add_argument("run_dir", metavar="RUN_DIR")
+    ins.add_argument("--text", help="text runs: the text to read (default: a piece of the "
+                     "held-out data)")
+    ins.add_argument("--steps", type=int, default=None, help="length of the held-out piece "
+                     "read when no --text is given (default 100)")
+    ins.add_argument("--layer", metavar="NAME", help="only this recurrent layer (lstm1) or "
+                     "level (lstm1/L1)")
+    ins.add_argument("--parity", action="store_true", help="also the per-step difference "
+                     "between the engines for these weights")
+    ins.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    ins.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    ins.add_argument("--json", action="store_true", help="print JSON for machines")
     return p
 
 
@@ -118,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     if cmd in ("parity", "unroll", "bench"):
         from designer.engines import commands
         return getattr(commands, cmd)(args)
-    if cmd in ("train", "generate"):
+    if cmd in ("train", "generate", "inspect"):
         from designer.training import commands
         return getattr(commands, cmd)(args)
     from designer.ui.app import main as gui_main

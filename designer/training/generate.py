@@ -53,26 +53,36 @@ class TrainedModel:
 def load_trained(run_dir: str | Path, which: str = "best", device: str = "cpu") -> TrainedModel:
     """Build the run's net from its checkpoint (its own copy of the project, not the file)."""
     ck = C.load(run_dir, which, with_state=False)
-    try:
-        project = P.from_dict(ck.meta["project"], file=ck.path / "meta.json")
-    except (P.ProjectError, KeyError) as e:
-        raise GenerateError(f"{ck.path}/meta.json holds no usable project ({e})") from None
-    graph = project.graph
-    data = ck.meta.get("data", {})
-    if "num_classes" in data:
-        graph.pin_dims({"V": int(data["num_classes"])})
-    for name, engine in ck.meta.get("engines", {}).items():
-        if name in graph and graph.layer(name).type in ("LSTM", "GRU", "RNN"):
-            graph.set_param(name, "engine", engine)
     dev = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else
                        ("cpu" if device == "auto" else device))
+    net = net_for(ck.meta, ck.weights, ck.path)
+    return TrainedModel(net.to(dev).eval(), ck.meta, ck.path, dev)
+
+
+def net_for(meta: dict, weights: dict, where: Path | str) -> Net:
+    """The net a run trained, built from its ``meta`` (the project, the number of classes, the
+    engines: a checkpoint's, or a live run's) and loaded with ``weights``.
+
+    Raises ``GenerateError`` naming ``where`` when the project or the weights do not fit.
+    """
+    try:
+        project = P.from_dict(meta["project"], file=Path(where) / "meta.json")
+    except (P.ProjectError, KeyError) as e:
+        raise GenerateError(f"{where}/meta.json holds no usable project ({e})") from None
+    graph = project.graph
+    data = meta.get("data", {})
+    if "num_classes" in data:
+        graph.pin_dims({"V": int(data["num_classes"])})
+    for name, engine in meta.get("engines", {}).items():
+        if name in graph and graph.layer(name).type in ("LSTM", "GRU", "RNN"):
+            graph.set_param(name, "engine", engine)
     try:
         net = Net(graph)
-        net.load_state_dict(ck.weights)
+        net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
     except (BuildError, RuntimeError) as e:
-        raise GenerateError(f"{ck.path} cannot be loaded into its own net "
+        raise GenerateError(f"{where} cannot be loaded into its own net "
                             f"({str(e).splitlines()[0]})") from None
-    return TrainedModel(net.to(dev).eval(), ck.meta, ck.path, dev)
+    return net.eval()
 
 
 def generate_text(model: TrainedModel, prime: str, n: int, temperature: float = 1.0,

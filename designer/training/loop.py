@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+import numpy as np
 import torch
 
 from designer.engines.build import BuildError, Net, detach_state
@@ -24,8 +25,10 @@ from designer.engines.step import TrainStep, make_optimizer, set_lr
 from designer.graph.project import Project
 
 from . import checkpoint as C
-from .control import StopToken
+from .control import StopToken, WeightsTap
 from .data import DataError, open_source
+from .inspect import inspect, top_guesses
+from .probe import DEFAULT_STEPS, Probe, ProbeError, held_out_probe
 from .resume import check_compatible, convert_for
 from .rundir import RunDir
 from .sampling import Sampler
@@ -54,6 +57,8 @@ class RunOptions:
     time_limit: float | None = None      # seconds
     download_progress: Callable | None = None
     extra_meta: dict = field(default_factory=dict)
+    tap: WeightsTap | None = None        # hands out copies of the weights when asked
+    probe_steps: int = DEFAULT_STEPS     # length of the held-out snippet inspected at evals
 
 
 def resolve_device(name: str) -> torch.device:
@@ -143,6 +148,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                              opts.corpus, opts.download_progress, seed)
     except DataError as e:
         raise TrainingError(str(e), 2) from None
+    probe = _probe(source, opts.probe_steps)
     if "V" in graph.dims and source.num_classes != graph.dims["V"] and source.kind == "text":
         raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, but "
                             f"the net was sized for V = {graph.dims['V']}", 2)
@@ -192,7 +198,8 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
            "device_name": _device_name(device), "run_dir": str(run.path),
            "engines": dict(net.engines), "params": sum(p.numel() for p in net.parameters()),
            "data": source.describe(), "notes": list(source.notes), "seed": seed,
-           "resumed": ck is not None}
+           "resumed": ck is not None, "vocab": source.vocab,
+           "probe": None if probe is None else probe.to_dict()}
     for note in source.notes:
         yield {"kind": "note", "step": step, "message": note}
     if ck is not None and switched:
@@ -236,6 +243,8 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         if carry is not None:
             carry = out.state if out.state is not None else detach_state(carry)
         step += 1
+        if opts.tap is not None and opts.tap.due(step):
+            yield {"kind": "weights", "step": step, "weights": _weights_copy(net)}
         pending.append((out, lr))
         steps_since_log += 1
         tokens_since_log += _tokens(batch)
@@ -261,6 +270,9 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
 
         if step % cfg["eval_interval"] == 0 or step == stop_at:
             result = evaluate(net, source, cfg["eval_batches"], device, data_layer)
+            seen = _look_at(net, probe, step)
+            if result and seen is not None:
+                result["gate_saturation"] = seen.pop("gate_saturation")
             if result:
                 is_best = result["val_loss"] < best
                 if is_best:
@@ -271,6 +283,8 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                           "best_val_loss": best, "time": time.perf_counter() - t_start}
                 run.log(record)
                 yield record
+                if seen is not None and seen.get("surprise") is not None:
+                    yield seen
                 if is_best:
                     yield save(("best",), result)
                 if cfg["patience"] and evals_without_best >= cfg["patience"]:
@@ -297,6 +311,40 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
 
 
 # --------------------------------------------------------------------------------- helpers --
+def _probe(source, steps: int) -> Probe | None:
+    """The fixed held-out snippet inspected at every validation (``None`` if there is none)."""
+    try:
+        return held_out_probe(source, steps)
+    except (ProbeError, DataError, ValueError, StopIteration):
+        return None
+
+
+def _look_at(net: Net, probe: Probe | None, step: int) -> dict | None:
+    """Gate saturation on the probe (for the val record) and, for text, a ``probe`` record
+    with the surprise of every character and the net's top guesses there."""
+    if probe is None:
+        return None
+    try:
+        seen = inspect(net, probe, grads=False)
+    except Exception:  # noqa: BLE001 - a net inspection cannot read must not stop training
+        return None
+    record = {"kind": "probe", "step": step, "loss": seen.loss,
+              "gate_saturation": {lv.name: {g: round(s["low"] + s["high"], 6) if g != "all"
+                                            else round(s, 6) for g, s in lv.saturation.items()}
+                                  for lv in seen.layers if lv.saturation}}
+    if seen.surprise is not None:
+        record.update(text=probe.text, labels=list(probe.labels),
+                      surprise=[None if np.isnan(v) else round(float(v), 5)
+                                for v in seen.surprise],
+                      top=top_guesses(seen))
+    return record
+
+
+def _weights_copy(net: Net) -> dict:
+    """The net's tensors as numpy arrays of their own (the loop goes on changing its own)."""
+    return {k: v.detach().to("cpu", copy=True).numpy() for k, v in net.state_dict().items()}
+
+
 def _summarise(pending, step, nan_streak, t_log, steps, tokens, device) -> tuple[dict, int]:
     """One record from the steps since the last one (a single device sync)."""
     losses = torch.stack([o.loss.float() for o, _ in pending]).tolist()
