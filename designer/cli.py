@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "net of this recurrent layer")
     g.add_argument("--train-steps", type=int, metavar="N", help="with --screenshot: train N "
                    "steps through the worker thread first")
+    g.add_argument("--inspect", metavar="RUN_DIR", help="open the Inspect view on this run "
+                   "folder (its gates, states, surprise and gradients, step by step)")
     g.add_argument("--device", choices=("auto", "cpu", "cuda"), help="the training device")
 
     v = sub.add_parser("validate", help="check a project and print every layer's shapes, "

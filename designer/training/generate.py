@@ -13,7 +13,7 @@ from designer.engines.build import BuildError, Net
 from designer.graph import project as P
 
 from . import checkpoint as C
-from .sampling import Sampler
+from .sampling import Sampler, score
 
 
 class GenerateError(Exception):
@@ -88,15 +88,26 @@ def net_for(meta: dict, weights: dict, where: Path | str) -> Net:
 def generate_text(model: TrainedModel, prime: str, n: int, temperature: float = 1.0,
                   top_k: int = 0, seed: int | None = None,
                   on_text: Callable[[str], object] | None = None,
-                  stop: Callable[[], bool] | None = None) -> str:
-    """``n`` characters after ``prime`` (a newline when empty), streamed to ``on_text``."""
+                  stop: Callable[[], bool] | None = None,
+                  on_scored: Callable[[str, float, list], object] | None = None) -> str:
+    """``n`` characters after ``prime`` (a newline when empty), streamed to ``on_text``.
+
+    ``on_scored(char, surprise, top)`` gets, before ``on_text``, how surprising the model
+    found each character it wrote (nats, at temperature 1) and its top five guesses there as
+    ``[(char, p), ...]``."""
     if model.kind != "text":
         raise GenerateError(f"{model.path} was trained on {model.kind} data, not text")
     ids = model.encode(prime or ("\n" if "\n" in model.vocab else model.vocab[0]))
     vocab = model.vocab
+
+    def scored(i: int, logits) -> None:
+        nats, top = score(logits, i)
+        on_scored(vocab[i], nats, [(vocab[j], p) for j, p in top])
+
     out = Sampler(model.net, model.device).sample(
         ids, n, temperature, top_k, seed,
-        on_symbol=(lambda i: on_text(vocab[i])) if on_text else None, stop=stop)
+        on_symbol=(lambda i: on_text(vocab[i])) if on_text else None, stop=stop,
+        on_logits=scored if on_scored else None)
     return model.decode(out)
 
 

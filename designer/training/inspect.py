@@ -263,6 +263,14 @@ def top_guesses(seen: Inspection, digits: int = 5) -> list | None:
             for t in range(seen.steps)]
 
 
+def gate_saturation(seen: Inspection, digits: int = 6) -> dict:
+    """Per level the saturated fraction of each gate (either end) and of all of them: what a
+    validation record keeps, ``{"lstm1/L0": {"i": 0.02, ..., "all": 0.05}}``."""
+    return {lv.name: {g: round(s if g == "all" else s["low"] + s["high"], digits)
+                      for g, s in lv.saturation.items()}
+            for lv in seen.layers if lv.saturation}
+
+
 def saturation(gates: dict) -> dict:
     """Per gate the fractions below LOW (tanh gates: below -HIGH) and above HIGH, and ``all``:
     the fraction of every gate value of the level that is saturated either way."""

@@ -171,4 +171,4 @@ def report(data: dict) -> str:
 def _shown(label) -> str:
     """A symbol as a table cell: newlines and spaces made visible."""
     text = str(label)
-    return {"\n": "\\n", " ": "' '", "\t": "\\t"}.get(text, text)
+    return {"\n": "\\n", " ": "\u2423", "\t": "\\t"}.get(text, text)

@@ -27,11 +27,11 @@ from designer.graph.project import Project
 from . import checkpoint as C
 from .control import StopToken, WeightsTap
 from .data import DataError, open_source
-from .inspect import inspect, top_guesses
+from .inspect import gate_saturation, inspect, top_guesses
 from .probe import DEFAULT_STEPS, Probe, ProbeError, held_out_probe
 from .resume import check_compatible, convert_for
 from .rundir import RunDir
-from .sampling import Sampler
+from .sampling import Sampler, score
 from .schedule import learning_rate
 
 
@@ -283,7 +283,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                           "best_val_loss": best, "time": time.perf_counter() - t_start}
                 run.log(record)
                 yield record
-                if seen is not None and seen.get("surprise") is not None:
+                if seen is not None and seen.get("text") is not None:
                     yield seen
                 if is_best:
                     yield save(("best",), result)
@@ -298,8 +298,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
             t_log = time.perf_counter()
 
         if sampler and cfg["sample_interval"] and step % cfg["sample_interval"] == 0:
-            yield {"kind": "sample", "step": step,
-                   "text": _sample_text(sampler, source, cfg, step)}
+            yield _sample(sampler, source, cfg, step)
             t_log = time.perf_counter()
 
     # ---- the end ------------------------------------------------------------------------
@@ -329,10 +328,8 @@ def _look_at(net: Net, probe: Probe | None, step: int) -> dict | None:
     except Exception:  # noqa: BLE001 - a net inspection cannot read must not stop training
         return None
     record = {"kind": "probe", "step": step, "loss": seen.loss,
-              "gate_saturation": {lv.name: {g: round(s["low"] + s["high"], 6) if g != "all"
-                                            else round(s, 6) for g, s in lv.saturation.items()}
-                                  for lv in seen.layers if lv.saturation}}
-    if seen.surprise is not None:
+              "gate_saturation": gate_saturation(seen)}
+    if probe.kind == "text":
         record.update(text=probe.text, labels=list(probe.labels),
                       surprise=[None if np.isnan(v) else round(float(v), 5)
                                 for v in seen.surprise],
@@ -380,11 +377,20 @@ def _tokens(batch: dict) -> int:
     return int(shape[0]) * (int(shape[1]) if len(shape) > 1 else 1)
 
 
-def _sample_text(sampler: Sampler, source, cfg: dict, step: int) -> str:
+def _sample(sampler: Sampler, source, cfg: dict, step: int) -> dict:
+    """A sample record: the text, and per character its surprise and the top guesses."""
     prime = "\n" if "\n" in source.vocab else source.vocab[0]
+    surprise, top = [], []
+
+    def scored(i, logits) -> None:
+        nats, guesses = score(logits, i)
+        surprise.append(round(nats, 5))
+        top.append([[j, round(p, 5)] for j, p in guesses])
+
     ids = sampler.sample(source.encode(prime), cfg["sample_length"],
-                         cfg["sample_temperature"], 0, seed=step)
-    return source.decode(ids)
+                         cfg["sample_temperature"], 0, seed=step, on_logits=scored)
+    return {"kind": "sample", "step": step, "text": source.decode(ids), "surprise": surprise,
+            "top": top}
 
 
 def _data_meta(source) -> dict:

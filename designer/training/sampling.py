@@ -14,6 +14,14 @@ import torch
 from designer.engines.build import Net
 
 
+def score(logits: torch.Tensor, symbol: int, k: int = 5) -> tuple[float, list]:
+    """How surprising ``symbol`` is under ``logits`` (nats, at temperature 1: the model's own
+    belief, whatever temperature drew it) and the ``k`` likeliest symbols as ``(id, p)``."""
+    logp = torch.log_softmax(logits.float().cpu(), 0)
+    p, ids = logp.exp().topk(min(k, logp.numel()))
+    return float(-logp[symbol]), [(int(i), float(q)) for i, q in zip(ids, p)]
+
+
 def pick(logits: torch.Tensor, temperature: float, top_k: int, gen: torch.Generator) -> int:
     """One symbol from a vector of logits."""
     if temperature < 0:
@@ -61,8 +69,10 @@ class Sampler:
     @torch.no_grad()
     def sample(self, prime: list[int], n: int, temperature: float = 1.0, top_k: int = 0,
                seed: int | None = None, on_symbol: Callable[[int], object] | None = None,
-               stop: Callable[[], bool] | None = None) -> list[int]:
-        """Generate ``n`` symbols after ``prime``; ``on_symbol`` gets each as it is made."""
+               stop: Callable[[], bool] | None = None,
+               on_logits: Callable[[int, torch.Tensor], object] | None = None) -> list[int]:
+        """Generate ``n`` symbols after ``prime``; ``on_symbol`` gets each as it is made, and
+        ``on_logits`` each with the logits it was drawn from (before ``on_symbol``)."""
         if not prime:
             raise ValueError("generation needs at least one symbol to start from")
         was_training = self.net.training
@@ -78,6 +88,8 @@ class Sampler:
                     break
                 s = pick(logits, temperature, top_k, gen)
                 out.append(s)
+                if on_logits is not None:
+                    on_logits(s, logits)
                 if on_symbol is not None:
                     on_symbol(s)
                 logits = self.feed([s])

@@ -1,7 +1,8 @@
 """The Generate panel: make a trained run write.
 
 Text runs take a prime, a length, a temperature, top-k and a seed, and the characters stream
-into the panel as the model produces them. Audio runs generate seconds of sound, drawn as a
+into the panel as the model produces them, each coloured by how surprised the model itself
+was to write it (hover a character for the model's top guesses there). Audio runs generate seconds of sound, drawn as a
 waveform, played where Qt Multimedia and an output device exist, and saved as a WAV. MNIST
 runs report their held-out accuracy and draw a few digits with the model's guesses.
 
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayo
 
 from . import resources
 from .audio_view import AudioView
+from .inspect.surprise import MAX_SCORED, CharToolTips, insert_scored, legend_html
 from .digits import DigitGrid
 from .run_list import RunList
 from .runs import Run
@@ -130,11 +132,23 @@ class GeneratePanel(QWidget):
         self.text_view.setReadOnly(True)
         self.text_view.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
         self.text_view.setPlaceholderText("Generated text streams here.")
+        self.tips = CharToolTips(self.text_view)
+        self.legend = QLabel(legend_html())
+        self.legend.setWordWrap(True)
+        self._scores: dict | None = None    # the surprise of the text about to arrive
+        self._scored_chars = 0
+        self._surprise_sum = 0.0
+        text_page = QWidget()
+        tv = QVBoxLayout(text_page)
+        tv.setContentsMargins(0, 0, 0, 0)
+        tv.setSpacing(2)
+        tv.addWidget(self.text_view, 1)
+        tv.addWidget(self.legend)
         self.audio = AudioView()
         self.audio.message.connect(self._audio_message)
         self.mnist_page = self._mnist_page()
         self.pages = QStackedWidget()
-        for page in (self.text_view, self.audio, self.mnist_page):
+        for page in (text_page, self.audio, self.mnist_page):
             self.pages.addWidget(page)
         top = QHBoxLayout()
         top.setContentsMargins(6, 6, 6, 0)
@@ -241,7 +255,8 @@ class GeneratePanel(QWidget):
                "temperature": self.temperature.value(), "top_k": self.top_k.value()}
         if self.kind == "text":
             job.update(prime=self.prime.text().replace("\\n", "\n"), length=self.length.value())
-            self.chunks = self.streamed = 0
+            self.chunks = self.streamed = self._scored_chars = 0
+            self._surprise_sum = 0.0
             self.text_view.clear()
             cursor = self.text_view.textCursor()
             bold = QTextCharFormat()
@@ -254,6 +269,7 @@ class GeneratePanel(QWidget):
         else:
             job.update(count=self.count.value())
         worker = GenerateWorker(job)
+        worker.scored.connect(self._scored)
         worker.text.connect(self._text)
         worker.progress.connect(self._progress)
         worker.result.connect(self._result)
@@ -280,6 +296,10 @@ class GeneratePanel(QWidget):
             self.job.wait()
             self._ended()
 
+    @Slot(object)
+    def _scored(self, scores: dict) -> None:
+        self._scores = scores
+
     @Slot(str)
     def _text(self, chunk: str) -> None:
         self.chunks += 1
@@ -288,7 +308,14 @@ class GeneratePanel(QWidget):
                             "characters\u2026")
         cursor = self.text_view.textCursor()
         cursor.movePosition(QTextCursor.End)
-        cursor.insertText(chunk, QTextCharFormat())
+        scores, self._scores = self._scores, None
+        if scores is not None and len(scores["surprise"]) == len(chunk):
+            self._scored_chars += insert_scored(
+                cursor, chunk, scores["surprise"], scores["top"],
+                budget=MAX_SCORED - self._scored_chars)
+            self._surprise_sum += sum(scores["surprise"])
+        else:
+            cursor.insertText(chunk, QTextCharFormat())
         self.text_view.setTextCursor(cursor)
         self.text_view.ensureCursorVisible()
 
@@ -303,7 +330,9 @@ class GeneratePanel(QWidget):
         took = time.perf_counter() - self._started
         if result["kind"] == "text":
             n = len(result["text"])
-            self.status.setText(f"{n:,} characters in {took:.1f} s"
+            mean = f"; the model's own surprise: {self._surprise_sum / n:.2f} nats a " \
+                "character" if n and self._scored_chars else ""
+            self.status.setText(f"{n:,} characters in {took:.1f} s{mean}"
                                 + (" (stopped)" if result.get("stopped") else ""))
         elif result["kind"] == "audio" and result.get("stopped"):
             self.status.setText("Stopped")

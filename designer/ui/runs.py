@@ -79,6 +79,9 @@ class Run:
         self.state = "starting"   # starting, running, paused, stopping, finished, stopped, failed...
         self.best_val_loss: float | None = None
         self.visible = True
+        self.vocab: list | None = None      # text runs: the characters, from the start record
+        self.probe: dict | None = None      # the held-out snippet inspected (a Probe dict)
+        self.saturation: list = []          # [(step, {level: {gate: fraction}})], by step
         from .series import Series  # numpy: not on the way to the first paint
         self.series: dict[str, Series] = {m: Series() for m in METRICS.values()}
 
@@ -119,6 +122,7 @@ class Run:
             self.engines = dict(record.get("engines") or {})
             self.device, self.device_name = record.get("device"), record.get("device_name")
             self.steps, self.step = record.get("steps"), record.get("step", 0)
+            self.vocab, self.probe = record.get("vocab"), record.get("probe")
             self.state = "running"
             return
         if kind in ("train", "val"):
@@ -129,6 +133,8 @@ class Run:
             self.step = max(self.step, int(record["step"]))
             if kind == "val" and record.get("best_val_loss") is not None:
                 self.best_val_loss = float(record["best_val_loss"])
+            if kind == "val" and isinstance(record.get("gate_saturation"), dict):
+                self.add_saturation(int(record["step"]), record["gate_saturation"])
         elif kind == "paused":
             self.state = "paused"
         elif kind == "resumed":
@@ -138,6 +144,12 @@ class Run:
             self.step = record.get("step", self.step)
             if record.get("best_val_loss") is not None:
                 self.best_val_loss = float(record["best_val_loss"])
+
+    def add_saturation(self, step: int, levels: dict) -> None:
+        """Gate saturation measured at ``step`` (a validation, or a live inspection)."""
+        self.saturation = [(s, d) for s, d in self.saturation if s != step]
+        self.saturation.append((step, levels))
+        self.saturation.sort(key=lambda p: p[0])
 
     # ------------------------------------------------------------------------- folders --
     @classmethod

@@ -54,6 +54,7 @@ class TrainingController(QObject):
         self.state = IDLE
         self.job: Job | None = None
         self.token = None
+        self.tap = None
         self.run: Run | None = None
         self._gpus_listed = False
         self._closing = False
@@ -157,9 +158,10 @@ class TrainingController(QObject):
         request = TrainRequest(snapshot, str(project.path) if project.path else None, str(out),
                                steps, device or self.device_picker.device(),
                                engine if engine is not None else self.engine_picker.engine())
-        from designer.training.control import StopToken  # threading only: no torch
+        from designer.training.control import StopToken, WeightsTap  # threading, no torch
         self.token = StopToken()
-        worker = TrainWorker(request, self.token)
+        self.tap = WeightsTap()
+        worker = TrainWorker(request, self.token, self.tap)
         worker.record.connect(self._record)
         worker.failed.connect(self._failed)
         worker.download.connect(self._download)
@@ -168,6 +170,8 @@ class TrainingController(QObject):
         self.run = run
         self._started_at = time.strftime("%H:%M:%S")
         self.runs.add(run)
+        if self.w.inspect_view is not None:
+            self.w.inspect_view.follow_run(run, self.tap)
         self.output.begin_run(run, request)
         self.device.watch_training(request.device)
         self.show_docks()
@@ -216,6 +220,10 @@ class TrainingController(QObject):
             return
         run.add(rec)
         kind = rec["kind"]
+        if self.w.inspect_view is not None and kind in ("start", "weights", "val", "done"):
+            self.w.inspect_view.run_record(run, rec)
+        if kind == "weights":
+            return
         if kind == "start":
             if self.state == STARTING:
                 self._set_state(RUNNING)
@@ -272,7 +280,7 @@ class TrainingController(QObject):
         run, self.run = self.run, None
         if self.job is not None:
             self.job.deleteLater()  # its thread has ended
-        self.job, self.token = None, None
+        self.job, self.token, self.tap = None, None, None
         self._set_state(IDLE)
         self.progress.hide()
         self.status.hide()
@@ -336,6 +344,8 @@ class TrainingController(QObject):
         self.charts.refresh_theme()
         self.device.refresh_theme()
         self.output.generate.audio.refresh_theme()
+        if self.w.inspect_view is not None:
+            self.w.inspect_view.refresh_theme()
         self._update_banner()
 
     # ---------------------------------------------------------------------- closing --
@@ -345,6 +355,8 @@ class TrainingController(QObject):
         if self._closing and self.job is None:
             self.output.generate.shutdown()
             self.device.shutdown()
+            if self.w.inspect_view is not None:
+                self.w.inspect_view.shutdown()
             return
         self._closing = True
         if self.job is not None:
@@ -366,6 +378,8 @@ class TrainingController(QObject):
             dialog.deleteLater()
         self.output.generate.shutdown()
         self.device.shutdown()
+        if self.w.inspect_view is not None:
+            self.w.inspect_view.shutdown()
 
 
 def _sentence(text: str) -> str:

@@ -79,10 +79,11 @@ class TrainWorker(QObject):
     failed = Signal(object)
     finished = Signal()
 
-    def __init__(self, request: TrainRequest, token) -> None:
+    def __init__(self, request: TrainRequest, token, tap=None) -> None:
         super().__init__()
         self.request = request
         self.token = token
+        self.tap = tap  # a WeightsTap: the Inspect view asks for weights copies through it
 
     @Slot()
     def run(self) -> None:
@@ -110,7 +111,7 @@ class TrainWorker(QObject):
 
         opts = RunOptions(out=r.out, resume=r.resume, steps=r.steps, device=r.device,
                           engine=r.engine, extra_meta=dict(r.extra),
-                          download_progress=downloading)
+                          download_progress=downloading, tap=self.tap)
         for rec in train(project, opts, self.token):
             self.record.emit(rec)
 
@@ -135,6 +136,9 @@ class GenerateWorker(QObject):
     -------
     text(str)
         New characters, a few at a time (at most every ``interval`` seconds).
+    scored(dict)
+        Sent just before each ``text``: ``{"surprise": [...], "top": [...]}``, one entry per
+        character of that text (how surprised the model was by it, and its top guesses).
     progress(int, int)
         Done and total, for audio.
     result(dict)
@@ -144,6 +148,7 @@ class GenerateWorker(QObject):
     """
 
     text = Signal(str)
+    scored = Signal(object)
     progress = Signal(int, int)
     result = Signal(object)
     failed = Signal(object)
@@ -173,21 +178,31 @@ class GenerateWorker(QObject):
         j = self.job
         model = load_trained(j["run_dir"], j.get("which", "best"), "cpu")
         pending: list[str] = []
+        surprise: list[float] = []
+        top: list[list] = []
         last = [time.perf_counter()]
+
+        def flush() -> None:
+            self.scored.emit({"surprise": list(surprise), "top": list(top)})
+            self.text.emit("".join(pending))
+            pending.clear(), surprise.clear(), top.clear()
+
+        def on_scored(ch: str, nats: float, guesses: list) -> None:
+            surprise.append(nats)
+            top.append(guesses)
 
         def on_text(ch: str) -> None:
             pending.append(ch)
             now = time.perf_counter()
             if now - last[0] >= self.interval:
-                self.text.emit("".join(pending))
-                pending.clear()
+                flush()
                 last[0] = now
 
         out = generate_text(model, j.get("prime", ""), j["length"], j["temperature"],
                             j["top_k"], j.get("seed"), on_text=on_text,
-                            stop=lambda: self._stop)
+                            stop=lambda: self._stop, on_scored=on_scored)
         if pending:
-            self.text.emit("".join(pending))
+            flush()
         return {"kind": "text", "text": out, "stopped": self._stop}
 
     def _audio(self) -> dict:
