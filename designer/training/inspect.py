@@ -254,6 +254,26 @@ def _numpy(values: list) -> np.ndarray:
     return torch.stack([v[0] for v in values]).detach().float().cpu().numpy()
 
 
+def probe_record(net, probe: Probe | None, step: int) -> dict | None:
+    """What the training loop reports at a validation: a ``probe`` record with the gate
+    saturation on the probe and, for text, the surprise of every character and the net's top
+    guesses there (``None`` without a probe, or when the net cannot be read)."""
+    if probe is None:
+        return None
+    try:
+        seen = inspect(net, probe, grads=False)
+    except Exception:  # noqa: BLE001 - a net inspection cannot read must not stop training
+        return None
+    record = {"kind": "probe", "step": step, "loss": seen.loss,
+              "gate_saturation": gate_saturation(seen)}
+    if probe.kind == "text":
+        record.update(text=probe.text, labels=list(probe.labels),
+                      surprise=[None if np.isnan(v) else round(float(v), 5)
+                                for v in seen.surprise],
+                      top=top_guesses(seen))
+    return record
+
+
 def top_guesses(seen: Inspection, digits: int = 5) -> list | None:
     """Per step the top guesses as ``[[symbol, p], ...]`` lists (``[]`` at step 0), or None."""
     if seen.top_ids is None:

@@ -141,13 +141,14 @@ def report(data: dict) -> str:
         guess = ", ".join(f"{c} {p:.0%}" for c, p in data["prediction"][:3])
         lines.append(f"the digit is {inp['target']}; the net says {guess}")
     lines.append("")
-    lines.append("level        type  engine  units  saturated  (per gate: below 0.05 / above "
+    lines.append("level        type  engine   units  saturated  (per gate: below 0.05 / above "
                  "0.95)")
     for lv in data["layers"]:
         gates = "  ".join(f"{g} {s['low']:.0%}/{s['high']:.0%}"
                           for g, s in lv["saturation"].items() if isinstance(s, dict))
         total = lv["saturation"].get("all")
-        lines.append(f"{lv['name']:<12} {lv['type']:<5} {lv['engine']:<7} {lv['units']:>5}  "
+        engine = {"CUDNN": "cuDNN", "CAFFE": "unrolled"}.get(lv["engine"], lv["engine"])
+        lines.append(f"{lv['name']:<12} {lv['type']:<5} {engine:<8} {lv['units']:>5}  "
                      f"{'-' if total is None else f'{total:.1%}':>9}  {gates}")
     lines.append("")
     first = data["layers"][0]

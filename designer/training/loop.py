@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-import numpy as np
 import torch
 
 from designer.engines.build import BuildError, Net, detach_state
@@ -27,8 +26,8 @@ from designer.graph.project import Project
 from . import checkpoint as C
 from .control import StopToken, WeightsTap
 from .data import DataError, open_source
-from .inspect import gate_saturation, inspect, top_guesses
-from .probe import DEFAULT_STEPS, Probe, ProbeError, held_out_probe
+from .inspect import probe_record
+from .probe import DEFAULT_STEPS, held_out_probe
 from .resume import check_compatible, convert_for
 from .rundir import RunDir
 from .sampling import Sampler, score
@@ -58,7 +57,7 @@ class RunOptions:
     download_progress: Callable | None = None
     extra_meta: dict = field(default_factory=dict)
     tap: WeightsTap | None = None        # hands out copies of the weights when asked
-    probe_steps: int = DEFAULT_STEPS     # length of the held-out snippet inspected at evals
+    probe_steps: int = DEFAULT_STEPS     # the held-out snippet inspected at evals (0: none)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -148,7 +147,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                              opts.corpus, opts.download_progress, seed)
     except DataError as e:
         raise TrainingError(str(e), 2) from None
-    probe = _probe(source, opts.probe_steps)
+    probe = held_out_probe(source, opts.probe_steps, quiet=True) if opts.probe_steps else None
     if "V" in graph.dims and source.num_classes != graph.dims["V"] and source.kind == "text":
         raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, but "
                             f"the net was sized for V = {graph.dims['V']}", 2)
@@ -270,7 +269,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
 
         if step % cfg["eval_interval"] == 0 or step == stop_at:
             result = evaluate(net, source, cfg["eval_batches"], device, data_layer)
-            seen = _look_at(net, probe, step)
+            seen = probe_record(net, probe, step)
             if result and seen is not None:
                 result["gate_saturation"] = seen.pop("gate_saturation")
             if result:
@@ -310,33 +309,6 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
 
 
 # --------------------------------------------------------------------------------- helpers --
-def _probe(source, steps: int) -> Probe | None:
-    """The fixed held-out snippet inspected at every validation (``None`` if there is none)."""
-    try:
-        return held_out_probe(source, steps)
-    except (ProbeError, DataError, ValueError, StopIteration):
-        return None
-
-
-def _look_at(net: Net, probe: Probe | None, step: int) -> dict | None:
-    """Gate saturation on the probe (for the val record) and, for text, a ``probe`` record
-    with the surprise of every character and the net's top guesses there."""
-    if probe is None:
-        return None
-    try:
-        seen = inspect(net, probe, grads=False)
-    except Exception:  # noqa: BLE001 - a net inspection cannot read must not stop training
-        return None
-    record = {"kind": "probe", "step": step, "loss": seen.loss,
-              "gate_saturation": gate_saturation(seen)}
-    if probe.kind == "text":
-        record.update(text=probe.text, labels=list(probe.labels),
-                      surprise=[None if np.isnan(v) else round(float(v), 5)
-                                for v in seen.surprise],
-                      top=top_guesses(seen))
-    return record
-
-
 def _weights_copy(net: Net) -> dict:
     """The net's tensors as numpy arrays of their own (the loop goes on changing its own)."""
     return {k: v.detach().to("cpu", copy=True).numpy() for k, v in net.state_dict().items()}

@@ -103,13 +103,19 @@ def text_probe(text: str, vocab: list[str], origin: str = "typed text") -> Probe
                  origin=origin)
 
 
-def held_out_probe(source, steps: int = DEFAULT_STEPS) -> Probe:
+def held_out_probe(source, steps: int = DEFAULT_STEPS, quiet: bool = False) -> Probe | None:
     """A fixed piece of ``source``'s held-out data (its training data when none is held out).
 
     Text starts at the first line after a blank line (a speaker's name, in a play) and ends at
     a line end where one is near; audio is the first ``steps`` held-out samples; MNIST the
-    first held-out digit. The same source gives the same probe every time.
+    first held-out digit. The same source gives the same probe every time. ``quiet``: return
+    ``None`` instead of raising when the source has nothing to offer.
     """
+    if quiet:
+        try:
+            return held_out_probe(source, steps)
+        except (ProbeError, ValueError, StopIteration, KeyError):
+            return None
     split = "val" if "val" in source.splits else "train"
     where = "held-out" if split == "val" else "training"
     name = Path(source.path).name

@@ -226,9 +226,19 @@ def _inspect_run(window, folder: str) -> int:
     words = [lv for lv in seen.layers if "f" in lv.gates] or seen.layers
     view.level.setCurrentIndex(view.level.findData(words[-1].name))
     view.quantity.setCurrentIndex(view.quantity.findData("c"))
-    if seen.probe.kind == "text":
-        view.unit_panel.pattern.setEditText(r"\n")
-        if view.unit_panel.search():
+    if seen.probe.kind == "text":  # the preset pattern some unit follows best
+        from designer.ui.inspect.search import PRESETS, PatternError, find_units
+        values = view.unit_panel.values
+        best = (0.0, None)
+        for _, regex in PRESETS:
+            try:
+                _, ranked = find_units(values, seen.probe.text, regex, 1)
+            except PatternError:
+                continue
+            best = max(best, (abs(ranked[0][1]), regex), key=lambda b: b[0])
+        if best[1] is not None:
+            view.unit_panel.pattern.setEditText(best[1])
+            view.unit_panel.search()
             unit = view.unit_panel.results.item(0).data(Qt.UserRole)
             view.unit_panel.show_unit(unit)
             view.charts.set_unit(unit)

@@ -169,9 +169,9 @@ class TrainingController(QObject):
         self.job.done.connect(self._ended)
         self.run = run
         self._started_at = time.strftime("%H:%M:%S")
-        self.runs.add(run)
-        if self.w.inspect_view is not None:
+        if self.w.inspect_view is not None:  # before it is listed: the view then follows it
             self.w.inspect_view.follow_run(run, self.tap)
+        self.runs.add(run)
         self.output.begin_run(run, request)
         self.device.watch_training(request.device)
         self.show_docks()

@@ -131,3 +131,37 @@ def test_every_validation_records_saturation_and_a_scored_snippet(tmp_path):
     assert [r["gate_saturation"] for r in logged if r["kind"] == "val"] == \
         [v["gate_saturation"] for v in vals]
     assert not any(r["kind"] == "probe" for r in logged)
+
+
+def test_an_mnist_run_is_inspected_on_a_held_out_digit(tmp_path, capsys):
+    from designer.graph import Graph
+    from designer.graph.project import Project
+    from tests.training.test_data_mnist import write_set
+    write_set(tmp_path, "t10k", 120)
+    g = Graph(project_dir=tmp_path)
+    g.add_layer("MnistRows", "data", {"folder": str(tmp_path), "batch_size": 10,
+                                      "holdout": 30})
+    g.add_layer("LSTM", "lstm1", {"num_output": 8, "batch_first": True})
+    g.add_layer("InnerProduct", "ip1", {"num_output": 10, "axis": 1})
+    g.add_layer("SoftmaxWithLoss", "loss", {"axis": 1})
+    for a, b in [("data.data", "lstm1.x"), ("lstm1.y", "ip1.x"), ("ip1.y", "loss.logits"),
+                 ("data.label", "loss.label")]:
+        (s, sp), (d, dp) = a.split("."), b.split(".")
+        g.connect(s, sp, d, dp)
+    project = Project(g, "digits", "", {"type": "Adam", "max_steps": 4},
+                      {"log_interval": 2, "eval_interval": 2, "eval_batches": 1,
+                       "device": "cpu"})
+    recs = list(train(project, RunOptions(out=tmp_path / "run", steps=4)))
+    assert recs[0]["probe"]["kind"] == "mnist" and recs[0]["vocab"] is None
+    assert "gate_saturation" in next(r for r in recs if r["kind"] == "val")
+    code, out, err = command(capsys, "inspect", tmp_path / "run", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["input"]["kind"] == "mnist" and data["input"]["steps"] == 28
+    assert data["input"]["origin"].startswith("the first held-out digit of")
+    assert data["surprise"] is None and "top" not in data
+    assert len(data["prediction"]) == 5 and sum(p for _, p in data["prediction"]) <= 1.0
+    assert len(data["grad_norm_per_step"]) == 28 and min(data["grad_norm_per_step"]) > 0
+    assert np.array(data["layers"][0]["gates"]["f"]).shape == (28, 8)
+    code, _, err = command(capsys, "inspect", tmp_path / "run", "--text", "abc")
+    assert code == 2 and "was trained on mnist data; --text is for text runs" in err

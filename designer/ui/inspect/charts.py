@@ -67,8 +67,9 @@ class SaturationChart(pg.PlotWidget):
         self.setMinimumHeight(150)
         self.refresh_theme()
 
-    def set_history(self, history: list, level: str) -> int:
-        """``history``: ``[(step, {level: {gate: fraction}}), ...]``; returns the points drawn."""
+    def set_history(self, history: list, level: str, name: str = "") -> int:
+        """``history``: ``[(step, {level: {gate: fraction}}), ...]``; draws ``level``'s
+        (called ``name`` in the title); returns the points drawn."""
         points = [(s, d[level]) for s, d in history if level in d]
         gates = list(points[-1][1]) if points else []
         for name in list(self.curves):
@@ -90,8 +91,9 @@ class SaturationChart(pg.PlotWidget):
         self.empty.setVisible(not points)
         if points:
             self.getPlotItem().enableAutoRange()
+            self.getPlotItem().getViewBox().setDefaultPadding(0.06)
         self.getPlotItem().setTitle(
-            f"Saturated gates of {level} over training (below 0.05 or above 0.95)"
+            f"Saturated gates of {name or level} (below 0.05 or above 0.95)"
             if points else "Saturated gates over training: measured at every validation",
             size="9pt")
         return len(points)

@@ -150,6 +150,7 @@ class StepCharts(pg.GraphicsLayoutWidget):
         self.heat.addItem(self.marker, ignoreBounds=True)
         self.marker.hide()
         self.values: np.ndarray | None = None
+        self.order = self.row_of = np.arange(0)
         self.labels: list[str] = []
         self.quantity = "f"
         self.unit: int | None = None
@@ -189,11 +190,21 @@ class StepCharts(pg.GraphicsLayoutWidget):
         self.grad.setVisible(grad_mean is not None)
         self.surprise.setXRange(0, t_, padding=0)
 
-    def set_map(self, values: np.ndarray, quantity: str, title: str) -> None:
-        """Show ``values`` (T, H) of ``quantity`` (``i``, ``f``... ``c``, ``h``)."""
+    def set_map(self, values: np.ndarray, quantity: str, title: str,
+                order: np.ndarray | None = None, order_text: str = "") -> None:
+        """Show ``values`` (T, H) of ``quantity`` (``i``, ``f``... ``c``, ``h``); ``order``
+        lists the units from the top row down (``None``: by number), ``order_text`` says
+        how they are ordered."""
         self.values, self.quantity = values, quantity
+        self.order = np.arange(values.shape[1]) if order is None else np.asarray(order)
+        self.row_of = np.empty_like(self.order)
+        self.row_of[self.order] = np.arange(len(self.order))
+        by_number = order is None
+        self.heat.getAxis("left").setStyle(showValues=by_number)
+        self.heat.setLabel("left", "unit" if by_number else f"units, {order_text}",
+                           **{"font-size": "8pt"})
         lo, hi = levels_for(quantity, values)
-        self.image.setImage(values, levels=(lo, hi), autoLevels=False)
+        self.image.setImage(values[:, self.order], levels=(lo, hi), autoLevels=False)
         self.image.setRect(QRectF(0, 0, values.shape[0], values.shape[1]))
         self.bar.setLevels((lo, hi))
         name, low, high = QUANTITIES.get(quantity, (quantity, "low", "high"))
@@ -208,7 +219,7 @@ class StepCharts(pg.GraphicsLayoutWidget):
         if unit is None or self.values is None:
             self.marker.hide()
             return
-        self.marker.setRect(QRectF(0, unit, self.values.shape[0], 1))
+        self.marker.setRect(QRectF(0, int(self.row_of[unit]), self.values.shape[0], 1))
         self.marker.show()
 
     # ------------------------------------------------------------------- the mouse --
@@ -216,9 +227,9 @@ class StepCharts(pg.GraphicsLayoutWidget):
         if self.values is None or not self.heat.sceneBoundingRect().contains(scene_pos):
             return None
         p = self.heat.vb.mapSceneToView(scene_pos)
-        t, u = int(math.floor(p.x())), int(math.floor(p.y()))
-        if 0 <= t < self.values.shape[0] and 0 <= u < self.values.shape[1]:
-            return t, u
+        t, row = int(math.floor(p.x())), int(math.floor(p.y()))
+        if 0 <= t < self.values.shape[0] and 0 <= row < self.values.shape[1]:
+            return t, int(self.order[row])
         return None
 
     def _clicked(self, event) -> None:

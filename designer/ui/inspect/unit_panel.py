@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QListWidget, QLis
                                QPushButton, QSpinBox, QTextEdit, QVBoxLayout, QWidget)
 
 from .heatmap import QUANTITIES, color_map, glyph, levels_for
-from .search import PRESETS, PatternError, find_units
+from .search import PRESETS, PatternError, correlate, find_units
 from .surprise import CharToolTips
 
 
@@ -38,20 +38,27 @@ class UnitText(QTextEdit):
         self.tips = CharToolTips(self)
 
     def show_unit(self, labels: list[str], values: np.ndarray, quantity: str,
-                  unit: int) -> None:
-        lo, hi = levels_for(quantity, values)
+                  unit: int) -> tuple[float, float]:
+        """Colour the text by ``values[:, unit]``; returns the colour range used (the
+        heatmap's, except for c: this unit's own, symmetric around 0)."""
         column = values[:, unit]
+        lo, hi = levels_for(quantity, values)
+        if quantity == "c":
+            top = max(float(np.abs(column).max()), 1e-6)
+            lo, hi = -top, top
         self.clear()
         cursor = self.textCursor()
         name = QUANTITIES.get(quantity, (quantity,))[0]
         for t, ch in enumerate(labels):
             fmt = QTextCharFormat()
-            fmt.setBackground(value_color(float(column[t]), lo, hi))
-            fmt.setForeground(QColor("#111111"))
+            back = value_color(float(column[t]), lo, hi)
+            fmt.setBackground(back)
+            fmt.setForeground(QColor("#111111") if back.lightness() > 110 else QColor("#ffffff"))
             fmt.setToolTip(f"step {t} reads <b>{html.escape(glyph(ch))}</b><br>unit {unit}: "
                            f"{name} = {column[t]:+.3f}")
             cursor.insertText(ch if ch != "\n" else "\u21b5\n", fmt)
         self.moveCursor(QTextCursor.Start)
+        return lo, hi
 
 
 class UnitPanel(QWidget):
@@ -64,6 +71,7 @@ class UnitPanel(QWidget):
     """
 
     unit_picked = Signal(int)
+    searched = Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -115,6 +123,7 @@ class UnitPanel(QWidget):
         self.values: np.ndarray | None = None
         self.quantity = "c"
         self.where = ""
+        self.correlation: np.ndarray | None = None  # every unit's r with the last pattern
 
     def set_data(self, labels: list[str], values: np.ndarray, quantity: str, where: str,
                  searchable: bool) -> None:
@@ -140,9 +149,10 @@ class UnitPanel(QWidget):
         self.unit.setValue(unit)
         self.unit.blockSignals(False)
         name = QUANTITIES.get(self.quantity, (self.quantity,))[0]
+        lo, hi = self.text.show_unit(self.labels, self.values, self.quantity, unit)
         self.title.setText(f"<b>Unit {unit}</b> of {self.where}: its {name} at every "
-                           "character (blue low, red high; hover for values)")
-        self.text.show_unit(self.labels, self.values, self.quantity, unit)
+                           f"character, blue {lo:+.2g} \u2026 white \u2026 red {hi:+.2g} "
+                           "(hover a character for the value)")
 
     def _spun(self, unit: int) -> None:
         self.show_unit(unit)
@@ -158,13 +168,16 @@ class UnitPanel(QWidget):
         """Rank the units by how well they follow the pattern typed; False when it cannot."""
         pattern = self.pattern.currentText()
         self.results.clear()
+        self.correlation = None
         if self.values is None or not pattern:
             return False
         try:
             marks, ranked = find_units(self.values, "".join(self.labels), pattern)
         except PatternError as e:
             self.message.setText(str(e))
+            self.searched.emit()
             return False
+        self.correlation = correlate(self.values, marks)
         self.message.setText(f"{int(marks.sum())} of {len(marks)} characters match; units of "
                              f"{self.where} by correlation r with the match:")
         for unit, r in ranked:
@@ -172,6 +185,7 @@ class UnitPanel(QWidget):
                                    f"{'high' if r > 0 else 'low'} inside the matches")
             item.setData(Qt.UserRole, unit)
             self.results.addItem(item)
+        self.searched.emit()
         return True
 
     def _result_clicked(self, item: QListWidgetItem) -> None:

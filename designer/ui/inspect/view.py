@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
@@ -78,6 +79,13 @@ class InspectView(QWidget):
         self.level.setToolTip("The recurrent layer (and, for stacked layers, the level) shown")
         self.quantity = QComboBox()
         self.quantity.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.order = QComboBox()
+        for text, key in (("by number", "number"), ("most active first", "active"),
+                          ("following the pattern first", "pattern")):
+            self.order.addItem(text, key)
+        self.order.setToolTip("How the heatmap's rows are ordered: by unit number, by how "
+                              "much each unit changes over the text, or by how well it "
+                              "follows the pattern searched for (the units listed first)")
         self.quantity.setToolTip("What the heatmap shows for every unit at every step")
         self.text = QLineEdit()
         self.text.setPlaceholderText("type text to inspect (empty: a held-out snippet of the "
@@ -109,7 +117,8 @@ class InspectView(QWidget):
 
         row1 = QHBoxLayout()
         for w in (QLabel("Run"), self.run_combo, self.checkpoint, self.follow, self.every,
-                  _gap(), QLabel("Layer"), self.level, QLabel("Show"), self.quantity):
+                  _gap(), QLabel("Layer"), self.level, QLabel("Show"), self.quantity,
+                  QLabel("Units"), self.order):
             row1.addWidget(w)
         row1.addStretch(1)
         row2 = QHBoxLayout()
@@ -132,13 +141,17 @@ class InspectView(QWidget):
         self.follow.toggled.connect(self._follow_toggled)
         self.level.currentIndexChanged.connect(self._level_picked)
         self.quantity.currentIndexChanged.connect(self._show)
+        self.order.currentIndexChanged.connect(self._show_map)
+        self.unit_panel.searched.connect(self._searched)
         self.charts.unit_clicked.connect(self.unit_panel.show_unit)
         self.charts.hovered.connect(lambda text: self.hover.setText(text or " "))
         self.unit_panel.unit_picked.connect(self.charts.set_unit)
-        runs.added.connect(self._runs_changed)
+        runs.added.connect(self._run_added)
         runs.removed.connect(self._runs_changed)
         runs.changed.connect(self._runs_changed)
         self._runs_changed()
+        if self.current_run() is None:
+            self.refresh()  # says what to do
 
     # ------------------------------------------------------------------------ runs --
     def current_run(self):
@@ -149,6 +162,11 @@ class InspectView(QWidget):
             if self.run_combo.itemData(i) is run:
                 self.run_combo.setCurrentIndex(i)
                 return
+
+    def _run_added(self, run) -> None:
+        self._runs_changed()
+        if run is self.live_run and self.follow.isChecked() and self.current_run() is not run:
+            self.select_run(run)
 
     def _runs_changed(self, *_) -> None:
         current = self.current_run()
@@ -186,18 +204,20 @@ class InspectView(QWidget):
                                 "inspected every few steps\u2026")
             self._arm(soon=True)
             return
-        self.service.submit({"what": "checkpoint", "run_dir": str(run.run_dir),
+        self.service.submit({"what": "checkpoint", "run": run.number,
+                             "run_dir": str(run.run_dir),
                              "which": self.checkpoint.currentData(),
                              "text": self.text.text() or None})
         self.status.setText(f"Inspecting run #{run.number}\u2026")
 
     # ---------------------------------------------------------------------- live --
     def follow_run(self, run, tap) -> None:
-        """A run starts training: follow it (the controller calls this)."""
+        """A run is about to start training (the controller calls this before listing it):
+        follow it once it is listed, the first weights after its first step."""
         self.live_run, self.tap = run, tap
         self._rest_until = 0.0
         if self.follow.isChecked():
-            self.select_run(run)
+            self.select_run(run)  # when it is listed already (the view opened mid-run)
 
     def run_record(self, run, rec: dict) -> None:
         """A record of the live run (the controller passes on the ones that matter here)."""
@@ -208,7 +228,8 @@ class InspectView(QWidget):
             self._arm(soon=True)
         elif kind == "weights" and self._is_live(self.current_run()) and self.isVisible():
             self._live_job = self.service.submit({
-                "what": "weights", "key": run.number, "weights": rec["weights"],
+                "what": "weights", "key": run.number, "run": run.number,
+                "weights": rec["weights"],
                 "step": rec["step"], "probe": run.probe, "text": self.text.text() or None,
                 "meta": {"project": run.project, "engines": run.engines,
                          "data": {"kind": run.kind, "vocab": run.vocab,
@@ -254,7 +275,7 @@ class InspectView(QWidget):
 
     # -------------------------------------------------------------------- results --
     def _result(self, result: dict) -> None:
-        if result["what"] != "weights" and result["what"] != "checkpoint":
+        if result["what"] not in ("weights", "checkpoint"):
             return
         if result["what"] == "weights":
             self._rest_until = time.monotonic() + REST * result["seconds"]
@@ -263,12 +284,17 @@ class InspectView(QWidget):
                 self.live_run.add_saturation(result["inspection"].step,
                                              gate_saturation(result["inspection"]))
                 QTimer.singleShot(0, self._arm)
+        run = self.current_run()
+        if run is None or result.get("run") != run.number:
+            return  # asked for a run no longer shown
         self.result = result
         self._draw()
         self.inspected.emit(result)
 
     def _failed(self, info: dict) -> None:
-        if info["what"] in ("weights", "checkpoint"):
+        run = self.current_run()
+        if info["what"] in ("weights", "checkpoint") and run is not None and \
+                info.get("run") == run.number:
             self.status.setText(info["message"][:1].upper() + info["message"][1:])
             self.inspected.emit(info)
 
@@ -322,16 +348,42 @@ class InspectView(QWidget):
         q = self.quantity.currentData()
         values = lv.quantities()[q]
         where = _level_name(lv, seen)
-        self.charts.set_map(values, q, f"{QUANTITIES[q][0]} of every unit of {where}, at "
-                                       "every step")
         self.unit_panel.set_data(seen.probe.labels, values, q, where,
                                  searchable=seen.probe.kind == "text")
+        self._show_map()
+
+    def _searched(self) -> None:
+        if self.order.currentData() == "pattern" or self.unit_panel.correlation is not None:
+            if self.unit_panel.correlation is not None:
+                self.order.blockSignals(True)
+                self.order.setCurrentIndex(self.order.findData("pattern"))
+                self.order.blockSignals(False)
+            self._show_map()
+
+    def _show_map(self, *_) -> None:
+        """The heatmap of the level and quantity picked, its rows in the order picked."""
+        if self.result is None:
+            return
+        seen = self.result["inspection"]
+        lv = seen.level(self.level.currentData())
+        q = self.quantity.currentData()
+        values = lv.quantities()[q]
+        key, order, text = self.order.currentData(), None, ""
+        if key == "active":
+            order, text = np.argsort(-values.std(0), kind="stable"), "most active at the top"
+        elif key == "pattern" and self.unit_panel.correlation is not None:
+            r = self.unit_panel.correlation
+            order = np.argsort(-r, kind="stable")
+            text = "following the pattern at the top, against it at the bottom"
+        self.charts.set_map(values, q, f"{QUANTITIES[q][0]} of every unit of "
+                                       f"{_level_name(lv, seen)}, at every step", order, text)
 
     def _draw_saturation(self) -> None:
         run = self.current_run()
         level = self.level.currentData()
         if run is not None and level:
-            self.saturation.set_history(run.saturation, level)
+            name = self.level.currentText().split(" (")[0]
+            self.saturation.set_history(run.saturation, level, name)
 
     def shutdown(self) -> None:
         if self.tap is not None:

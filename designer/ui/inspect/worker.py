@@ -42,13 +42,14 @@ class InspectWorker(QObject):
         started = time.perf_counter()
         try:
             result = getattr(self, "_" + job["what"])(job)
-            result.update(job=job["id"], what=job["what"], seconds=time.perf_counter() - started)
+            result.update(job=job["id"], what=job["what"], run=job.get("run"),
+                          seconds=time.perf_counter() - started)
             self.done.emit(result)
         except Exception as e:  # noqa: BLE001 - reported in the view, nothing escapes
             from designer.ui.worker import _foreseen
             info = failure(e, _foreseen(e) or type(e).__name__ in ("ProbeError",
                                                                     "InspectError"))
-            info.update(job=job["id"], what=job["what"])
+            info.update(job=job["id"], what=job["what"], run=job.get("run"))
             self.failed.emit(info)
 
     def _checkpoint(self, job: dict) -> dict:
