@@ -71,7 +71,7 @@ def net_for(meta: dict, weights: dict, where: Path | str) -> Net:
         raise GenerateError(f"{where}/meta.json holds no usable project ({e})") from None
     graph = project.graph
     data = meta.get("data", {})
-    if "num_classes" in data:
+    if data.get("num_classes") is not None:
         graph.pin_dims({"V": int(data["num_classes"])})
     for name, engine in meta.get("engines", {}).items():
         if name in graph and graph.layer(name).type in ("LSTM", "GRU", "RNN"):

@@ -198,6 +198,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
            "engines": dict(net.engines), "params": sum(p.numel() for p in net.parameters()),
            "data": source.describe(), "notes": list(source.notes), "seed": seed,
            "resumed": ck is not None, "vocab": source.vocab,
+           "num_classes": source.num_classes,
            "probe": None if probe is None else probe.to_dict()}
     for note in source.notes:
         yield {"kind": "note", "step": step, "message": note}

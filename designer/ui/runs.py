@@ -80,6 +80,7 @@ class Run:
         self.best_val_loss: float | None = None
         self.visible = True
         self.vocab: list | None = None      # text runs: the characters, from the start record
+        self.num_classes: int | None = None
         self.probe: dict | None = None      # the held-out snippet inspected (a Probe dict)
         self.saturation: list = []          # [(step, {level: {gate: fraction}})], by step
         from .series import Series  # numpy: not on the way to the first paint
@@ -123,6 +124,7 @@ class Run:
             self.device, self.device_name = record.get("device"), record.get("device_name")
             self.steps, self.step = record.get("steps"), record.get("step", 0)
             self.vocab, self.probe = record.get("vocab"), record.get("probe")
+            self.num_classes = record.get("num_classes")
             self.state = "running"
             return
         if kind in ("train", "val"):

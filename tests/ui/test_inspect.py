@@ -217,3 +217,46 @@ def test_without_a_run_the_parity_uses_fresh_weights(qtbot, tiny):
     with qtbot.waitSignal(view.parity.service.finished, timeout=60_000):
         pass
     assert "freshly initialised weights" in view.parity.status.text()
+
+
+def test_closing_the_view_stops_its_thread_for_good(qtbot, inspected):
+    w, run, view = inspected
+    w._close_tab(w.tabs.indexOf(view))
+    assert w.inspect_view is None and view.service.closed and view.service.thread is None
+    view.refresh()  # a timer that fires after the close starts nothing
+    assert view.service.submit({"what": "checkpoint"}) == -1 and view.service.thread is None
+
+
+def test_a_digit_run_is_followed_live_too(qtbot, window, tmp_path):
+    """Not only text: an MNIST run is inspected on a held-out digit, row by row."""
+    from designer.graph import Graph
+    from designer.graph.project import Project
+    from tests.training.test_data_mnist import write_set
+    write_set(tmp_path, "t10k", 120)
+    g = Graph(project_dir=tmp_path)
+    g.add_layer("MnistRows", "data", {"folder": str(tmp_path), "batch_size": 10,
+                                      "holdout": 30})
+    g.add_layer("GRU", "gru1", {"num_output": 8, "batch_first": True})
+    g.add_layer("InnerProduct", "ip1", {"num_output": 10, "axis": 1})
+    g.add_layer("SoftmaxWithLoss", "loss", {"axis": 1})
+    for a, b in [("data.data", "gru1.x"), ("gru1.y", "ip1.x"), ("ip1.y", "loss.logits"),
+                 ("data.label", "loss.label")]:
+        (s, sp), (d, dp) = a.split("."), b.split(".")
+        g.connect(s, sp, d, dp)
+    path = Project(g, "digits", "", {"type": "Adam", "max_steps": 20},
+                   {"log_interval": 2, "eval_interval": 10, "eval_batches": 1,
+                    "device": "cpu"}).save(tmp_path / "digits.json")
+    window.notify = lambda *a, **k: None
+    assert window.files.open_path(path, confirmed=True)
+    view = window.show_inspect()
+    window.training.train()
+    result = wait_inspected(qtbot, view, "live")
+    seen = result["inspection"]
+    assert seen.probe.kind == "mnist" and seen.steps == 28 and seen.surprise is None
+    assert [view.quantity.itemData(i) for i in range(view.quantity.count())] == \
+        ["r", "z", "n", "h"]
+    assert view.charts.heat_axis.labels is None  # rows, not characters: step numbers on x
+    assert "the digit is" in view.status.text() and not view.unit_panel.find.isEnabled()
+    if window.training.busy:  # let the run end before the window goes
+        with qtbot.waitSignal(window.training.run_ended, timeout=60_000):
+            pass

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 GATE_COLORS = {"i": "#2f7de1", "f": "#2e9d57", "o": "#e8590c", "g": "#7048e8",
-               "r": "#2f7de1", "z": "#2e9d57", "n": "#7048e8", "all": "#555555"}
+               "r": "#2f7de1", "z": "#2e9d57", "n": "#7048e8", "all": "#8a8a8a"}
 GATE_NAMES = {"i": "input i", "f": "forget f", "o": "output o", "g": "candidate g",
               "r": "reset r", "z": "update z", "n": "candidate n", "all": "all gates"}
 FLOOR = 1e-12   # differences of exactly 0 are drawn here on the log scale

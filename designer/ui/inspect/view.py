@@ -195,6 +195,8 @@ class InspectView(QWidget):
     def refresh(self, *_) -> None:
         """Inspect the current run again (its checkpoint, or its next live weights)."""
         run = self.current_run()
+        if self.service.closed:
+            return
         if run is None:
             self.status.setText("Train a run (F5) or add a run folder to the charts: its "
                                 "recurrent layers are shown here step by step.")
@@ -233,7 +235,7 @@ class InspectView(QWidget):
                 "step": rec["step"], "probe": run.probe, "text": self.text.text() or None,
                 "meta": {"project": run.project, "engines": run.engines,
                          "data": {"kind": run.kind, "vocab": run.vocab,
-                                  "num_classes": len(run.vocab) if run.vocab else None}}})
+                                  "num_classes": run.num_classes}}})
         elif kind == "val" and run is self.current_run():
             self._draw_saturation()
         elif kind == "done":
@@ -243,7 +245,7 @@ class InspectView(QWidget):
 
     def _arm(self, soon: bool = False) -> None:
         """Ask the live run for its weights after the next K steps (after the rest)."""
-        if self.tap is None or not self.isVisible() or self.service.busy:
+        if self.tap is None or not self.isVisible() or self.service.busy or self.service.closed:
             return
         wait = self._rest_until - time.monotonic()
         if wait > 0:
@@ -280,9 +282,9 @@ class InspectView(QWidget):
         if result["what"] == "weights":
             self._rest_until = time.monotonic() + REST * result["seconds"]
             if self.live_run is not None:
-                from designer.training.inspect import gate_saturation
-                self.live_run.add_saturation(result["inspection"].step,
-                                             gate_saturation(result["inspection"]))
+                if self.live_run.number == result.get("run"):
+                    self.live_run.add_saturation(result["inspection"].step,
+                                                 result["gate_saturation"])
                 QTimer.singleShot(0, self._arm)
         run = self.current_run()
         if run is None or result.get("run") != run.number:

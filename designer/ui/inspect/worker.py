@@ -67,7 +67,7 @@ class InspectWorker(QObject):
         import torch
 
         from designer.training.generate import net_for
-        from designer.training.inspect import inspect
+        from designer.training.inspect import gate_saturation, inspect
         from designer.training.probe import Probe, text_probe
         meta = job["meta"]
         net = self._nets.get(job["key"])
@@ -82,7 +82,7 @@ class InspectWorker(QObject):
         seen = inspect(net, probe)
         seen.step = int(job["step"])
         return {"inspection": seen, "vocab": vocab, "kind": meta["data"].get("kind", "text"),
-                "title": f"live, step {seen.step:,}"}
+                "title": f"live, step {seen.step:,}", "gate_saturation": gate_saturation(seen)}
 
     def _parity(self, job: dict) -> dict:
         from designer.training.inspect import inspect
@@ -164,6 +164,7 @@ class InspectService(QObject):
         self.worker: InspectWorker | None = None
         self.running: dict | None = None
         self.waiting: dict | None = None
+        self.closed = False
         self._ids = 0
         app = QCoreApplication.instance()
         if app is not None:
@@ -174,7 +175,10 @@ class InspectService(QObject):
         return self.running is not None
 
     def submit(self, job: dict) -> int:
-        """Queue ``job`` (a newer waiting job replaces an older one); returns its id."""
+        """Queue ``job`` (a newer waiting job replaces an older one); returns its id, or -1
+        once the service is shut down."""
+        if self.closed:
+            return -1
         self._ids += 1
         job = {**job, "id": self._ids}
         if self.thread is None:
@@ -209,7 +213,8 @@ class InspectService(QObject):
         self.failed.emit(info)
 
     def shutdown(self) -> None:
-        """Let the running job end and stop the thread (the window is closing)."""
+        """Let the running job end and stop the thread for good (the view is closing)."""
+        self.closed = True
         self.waiting = None
         if self.thread is not None:
             self.thread.quit()
