@@ -12,7 +12,7 @@ import sys
 from designer import __version__
 
 COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate", "export",
-            "import", "init", "evaluate", "predict")
+            "import", "init", "evaluate", "predict", "inspect")
 DEFAULT_PROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                "projects", "char-rnn-shakespeare.json")
 
@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "net of this recurrent layer")
     g.add_argument("--train-steps", type=int, metavar="N", help="with --screenshot: train N "
                    "steps through the worker thread first")
+    g.add_argument("--inspect", metavar="RUN_DIR", help="open the Inspect view on this run "
+                   "folder (its gates, states, surprise and gradients, step by step)")
     g.add_argument("--device", choices=("auto", "cpu", "cuda"), help="the training device")
 
     v = sub.add_parser("validate", help="check a project and print every layer's shapes, "
@@ -168,6 +170,21 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--out", metavar="FILE.csv", help="write the CSV here (default: print it)")
     pr.add_argument("--checkpoint", choices=("best", "last"), default="best")
     pr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+
+    ins = sub.add_parser("inspect", help="show what a trained run's recurrent layers do on an "
+                         "input, step by step: gates, states, surprise and gradient flow")
+    ins.add_argument("run_dir", metavar="RUN_DIR")
+    ins.add_argument("--text", help="text runs: the text to read (default: a piece of the "
+                     "held-out data)")
+    ins.add_argument("--steps", type=int, default=None, help="length of the held-out piece "
+                     "read when no --text is given (default 100)")
+    ins.add_argument("--layer", metavar="NAME", help="only this recurrent layer (lstm1) or "
+                     "level (lstm1/L1)")
+    ins.add_argument("--parity", action="store_true", help="also the per-step difference "
+                     "between the engines for these weights")
+    ins.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    ins.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    ins.add_argument("--json", action="store_true", help="print JSON for machines")
     return p
 
 
@@ -193,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     if cmd in ("export", "import"):
         from designer.exchange import commands as exchange
         return exchange.export(args) if cmd == "export" else exchange.import_(args)
-    if cmd in ("train", "generate", "init", "evaluate", "predict"):
+    if cmd in ("train", "generate", "init", "evaluate", "predict", "inspect"):
         from designer.training import commands
         return getattr(commands, cmd)(args)
     from designer.ui.app import main as gui_main

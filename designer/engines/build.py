@@ -198,7 +198,7 @@ class Net(nn.Module):
         return self._needed_cache[key]
 
     def forward(self, feeds: dict, state: dict | None = None,
-                want: tuple[str, ...] | None = None) -> NetOutput:
+                want: tuple[str, ...] | None = None, recurrent=None) -> NetOutput:
         """Run the net.
 
         Parameters
@@ -210,6 +210,10 @@ class Net(nn.Module):
             Recurrent state per layer name, as returned by an earlier call (or ``None``: zeros).
         want
             Only compute what these layers need (``None``: everything).
+        recurrent
+            Runs each recurrent layer instead of calling it: ``recurrent(name, module, x,
+            cont, state) -> (y, new_state)`` (``designer.training.inspect`` reads its steps
+            this way); ``None`` calls the module.
         """
         blobs: dict = {}
         new_state: dict = {}
@@ -221,9 +225,9 @@ class Net(nn.Module):
                 ins = [None if w is None else blobs[w] for w in self.wiring[name]]
                 if name in self.recurrent:
                     lengths = ins[2] if len(ins) > 2 else None
-                    y, new_state[name] = mod(ins[0], ins[1],
-                                             None if state is None else state.get(name),
-                                             lengths)
+                    st = None if state is None else state.get(name)
+                    y, new_state[name] = (mod(ins[0], ins[1], st, lengths) if recurrent is None
+                                          else recurrent(name, mod, ins[0], ins[1], st))
                     outs = (y,)
                 else:
                     out = mod(*ins)

@@ -202,3 +202,16 @@ def predict(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def inspect(args) -> int:
+    from .generate import GenerateError
+    from .inspect import InspectError
+    from .inspect_run import inspect_command
+    from .probe import ProbeError
+    try:
+        return inspect_command(args)
+    except KeyError as e:  # an unknown --layer: the message names the choices
+        return _err(str(e.args[0]))
+    except (C.CheckpointError, GenerateError, InspectError, ProbeError, DataError) as e:
+        return _err(str(e))

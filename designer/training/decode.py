@@ -29,6 +29,7 @@ from .sampling import draw, gumbel_noise
 CHUNK = {"cpu": 32, "cuda": 512}   # steps between two reads of the symbols by the host
 STEPS_PER_GRAPH = 8                # steps captured in one graph (one replay)
 NOISE_BUDGET = 1 << 24             # elements of Gumbel noise drawn ahead (64 MiB of float32)
+TOP = 5                            # likeliest symbols kept per step when scoring
 
 
 @contextlib.contextmanager
@@ -63,11 +64,16 @@ class StreamDecoder:
     chunk
         Steps between two reads of the symbols by the host (default: 32 on a CPU, 512 on a
         GPU); also how often ``stop`` is asked.
+    scored
+        Also keep, per step and stream, how surprised the model was by the symbol it wrote
+        (``-log p`` at temperature 1, in nats: its own belief, whatever temperature drew it)
+        and its ``TOP`` likeliest symbols with their probabilities; read back with the
+        symbols, for ``run``'s ``on_scores``.
     """
 
     def __init__(self, net: Net, streams: int = 1, device=None, temperature: float = 1.0,
                  top_k: int = 0, seed: int | None = None, graphs: bool = True,
-                 chunk: int | None = None):
+                 chunk: int | None = None, scored: bool = False):
         if streams < 1:
             raise ValueError("generation needs at least one stream")
         if temperature < 0:
@@ -95,6 +101,8 @@ class StreamDecoder:
         self.ids = self.out = self.noise = self.pos = None
         self.chunk = 0
         self.stopped = False
+        self.scored = scored
+        self.surprise = self.top_p = self.top_i = None
 
     # ---------------------------------------------------------------------------- priming --
     @torch.no_grad()
@@ -126,6 +134,11 @@ class StreamDecoder:
         self.out = torch.zeros(self.chunk, k, dtype=torch.long, device=self.device)
         self.noise = None if self.temperature == 0 else \
             torch.zeros(self.chunk, k, v, device=self.device)
+        if self.scored:
+            top = min(TOP, v)
+            self.surprise = torch.zeros(self.chunk, k, device=self.device)
+            self.top_p = torch.zeros(self.chunk, k, top, device=self.device)
+            self.top_i = torch.zeros(self.chunk, k, top, dtype=torch.long, device=self.device)
 
     def _last_logits(self, out, steps: int) -> torch.Tensor:
         return out.blobs[self.logits_at].reshape(steps, self.streams, -1)[-1]
@@ -141,6 +154,13 @@ class StreamDecoder:
         noise = None if self.noise is None else self.noise.index_select(0, self.pos)[0]
         self.ids.copy_(draw(self.logits, self.temperature, self.top_k, noise))
         self.out.index_copy_(0, self.pos, self.ids.view(1, -1))
+        if self.scored:
+            logp = torch.log_softmax(self.logits.float(), -1)
+            nats = logp.gather(1, self.ids.view(-1, 1)).view(1, -1).neg()
+            self.surprise.index_copy_(0, self.pos, nats)
+            p, i = logp.topk(self.top_i.shape[-1], -1)
+            self.top_p.index_copy_(0, self.pos, p.exp().unsqueeze(0))
+            self.top_i.index_copy_(0, self.pos, i.unsqueeze(0))
         res = self.net({self.feed_key: self.ids.view(1, -1)}, self.state, want=self.want)
         self.logits.copy_(self._last_logits(res, 1))
         self._copy_state(res.state)
@@ -151,7 +171,8 @@ class StreamDecoder:
             self._step()
 
     def _buffers(self) -> list[torch.Tensor]:
-        return [self.logits, self.ids, self.out, self.pos,
+        scores = [self.surprise, self.top_p, self.top_i] if self.scored else []
+        return [self.logits, self.ids, self.out, self.pos, *scores,
                 *(t for ts in self.state.values() for t in ts)]
 
     def _capture(self) -> None:
@@ -172,12 +193,16 @@ class StreamDecoder:
     # ------------------------------------------------------------------------------- run --
     @torch.no_grad()
     def run(self, n: int, on_chunk: Callable[[np.ndarray], object] | None = None,
-            stop: Callable[[], bool] | None = None) -> np.ndarray:
+            stop: Callable[[], bool] | None = None,
+            on_scores: Callable[[np.ndarray, np.ndarray, np.ndarray], object] | None = None
+            ) -> np.ndarray:
         """The next ``n`` symbols of every stream, as an ``(n, K)`` int64 array.
 
         ``on_chunk`` gets each chunk's ``(c, K)`` array as soon as it is read back; ``stop``
         is asked before each chunk, and ends the run early when it says so (the array then
-        holds what was written). ``run`` may be called again to continue.
+        holds what was written). ``run`` may be called again to continue. With ``scored``,
+        ``on_scores(surprise (c, K), top_ids (c, K, TOP), top_p (c, K, TOP))`` gets each
+        chunk's scores just before ``on_chunk``.
         """
         if self.logits is None:
             raise RuntimeError("prime the decoder before running it")
@@ -203,6 +228,9 @@ class StreamDecoder:
                 ids = self.out[:r].to("cpu", copy=True).numpy()  # the one host sync of the chunk
                 pieces.append(ids)
                 done += r
+                if self.scored and on_scores is not None:
+                    on_scores(*(t[:r].to("cpu", copy=True).numpy()
+                                for t in (self.surprise, self.top_i, self.top_p)))
                 if on_chunk is not None:
                     on_chunk(ids)
         if not pieces:
@@ -251,14 +279,28 @@ class Sampler:
 
     def sample(self, prime: list[int], n: int, temperature: float = 1.0, top_k: int = 0,
                seed: int | None = None, on_symbol: Callable[[int], object] | None = None,
-               stop: Callable[[], bool] | None = None) -> list[int]:
-        """Generate ``n`` symbols after ``prime``; ``on_symbol`` gets each as it is made."""
-        dec = StreamDecoder(self.net, 1, self.device, temperature, top_k, seed, graphs=False)
+               stop: Callable[[], bool] | None = None,
+               on_scored: Callable[[int, float, list], object] | None = None) -> list[int]:
+        """Generate ``n`` symbols after ``prime``; ``on_symbol`` gets each as it is made, and
+        ``on_scored(symbol, nats, [(id, p), ...])`` (before it) how surprised the model was by
+        it and its likeliest symbols there."""
+        dec = StreamDecoder(self.net, 1, self.device, temperature, top_k, seed, graphs=False,
+                            scored=on_scored is not None)
         dec.prime(prime)
+        chunk_scores: list = []
+
+        def scores(surprise, top_i, top_p) -> None:
+            chunk_scores[:] = [surprise[:, 0].tolist(), top_i[:, 0].tolist(),
+                               top_p[:, 0].tolist()]
 
         def each(ids: np.ndarray) -> None:
-            for s in ids[:, 0].tolist():
-                on_symbol(s)
+            for j, s in enumerate(ids[:, 0].tolist()):
+                if on_scored is not None:
+                    nats, ti, tp = (c[j] for c in chunk_scores)
+                    on_scored(s, nats, list(zip(ti, tp)))
+                if on_symbol is not None:
+                    on_symbol(s)
 
-        out = dec.run(n, each if on_symbol is not None else None, stop)
+        want = on_symbol is not None or on_scored is not None
+        out = dec.run(n, each if want else None, stop, scores if on_scored else None)
         return out[:, 0].tolist()

@@ -125,23 +125,33 @@ def load_trained(run_dir: str | Path, which: str = "best", device: str = "auto")
     """Build the run's net from its checkpoint (its own copy of the project, not the file), on
     ``device`` (see :func:`pick_device`)."""
     ck = C.load(run_dir, which, with_state=False)
+    dev = pick_device(device, ck.meta.get("device"))
+    net = net_for(ck.meta, ck.weights, ck.path)
+    return TrainedModel(net.to(dev).eval(), ck.meta, ck.path, dev)
+
+
+def net_for(meta: dict, weights: dict, where: Path | str) -> Net:
+    """The net a run trained, built from its ``meta`` (the project, the dims its data bound,
+    the engines: a checkpoint's, or a live run's) and loaded with ``weights``.
+
+    Raises ``GenerateError`` naming ``where`` when the project or the weights do not fit.
+    """
     try:
-        project = P.from_dict(ck.meta["project"], file=ck.path / "meta.json")
+        project = P.from_dict(meta["project"], file=Path(where) / "meta.json")
     except (P.ProjectError, KeyError) as e:
-        raise GenerateError(f"{ck.path}/meta.json holds no usable project ({e})") from None
+        raise GenerateError(f"{where}/meta.json holds no usable project ({e})") from None
     graph = project.graph
-    graph.pin_dims(trained_dims(ck.meta.get("data", {})))
-    for name, engine in ck.meta.get("engines", {}).items():
+    graph.pin_dims(trained_dims(meta.get("data", {})))
+    for name, engine in meta.get("engines", {}).items():
         if name in graph and graph.layer(name).type in ("LSTM", "GRU", "RNN"):
             graph.set_param(name, "engine", engine)
-    dev = pick_device(device, ck.meta.get("device"))
     try:
         net = Net(graph)
-        net.load_state_dict(ck.weights)
+        net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
     except (BuildError, RuntimeError) as e:
-        raise GenerateError(f"{ck.path} cannot be loaded into its own net "
+        raise GenerateError(f"{where} cannot be loaded into its own net "
                             f"({str(e).splitlines()[0]})") from None
-    return TrainedModel(net.to(dev).eval(), ck.meta, ck.path, dev)
+    return net.eval()
 
 
 @dataclass
@@ -200,7 +210,8 @@ class Generated:
 def generate(model: TrainedModel, n: int, prime: str = "", temperature: float | None = None,
              top_k: int | None = None, seed: int | None = None, streams: int = 1,
              on_chunk: Callable[[list], object] | None = None,
-             stop: Callable[[], bool] | None = None, graphs: bool = True) -> Generated:
+             stop: Callable[[], bool] | None = None, graphs: bool = True,
+             on_scored: Callable[[list], object] | None = None) -> Generated:
     """Write ``n`` symbols in each of ``streams`` streams.
 
     Parameters
@@ -223,6 +234,12 @@ def generate(model: TrainedModel, n: int, prime: str = "", temperature: float | 
         Asked between chunks; generation ends early when it says so.
     graphs
         Capture the step in a CUDA graph on a GPU.
+    on_scored
+        Text runs: gets, just before ``on_chunk`` with the same piece, a list per stream of
+        ``(chars, surprise, top)``: each character, how surprised the model was by it (nats,
+        at temperature 1: its own belief, whatever temperature drew it) and its five
+        likeliest characters there as ``[(char, p), ...]``. Scored in the step itself (on
+        the device, captured with it), read back with the symbols.
     """
     if model.kind not in ("text", "audio"):
         raise GenerateError(f"{model.path} was trained on {model.kind} data; generation is "
@@ -258,9 +275,20 @@ def generate(model: TrainedModel, n: int, prime: str = "", temperature: float | 
         return [quantizer.decode(ids[:, k]) for k in range(ids.shape[1])]
 
     t0 = time.perf_counter()
-    dec = StreamDecoder(model.net, streams, model.device, temperature, top_k, seed, graphs)
+    scoring = on_scored is not None and quantizer is None
+    dec = StreamDecoder(model.net, streams, model.device, temperature, top_k, seed, graphs,
+                        scored=scoring)
     dec.prime(start)
-    ids = dec.run(n, (lambda c: on_chunk(pieces(c))) if on_chunk else None, stop)
+    held: list = []  # a chunk's scores, read back just before its symbols reach `chunk`
+
+    def chunk(c: np.ndarray) -> None:
+        if scoring:
+            on_scored(scored_pieces(model.vocab, c, *held))
+        if on_chunk is not None:
+            on_chunk(pieces(c))
+
+    ids = dec.run(n, chunk if on_chunk or scoring else None, stop,
+                  (lambda *a: held.__setitem__(slice(None), a)) if scoring else None)
     seconds = time.perf_counter() - t0
     out = Generated(model.kind, ids, temperature, top_k, str(model.device), dec.graph_note,
                     seconds, dec.stopped)
@@ -274,15 +302,37 @@ def generate(model: TrainedModel, n: int, prime: str = "", temperature: float | 
     return out
 
 
+def scored_pieces(vocab: list, ids: np.ndarray, surprise: np.ndarray, top_i: np.ndarray,
+                  top_p: np.ndarray) -> list:
+    """Per stream, ``(chars, surprise, top)`` of one chunk (see :func:`generate`)."""
+    out = []
+    for k in range(ids.shape[1]):
+        top = [[(vocab[i], p) for i, p in zip(ti, tp)]
+               for ti, tp in zip(top_i[:, k].tolist(), top_p[:, k].tolist())]
+        out.append(([vocab[i] for i in ids[:, k].tolist()], surprise[:, k].tolist(), top))
+    return out
+
+
 def generate_text(model: TrainedModel, prime: str, n: int, temperature: float | None = None,
                   top_k: int | None = None, seed: int | None = None,
                   on_text: Callable[[str], object] | None = None,
-                  stop: Callable[[], bool] | None = None) -> str:
-    """``n`` characters after ``prime`` (one stream), streamed to ``on_text`` in pieces."""
+                  stop: Callable[[], bool] | None = None,
+                  on_scored: Callable[[str, float, list], object] | None = None) -> str:
+    """``n`` characters after ``prime`` (one stream), streamed to ``on_text`` in pieces.
+
+    ``on_scored(char, surprise, top)`` gets, before the piece it is in reaches ``on_text``,
+    how surprised the model was by each character it wrote (nats, at temperature 1) and its
+    top five guesses there as ``[(char, p), ...]``."""
     if model.kind != "text":
         raise GenerateError(f"{model.path} was trained on {model.kind} data, not text")
+
+    def scored(streams: list) -> None:
+        for ch, nats, top in zip(*streams[0]):
+            on_scored(ch, nats, top)
+
     out = generate(model, n, prime, temperature, top_k, seed, 1,
-                   (lambda p: on_text(p[0])) if on_text else None, stop)
+                   (lambda p: on_text(p[0])) if on_text else None, stop,
+                   on_scored=scored if on_scored else None)
     return out.texts[0]
 
 

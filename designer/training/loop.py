@@ -25,12 +25,14 @@ from designer.graph.project import Project
 from designer.graph.validate import LOSS_TYPES
 
 from . import checkpoint as C
-from .control import StopToken
+from .control import StopToken, WeightsTap
 from .data import FILE_PARAMS, DataError, open_source
 from .decode import Sampler
 from .divergence import DivergenceWatch
 from .errors import TrainingError
 from .fits import check_fits
+from .inspect import probe_record
+from .probe import DEFAULT_STEPS, held_out_probe
 from .resume import check_compatible, convert_for
 from .rundir import RunDir
 from .schedule import learning_rate
@@ -50,6 +52,8 @@ class RunOptions:
     time_limit: float | None = None      # seconds
     download_progress: Callable | None = None
     extra_meta: dict = field(default_factory=dict)
+    tap: WeightsTap | None = None        # hands out copies of the weights when asked
+    probe_steps: int = DEFAULT_STEPS     # the held-out snippet inspected at evals (0: none)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -144,6 +148,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                              opts.corpus, opts.download_progress, seed)
     except DataError as e:
         raise TrainingError(str(e), 2) from None
+    probe = held_out_probe(source, opts.probe_steps, quiet=True) if opts.probe_steps else None
     if "V" in graph.dims and source.num_classes != graph.dims["V"] and source.kind == "text":
         raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, but "
                             f"the net was sized for V = {graph.dims['V']}", 2)
@@ -196,7 +201,9 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
            "device_name": _device_name(device), "run_dir": str(run.path),
            "engines": dict(net.engines), "params": sum(p.numel() for p in net.parameters()),
            "data": source.describe(), "notes": list(source.notes), "seed": seed,
-           "resumed": ck is not None, "memory": None if memory is None else memory.total}
+           "resumed": ck is not None, "memory": None if memory is None else memory.total,
+           "vocab": source.vocab, "num_classes": source.num_classes,
+           "probe": None if probe is None else probe.to_dict()}
     for note in source.notes:
         yield {"kind": "note", "step": step, "message": note}
     if ck is not None and switched:
@@ -244,6 +251,8 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         if carry is not None:
             carry = out.state if out.state is not None else detach_state(carry)
         step += 1
+        if opts.tap is not None and opts.tap.due(step):
+            yield {"kind": "weights", "step": step, "weights": _weights_copy(net)}
         pending.append((out, lr))
         steps_since_log += 1
         tokens_since_log += _tokens(batch)
@@ -274,6 +283,9 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
 
         if step % cfg["eval_interval"] == 0 or step == stop_at:
             result = evaluate(net, source, cfg["eval_batches"], device, data_layer)
+            seen = probe_record(net, probe, step)
+            if result and seen is not None:
+                result["gate_saturation"] = seen.pop("gate_saturation")
             if result:
                 is_best = result["val_loss"] < best
                 if is_best:
@@ -284,6 +296,8 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                           "best_val_loss": best, "time": time.perf_counter() - t_start}
                 run.log(record)
                 yield record
+                if seen is not None and seen.get("text") is not None:
+                    yield seen
                 if is_best:
                     yield save(("best",), result)
                 if cfg["patience"] and evals_without_best >= cfg["patience"]:
@@ -297,8 +311,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
             t_log = time.perf_counter()
 
         if sampler and cfg["sample_interval"] and step % cfg["sample_interval"] == 0:
-            yield {"kind": "sample", "step": step,
-                   "text": _sample_text(sampler, source, cfg, step)}
+            yield _sample(sampler, source, cfg, step)
             t_log = time.perf_counter()
 
     # ---- the end ------------------------------------------------------------------------
@@ -310,6 +323,11 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
 
 
 # --------------------------------------------------------------------------------- helpers --
+def _weights_copy(net: Net) -> dict:
+    """The net's tensors as numpy arrays of their own (the loop goes on changing its own)."""
+    return {k: v.detach().to("cpu", copy=True).numpy() for k, v in net.state_dict().items()}
+
+
 def _summarise(net, pending, step, nan_streak, t_log, steps, tokens, device
                ) -> tuple[dict, int]:
     """One record from the steps since the last one (a single device sync)."""
@@ -352,11 +370,19 @@ def _tokens(batch: dict) -> int:
     return int(shape[0]) * (int(shape[1]) if len(shape) > 1 else 1)
 
 
-def _sample_text(sampler: Sampler, source, cfg: dict, step: int) -> str:
+def _sample(sampler: Sampler, source, cfg: dict, step: int) -> dict:
+    """A sample record: the text, and per character its surprise and the top guesses."""
     prime = "\n" if "\n" in source.vocab else source.vocab[0]
+    surprise, top = [], []
+
+    def scored(_, nats: float, guesses: list) -> None:
+        surprise.append(round(nats, 5))
+        top.append([[j, round(p, 5)] for j, p in guesses])
+
     ids = sampler.sample(source.encode(prime), cfg["sample_length"],
-                         cfg["sample_temperature"], 0, seed=step)
-    return source.decode(ids)
+                         cfg["sample_temperature"], 0, seed=step, on_scored=scored)
+    return {"kind": "sample", "step": step, "text": source.decode(ids), "surprise": surprise,
+            "top": top}
 
 
 def _data_meta(source) -> dict:

@@ -79,6 +79,10 @@ def build(w) -> SimpleNamespace:
     a.unrolled = _action(w, "Show &Unrolled Net", lambda: w.show_unrolled_safely(), "Ctrl+U",
                          "unroll", "Show the per-time-step net of the selected recurrent "
                          "layer (what the CAFFE engine runs)")
+    a.inspect = _action(w, "&Inspect the Recurrence", lambda: w.show_inspect(), "Ctrl+I",
+                        "inspect", "See a run's gates, states, surprise and gradient flow, "
+                        "step by step over a piece of text (live while a run trains)")
+
     def t(name):  # late binding: the training controller is made after the actions
         return lambda: getattr(w.training, name)()
 
@@ -128,7 +132,7 @@ def build(w) -> SimpleNamespace:
     m = mb.addMenu("&View")
     m.addActions([a.zoom_in, a.zoom_out, a.zoom_reset, a.fit])
     m.addSeparator()
-    m.addActions([a.layout, a.unrolled])
+    m.addActions([a.layout, a.unrolled, a.inspect])
     m.addSeparator()
     themes = m.addMenu("&Theme")
     group = QActionGroup(w)
@@ -148,7 +152,7 @@ def build(w) -> SimpleNamespace:
     m = mb.addMenu("&Train")
     m.addActions([a.train, a.pause, a.resume, a.stop])
     m.addSeparator()
-    m.addActions([a.generate, a.add_run])
+    m.addActions([a.generate, a.inspect, a.add_run])
     m.addSeparator()
     m.addAction(a.smoke)
     m = mb.addMenu("&Help")
@@ -164,6 +168,7 @@ def build(w) -> SimpleNamespace:
     tb.addActions([a.zoom_out, a.zoom_in, a.fit, a.layout])
     tb.addSeparator()
     tb.addAction(a.unrolled)
+    tb.addAction(a.inspect)
     for act in (a.new, a.open, a.save, a.undo, a.redo, a.zoom_out, a.zoom_in):
         tb.widgetForAction(act).setToolButtonStyle(Qt.ToolButtonIconOnly)
     w.train_toolbar = w.addToolBar("Train")
@@ -197,7 +202,8 @@ def set_theme(w, name: str) -> None:
     resources.retint()
     refresh_icons(w)
     for i in range(w.tabs.count()):
-        w.tabs.setTabIcon(i, resources.icon("layout" if i == 0 else "unroll"))
+        name = w.tabs.tabBar().tabData(i) or ("layout" if i == 0 else "unroll")
+        w.tabs.setTabIcon(i, resources.icon(name))
     w.settings.setValue("theme", name)
     for item in w.scene.items():
         item.update()

@@ -1,8 +1,9 @@
 """The Generate panel: make a trained run write.
 
 Text runs take a prime, a length, a temperature, top-k and a seed, and the characters stream
-into the panel as the model produces them; several streams are written at once and shown side
-by side. Audio runs generate seconds of sound, drawn as waveforms with their levels, played
+into the panel as the model produces them, each coloured by how surprised the model itself
+was to write it (hover a character for its top guesses there); several streams are written at
+once and shown side by side. Audio runs generate seconds of sound, drawn as waveforms with their levels, played
 where the platform can, and saved as WAV. MNIST runs report their held-out accuracy and draw a
 few digits with the model's guesses. Temperature and top-k start from the run's data layer's
 defaults (``LayerSpec.generation``); output that is near-silence or one short loop gets a
@@ -62,6 +63,7 @@ class GeneratePanel(QWidget):
         self.kind = "text"
         self.result: dict | None = None
         self.chunks = 0      # text pieces streamed in by the current generation
+        self._scores: list | None = None  # the surprise of the text piece about to arrive
         self.streamed = 0    # characters streamed in (per stream)
 
         self.run_combo = QComboBox()
@@ -224,6 +226,7 @@ class GeneratePanel(QWidget):
         if self.kind == "text":
             job.update(prime=self.prime.text().replace("\\n", "\n"), length=self.length.value())
             self.chunks = self.streamed = 0
+            self._scores = None
             self.texts.set_count(job["streams"])
             self.texts.start(job["prime"])
         elif self.kind == "audio":
@@ -232,6 +235,7 @@ class GeneratePanel(QWidget):
         else:
             job.update(count=self.count.value())
         worker = GenerateWorker(job)
+        worker.scored.connect(self._scored)
         worker.text.connect(self._text)
         worker.progress.connect(self._progress)
         worker.result.connect(self._result)
@@ -259,10 +263,15 @@ class GeneratePanel(QWidget):
             self._ended()
 
     @Slot(object)
+    def _scored(self, scores: list) -> None:
+        self._scores = scores  # goes with the text that follows
+
+    @Slot(object)
     def _text(self, pieces: list) -> None:
         self.chunks += 1
         self.streamed += len(pieces[0])
-        self.texts.append(pieces)
+        scores, self._scores = self._scores, None
+        self.texts.append(pieces, scores)
 
     @Slot(int, int)
     def _progress(self, done: int, total: int) -> None:
@@ -298,6 +307,9 @@ class GeneratePanel(QWidget):
         if result["kind"] == "text":
             n = len(result["text"])
             what = f"{n:,} characters{streams}"
+            mean = self.texts.mean_surprise(n)
+            if mean is not None:
+                speed += f"; the model's own surprise {mean:.2f} nats a character"
         elif result.get("stopped"):
             self.status.setText("Stopped")
             return

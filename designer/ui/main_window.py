@@ -64,6 +64,7 @@ class MainWindow(QMainWindow):
         box.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.unrolled: dict[str, QWidget] = {}
+        self.inspect_view = None  # the Inspect tab, made when first asked for
 
         self.layer_palette = LayerPalette()
         self.memory = MemoryFit(self.doc, self)
@@ -291,13 +292,32 @@ class MainWindow(QMainWindow):
             if steps is not None:
                 view.set_steps(steps)
         else:
-            view = UnrolledView(self.doc, name, steps=steps)
+            view = UnrolledView(self.doc, name, steps=steps, weights_for=self._weights_for)
             view.closed.connect(self._forget_unrolled)
             view.renamed.connect(self._unrolled_renamed)
             self.unrolled[name] = view
             self.tabs.addTab(view, resources.icon("unroll"), f"Unrolled: {name}")
         self.tabs.setCurrentWidget(view)
         return view
+
+    def _weights_for(self, layer: str):
+        """The latest run of this session (or added folder) that has a checkpoint and a
+        recurrent layer ``layer`` of the same type and size as the drawn one: its run folder
+        and label, or ``None`` (the parity chart then uses freshly initialised weights)."""
+        drawn = self.doc.graph.layer(layer)
+        want = (drawn.type, drawn.effective_params().get("num_output"),
+                drawn.effective_params().get("num_layers", 1))
+        for run in reversed(self.training.runs.runs):
+            folder = run.run_dir
+            if folder is None or not any((Path(folder) / f"{w}.json").is_file()
+                                         for w in ("best", "last")):
+                continue
+            for la in (run.project or {}).get("graph", {}).get("layers", []):
+                params = la.get("params", {})
+                if la.get("name") == layer and (la.get("type"), params.get("num_output"),
+                                                params.get("num_layers", 1)) == want:
+                    return folder, f"run #{run.number}"
+        return None
 
     def show_unrolled_safely(self, name: str | None = None) -> None:
         names = self.scene.selected_names()
@@ -322,8 +342,33 @@ class MainWindow(QMainWindow):
             self.tabs.removeTab(self.tabs.indexOf(view))
             view.deleteLater()
 
+    def show_inspect(self, run=None):
+        """Open (or bring forward) the Inspect view, on ``run`` if given (else the latest)."""
+        from designer.ui.inspect.view import InspectView
+        if self.inspect_view is None:
+            view = InspectView(self.training.runs)
+            self.inspect_view = view
+            index = self.tabs.addTab(view, resources.icon("inspect"), "Inspect")
+            self.tabs.tabBar().setTabData(index, "inspect")
+            if self.training.run is not None and self.training.tap is not None:
+                view.follow_run(self.training.run, self.training.tap)
+        if run is not None:
+            self.inspect_view.select_run(run)
+        self.tabs.setCurrentWidget(self.inspect_view)
+        return self.inspect_view
+
+    def _close_inspect(self) -> None:
+        view, self.inspect_view = self.inspect_view, None
+        if view is not None:
+            view.shutdown()
+            self.tabs.removeTab(self.tabs.indexOf(view))
+            view.deleteLater()
+
     def _close_tab(self, index: int) -> None:
         view = self.tabs.widget(index)
+        if view is not None and view is self.inspect_view:
+            self._close_inspect()
+            return
         for name, w in list(self.unrolled.items()):
             if w is view:
                 self._forget_unrolled(name)
@@ -377,6 +422,8 @@ class MainWindow(QMainWindow):
             return
         self.training.shutdown()  # a running run stops at the next step and saves a checkpoint
         self.smoke.shutdown()
+        for view in self.unrolled.values():
+            view.shutdown()
         self.save_settings()
         event.accept()
 

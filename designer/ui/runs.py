@@ -83,6 +83,10 @@ class Run:
         # (the loss far above its best) or "stopped" (a non-finite loss ended the run)
         self.events: list[tuple[str, float, float, str]] = []
         self._time_offset = 0.0  # a continued run's clock goes on from where it stopped
+        self.vocab: list | None = None      # text runs: the characters, from the start record
+        self.num_classes: int | None = None
+        self.probe: dict | None = None      # the held-out snippet inspected (a Probe dict)
+        self.saturation: list = []          # [(step, {level: {gate: fraction}})], by step
         from .series import Series  # numpy: not on the way to the first paint
         self.series: dict[str, Series] = {m: Series() for m in METRICS.values()}
 
@@ -123,6 +127,8 @@ class Run:
             self.engines = dict(record.get("engines") or {})
             self.device, self.device_name = record.get("device"), record.get("device_name")
             self.steps, self.step = record.get("steps"), record.get("step", 0)
+            self.vocab, self.probe = record.get("vocab"), record.get("probe")
+            self.num_classes = record.get("num_classes")
             self.state = "running"
             if record.get("resumed"):  # continued: what came after its checkpoint is redone
                 self.truncate(self.step)
@@ -147,6 +153,8 @@ class Run:
                 time = float(s.column("time")[-1]) if len(s) else 0.0
             self.events.append(("diverging" if kind == "warning" else "stopped", step,
                                 float(time), record.get("message", "")))
+            if kind == "val" and isinstance(record.get("gate_saturation"), dict):
+                self.add_saturation(int(record["step"]), record["gate_saturation"])
         elif kind == "paused":
             self.state = "paused"
         elif kind == "resumed":
@@ -168,6 +176,12 @@ class Run:
                 if x <= step:
                     series.append(x, t, v)
         self.events = [e for e in self.events if e[1] <= step]
+
+    def add_saturation(self, step: int, levels: dict) -> None:
+        """Gate saturation measured at ``step`` (a validation, or a live inspection)."""
+        self.saturation = [(s, d) for s, d in self.saturation if s != step]
+        self.saturation.append((step, levels))
+        self.saturation.sort(key=lambda p: p[0])
 
     # ------------------------------------------------------------------------- folders --
     @classmethod

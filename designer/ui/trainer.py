@@ -56,6 +56,7 @@ class TrainingController(QObject):
         self.state = IDLE
         self.job: Job | None = None
         self.token = None
+        self.tap = None
         self.run: Run | None = None
         self._gpus_listed = False
         self._closing = False
@@ -177,9 +178,10 @@ class TrainingController(QObject):
 
     def launch(self, run: Run, request: TrainRequest) -> Run:
         """Start the worker for ``run`` (listed already) with ``request``."""
-        from designer.training.control import StopToken  # threading only: no torch
+        from designer.training.control import StopToken, WeightsTap  # threading, no torch
         self.token = StopToken()
-        worker = TrainWorker(request, self.token)
+        self.tap = WeightsTap()
+        worker = TrainWorker(request, self.token, self.tap)
         worker.record.connect(self._record)
         worker.failed.connect(self._failed)
         worker.download.connect(self._download)
@@ -187,6 +189,8 @@ class TrainingController(QObject):
         self.job.done.connect(self._ended)
         self.run = run
         self._started_at = time.strftime("%H:%M:%S")
+        if self.w.inspect_view is not None:  # the view follows the live run
+            self.w.inspect_view.follow_run(run, self.tap)
         self.output.begin_run(run, request)
         self.device.watch_training(request.device)
         self.show_docks()
@@ -235,6 +239,10 @@ class TrainingController(QObject):
             return
         run.add(rec)
         kind = rec["kind"]
+        if self.w.inspect_view is not None and kind in ("start", "weights", "val", "done"):
+            self.w.inspect_view.run_record(run, rec)
+        if kind == "weights":
+            return
         if kind == "start":
             if self.state == STARTING:
                 self._set_state(RUNNING)
@@ -296,7 +304,7 @@ class TrainingController(QObject):
         run, self.run = self.run, None
         if self.job is not None:
             self.job.deleteLater()  # its thread has ended
-        self.job, self.token = None, None
+        self.job, self.token, self.tap = None, None, None
         self._set_state(IDLE)
         self.progress.hide()
         self.status.hide()
@@ -374,6 +382,8 @@ class TrainingController(QObject):
         self.charts.refresh_theme()
         self.device.refresh_theme()
         self.output.generate.audio.refresh_theme()
+        if self.w.inspect_view is not None:
+            self.w.inspect_view.refresh_theme()
         self._update_banner()
 
     # ---------------------------------------------------------------------- closing --
@@ -383,6 +393,8 @@ class TrainingController(QObject):
         if self._closing and self.job is None:
             self.output.generate.shutdown()
             self.device.shutdown()
+            if self.w.inspect_view is not None:
+                self.w.inspect_view.shutdown()
             return
         self._closing = True
         if self.job is not None:
@@ -404,6 +416,8 @@ class TrainingController(QObject):
             dialog.deleteLater()
         self.output.generate.shutdown()
         self.device.shutdown()
+        if self.w.inspect_view is not None:
+            self.w.inspect_view.shutdown()
 
 
 def _sentence(text: str) -> str:

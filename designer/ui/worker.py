@@ -142,6 +142,10 @@ class GenerateWorker(QObject):
     -------
     text(list)
         New characters of each stream, a few at a time (at most every ``interval`` seconds).
+    scored(list)
+        Text runs, sent just before each ``text``: per stream ``{"surprise": [...], "top":
+        [...]}``, one entry per character of its piece (how surprised the model was by it,
+        in nats, and its top five guesses there).
     progress(int, int)
         Done and total symbols per stream.
     result(dict)
@@ -152,6 +156,7 @@ class GenerateWorker(QObject):
     """
 
     text = Signal(object)
+    scored = Signal(object)
     progress = Signal(int, int)
     result = Signal(object)
     failed = Signal(object)
@@ -187,7 +192,22 @@ class GenerateWorker(QObject):
         else:
             n = j["length"]
         pending = [""] * streams
+        surprise: list[list] = [[] for _ in range(streams)]
+        top: list[list] = [[] for _ in range(streams)]
         done, last = [0], [time.perf_counter()]
+
+        def flush() -> None:
+            self.scored.emit([{"surprise": list(s), "top": list(t)}
+                              for s, t in zip(surprise, top)])
+            self.text.emit(list(pending))
+            pending[:] = [""] * streams
+            for lst in (*surprise, *top):
+                lst.clear()
+
+        def on_scored(per_stream: list) -> None:
+            for k, (_, nats, guesses) in enumerate(per_stream):
+                surprise[k].extend(nats)
+                top[k].extend(guesses)
 
         def on_chunk(pieces: list) -> None:
             done[0] += len(pieces[0])
@@ -198,14 +218,14 @@ class GenerateWorker(QObject):
             if now - last[0] >= self.interval or done[0] == n:
                 last[0] = now
                 if model.kind == "text":
-                    self.text.emit(list(pending))
-                    pending[:] = [""] * streams
+                    flush()
                 self.progress.emit(done[0], n)
 
         out = generate(model, n, j.get("prime", ""), j.get("temperature"), j.get("top_k"),
-                       j.get("seed"), streams, on_chunk, stop=lambda: self._stop)
+                       j.get("seed"), streams, on_chunk, stop=lambda: self._stop,
+                       on_scored=on_scored if model.kind == "text" else None)
         if any(pending):
-            self.text.emit(list(pending))
+            flush()
         result = {"kind": out.kind, "stopped": out.stopped, "hint": out.hint,
                   "device": out.device, "graph_note": out.graph_note, "seconds": out.seconds,
                   "per_second": out.per_second, "streams": out.streams,

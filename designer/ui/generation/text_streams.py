@@ -1,10 +1,13 @@
 """Generated text, one column per stream, side by side; each column gets the prime in bold and
-then its characters as they arrive."""
+then its characters as they arrive, each coloured by how surprised the model was to write it
+(hover one for the model's top guesses there; `designer.ui.inspect.surprise`)."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+
+from ..inspect.surprise import MAX_SCORED, CharToolTips, insert_scored, legend_html
 
 
 class TextStreams(QWidget):
@@ -17,9 +20,15 @@ class TextStreams(QWidget):
         self.headers: list[QLabel] = []
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.setChildrenCollapsible(False)
+        self.legend = QLabel(legend_html())
+        self.legend.setWordWrap(True)
+        self.scored: list[int] = []          # characters coloured, per column
+        self.surprise_sum: list[float] = []  # their surprise, summed, per column
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.splitter)
+        lay.setSpacing(2)
+        lay.addWidget(self.splitter, 1)
+        lay.addWidget(self.legend)
         self.set_count(1)
 
     @property
@@ -40,6 +49,7 @@ class TextStreams(QWidget):
             view.setPlaceholderText("Generated text streams here.")
             lay.addWidget(header)
             lay.addWidget(view, 1)
+            CharToolTips(view)
             self.splitter.addWidget(column)
             self.views.append(view)
             self.headers.append(header)
@@ -58,20 +68,40 @@ class TextStreams(QWidget):
         """Clear every column and write the prime in bold."""
         bold = QTextCharFormat()
         bold.setFontWeight(QFont.Bold)
+        self.scored = [0] * len(self.views)
+        self.surprise_sum = [0.0] * len(self.views)
         for view in self.views:
             view.clear()
             cursor = view.textCursor()
             cursor.insertText(prime, bold)
             view.setTextCursor(cursor)
 
-    def append(self, pieces: list[str]) -> None:
-        """Add each stream's new characters at the end of its column."""
-        for view, piece in zip(self.views, pieces):
+    def append(self, pieces: list[str], scores: list | None = None) -> None:
+        """Add each stream's new characters at the end of its column, coloured by ``scores``
+        (per stream ``{"surprise": [...], "top": [...]}``, one entry per character) when
+        they match the pieces."""
+        if len(self.scored) != len(self.views):
+            self.scored = [0] * len(self.views)
+            self.surprise_sum = [0.0] * len(self.views)
+        for k, (view, piece) in enumerate(zip(self.views, pieces)):
             cursor = view.textCursor()
             cursor.movePosition(QTextCursor.End)
-            cursor.insertText(piece, QTextCharFormat())
+            sc = scores[k] if scores and k < len(scores) else None
+            if sc is not None and len(sc["surprise"]) == len(piece):
+                self.scored[k] += insert_scored(cursor, piece, sc["surprise"], sc["top"],
+                                                budget=MAX_SCORED - self.scored[k])
+                self.surprise_sum[k] += sum(sc["surprise"])
+            else:
+                cursor.insertText(piece, QTextCharFormat())
             view.setTextCursor(cursor)
             view.ensureCursorVisible()
+
+    def mean_surprise(self, written: int) -> float | None:
+        """The model's own surprise, in nats a character, over the ``written`` characters
+        of each column (``None`` when nothing was scored)."""
+        if not written or not any(self.scored):
+            return None
+        return sum(self.surprise_sum) / (written * len(self.views))
 
     def texts(self) -> list[str]:
         return [v.toPlainText() for v in self.views]
