@@ -116,6 +116,9 @@ def held_out_probe(source, steps: int = DEFAULT_STEPS, quiet: bool = False) -> P
             return held_out_probe(source, steps)
         except (ProbeError, ValueError, StopIteration, KeyError):
             return None
+    if source.kind not in ("text", "audio", "mnist"):
+        raise ProbeError(f"{Path(source.path).name} holds {source.kind} data: a held-out piece "
+                         "is read from text, audio and MNIST runs")
     split = "val" if "val" in source.splits else "train"
     where = "held-out" if split == "val" else "training"
     name = Path(source.path).name

@@ -144,6 +144,8 @@ class Run:
             self.step = max(self.step, int(record["step"]))
             if kind == "val" and record.get("best_val_loss") is not None:
                 self.best_val_loss = float(record["best_val_loss"])
+            if kind == "val" and isinstance(record.get("gate_saturation"), dict):
+                self.add_saturation(int(record["step"]), record["gate_saturation"])
         elif kind in ("warning", "error"):
             step, time = float(record.get("step", self.step)), record.get("time")
             if time is not None:
@@ -153,8 +155,6 @@ class Run:
                 time = float(s.column("time")[-1]) if len(s) else 0.0
             self.events.append(("diverging" if kind == "warning" else "stopped", step,
                                 float(time), record.get("message", "")))
-            if kind == "val" and isinstance(record.get("gate_saturation"), dict):
-                self.add_saturation(int(record["step"]), record["gate_saturation"])
         elif kind == "paused":
             self.state = "paused"
         elif kind == "resumed":

@@ -168,16 +168,16 @@ class TrainingController(QObject):
         request = TrainRequest(snapshot, str(project.path) if project.path else None, str(out),
                                steps, device or self.device_picker.device(),
                                engine if engine is not None else self.engine_picker.engine())
-        self.runs.add(run)
-        return self.launch(run, request)
+        return self.launch(run, request, new=True)
 
     def open_run(self) -> Run | None:
         """File > Open Run...: pick a run folder and continue it (`designer.ui.resume`)."""
         from designer.ui.resume import open_run
         return open_run(self)
 
-    def launch(self, run: Run, request: TrainRequest) -> Run:
-        """Start the worker for ``run`` (listed already) with ``request``."""
+    def launch(self, run: Run, request: TrainRequest, new: bool = False) -> Run:
+        """Start the worker for ``run`` with ``request``; ``new``: list the run too (else it is
+        listed already: a run continued)."""
         from designer.training.control import StopToken, WeightsTap  # threading, no torch
         self.token = StopToken()
         self.tap = WeightsTap()
@@ -189,8 +189,10 @@ class TrainingController(QObject):
         self.job.done.connect(self._ended)
         self.run = run
         self._started_at = time.strftime("%H:%M:%S")
-        if self.w.inspect_view is not None:  # the view follows the live run
+        if self.w.inspect_view is not None:  # before it is listed: the view then follows it
             self.w.inspect_view.follow_run(run, self.tap)
+        if new:
+            self.runs.add(run)
         self.output.begin_run(run, request)
         self.device.watch_training(request.device)
         self.show_docks()

@@ -85,10 +85,11 @@ class TrainWorker(QObject):
     failed = Signal(object)
     finished = Signal()
 
-    def __init__(self, request: TrainRequest, token) -> None:
+    def __init__(self, request: TrainRequest, token, tap=None) -> None:
         super().__init__()
         self.request = request
         self.token = token
+        self.tap = tap  # a WeightsTap: the Inspect view asks for weights copies through it
 
     @Slot()
     def run(self) -> None:
@@ -116,7 +117,7 @@ class TrainWorker(QObject):
 
         opts = RunOptions(out=r.out, resume=r.resume, steps=r.steps, device=r.device,
                           engine=r.engine, extra_meta=dict(r.extra), corpus=r.corpus,
-                          download_progress=downloading)
+                          download_progress=downloading, tap=self.tap)
         for rec in train(project, opts, self.token):
             self.record.emit(rec)
 

@@ -11,11 +11,15 @@ from designer.ui.inspect.search import PatternError, find_units
 from tests.ui.conftest import train_and_wait
 
 
-def wait_inspected(qtbot, view, title_starts="", timeout=60_000):
-    """Wait for the next drawn result whose title starts with ``title_starts``."""
-    with qtbot.waitSignal(view.inspected, timeout=timeout,
-                          check_params_cb=lambda r: r.get("title", "").startswith(
-                              title_starts)) as blocker:
+def wait_inspected(qtbot, view, title_starts="", timeout=60_000, text=None):
+    """Wait for the next drawn result whose title starts with ``title_starts`` (and, given
+    ``text``, that read it: an inspection asked for earlier may still arrive first)."""
+    def wanted(r) -> bool:
+        if not r.get("title", "").startswith(title_starts):
+            return False
+        return text is None or "inspection" not in r or r["inspection"].probe.text == text
+
+    with qtbot.waitSignal(view.inspected, timeout=timeout, check_params_cb=wanted) as blocker:
         pass
     return blocker.args[0]
 
@@ -98,7 +102,7 @@ def test_typed_text_is_inspected_and_unknown_characters_are_refused(qtbot, inspe
     w, run, view = inspected
     view.text.setText("Speak, speak.")
     view.refresh()
-    result = wait_inspected(qtbot, view)
+    result = wait_inspected(qtbot, view, text="Speak, speak.")
     assert result["inspection"].probe.text == "Speak, speak."
     assert view.charts.heat_axis.labels == list("Speak, speak.")
     view.text.setText("Speak, Zorro!")
@@ -181,7 +185,7 @@ def test_generated_text_is_coloured_and_hover_shows_the_top_guesses(qtbot, tiny)
                           check_params_cb=lambda busy: not busy):
         assert panel.generate()
     assert "the model's own surprise" in panel.status.text()
-    view = panel.text_view
+    view = panel.texts.views[0]
     doc = view.document()
     cursor = QTextCursor(doc)
     cursor.setPosition(len("First") + 1)  # the first generated character
@@ -190,8 +194,8 @@ def test_generated_text_is_coloured_and_hover_shows_the_top_guesses(qtbot, tiny)
     view.resize(600, 300)
     rect = view.cursorRect(cursor)  # the position just after that character
     pos = QPoint(rect.x() - 3, rect.center().y())
-    assert panel.tips.char_at(pos) == len("First")
-    assert panel.tips.tip_at(pos) == fmt.toolTip()
+    assert panel.texts.tips[0].char_at(pos) == len("First")
+    assert panel.texts.tips[0].tip_at(pos) == fmt.toolTip()
 
 
 def test_parity_per_step_is_charted_under_the_unrolled_view(qtbot, tiny):

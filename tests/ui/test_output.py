@@ -185,6 +185,6 @@ def test_an_mnist_run_shows_accuracy_charts_and_predictions(qtbot, window, tmp_p
     panel.count.setValue(12)
     generate_and_wait(qtbot, panel)
     result = panel.result
-    assert result["images"].shape == (12, 28, 28) and result["evaluated"] == 2000
+    assert result["images"].shape == (12, 28, 28) and result["evaluated"] == 1000
     assert 0.0 <= result["accuracy"] <= 1.0 and "Held-out accuracy" in panel.accuracy.text()
     assert len(panel.digits.predicted) == 12 and panel.digits.grab().width() > 0

@@ -18,6 +18,7 @@ class TextStreams(QWidget):
         super().__init__(parent)
         self.views: list[QPlainTextEdit] = []
         self.headers: list[QLabel] = []
+        self.tips: list[CharToolTips] = []  # each view's hover tool-tips, by character
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.setChildrenCollapsible(False)
         self.legend = QLabel(legend_html())
@@ -49,13 +50,14 @@ class TextStreams(QWidget):
             view.setPlaceholderText("Generated text streams here.")
             lay.addWidget(header)
             lay.addWidget(view, 1)
-            CharToolTips(view)
+            self.tips.append(CharToolTips(view))
             self.splitter.addWidget(column)
             self.views.append(view)
             self.headers.append(header)
         while len(self.views) > count:
             self.views.pop()
             self.headers.pop()
+            self.tips.pop()
             column = self.splitter.widget(self.splitter.count() - 1)
             column.hide()
             column.setParent(None)
