@@ -29,11 +29,14 @@ def lstm_unit(c_prev, gates, cont):
 
 PACKED = '''
 def packed(rnn, x, state, lengths):
-    """Run ``rnn`` over padded sequences, sequence n valid for its first ``lengths[n]`` steps:
+    """Run ``rnn`` over padded sequences, sequence n valid for its first ``lengths[n]`` steps
+    (``None``: all of them):
     padded steps give zeros and the final state is each sequence's after its last valid step
     (the backward direction's: after the first step). A length of 0 gives no output and leaves
     the state as it came in."""
     from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    if lengths is None:  # every step counts
+        return rnn(x, state)
     first = rnn.batch_first
     lengths = lengths.to("cpu", torch.int64)
     steps, n = (x.shape[1], x.shape[0]) if first else (x.shape[0], x.shape[1])
