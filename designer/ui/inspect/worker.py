@@ -23,7 +23,7 @@ import time
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
-from designer.ui.worker import failure
+from designer.ui.runs.worker import failure
 
 
 class InspectWorker(QObject):
@@ -46,7 +46,7 @@ class InspectWorker(QObject):
                           seconds=time.perf_counter() - started)
             self.done.emit(result)
         except Exception as e:  # noqa: BLE001 - reported in the view, nothing escapes
-            from designer.ui.worker import _foreseen
+            from designer.ui.runs.worker import _foreseen
             info = failure(e, _foreseen(e) or type(e).__name__ in ("ProbeError",
                                                                     "InspectError"))
             info.update(job=job["id"], what=job["what"], run=job.get("run"))

@@ -14,10 +14,10 @@ from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 from designer import __version__
 from designer.engines.expansion import RECURRENT
 from designer.graph.errors import GraphError
-from designer.ui import resources, theme
 from designer.ui.editor import clipboard
 from designer.ui.editor.layout import layered_positions
 from designer.ui.exchange.menu import add_to_file_menu
+from designer.ui.look import resources, theme
 
 
 def _action(window, text: str, slot=None, shortcut=None, icon: str | None = None,
