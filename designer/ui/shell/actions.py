@@ -202,8 +202,8 @@ def set_theme(w, name: str) -> None:
     resources.retint()
     refresh_icons(w)
     for i in range(w.tabs.count()):
-        name = w.tabs.tabBar().tabData(i) or ("layout" if i == 0 else "unroll")
-        w.tabs.setTabIcon(i, resources.icon(name))
+        icon_name = w.tabs.tabBar().tabData(i) or ("layout" if i == 0 else "unroll")
+        w.tabs.setTabIcon(i, resources.icon(icon_name))
     w.settings.setValue("theme", name)
     for item in w.scene.items():
         item.update()
