@@ -10,11 +10,12 @@ PACKAGE = ROOT / "designer"
 
 
 def test_import_contracts_are_kept():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     code = ("import sys\n"
             "from importlinter.cli import lint_imports\n"
-            "sys.exit(lint_imports(config_filename='.importlinter', no_cache=True, no_logo=True))\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+            "sys.exit(lint_imports(config_filename='.importlinter', no_cache=True,"
+            " no_logo=True))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=path), capture_output=True,
                          text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "0 broken" in out.stdout
