@@ -15,8 +15,8 @@ def test_import_contracts_are_kept():
             "from importlinter.cli import lint_imports\n"
             "sys.exit(lint_imports(config_filename='.importlinter', no_cache=True,"
             " no_logo=True))\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=path), capture_output=True,
-                         text=True)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=path))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "0 broken" in out.stdout
 
