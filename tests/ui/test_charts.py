@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from designer.ui.chart_range import plan_x, plan_y
-from designer.ui.curves import compact
-from designer.ui.run_list import new_run_dir
-from designer.ui.runs import Run, RunError
-from designer.ui.series import Series
+from designer.ui.charts.chart_range import plan_x, plan_y
+from designer.ui.charts.curves import compact
+from designer.ui.runs.run import Run, RunError
+from designer.ui.runs.run_list import new_run_dir
+from designer.ui.runs.series import Series
 from tests.ui.conftest import train_and_wait
 
 

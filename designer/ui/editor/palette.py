@@ -11,7 +11,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QLineEdit, QStyle, QStyledItem
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from designer.graph import registry
-from designer.ui import describe, mime, resources, theme
+from designer.ui.editor import describe, mime
+from designer.ui.look import resources, theme
 
 SPEC_ROLE = Qt.UserRole + 1
 

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
-from ..inspect.surprise import MAX_SCORED, CharToolTips, insert_scored, legend_html
+from designer.ui.inspect.surprise import MAX_SCORED, CharToolTips, insert_scored, legend_html
 
 
 class TextStreams(QWidget):

@@ -14,8 +14,10 @@ from designer.engines.expansion import RECURRENT
 from designer.graph import dims as D
 from designer.graph import settings as S
 from designer.graph.errors import GraphError
-from designer.ui import describe, resources, theme
-from designer.ui.param_form import ParamForm, caption
+from designer.ui.editor import describe
+from designer.ui.look import resources, theme
+
+from .param_form import ParamForm, caption
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:

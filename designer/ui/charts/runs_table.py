@@ -8,8 +8,8 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QColor, QDesktopServices, QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget, QTreeWidgetItem
 
-from .run_list import RunList
-from .runs import Run, device_text, engines_text
+from designer.ui.runs.run import Run, device_text, engines_text
+from designer.ui.runs.run_list import RunList
 
 COLUMNS = ("Run", "Engines", "Device", "Step", "Tokens/s", "Best val loss", "State")
 STATES = {"starting": "starting", "running": "training", "paused": "paused",

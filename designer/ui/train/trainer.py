@@ -16,10 +16,11 @@ import time
 from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QProgressDialog
 
+from designer.ui.runs.run import Run, device_text, engines_text, status_text
+from designer.ui.runs.run_list import RunList, new_run_dir, runs_root
+from designer.ui.runs.worker import Job, TrainRequest, TrainWorker
+
 from .pickers import DevicePicker, EnginePicker, device_choices
-from .run_list import RunList, new_run_dir, runs_root
-from .runs import Run, device_text, engines_text, status_text
-from .worker import Job, TrainRequest, TrainWorker
 
 log = logging.getLogger("designer.ui")
 
@@ -47,7 +48,7 @@ class TrainingController(QObject):
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        from .output_window import OutputPanel
+        from designer.ui.output.window import OutputPanel
         from .panels import ChartsHost, DeviceHost
         self.w = window
         self.runs = RunList(self)

@@ -2,7 +2,7 @@
 
 Each run's curves are created once, when the run is added. New records only mark the charts
 stale (:meth:`ChartsPanel.schedule`); within 100 ms a timer hands the curves the runs' numpy
-buffers (`designer.ui.series.Series`) with ``setData``, only for runs whose data changed, so
+buffers (`designer.ui.runs.series.Series`) with ``setData``, only for runs whose data changed, so
 the charts redraw at up to 10 Hz and the GUI thread sleeps while nothing new arrives. Plots clip to the view and downsample by peaks, so a redraw costs about the same at
 100,000 points as at 1,000. Several runs overlay on one chart with a legend (engine and
 device in each name), against the step or wall-clock seconds, for comparing engines.
@@ -19,10 +19,11 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QGraphicsItem
                                QHBoxLayout, QLabel, QSlider, QSplitter, QToolButton,
                                QVBoxLayout, QWidget)
 
+from designer.ui.runs.run import Run
+from designer.ui.runs.run_list import RunList
+
 from .chart_range import RangeKeeper
 from .curves import PLOT_OF, CompactAxis, RunCurves
-from .run_list import RunList
-from .runs import Run
 from .runs_table import RunsTable
 
 REFRESH_MS = 100             # 10 Hz

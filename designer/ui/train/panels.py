@@ -10,9 +10,9 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QPushButton, QStackedWidget,
                                QVBoxLayout, QWidget)
 
-from . import resources
-from .param_form import caption
-from .runs import RunError
+from designer.ui.forms.param_form import caption
+from designer.ui.look import resources
+from designer.ui.runs.run import RunError
 
 BUILD_DELAY_MS = 150
 
@@ -81,14 +81,14 @@ class ChartsHost(LazyPanel):
             "earlier run.", train, add), parent)
 
     def build(self) -> QWidget:
-        from .plots import ChartsPanel
+        from designer.ui.charts.plots import ChartsPanel
         panel = ChartsPanel(self.controller.runs)
         panel.add_folder_requested.connect(self.add_folder)
         return panel
 
     def add_folder(self, folder: str | None = None) -> bool:
         """Overlay a previous run; asks for the folder when none is given."""
-        from .run_list import runs_root
+        from designer.ui.runs.run_list import runs_root
         w = self.controller.w
         if not folder:
             start = runs_root()
@@ -129,7 +129,7 @@ class DeviceHost(LazyPanel):
                          parent)
 
     def build(self) -> QWidget:
-        from .device_panel import DevicePanel
+        from designer.ui.device.panel import DevicePanel
         panel = DevicePanel()
         panel.watch(self.target)
         return panel

@@ -16,11 +16,12 @@ import time
 from PySide6.QtGui import QFontDatabase, QPalette, QTextCursor
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTabWidget
 
-from . import resources
+from designer.ui.inspect.surprise import CharToolTips, insert_scored, legend_html, mean_surprise
+from designer.ui.look import resources
+from designer.ui.runs.run import Run, device_text, engines_text
+from designer.ui.runs.run_list import RunList
+
 from .generate_panel import GeneratePanel
-from .inspect.surprise import CharToolTips, insert_scored, legend_html, mean_surprise
-from .run_list import RunList
-from .runs import Run, device_text, engines_text
 
 MAX_BLOCKS = 20_000
 PROGRESS_EVERY_S = 5.0

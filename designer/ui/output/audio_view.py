@@ -9,7 +9,7 @@ from PySide6.QtCore import QTemporaryDir, Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel,
                                QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
-from . import resources
+from designer.ui.look import resources
 
 
 class AudioView(QWidget):

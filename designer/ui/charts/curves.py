@@ -10,7 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from .runs import Run
+from designer.ui.runs.run import Run
 
 SYMBOLS_BELOW = 60           # draw point markers while a curve is this short
 DENSE_ABOVE = 400            # and draw it with a 1-pixel line past this many points

@@ -14,10 +14,10 @@ from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 from designer import __version__
 from designer.engines.expansion import RECURRENT
 from designer.graph.errors import GraphError
-from designer.ui import resources, theme
 from designer.ui.editor import clipboard
 from designer.ui.editor.layout import layered_positions
 from designer.ui.exchange.menu import add_to_file_menu
+from designer.ui.look import resources, theme
 
 
 def _action(window, text: str, slot=None, shortcut=None, icon: str | None = None,
@@ -202,8 +202,8 @@ def set_theme(w, name: str) -> None:
     resources.retint()
     refresh_icons(w)
     for i in range(w.tabs.count()):
-        name = w.tabs.tabBar().tabData(i) or ("layout" if i == 0 else "unroll")
-        w.tabs.setTabIcon(i, resources.icon(name))
+        icon_name = w.tabs.tabBar().tabData(i) or ("layout" if i == 0 else "unroll")
+        w.tabs.setTabIcon(i, resources.icon(icon_name))
     w.settings.setValue("theme", name)
     for item in w.scene.items():
         item.update()

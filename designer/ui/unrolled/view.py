@@ -1,7 +1,7 @@
 """The unrolled-net view: the per-time-step net the CAFFE engine runs for one recurrent layer.
 
 It draws ``designer.engines.expansion.expand``'s nodes with their real blob shapes, time steps
-as columns (see ``unrolled_layout``), each step foldable; the number of steps can be changed.
+as columns (see ``layout``), each step foldable; the number of steps can be changed.
 An overview strip under the canvas shows the whole expansion and where the view is.
 **Engine parity** opens a chart under it: for the current weights, how far the cuDNN and the
 unrolled engine are apart at every step (`designer.ui.inspect.parity_panel`).
@@ -16,12 +16,13 @@ from PySide6.QtWidgets import (QGraphicsPathItem, QGraphicsScene, QHBoxLayout, Q
 
 from designer.engines.expansion import expand
 from designer.graph import dims as D
-from designer.ui import resources, theme
-from designer.ui import unrolled_layout as U
 from designer.ui.editor.link_item import rounded_polyline
-from designer.ui.param_form import caption
-from designer.ui.unrolled_canvas import Overview, UnrolledCanvas
-from designer.ui.unrolled_items import Caption, StepGroup, UnrolledNode, node_tooltip, short
+from designer.ui.forms.param_form import caption
+from designer.ui.look import resources, theme
+from designer.ui.unrolled import layout as U
+
+from .canvas import Overview, UnrolledCanvas
+from .items import Caption, StepGroup, UnrolledNode, node_tooltip, short
 
 MAX_STEPS = 500
 

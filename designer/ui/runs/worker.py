@@ -96,7 +96,7 @@ class TrainWorker(QObject):
         try:
             self._train()
         except Exception as e:  # noqa: BLE001 - everything is reported, nothing escapes
-            self.failed.emit(failure(e, _foreseen(e)))
+            self.failed.emit(failure(e, written_for_users(e)))
         finally:
             self.finished.emit()
 
@@ -122,7 +122,7 @@ class TrainWorker(QObject):
             self.record.emit(rec)
 
 
-def _foreseen(error: BaseException) -> bool:
+def written_for_users(error: BaseException) -> bool:
     """Errors whose message is written for users (no traceback needed)."""
     names = {"TrainingError", "DataError", "CheckpointError", "GenerateError", "ProjectError",
              "RunError"}
@@ -179,7 +179,7 @@ class GenerateWorker(QObject):
             kind = self.job["kind"]
             self.result.emit(self._mnist() if kind == "mnist" else self._write())
         except Exception as e:  # noqa: BLE001
-            self.failed.emit(failure(e, _foreseen(e)))
+            self.failed.emit(failure(e, written_for_users(e)))
         finally:
             self.finished.emit()
 

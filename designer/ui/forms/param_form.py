@@ -6,9 +6,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
-from designer.ui import resources, theme
 from designer.ui.editor.commands import UNSET
-from designer.ui.param_editors import make_editor
+from designer.ui.look import resources, theme
+
+from .param_editors import make_editor
 
 
 def caption(text: str, parent=None, error: bool = False) -> QLabel:

@@ -21,7 +21,7 @@ def make_app(argv: list[str] | None = None):
     from PySide6.QtWidgets import QApplication
 
     from designer import __version__
-    from designer.ui import resources, theme
+    from designer.ui.look import resources, theme
 
     _quiet_qt_warnings()
     _log_to_stderr()
@@ -87,7 +87,7 @@ def run_window(path: str | None, unrolled: str | None = None,
                device: str | None = None, inspect: str | None = None) -> int:
     from PySide6.QtCore import QTimer
 
-    from designer.ui.main_window import MainWindow
+    from .main_window import MainWindow
 
     app = make_app()
     window = MainWindow()
@@ -100,7 +100,7 @@ def run_window(path: str | None, unrolled: str | None = None,
         if unrolled:
             window.show_unrolled_safely(unrolled)
         if inspect:
-            from designer.ui.runs import RunError
+            from designer.ui.runs.run import RunError
             try:
                 window.show_inspect(window.training.runs.add_folder(inspect))
             except RunError as e:
@@ -135,7 +135,7 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
     from PySide6.QtWidgets import QApplication
 
     from designer.graph.project import ProjectError, load
-    from designer.ui.main_window import MainWindow
+    from .main_window import MainWindow
 
     out_path = Path(out)
     if not out_path.resolve().parent.is_dir():
@@ -148,7 +148,7 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
         print(f"rnn-designer: {e}", file=sys.stderr)
         return 2
     app = make_app()
-    from designer.ui import theme
+    from designer.ui.look import theme
     theme.apply(app, "light")
     with tempfile.TemporaryDirectory() as tmp:  # keep the user's window layout out of it
         settings = QSettings(str(Path(tmp) / "screenshot.ini"), QSettings.IniFormat)
@@ -184,7 +184,7 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
                 window.close()
                 return 2
         if train_steps is not None:
-            from designer.ui.trainer_script import train_then_generate
+            from .trainer_script import train_then_generate
             code = train_then_generate(window, train_steps, device)
             if code == 2:
                 window.close()
@@ -206,8 +206,8 @@ def _inspect_run(window, folder: str) -> int:
     inspection failed: said on stderr) or 2 (not a run folder)."""
     from PySide6.QtCore import Qt
 
-    from designer.ui.runs import RunError
-    from designer.ui.trainer_script import wait_for
+    from designer.ui.runs.run import RunError
+    from .trainer_script import wait_for
     try:
         run = window.training.runs.add_folder(folder)
     except RunError as e:

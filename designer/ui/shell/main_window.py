@@ -1,7 +1,7 @@
 """The designer window: palette, canvas, properties, problems, and training.
 
 The window wires the parts together; the actions and file handling live in ``actions`` and
-``files``, training in ``trainer`` (its Output, Charts and Device docks are made here and
+``files``, training in ``designer.ui.train`` (its Output, Charts and Device docks are made here and
 filled by the `TrainingController`).
 """
 from __future__ import annotations
@@ -14,14 +14,16 @@ from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QT
 
 from designer.graph import dims as D
 from designer.graph.errors import GraphError
-from designer.ui import actions, describe, files, resources
+from designer.ui.editor import describe
 from designer.ui.editor.document import Document
+from designer.ui.editor.palette import LayerPalette
 from designer.ui.editor.scene import GraphScene
 from designer.ui.editor.view import CanvasView
+from designer.ui.forms.properties import PropertiesPanel
+from designer.ui.look import resources
 from designer.ui.memory import MemoryFit
-from designer.ui.palette import LayerPalette
 from designer.ui.problems import ProblemsPanel, SmokeChecker
-from designer.ui.properties import PropertiesPanel
+from designer.ui.shell import actions, files
 
 APP_NAME = "RNN Designer"
 
@@ -100,7 +102,7 @@ class MainWindow(QMainWindow):
 
         self.act = actions.build(self)
         self.files = files.FileHandler(self)
-        from designer.ui.trainer import TrainingController
+        from designer.ui.train.trainer import TrainingController
         self.training = TrainingController(self)
         self.training.install()
         self._connect()
@@ -161,7 +163,7 @@ class MainWindow(QMainWindow):
         if not text:
             self.banner.hide()
             return
-        from designer.ui import theme
+        from designer.ui.look import theme
         light = theme.colors.name == "light"
         self.banner.setStyleSheet(
             "QLabel#training_banner { padding: 5px 10px; border-bottom: 1px solid %s; "
@@ -260,7 +262,7 @@ class MainWindow(QMainWindow):
         m = self.memory
         self.memory_label.setText(("\u00b7   " + m.short_text()) if m.short_text() else "")
         self.memory_label.setVisible(bool(m.short_text()))
-        from designer.ui import theme
+        from designer.ui.look import theme
         self.memory_label.setStyleSheet(
             f"QLabel#memory_label {{ color: {theme.colors.error.name()}; }}" if m.message else "")
         tip = m.message or ""
@@ -282,8 +284,8 @@ class MainWindow(QMainWindow):
 
         Raises ``ValueError`` with a sentence when the layer cannot be unrolled.
         """
-        from designer.ui.unrolled_view import UnrolledView
         from designer.engines.expansion import expand
+        from designer.ui.unrolled.view import UnrolledView
         if name not in self.doc.graph:
             raise ValueError(f"there is no layer named '{name}'")
         expand(self.doc.graph, name, steps=1)  # raises ValueError when it cannot unroll

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QStandardPaths, Signal
 
-from .runs import Run
+from .run import Run
 
 RUNS_ENV = "RNN_DESIGNER_RUNS"
 

@@ -11,8 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QLineEdit
                                QWidget)
 
 from designer.graph import registry
-
-from ..runs import DATA_KINDS
+from designer.ui.runs.run import DATA_KINDS
 
 MAX_STREAMS = 8
 

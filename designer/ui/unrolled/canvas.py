@@ -6,7 +6,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
-from designer.ui import theme
+from designer.ui.look import theme
 
 
 class UnrolledCanvas(QGraphicsView):

@@ -21,14 +21,15 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QScrollArea,
                                QStackedWidget, QVBoxLayout, QWidget)
 
-from . import resources
+from designer.ui.look import resources
+from designer.ui.runs.run import Run, device_text
+from designer.ui.runs.run_list import RunList
+from designer.ui.runs.worker import GenerateWorker, Job
+
 from .audio_view import AudioView
 from .digits import DigitGrid
 from .generation.settings_form import SettingsForm
 from .generation.text_streams import TextStreams
-from .run_list import RunList
-from .runs import Run, device_text
-from .worker import GenerateWorker, Job
 
 KINDS = ("text", "audio", "mnist")
 

@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from designer.graph import dims as D
-from designer.ui import theme
+from designer.ui.look import theme
 
 TYPE_FONT = theme.font(7.6, bold=True)
 SMALL_FONT = theme.font(7.0)
