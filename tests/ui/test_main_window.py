@@ -167,3 +167,27 @@ def test_the_window_opens_without_importing_torch():
                          cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
+
+
+def test_reference_cycles_are_collected_in_the_gui_thread_only(char_rnn, qtbot):
+    """A cycle holding a Qt object, collected in a worker thread, deadlocks Qt against the
+    GIL: with a window open, automatic collection is off and a GUI-thread timer collects."""
+    import gc
+    import threading
+    import weakref
+
+    class Node:
+        pass
+
+    assert not gc.isenabled()
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    gone = weakref.ref(a)
+    collected_in = []
+    a.__dict__["probe"] = weakref.finalize(a, lambda: collected_in.append(
+        threading.current_thread() is threading.main_thread()))
+    del a, b
+    kept = [[] for _ in range(2 * gc.get_threshold()[0])]  # past the threshold of generation 0
+    qtbot.waitUntil(lambda: gone() is None, timeout=5000)  # the timer's collection
+    del kept
+    assert collected_in == [True]

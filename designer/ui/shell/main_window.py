@@ -22,6 +22,7 @@ from designer.ui.editor.view import CanvasView
 from designer.ui.forms.properties import PropertiesPanel
 from designer.ui.look import resources
 from designer.ui.memory import MemoryFit
+from designer.ui.shell.collector import collect_in_gui_thread
 from designer.ui.problems import ProblemsPanel, SmokeChecker
 from designer.ui.shell import actions, files
 
@@ -42,6 +43,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: QSettings | None = None, restore: bool = True) -> None:
         super().__init__()
+        collect_in_gui_thread()  # cycles holding Qt objects die in this thread, not a worker's
         self.settings = settings if settings is not None else QSettings()
         self.setObjectName("main_window")
         self.setWindowIcon(resources.app_icon())
