@@ -179,6 +179,7 @@ def test_reference_cycles_are_collected_in_the_gui_thread_only(char_rnn, qtbot):
     class Node:
         pass
 
+    from designer.ui.shell.collector import collect_in_gui_thread as window_timer
     assert not gc.isenabled()
     a, b = Node(), Node()
     a.other, b.other = b, a
@@ -190,4 +191,5 @@ def test_reference_cycles_are_collected_in_the_gui_thread_only(char_rnn, qtbot):
     kept = [[] for _ in range(2 * gc.get_threshold()[0])]  # past the threshold of generation 0
     qtbot.waitUntil(lambda: gone() is None, timeout=5000)  # the timer's collection
     del kept
+    assert window_timer().isActive()
     assert collected_in == [True]
