@@ -26,18 +26,12 @@ from designer.graph.project import Project
 from . import checkpoint as C
 from .control import StopToken
 from .data import DataError, open_source
+from .distributed import World
+from .errors import TrainingError
 from .resume import check_compatible, convert_for
 from .rundir import RunDir
 from .sampling import Sampler
 from .schedule import learning_rate
-
-
-class TrainingError(Exception):
-    """A run that cannot go on; ``str()`` is one sentence; ``code`` the CLI's exit code."""
-
-    def __init__(self, message: str, code: int = 1):
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass
@@ -53,6 +47,7 @@ class RunOptions:
     corpus: str | Path | None = None     # train on this file instead of the data layer's
     time_limit: float | None = None      # seconds
     download_progress: Callable | None = None
+    world: World | None = None           # this process's place in a data-parallel run
     extra_meta: dict = field(default_factory=dict)
 
 
@@ -77,8 +72,9 @@ def to_device(batch: dict, data_layer: str, device: torch.device) -> dict:
 
 
 def evaluate(net: Net, source, batches: int, device: torch.device, data_layer: str,
-             split: str = "val") -> dict:
-    """Mean loss (and accuracy) over a fixed set of held-out batches."""
+             split: str = "val", world: World | None = None) -> dict:
+    """Mean loss (and accuracy) over a fixed set of held-out batches (in a data-parallel
+    run, over every rank's share of them)."""
     if split not in source.splits:
         return {}
     net.eval()
@@ -87,6 +83,8 @@ def evaluate(net: Net, source, batches: int, device: torch.device, data_layer: s
     try:
         with torch.no_grad():
             for batch in source.eval_batches(batches, split):
+                if batch["label"].numel() == 0:  # a final batch shared out to none here
+                    continue
                 feeds = to_device(batch, data_layer, device)
                 if source.carries_state and state is None:
                     state = net.initial_state(batch["data"].shape[1], device)
@@ -100,6 +98,8 @@ def evaluate(net: Net, source, batches: int, device: torch.device, data_layer: s
                 weight += w
     finally:
         net.train()
+    if world is not None:
+        loss_sum, acc_sum, weight = world.sum([loss_sum, acc_sum, weight])
     if not weight:
         return {}
     result = {"val_loss": loss_sum / weight}
@@ -112,6 +112,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
           ) -> Iterator[dict]:
     """Train ``project``; yields plain records until the run ends (see the module doc)."""
     token = token or StopToken()
+    world = opts.world or World()  # this process's share of a data-parallel run, or all of it
     solver, cfg = project.solver_settings(), project.training_settings()
     graph = project.graph
     errors = graph.errors()
@@ -127,73 +128,87 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         key = {"CharText": "corpus", "WavAudio": "file", "MnistRows": "folder"}
         graph.set_param(data_layer, key[graph.layer(data_layer).type],
                         str(Path(opts.corpus).resolve()))
-    device = resolve_device(opts.device or cfg["device"])
+    device = world.device or resolve_device(opts.device or cfg["device"])
     seed = cfg["seed"] if opts.seed is None else opts.seed
     ck = None
-    if opts.resume:
-        try:
-            ck = C.load(opts.out, "last")
-        except C.CheckpointError as e:
-            raise TrainingError(str(e), 2) from None
-        seed = ck.meta.get("seed", seed)
 
-    # ---- data, net, optimizer ----------------------------------------------------------
-    try:
-        source = open_source(graph.layer(data_layer), project.path and project.path.parent,
-                             opts.corpus, opts.download_progress, seed)
-    except DataError as e:
-        raise TrainingError(str(e), 2) from None
-    if "V" in graph.dims and source.num_classes != graph.dims["V"] and source.kind == "text":
-        raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, but "
-                            f"the net was sized for V = {graph.dims['V']}", 2)
-    torch.manual_seed(seed)
-    try:
-        net = Net(graph, opts.engine).to(device)
-    except BuildError as e:
-        raise TrainingError(str(e), 1) from None
-    run = RunDir.create(opts.out, project, resume=opts.resume)  # after the data proved usable
-    opt = make_optimizer(net.parameters(), solver, device)
-    autocast = torch.bfloat16 if cfg["precision"] == "bf16" and device.type == "cuda" else None
-    step_fn = TrainStep(net, opt, solver["clip_gradients"], cfg["cuda_graphs"], autocast)
-    step, best, carry, switched = 0, math.inf, None, {}
-    if ck is not None:
+    # ---- data, net, optimizer (every rank, agreeing on any failure) ----------------------
+    with world.together(local_first=True):  # a corpus downloads once per machine
+        if opts.resume:
+            try:
+                ck = C.load(opts.out, "last")
+            except C.CheckpointError as e:
+                raise TrainingError(str(e), 2) from None
+            seed = ck.meta.get("seed", seed)
         try:
-            check_compatible(ck, graph, source)
-            net.load_state_dict(convert_for(ck, graph, net))
-            switched = {n: e for n, e in net.engines.items()
-                        if ck.meta.get("engines", {}).get(n, e) != e}
-            if not switched:
-                opt.load_state_dict(ck.state["optimizer"])
-            source.load_state_dict(ck.state["data"])
-            C.set_rng_state(ck.state["rng"])
-        except (C.CheckpointError, DataError) as e:
+            source = open_source(graph.layer(data_layer), _project_dir(project), opts.corpus,
+                                 opts.download_progress, seed)
+            world.shard(source)  # each rank its own rows of every batch
+        except DataError as e:
             raise TrainingError(str(e), 2) from None
+        if "V" in graph.dims and source.num_classes != graph.dims["V"] and \
+                source.kind == "text":
+            raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, "
+                                f"but the net was sized for V = {graph.dims['V']}", 2)
+        torch.manual_seed(seed)
+        try:
+            net = Net(graph, opts.engine).to(device)
+        except BuildError as e:
+            raise TrainingError(str(e), 1) from None
+    world.seed_ranks(seed)  # the same weights everywhere; each rank its own dropout
+    with world.together():  # after the data proved usable; rank 0 writes it
+        run = RunDir.create(opts.out, project, resume=opts.resume, writer=world.is_main)
+    run = RunDir(world.share(str(run.path)), writer=world.is_main)
+    opt = make_optimizer(net.parameters(), solver, device)
+    step, best, carry, switched, notes = 0, math.inf, None, {}, list(source.notes)
+    if ck is not None:
+        with world.together():
+            try:
+                check_compatible(ck, graph, source)
+                net.load_state_dict(convert_for(ck, graph, net))
+                switched = {n: e for n, e in net.engines.items()
+                            if ck.meta.get("engines", {}).get(n, e) != e}
+                if not switched:
+                    opt.load_state_dict(ck.state["optimizer"])
+                source.load_state_dict(ck.state["data"])
+            except (C.CheckpointError, DataError) as e:
+                raise TrainingError(str(e), 2) from None
+        notes += filter(None, [world.restore_rng(ck.state, seed, ck.step)])
         step, best = ck.step, ck.meta.get("best_val_loss") or math.inf
-        if ck.state.get("carry") is not None:
-            carry = {k: tuple(t.to(device) for t in v) for k, v in ck.state["carry"].items()}
+        carry = world.local_carry(ck.state.get("carry"), source.batch_size, device)
+        if ck.state.get("carry") and carry is None:
+            notes.append(f"the streams are cut anew for {world.size} process"
+                         f"{'es' if world.size > 1 else ''} (the checkpoint was made by "
+                         f"{ck.meta.get('world_size', 1)}): each goes on from the same place "
+                         f"in the pass, from a zero state")
         run.truncate_metrics(step)
+    autocast = torch.bfloat16 if cfg["precision"] == "bf16" and device.type == "cuda" else None
+    step_fn = TrainStep(net, opt, solver["clip_gradients"], cfg["cuda_graphs"], autocast,
+                        world.data_parallel())  # with several ranks, DDP: rank 0's weights
     if source.carries_state and carry is None:
         carry = net.initial_state(source.batch_size, device)
     stop_at = opts.steps or solver["max_steps"]
+    device_name = world.device_name(_device_name(device))
     meta_base = {"project": project.to_dict(), "engines": dict(net.engines), "seed": seed,
-                 "device": str(device), "data": _data_meta(source), **opts.extra_meta}
+                 "device": str(device), "device_name": device_name, "world_size": world.size,
+                 "data": _data_meta(source), **opts.extra_meta}
 
     def save(pointers, extra) -> dict:
-        state = {"optimizer": opt.state_dict(), "rng": C.rng_state(),
-                 "data": source.state_dict(),
-                 "carry": None if carry is None else {k: tuple(t.cpu() for t in v)
-                                                      for k, v in carry.items()}}
+        state = {"optimizer": opt.state_dict(), "data": source.state_dict(),
+                 "carry": world.global_carry(carry), **world.rng_states()}
         meta = {**meta_base, "best_val_loss": None if math.isinf(best) else best, **extra}
-        folder = C.save(run.path, step, net.state_dict(), state, meta, pointers)
-        return {"kind": "checkpoint", "step": step, "path": str(folder),
+        if world.is_main:  # the weights and the optimizer are the same on every rank
+            C.save(run.path, step, net.state_dict(), state, meta, pointers)
+        return {"kind": "checkpoint", "step": step, "path": str(C.checkpoint_folder(run.path, step)),
                 "pointers": list(pointers)}
 
     yield {"kind": "start", "step": step, "steps": stop_at, "device": str(device),
-           "device_name": _device_name(device), "run_dir": str(run.path),
+           "device_name": device_name, "world_size": world.size,
+           "devices": world.gather(str(device)), "run_dir": str(run.path),
            "engines": dict(net.engines), "params": sum(p.numel() for p in net.parameters()),
-           "data": source.describe(), "notes": list(source.notes), "seed": seed,
+           "data": source.describe(), "notes": notes, "seed": seed,
            "resumed": ck is not None}
-    for note in source.notes:
+    for note in notes:
         yield {"kind": "note", "step": step, "message": note}
     if ck is not None and switched:
         yield {"kind": "note", "step": step, "message": (
@@ -202,22 +217,24 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
             "afresh, since its moments belong to the other engine's tensors")}
 
     # ---- the loop ------------------------------------------------------------------------
-    sampler = Sampler(net, device) if source.kind == "text" else None
+    sampler = Sampler(net, device) if source.kind == "text" and world.is_main else None
     pending, nan_streak, reason = [], 0, "finished"
     evals_without_best = 0
     t_start = t_log = time.perf_counter()
     steps_since_log = tokens_since_log = 0
     while step < stop_at:
-        if token.paused:
+        time_up = bool(opts.time_limit) and time.perf_counter() - t_start >= opts.time_limit
+        action = world.control(token, time_up)  # every rank does the same
+        if action == "pause":
             yield {"kind": "paused", "step": step}
-            token.wait_while_paused()
-            if not token.stopped:
+            action = world.wait_while_paused(token)
+            if action == "run":
                 yield {"kind": "resumed", "step": step}
                 t_log = time.perf_counter()
-        if token.stopped:
+        if action == "stop":
             reason = "stopped"
             break
-        if opts.time_limit and time.perf_counter() - t_start >= opts.time_limit:
+        if action == "time_limit":
             reason = "time_limit"
             break
         lr = learning_rate(step, solver)
@@ -238,13 +255,14 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         step += 1
         pending.append((out, lr))
         steps_since_log += 1
-        tokens_since_log += _tokens(batch)
+        tokens_since_log += _tokens(batch) * world.size
 
         if step % cfg["log_interval"] == 0 or step == stop_at:
             record, nan_streak = _summarise(pending, step, nan_streak, t_log,
                                             steps_since_log, tokens_since_log, device)
             record["time"] = time.perf_counter() - t_start
             record["epoch"] = getattr(source, "epoch", None)
+            record["world_size"] = world.size
             if step_fn.graph_note and step == cfg["log_interval"]:
                 yield {"kind": "note", "step": step, "message": f"CUDA graph {step_fn.graph_note}"}
             run.log(record)
@@ -260,7 +278,8 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                 break
 
         if step % cfg["eval_interval"] == 0 or step == stop_at:
-            result = evaluate(net, source, cfg["eval_batches"], device, data_layer)
+            result = evaluate(net, source, cfg["eval_batches"], device, data_layer,
+                              world=world)
             if result:
                 is_best = result["val_loss"] < best
                 if is_best:
@@ -347,10 +366,17 @@ def _data_meta(source) -> dict:
     return meta
 
 
+def _project_dir(project: Project):
+    """Where the project's relative data paths are found: the graph's folder (which may be
+    another than the project file's, for a snapshot run in a child process)."""
+    return project.graph.project_dir or (project.path and project.path.parent)
+
+
 def _device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"CPU ({torch.get_num_threads()} threads)"
+    threads = torch.get_num_threads()
+    return f"CPU ({threads} thread{'s' if threads != 1 else ''})"
 
 
 def _free_cuda() -> None:

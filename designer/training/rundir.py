@@ -19,21 +19,33 @@ def _clean(value):
     return value
 
 
-class RunDir:
-    """Where one training run keeps what it writes."""
+def default_path(project: Project) -> Path:
+    """``runs/<project>-<time>``: where a run goes when no ``--out`` is given."""
+    stem = project.path.stem if project.path else "run"
+    return Path("runs") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
 
-    def __init__(self, path: Path):
+
+class RunDir:
+    """Where one training run keeps what it writes.
+
+    ``writer`` is false for the ranks of a data-parallel run other than rank 0: they know
+    the folder but never write to it (``log`` and ``truncate_metrics`` do nothing).
+    """
+
+    def __init__(self, path: Path, writer: bool = True):
         self.path = Path(path)
         self.metrics = self.path / "metrics.jsonl"
+        self.writer = writer
 
     @classmethod
-    def create(cls, out, project: Project, resume: bool = False) -> "RunDir":
-        """The folder for a new run (refusing one that holds a run) or for a resumed one."""
+    def create(cls, out, project: Project, resume: bool = False,
+               writer: bool = True) -> "RunDir":
+        """The folder for a new run (refusing one that holds a run) or for a resumed one;
+        with ``writer`` false, only its name."""
         from .loop import TrainingError
-        if out is None:
-            stem = project.path.stem if project.path else "run"
-            out = Path("runs") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
-        path = Path(out)
+        path = Path(out) if out is not None else default_path(project)
+        if not writer:
+            return cls(path, writer=False)
         if resume:
             if not path.is_dir():
                 raise TrainingError(f"{path} does not exist, so there is nothing to resume", 2)
@@ -53,6 +65,8 @@ class RunDir:
 
     def log(self, record: dict) -> None:
         """Append one record to ``metrics.jsonl``."""
+        if not self.writer:
+            return
         with open(self.metrics, "a", encoding="utf-8") as f:
             f.write(json.dumps({k: _clean(v) for k, v in record.items()}) + "\n")
 
@@ -69,5 +83,7 @@ class RunDir:
 
     def truncate_metrics(self, step: int) -> None:
         """Forget records after ``step`` (written after the checkpoint a run resumes from)."""
+        if not self.writer:
+            return
         keep = [r for r in self.read_metrics() if r.get("step", 0) <= step]
         atomic_write_text(self.metrics, "".join(json.dumps(r) + "\n" for r in keep))
