@@ -123,7 +123,7 @@ class TrainingController(QObject):
 
     # ----------------------------------------------------------------------- actions --
     def train(self, steps: int | None = None, device: str | None = None,
-              engine: str | None = None) -> Run | None:
+              engine: str | None = None, processes: int | None = None) -> Run | None:
         """Start a run on a snapshot of the project (what the Train button does).
 
         Parameters
@@ -131,6 +131,9 @@ class TrainingController(QObject):
         steps, device, engine
             Overrides for this run (``None``: the project's ``max_steps``, the device picker,
             the engine picker).
+        processes
+            Train data-parallel on this many processes (``None``: what the device picker
+            says, several for "All GPUs"); they run as child processes.
 
         Returns
         -------
@@ -153,12 +156,21 @@ class TrainingController(QObject):
         out = new_run_dir(stem, runs_root())
         run = Run(self.runs.next_number(), project.name, snapshot)
         run.run_dir = out
+        picked = self.device_picker.choice()
+        if processes is None:
+            processes = picked.processes if device is None else 1
         request = TrainRequest(snapshot, str(project.path) if project.path else None, str(out),
-                               steps, device or self.device_picker.device(),
-                               engine if engine is not None else self.engine_picker.engine())
-        from designer.training.control import StopToken  # threading only: no torch
-        self.token = StopToken()
-        worker = TrainWorker(request, self.token)
+                               steps, device or picked.device,
+                               engine if engine is not None else self.engine_picker.engine(),
+                               processes=processes)
+        if processes > 1:  # a child process group, followed through rank 0's records
+            from .distributed.worker import ProcessControl, ProcessTrainWorker
+            self.token = ProcessControl()
+            worker = ProcessTrainWorker(request, self.token)
+        else:
+            from designer.training.control import StopToken  # threading only: no torch
+            self.token = StopToken()
+            worker = TrainWorker(request, self.token)
         worker.record.connect(self._record)
         worker.failed.connect(self._failed)
         worker.download.connect(self._download)
@@ -168,7 +180,10 @@ class TrainingController(QObject):
         self._started_at = time.strftime("%H:%M:%S")
         self.runs.add(run)
         self.output.begin_run(run, request)
-        self.device.watch_training(request.device)
+        if processes > 1 and device is None:
+            self.device.watch(picked.monitor)  # every GPU of the run
+        else:
+            self.device.watch_training(request.device)
         self.show_docks()
         self._set_state(STARTING)
         self.job.start()
@@ -219,7 +234,7 @@ class TrainingController(QObject):
             if self.state == STARTING:
                 self._set_state(RUNNING)
             self.runs.changed.emit(run)
-            self.device.watch_training(rec["device"])
+            self.device.watch_training(rec["device"], rec.get("devices"))
             self.progress.setRange(0, max(1, rec["steps"]))
             self.progress.setValue(rec["step"])
             self._update_banner()
@@ -377,6 +392,10 @@ class TrainingController(QObject):
             dialog.show()
             loop = QEventLoop()
             job.done.connect(loop.quit)
+            kill = getattr(self.token, "kill", None)  # child processes: the last resort
+            if kill is not None:
+                from .distributed.worker import KILL_AFTER_S
+                QTimer.singleShot(KILL_AFTER_S * 1000, loop, kill)
             if job.running:
                 loop.exec(QEventLoop.ExcludeUserInputEvents)
             dialog.close()

@@ -38,6 +38,8 @@ class TrainRequest:
     steps, device, engine
         Overrides of the project's ``max_steps``, device (``auto``, ``cpu``, ``cuda:N``) and
         every recurrent layer's engine (``cudnn`` or ``caffe``); ``None`` keeps the project's.
+    processes
+        1, or how many processes train data-parallel (in child processes, one per GPU).
     """
 
     project: dict
@@ -48,6 +50,7 @@ class TrainRequest:
     engine: str | None = None
     resume: bool = False
     extra: dict = field(default_factory=dict)
+    processes: int = 1
 
 
 def failure(error: BaseException, foreseen: bool) -> dict:
