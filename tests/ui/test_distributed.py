@@ -14,7 +14,6 @@ from designer.ui.distributed.worker import ProcessControl, ProcessTrainWorker
 from designer.ui.pickers import DevicePicker, device_choices
 from designer.ui.worker import Job, TrainRequest
 from tests.monitor.fake_nvml import FakeNvml, datacenter_gpu
-from tests.ui.conftest import train_and_wait
 
 H200 = DeviceInfo(0, "NVIDIA H200", "GPU-aaa", 143771.0)
 
@@ -137,11 +136,3 @@ def test_the_window_trains_on_two_processes_and_closing_it_saves(qtbot, tiny):
     assert {r["world_size"] for r in records if r["kind"] == "train"} == {2}
     assert "2 x CPU" in w.training.output.log.toPlainText()
 
-
-@pytest.mark.slow
-def test_bad_data_on_two_processes_is_one_sentence_in_the_window(qtbot, tiny, tmp_path):
-    (tmp_path / "corpus.txt").write_bytes(bytes(range(256)) * 4)
-    run = train_and_wait(qtbot, tiny, timeout=120_000, device="cpu", processes=2)
-    assert run.state == "failed"
-    assert tiny.training.last_error.startswith(str(tmp_path / "corpus.txt"))
-    assert "\n" not in tiny.training.last_error
