@@ -13,7 +13,7 @@ from designer.graph import project as P
 from . import checkpoint as C
 from .control import StopToken, read_commands
 from .data import DataError
-from .launch import Voice, leave_now, lost_peer
+from .launch import Voice, launch, leave_now, lost_peer
 from .loop import RunOptions, TrainingError, train as run_training
 from .rundir import _clean
 
@@ -75,7 +75,6 @@ def train(args) -> int:
         except TrainingError as e:  # could not join the others
             return voice.fail(str(e), e.code)
     if args.nproc > 1:
-        from .launch import launch
         return launch(args, project)
     return _train(args, project, distributed.World(), Voice())
 
@@ -95,7 +94,9 @@ def load_project(args):
     return project
 
 
-def _train(args, project, world, voice: "Voice") -> int:
+def _train(args, project, world, voice: Voice) -> int:
+    """Run the loop in this process (alone, or as one rank of ``world``) and show what it
+    yields: rank 0 prints (or, with ``--jsonl``, writes JSON lines), the others keep quiet."""
     main = world.is_main
     quiet = args.quiet or args.jsonl or not main
     download = _Download(quiet) if not args.jsonl else _JsonDownload()

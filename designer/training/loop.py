@@ -199,8 +199,8 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         meta = {**meta_base, "best_val_loss": None if math.isinf(best) else best, **extra}
         if world.is_main:  # the weights and the optimizer are the same on every rank
             C.save(run.path, step, net.state_dict(), state, meta, pointers)
-        return {"kind": "checkpoint", "step": step, "path": str(C.checkpoint_folder(run.path, step)),
-                "pointers": list(pointers)}
+        return {"kind": "checkpoint", "step": step,
+                "path": str(C.checkpoint_folder(run.path, step)), "pointers": list(pointers)}
 
     yield {"kind": "start", "step": step, "steps": stop_at, "device": str(device),
            "device_name": device_name, "world_size": world.size,
