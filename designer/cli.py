@@ -12,7 +12,7 @@ import sys
 from designer import __version__
 
 COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate", "export",
-            "import")
+            "import", "init", "evaluate", "predict", "inspect")
 DEFAULT_PROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                "projects", "char-rnn-shakespeare.json")
 
@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "net of this recurrent layer")
     g.add_argument("--train-steps", type=int, metavar="N", help="with --screenshot: train N "
                    "steps through the worker thread first")
+    g.add_argument("--inspect", metavar="RUN_DIR", help="open the Inspect view on this run "
+                   "folder (its gates, states, surprise and gradients, step by step)")
     g.add_argument("--device", choices=("auto", "cpu", "cuda"), help="the training device")
 
     v = sub.add_parser("validate", help="check a project and print every layer's shapes, "
@@ -50,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="print JSON for machines")
     v.add_argument("--deep", action="store_true", help="also run the net forward and backward "
                    "on a tiny real batch (the smoke step the window runs before Train)")
+    v.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="the device to estimate training memory for (default: the project's; "
+                   "auto: a GPU when one answers)")
 
     pa = sub.add_parser("parity", help="compare the cuDNN and unrolled engines on every "
                         "recurrent layer (exit 1 above tolerance)")
@@ -103,16 +108,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     gen = sub.add_parser("generate", help="generate text (or audio) from a trained run")
     gen.add_argument("run_dir", metavar="RUN_DIR")
-    gen.add_argument("--prime", default="")
-    gen.add_argument("-n", type=int, default=500, help="characters (or, with --wav, "
-                     "seconds x rate samples) to generate")
-    gen.add_argument("--temperature", type=float, default=1.0)
-    gen.add_argument("--top-k", type=int, default=0)
-    gen.add_argument("--seed", type=int, default=None)
+    gen.add_argument("--prime", default="", help="text: what the model continues (default: "
+                     "a newline)")
+    gen.add_argument("-n", type=int, default=500, help="characters per stream (or, with "
+                     "--wav and no --seconds, samples)")
+    gen.add_argument("--streams", type=int, default=1, metavar="K", help="write K samples at "
+                     "once, as one batch (text: printed one after another; audio: "
+                     "OUT-1.wav ... OUT-K.wav)")
+    gen.add_argument("--temperature", type=float, default=None, help="default: the data's "
+                     "own, 0.8 for text and 1.0 for audio (0: always the most likely symbol)")
+    gen.add_argument("--top-k", type=int, default=None, help="sample among the K most likely "
+                     "symbols only (default 0: all)")
+    gen.add_argument("--seed", type=int, default=None, help="the same seed writes the same on "
+                     "the same device")
     gen.add_argument("--seconds", type=float, help="audio: seconds to generate")
     gen.add_argument("--wav", metavar="OUT.wav", help="audio: write the result here")
     gen.add_argument("--checkpoint", choices=("best", "last"), default="best")
-    gen.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    gen.add_argument("--device", default="auto", metavar="auto|cpu|cuda[:N]",
+                     help="auto (default): the device the run trained on, when this machine "
+                     "has it, else the CPU")
+    gen.add_argument("--no-cuda-graphs", action="store_true", help="run every step eagerly "
+                     "on a GPU")
 
     ex = sub.add_parser("export", help="write a project or a trained run as ONNX, standalone "
                         "PyTorch code or a Caffe/MyCaffe prototxt")
@@ -134,6 +150,50 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("--data", metavar="FILE", help="what feeds the net's Input: a text file or "
                     "corpus name (default tinyshakespeare), or a .wav file")
     im.add_argument("--out", required=True, metavar="PROJECT.json")
+
+    i = sub.add_parser("init", help="write a ready-to-train project for a data file (a CSV "
+                       "or .npy series to forecast, or labelled sequences in .ts or CSV)")
+    i.add_argument("--data", required=True, metavar="FILE")
+    i.add_argument("--task", choices=("classify", "forecast"), help="default: guessed from "
+                   "the file")
+    i.add_argument("--target", metavar="COLUMN", help="forecast: the column(s) to forecast, "
+                   "separated by commas; classify (CSV): the label column")
+    i.add_argument("--horizon", type=int, metavar="STEPS", help="forecast: how many steps "
+                   "ahead (default 1)")
+    i.add_argument("--out", metavar="PROJECT.json", help="default: the file's name with "
+                   ".json, in the working folder")
+
+    e = sub.add_parser("evaluate", help="score a forecasting or classification run on its "
+                       "test split")
+    e.add_argument("run_dir", metavar="RUN_DIR")
+    e.add_argument("--data", metavar="FILE", help="score every window or sequence of this "
+                   "file instead")
+    e.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    e.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    e.add_argument("--json", action="store_true")
+
+    pr = sub.add_parser("predict", help="classify the sequences of a file, or forecast the "
+                        "next values of a series, with a trained run")
+    pr.add_argument("run_dir", metavar="RUN_DIR")
+    pr.add_argument("--input", required=True, metavar="FILE")
+    pr.add_argument("--out", metavar="FILE.csv", help="write the CSV here (default: print it)")
+    pr.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    pr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+
+    ins = sub.add_parser("inspect", help="show what a trained run's recurrent layers do on an "
+                         "input, step by step: gates, states, surprise and gradient flow")
+    ins.add_argument("run_dir", metavar="RUN_DIR")
+    ins.add_argument("--text", help="text runs: the text to read (default: a piece of the "
+                     "held-out data)")
+    ins.add_argument("--steps", type=int, default=None, help="length of the held-out piece "
+                     "read when no --text is given (default 100)")
+    ins.add_argument("--layer", metavar="NAME", help="only this recurrent layer (lstm1) or "
+                     "level (lstm1/L1)")
+    ins.add_argument("--parity", action="store_true", help="also the per-step difference "
+                     "between the engines for these weights")
+    ins.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    ins.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    ins.add_argument("--json", action="store_true", help="print JSON for machines")
     return p
 
 
@@ -150,14 +210,16 @@ def run(args: argparse.Namespace) -> int:
         deep = None
         if args.deep:
             from designer.training.smoke import smoke_dict as deep
-        return validate(args.project, as_json=args.json, deep=deep)
+        from designer.monitor.capacity import named_capacity
+        return validate(args.project, as_json=args.json, deep=deep, room=named_capacity,
+                        device=args.device)
     if cmd in ("parity", "unroll", "bench"):
         from designer.engines import commands
         return getattr(commands, cmd)(args)
     if cmd in ("export", "import"):
         from designer.exchange import commands as exchange
         return exchange.export(args) if cmd == "export" else exchange.import_(args)
-    if cmd in ("train", "generate"):
+    if cmd in ("train", "generate", "init", "evaluate", "predict", "inspect"):
         from designer.training import commands
         return getattr(commands, cmd)(args)
     from designer.ui.app import main as gui_main
@@ -171,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rnn-designer: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of the output stopped early (| head): not an error
+        sys.stderr.close()
+        return 0
     except UserError as e:
         print(f"rnn-designer: {e}", file=sys.stderr)
         return e.code

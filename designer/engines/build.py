@@ -17,6 +17,8 @@ from designer.graph.model import Graph, Layer
 from designer.graph.shapes import LayerInfo, resolve_params
 
 RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple")
+CLASS_LOSSES = ("SoftmaxWithLoss",)
+REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
 ENGINE_NAMES = {"cudnn": "CUDNN", "caffe": "CAFFE", "CUDNN": "CUDNN", "CAFFE": "CAFFE"}
 
 
@@ -121,17 +123,37 @@ class Net(nn.Module):
                     wires.append((link.src, src_spec.output_index(link.src_port)))
             self.wiring[name] = wires
         self.sources = [n for n in self.order if graph.layer(n).spec.is_source]
-        self.losses = [n for n in self.order if self.types[n] == "SoftmaxWithLoss"]
+        self.losses = [n for n in self.order
+                       if self.types[n] in CLASS_LOSSES + REGRESSION_LOSSES]
+        self.regressions = [n for n in self.losses if self.types[n] in REGRESSION_LOSSES]
         self.metrics = [n for n in self.order if self.types[n] == "Accuracy"]
         self.recurrent = [n for n in self.order if self.types[n] in RECURRENT_TYPES]
         self._needed_cache: dict[tuple, list[str]] = {}
+        self.register_buffer("unit_scale", torch.ones(1), persistent=False)
 
     # ------------------------------------------------------------------------------------
     def logits_source(self) -> tuple[str, int]:
-        """``(layer, output index)`` feeding the first loss layer's logits."""
+        """``(layer, output index)`` feeding the first loss layer's logits (or, for a
+        regression loss, its predictions)."""
         if not self.losses:
-            raise BuildError("the net has no SoftmaxWithLoss layer to read predictions from")
+            raise BuildError("the net has no loss layer to read predictions from")
         return self.wiring[self.losses[0]][0]
+
+    def set_unit_scale(self, scale: torch.Tensor) -> None:
+        """How many of the target's own units one unit of a regression label is, per target
+        (its last axis): :meth:`squared_error` then speaks in those units."""
+        self.unit_scale = scale.to(self.unit_scale.device, torch.float32).reshape(-1)
+
+    def squared_error(self, out: "NetOutput", loss: str) -> torch.Tensor:
+        """The mean squared difference, in the target's units, between a regression loss
+        layer's predictions and labels (a 0-dim tensor; the RMSE is its square root)."""
+        from .layers import per_sample
+        (pred_at, label_at), axes = self.wiring[loss], self.layers[loss].batch_axes
+        label = out.blobs[label_at].detach()
+        diff = per_sample(out.blobs[pred_at].detach(), axes[0]) - per_sample(label, axes[1])
+        if label.dim() and label.shape[-1] == self.unit_scale.numel():
+            diff = (diff.reshape(label.movedim(axes[1] or 0, 0).shape) * self.unit_scale)
+        return diff.square().mean()
 
     def initial_state(self, batch: int, device=None) -> dict:
         """Zero recurrent state for every recurrent layer (for carrying across batches)."""
@@ -176,7 +198,7 @@ class Net(nn.Module):
         return self._needed_cache[key]
 
     def forward(self, feeds: dict, state: dict | None = None,
-                want: tuple[str, ...] | None = None) -> NetOutput:
+                want: tuple[str, ...] | None = None, recurrent=None) -> NetOutput:
         """Run the net.
 
         Parameters
@@ -188,6 +210,10 @@ class Net(nn.Module):
             Recurrent state per layer name, as returned by an earlier call (or ``None``: zeros).
         want
             Only compute what these layers need (``None``: everything).
+        recurrent
+            Runs each recurrent layer instead of calling it: ``recurrent(name, module, x,
+            cont, state) -> (y, new_state)`` (``designer.training.inspect`` reads its steps
+            this way); ``None`` calls the module.
         """
         blobs: dict = {}
         new_state: dict = {}
@@ -199,9 +225,9 @@ class Net(nn.Module):
                 ins = [None if w is None else blobs[w] for w in self.wiring[name]]
                 if name in self.recurrent:
                     lengths = ins[2] if len(ins) > 2 else None
-                    y, new_state[name] = mod(ins[0], ins[1],
-                                             None if state is None else state.get(name),
-                                             lengths)
+                    st = None if state is None else state.get(name)
+                    y, new_state[name] = (mod(ins[0], ins[1], st, lengths) if recurrent is None
+                                          else recurrent(name, mod, ins[0], ins[1], st))
                     outs = (y,)
                 else:
                     out = mod(*ins)

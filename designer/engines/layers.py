@@ -16,7 +16,7 @@ class Feed(nn.Module):
         raise RuntimeError("data layers are fed, not called")
 
 
-@builder("CharText", "WavAudio", "MnistRows")
+@builder("CharText", "WavAudio", "MnistRows", "TimeSeries", "SequenceClasses")
 def _feed(ctx: BuildContext) -> nn.Module:
     return Feed()
 
@@ -150,6 +150,63 @@ class Accuracy(nn.Module):
 @builder("Accuracy")
 def _accuracy(ctx: BuildContext) -> nn.Module:
     return Accuracy(ctx.params["axis"], ctx.params["top_k"])
+
+
+class RegressionLoss(nn.Module):
+    """Caffe's EuclideanLoss (sum of squared differences / 2N) or the L1 counterpart (sum of
+    absolute differences / N); ``pred`` is compared with ``label`` value by value in each
+    sample's order, so the two may differ in shape as long as each sample holds as many."""
+
+    def __init__(self, kind: str, weight: float, batch_axes: tuple):
+        super().__init__()
+        self.kind, self.weight, self.batch_axes = kind, weight, batch_axes
+
+    def forward(self, pred, label):
+        diff = per_sample(pred, self.batch_axes[0]) - per_sample(label, self.batch_axes[1])
+        n = diff.shape[0]
+        loss = diff.square().sum() / (2 * n) if self.kind == "EuclideanLoss" else \
+            diff.abs().sum() / n
+        return loss * self.weight if self.weight != 1.0 else loss
+
+
+def per_sample(x: torch.Tensor, batch_axis: int | None) -> torch.Tensor:
+    """``x`` as (N, values of each sample) in float32 (batch axis unknown: one sample)."""
+    if batch_axis is None:
+        return x.float().reshape(1, -1)
+    return x.float().movedim(batch_axis, 0).reshape(x.shape[batch_axis], -1)
+
+
+@builder("EuclideanLoss", "L1Loss")
+def _regression_loss(ctx: BuildContext) -> nn.Module:
+    axes = tuple(t.batch for t in ctx.info.inputs)
+    return RegressionLoss(ctx.layer.type, ctx.params["loss_weight"], axes)
+
+
+class SequenceLast(nn.Module):
+    """Each sequence's output at its last valid step (``lengths - 1``; the last step when no
+    lengths are given)."""
+
+    def __init__(self, batch_first: bool, bidirectional: bool = False):
+        super().__init__()
+        self.batch_first, self.bidirectional = batch_first, bidirectional
+
+    def forward(self, x, lengths=None):
+        if self.batch_first:
+            x = x.transpose(0, 1)
+        if lengths is None:
+            last = x[-1]
+        else:
+            at = (lengths.to(x.device).long() - 1).clamp(0, x.shape[0] - 1)
+            last = x[at, torch.arange(x.shape[1], device=x.device)]
+        if not self.bidirectional:
+            return last
+        half = x.shape[2] // 2  # the backward chain has read everything by the first step
+        return torch.cat([last[:, :half], x[0, :, half:]], 1)
+
+
+@builder("SequenceLast")
+def _sequence_last(ctx: BuildContext) -> nn.Module:
+    return SequenceLast(ctx.params["batch_first"], ctx.params["bidirectional"])
 
 
 def caffe_reshape(x: torch.Tensor, shape: list, axis: int, num_axes: int) -> torch.Tensor:

@@ -141,3 +141,60 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
             "levels": p.get("num_layers", 1), "bidirectional": bidirectional,
             "lengths": lengths, "max_abs": max(d.abs for d in diffs),
             "max_rel": worst, "ok": worst <= TOLERANCE, "diffs": [asdict(d) for d in diffs]}
+
+
+def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | None = None,
+                state: tuple | None = None, nonlinearity: str = "tanh", seed: int = 0) -> dict:
+    """Per time step, how far apart the two engines are for these weights and this input.
+
+    The unrolled module takes ``weights`` (Caffe layout, e.g. a trained layer's) as they are
+    and the CUDNN module takes them converted; both run forward and backward on the same input
+    ``x`` (T, N, E), continuation flags and initial state, with a fixed random weighting of
+    the outputs as the loss. LSTMSimple has no cuDNN form: its fused step executor is compared
+    with the per-step nodes instead.
+
+    Returns
+    -------
+    dict
+        ``pair`` (the two names compared), ``steps``, per step the largest absolute difference
+        of the output (``output``) and of the gradient reaching the input (``grad_input``),
+        the largest magnitudes they are measured against (``output_scale``, ``grad_scale``),
+        and the differences of the final states (``final``).
+    """
+    levels = sum(1 for k in weights if k.startswith("W_xc_l"))
+    hidden, input_size = weights["W_hc_l0"].shape[1], weights["W_xc_l0"].shape[1]
+    sd = {k: v.detach() for k, v in weights.items()}
+    unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity)
+    unr.load_state_dict(sd)
+    if kind == "LSTMSimple":
+        ref = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity)
+        ref.load_state_dict(sd)
+        ref.fast, pair = False, ("per-step nodes", "fused steps")
+    else:
+        ref = CudnnRecurrent(kind, input_size, hidden, levels, 0.0, False, nonlinearity)
+        ref.load_state_dict(convert_layer(kind, sd, levels, "CAFFE", "CUDNN"))
+        pair = ("cuDNN", "unrolled")
+    ref, unr = ref.to(x.device, x.dtype).eval(), unr.to(x.device, x.dtype).eval()
+    g = torch.Generator().manual_seed(seed)
+    t_, n = x.shape[0], x.shape[1]
+    weight = torch.randn(t_, n, hidden, generator=g).to(x.device, x.dtype)
+    results = []
+    for m in (ref, unr):
+        xi = x.detach().clone().requires_grad_()
+        si = None if state is None else tuple(s.detach().clone() for s in state)
+        with torch.enable_grad():
+            y, final = m(xi, cont, si)
+            (y * weight).sum().backward()
+        results.append((y.detach(), final, xi.grad))
+    (ya, fa, da), (yb, fb, db) = results
+
+    def per_step(a, b):
+        return (a - b).abs().flatten(1).max(1).values.double().cpu().tolist()
+
+    names = ("h_T", "c_T")
+    return {"pair": list(pair), "steps": t_, "output": per_step(ya, yb),
+            "grad_input": per_step(da, db), "output_scale": float(ya.abs().max()),
+            "grad_scale": float(da.abs().max()),
+            "final": {names[i]: float((fa[i] - fb[i]).detach().abs().max())
+                      for i in range(len(fa))},
+            "tolerance": TOLERANCE}

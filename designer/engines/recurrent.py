@@ -27,6 +27,8 @@ from .fillers import fill_bias, fill_weight
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
 DIRECTION_SUFFIXES = ("", "_reverse")  # torch's parameter names: weight_ih_l0_reverse
 TORCH_CLASSES = {"LSTM": nn.LSTM, "GRU": nn.GRU, "RNN": nn.RNN}
+_CELLS = {"LSTM": torch.lstm_cell, "GRU": torch.gru_cell, "RNN_tanh": torch.rnn_tanh_cell,
+          "RNN_relu": torch.rnn_relu_cell}
 
 
 class CaptureUnsupported(RuntimeError):
@@ -86,12 +88,17 @@ class CudnnRecurrent(nn.Module):
         extra = {"nonlinearity": nonlinearity} if kind == "RNN" else {}
         self.rnn = TORCH_CLASSES[kind](input_size, hidden, levels, dropout=dropout,
                                        bidirectional=bidirectional, **extra)
+        self._weight_names = [(f"weight_ih_l{k}", f"weight_hh_l{k}", f"bias_ih_l{k}",
+                               f"bias_hh_l{k}") for k in range(levels)]
 
     def _run(self, x, state):
         if isinstance(x, torch.Tensor) and not x.is_cuda and x.shape[0] <= 4 and \
                 not torch.is_grad_enabled():
-            # oneDNN sets up a primitive per call (about 4 ms on a small CPU): for the few
-            # steps of generation torch's own kernels are ten times quicker
+            # a few steps of generation: oneDNN sets up a primitive per call (about 4 ms on a
+            # small CPU) and torch's fused call is slow for a batch of streams; torch's cell
+            # kernels, level by level, are many times quicker
+            if self.directions == 1:
+                return self._cells(x, state)
             before = torch.backends.mkldnn.enabled
             torch.backends.mkldnn.enabled = False
             try:
@@ -99,6 +106,29 @@ class CudnnRecurrent(nn.Module):
             finally:
                 torch.backends.mkldnn.enabled = before
         return self._call(x, state)
+
+    def _cells(self, x, state):
+        """The same layers, one step and one level at a time with torch's RNN cell kernels
+        (the functions ``torch.nn.LSTMCell``/``GRUCell``/``RNNCell`` call)."""
+        hs, cs = list(state[0].unbind(0)), (list(state[1].unbind(0)) if self.kind == "LSTM"
+                                            else None)
+        cell = _CELLS[self.kind if self.kind != "RNN" else f"RNN_{self.rnn.nonlinearity}"]
+        ys = []
+        for t in range(x.shape[0]):
+            inp = x[t]
+            for k in range(self.levels):
+                w = [getattr(self.rnn, name) for name in self._weight_names[k]]
+                if self.kind == "LSTM":
+                    hs[k], cs[k] = cell(inp, (hs[k], cs[k]), *w)
+                else:
+                    hs[k] = cell(inp, hs[k], *w)
+                inp = hs[k]
+                if k + 1 < self.levels and self.rnn.dropout and self.training:
+                    inp = torch.nn.functional.dropout(inp, self.rnn.dropout, True)
+            ys.append(inp)
+        h = torch.stack(hs)
+        new = (h, torch.stack(cs)) if self.kind == "LSTM" else (h,)
+        return torch.stack(ys), new
 
     def _call(self, x, state):
         if self.kind == "LSTM":

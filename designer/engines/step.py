@@ -69,6 +69,7 @@ class LossForward(nn.Module):
     def forward(self, feeds: dict, state: dict | None):
         out = self.net(feeds, state)
         metrics = {n: out.blobs[(n, 0)] for n in self.net.metrics}
+        metrics.update({n: self.net.squared_error(out, n) for n in self.net.regressions})
         return self.net.loss(out), metrics, out.state
 
 

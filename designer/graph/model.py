@@ -10,55 +10,22 @@ import contextlib
 import copy
 import difflib
 import re
-from dataclasses import dataclass, field
 from typing import Iterable
 
 import networkx as nx
 
 from . import registry
-from .errors import (CycleError, DataWarning, DuplicateNameError, GraphError, GraphWarning,
-                     ParamError, PortError)
+from .connecting import check_connect, connect_verdict
+from .dimbind import bind_dims
+from .elements import Layer, Link
+from .errors import DuplicateNameError, GraphError, GraphWarning, ParamError, PortError
 from .shapes import LayerInfo, infer_layer
 from .signals import Signal
 from .spec import LayerSpec, TensorInfo
 
+__all__ = ["Graph", "Layer", "LayerInfo", "Link"]
+
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
-
-
-@dataclass
-class Layer:
-    """One layer of the design: its name, type id, explicitly set parameters and position."""
-
-    name: str
-    type: str
-    params: dict = field(default_factory=dict)
-    pos: tuple = (0.0, 0.0)
-
-    @property
-    def spec(self) -> LayerSpec:
-        return registry.get(self.type)
-
-    def effective_params(self) -> dict:
-        """Every parameter: the spec's defaults overlaid with what is set."""
-        out = self.spec.defaults()
-        out.update(self.params)
-        return out
-
-    def get(self, key: str):
-        return self.params.get(key, self.spec.param(key).default)
-
-
-@dataclass(frozen=True)
-class Link:
-    """A wire from an output port of one layer to an input port of another."""
-
-    src: str
-    src_port: str
-    dst: str
-    dst_port: str
-
-    def __str__(self) -> str:
-        return f"{self.src}.{self.src_port} -> {self.dst}.{self.dst_port}"
 
 
 class Graph:
@@ -271,41 +238,20 @@ class Graph:
 
     def check_connect(self, src: str, src_port: str, dst: str, dst_port: str) -> None:
         """Raise ``PortError`` or ``CycleError`` if this link cannot be made."""
-        s, d = self.layer(src).spec, self.layer(dst).spec
-        if not any(p.name == src_port for p in s.outputs):
-            raise PortError(f"{src} ({s.id}) has no output '{src_port}'", src)
-        if not any(p.name == dst_port for p in d.inputs):
-            raise PortError(f"{dst} ({d.id}) has no input '{dst_port}'", dst)
-        existing = self.link_into(dst, dst_port)
-        if existing is not None:
-            raise PortError(f"{dst}.{dst_port} is already fed by {existing.src}.{existing.src_port}"
-                            "; disconnect that first", dst)
-        if src == dst or nx.has_path(self._g, dst, src):
-            path = [src] if src == dst else nx.shortest_path(self._g, dst, src)
-            loop = " -> ".join(path + [dst])
-            raise CycleError(f"linking {src} to {dst} would close a cycle: {loop}", dst)
+        check_connect(self, src, src_port, dst, dst_port)
 
     def connect_problem(self, src: str, src_port: str, dst: str, dst_port: str) -> str | None:
         """Why this link could not be made or would leave ``dst`` invalid, or ``None``.
 
-        Used for live feedback while a wire is dragged; changes nothing.
+        Used for live feedback while a wire is dragged; changes nothing. See
+        :meth:`connect_verdict` for the whole layer's judgement.
         """
-        try:
-            self.check_connect(src, src_port, dst, dst_port)
-        except GraphError as e:
-            return str(e)
-        layer = self.layer(dst)
-        spec = layer.spec
-        inputs, sources, connected = self._gather(dst)
-        i = spec.input_index(dst_port)
-        inputs[i], sources[i], connected[i] = self.output(src, src_port), src, True
-        if inputs[i] is None:
-            return None  # the source itself has a problem; say nothing new
-        info = infer_layer(dst, spec, layer.params, inputs, sources, connected, self.dims)
-        for p in info.problems:
-            if p.kind != "unconnected":
-                return str(p)
-        return None
+        return connect_verdict(self, src, src_port, dst, dst_port).problem
+
+    def connect_verdict(self, src: str, src_port: str, dst: str, dst_port: str):
+        """The link judged with the whole layer it feeds (a ``ConnectVerdict``): its problem,
+        or what ``dst`` still lacks before the link can be checked."""
+        return connect_verdict(self, src, src_port, dst, dst_port)
 
     def connect(self, src: str, src_port: str, dst: str, dst_port: str) -> Link:
         """Link an output port to a free input port; refuses cycles and taken inputs."""
@@ -385,28 +331,7 @@ class Graph:
         return inputs, sources, connected
 
     def _refresh_dims(self) -> bool:
-        dims: dict[str, int] = {}
-        notes: list[GraphError] = []
-        for name in self.sources():
-            layer = self._layers[name]
-            found, warning = layer.spec.source_dims(layer.effective_params(), self.project_dir)
-            if warning:
-                notes.append(DataWarning(f"{name}: {warning}", name))
-            for k, v in found.items():
-                if k in dims and dims[k] != v:
-                    notes.append(DataWarning(
-                        f"{name}: binds {k} = {v} but another data layer binds {k} = {dims[k]}",
-                        name))
-                    continue
-                dims[k] = v
-        for k, v in self._pinned.items():
-            if k in dims and dims[k] != v:
-                notes.append(DataWarning(f"the data now gives {k} = {dims[k]}, but {k} is "
-                                         f"fixed at {v}"))
-            dims[k] = v
-        if self._pinned:  # what the data could not say is known now: drop those notes
-            notes = [n for n in notes if "is unknown" not in str(n) or "V" not in self._pinned]
-        self._dim_notes = notes
+        dims, self._dim_notes = bind_dims(self)
         if dims != self.dims:
             self.dims = dims
             self.dims_changed.emit(dict(dims))

@@ -62,6 +62,10 @@ TRAINING = (
               "shapes are static"),
     ParamSpec("nan_patience", "int", 5, "stop after this many non-finite losses in a row",
               minimum=1, maximum=1 << 20),
+    ParamSpec("divergence_factor", "float", 5.0, "warn when the training loss stays above this "
+              "many times its best (0: never)", minimum=0.0, maximum=1e6),
+    ParamSpec("divergence_steps", "int", 100, "for at least this many steps", minimum=1,
+              maximum=1 << 30),
 )
 
 SECTIONS = {"solver": SOLVER, "training": TRAINING}

@@ -214,6 +214,28 @@ class InferContext:
         return a
 
 
+@dataclass(frozen=True)
+class GenerationDefaults:
+    """How a model trained on a data layer's kind of data writes by default.
+
+    A data layer that can be generated from holds one (``LayerSpec.generation``): the Generate
+    panel and ``rnn-designer generate`` start from these values when none is given.
+
+    Attributes
+    ----------
+    temperature
+        The sampling temperature (0: always the most likely symbol).
+    top_k
+        Sample only among the k most likely symbols (0: all).
+    why
+        One sentence on why this temperature suits this kind of data (for tool-tips).
+    """
+
+    temperature: float
+    top_k: int = 0
+    why: str = ""
+
+
 Infer = Callable[[InferContext], Sequence[TensorInfo]]
 Count = Callable[[InferContext, Sequence[TensorInfo]], Any]
 
@@ -239,6 +261,7 @@ class LayerSpec:
     caffe_type: str = ""
     source_dims: Callable[[dict, Any], dict] | None = None  # data layers: dims they bind
     check_params: Callable[[dict], None] | None = None  # relations between parameters
+    generation: GenerationDefaults | None = None  # data layers a model can write like
 
     # -- derived helpers ---------------------------------------------------------------------
     @property
@@ -280,4 +303,7 @@ class LayerSpec:
         if self.params:
             lines.append("Parameters:")
             lines.extend(f"  {p.name} = {p.default!r}: {p.help}" for p in self.params)
+        if self.generation is not None:
+            lines.append(f"Generation: temperature {self.generation.temperature:g} by default "
+                         f"({self.generation.why})")
         return "\n".join(lines).strip()

@@ -8,20 +8,17 @@ are refused when loaded, with the JSON path.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import dims as D
 from .errors import DataWarning, GraphError, GraphWarning
 from .hints import explain
 from .lint import lint
+from .memory import report_lines as memory_lines
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .model import Graph
-
-LOSS_TYPES = ("SoftmaxWithLoss",)
+LOSS_TYPES = ("SoftmaxWithLoss", "EuclideanLoss", "L1Loss")
+REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
 
 
-def collect(graph: "Graph") -> list[GraphError]:
+def collect(graph) -> list[GraphError]:
     """Errors first (in layer order), then warnings; each error that one change can mend is
     told on the layer to change, with its fix (``designer.graph.hints``).
 
@@ -63,7 +60,7 @@ def problem_json(problem: GraphError) -> dict:
     return out
 
 
-def report(graph: "Graph") -> dict:
+def report(graph) -> dict:
     """The validation report ``rnn-designer validate --json`` prints."""
     rows = []
     for name in graph.topological_order():
@@ -124,6 +121,8 @@ def format_report(rep: dict) -> str:
     lines.append(f"total: {_count_text(rep['total_params'])} parameters, "
                  f"{_count_text(rep['total_flops'])} forward FLOPs per sample"
                  + (f"  ({dims})" if dims else ""))
+    if rep.get("memory"):
+        lines.extend(memory_lines(rep["memory"]))
     for p in rep["problems"]:
         lines.append(f"{p['severity']}: {p['message']}")
     smoke = rep.get("smoke")

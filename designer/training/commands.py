@@ -1,4 +1,4 @@
-"""``rnn-designer train`` and ``rnn-designer generate``."""
+"""``rnn-designer train``, ``generate``, ``init``, ``evaluate`` and ``predict``."""
 from __future__ import annotations
 
 import json
@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from designer.graph import project as P
+from designer.graph.memory import size_text
 
 from . import checkpoint as C
 from .control import StopToken, read_commands
@@ -145,26 +146,40 @@ class _Printer:
     def __call__(self, rec: dict) -> None:
         kind, bar = rec["kind"], self.bar
         if kind == "start":
+            memory = f", about {size_text(rec['memory'])} of memory" \
+                if rec.get("memory") else ""
             print(f"training {self.project.path} on {rec['device_name']}: "
                   f"{rec['params']:,} parameters, engines "
-                  f"{', '.join(f'{k}={v}' for k, v in rec['engines'].items()) or 'none'}")
+                  f"{', '.join(f'{k}={v}' for k, v in rec['engines'].items()) or 'none'}"
+                  f"{memory}")
             print(f"data: {rec['data']}")
             print(f"run folder: {rec['run_dir']}")
             self.bar = _bar(total=rec["steps"], initial=rec["step"], unit="step",
                             disable=self.quiet)
         elif kind == "train":
             bar.update(rec["step"] - bar.n)
-            bar.set_postfix(loss=f"{rec['loss']:.3f}", tok_s=f"{rec['tokens_per_s']:,.0f}",
-                            refresh=False)
+            shown = {"loss": f"{rec['loss']:.3f}"}
+            if "rmse" in rec:
+                shown["rmse"] = f"{rec['rmse']:.3g}"
+            elif "accuracy" in rec:
+                shown["acc"] = f"{rec['accuracy']:.1%}"
+            bar.set_postfix(**shown, tok_s=f"{rec['tokens_per_s']:,.0f}", refresh=False)
         elif kind == "val":
+            best = "  (best)" if rec["best"] else ""
+            if "val_rmse" in rec:
+                bar.write(f"step {rec['step']}: validation loss {rec['val_loss']:.4g}, "
+                          f"RMSE {rec['val_rmse']:.4g}{best}")
+                return
             extra = f", accuracy {rec['val_accuracy']:.2%}" if "val_accuracy" in rec else ""
             bits = rec["val_loss"] / math.log(2)
             bar.write(f"step {rec['step']}: validation loss {rec['val_loss']:.4f} nats "
-                      f"({bits:.3f} bits){extra}{'  (best)' if rec['best'] else ''}")
+                      f"({bits:.3f} bits){extra}{best}")
         elif kind == "sample":
             bar.write(f"--- sample at step {rec['step']} ---\n{rec['text']}\n---")
         elif kind == "note":
             (bar.write if bar else print)(f"note: {rec['message']}")
+        elif kind == "warning":
+            (bar.write if bar else print)(f"warning: {rec['message']}")
         elif kind == "error":
             (bar.write if bar else print)(f"rnn-designer: {rec['message']}")
         elif kind == "done":
@@ -256,10 +271,62 @@ def unforeseen(error: BaseException, run_dir: str | None, rank: int = 0) -> str:
 
 
 def generate(args) -> int:
-    from .generate import GenerateError, generate_from_run
+    from .generate import GenerateError
+    from .generate_command import generate_from_run
     try:
         return generate_from_run(args)
     except (C.CheckpointError, GenerateError) as e:
         return _err(str(e))
     except DataError as e:
+        return _err(str(e))
+
+
+def init(args) -> int:
+    from .init import InitError, init_project
+    try:
+        path, lines = init_project(args.data, args.task, args.target, args.out, args.horizon)
+    except (InitError, DataError) as e:
+        return _err(str(e))
+    for line in lines:
+        print(line)
+    print(f"wrote {path}; train it with: rnn-designer train {path}")
+    return 0
+
+
+def evaluate(args) -> int:
+    from .evaluate import evaluate_run, format_report
+    from .generate import GenerateError
+    try:
+        report = evaluate_run(args.run_dir, args.data, args.checkpoint, args.device)
+    except (C.CheckpointError, GenerateError, DataError) as e:
+        return _err(str(e))
+    print(json.dumps(report, indent=1) if args.json else format_report(report))
+    return 0
+
+
+def predict(args) -> int:
+    from .generate import GenerateError
+    from .predict_sequences import predict_file
+    try:
+        text, summary = predict_file(args.run_dir, args.input, args.out, args.checkpoint,
+                                     args.device)
+    except (C.CheckpointError, GenerateError, DataError) as e:
+        return _err(str(e))
+    if args.out:
+        print(summary)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def inspect(args) -> int:
+    from .generate import GenerateError
+    from .inspect import InspectError
+    from .inspect_run import inspect_command
+    from .probe import ProbeError
+    try:
+        return inspect_command(args)
+    except KeyError as e:  # an unknown --layer: the message names the choices
+        return _err(str(e.args[0]))
+    except (C.CheckpointError, GenerateError, InspectError, ProbeError, DataError) as e:
         return _err(str(e))

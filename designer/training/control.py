@@ -68,3 +68,40 @@ def read_commands(token: StopToken, stream: TextIO) -> threading.Thread:
     thread = threading.Thread(target=read, name="commands", daemon=True)
     thread.start()
     return thread
+
+
+class WeightsTap:
+    """Asks a running loop for a copy of its weights at a given step (thread-safe, Qt-free).
+
+    The window's Inspect view arms it with :meth:`request`; the loop calls :meth:`due` after
+    every step (a single attribute read while nothing is asked) and, when it returns True,
+    yields a ``weights`` record (plain numpy copies) and the tap is disarmed until the next
+    request. Nothing is copied while nobody asks.
+    """
+
+    def __init__(self) -> None:
+        self._at: int | None = None
+        self._lock = threading.Lock()
+
+    def request(self, at_step: int = 0) -> None:
+        """Deliver the weights after step ``at_step`` (or the first step after it)."""
+        with self._lock:
+            self._at = int(at_step)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._at = None
+
+    @property
+    def armed(self) -> bool:
+        return self._at is not None
+
+    def due(self, step: int) -> bool:
+        """True (once) when the weights are asked for and ``step`` has been reached."""
+        if self._at is None or step < self._at:
+            return False
+        with self._lock:
+            if self._at is None or step < self._at:
+                return False
+            self._at = None
+            return True

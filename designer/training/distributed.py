@@ -51,12 +51,15 @@ class World:
     """This process's place in a run: ``rank`` of ``size`` processes.
 
     ``World()`` is a run of one process; :func:`join` makes the others. ``device`` is the
-    device this rank trains on (``None`` for one process: the loop picks it).
+    device this rank trains on (``None`` for one process: the loop picks it);
+    ``local_size`` how many of the run's processes share this machine.
     """
 
     def __init__(self, rank: int = 0, size: int = 1, local_rank: int = 0,
-                 device: torch.device | None = None, control=None) -> None:
+                 device: torch.device | None = None, control=None,
+                 local_size: int | None = None) -> None:
         self.rank, self.size, self.local_rank = rank, size, local_rank
+        self.local_size = size if local_size is None else local_size
         self.device = device
         self._control = control  # the gloo group for what the host decides
 
@@ -302,6 +305,7 @@ def join(device_name: str, environ: Mapping[str, str] | None = None) -> World:
     try:
         rank, size = int(env["RANK"]), int(env["WORLD_SIZE"])
         local_rank = int(env.get("LOCAL_RANK", rank))
+        local_size = int(env.get("LOCAL_WORLD_SIZE", size))
     except (KeyError, ValueError):
         raise TrainingError("this process was started as one of several, but RANK or "
                             "WORLD_SIZE is missing from its environment (start it with "
@@ -335,7 +339,7 @@ def join(device_name: str, environ: Mapping[str, str] | None = None) -> World:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise TrainingError(f"process {rank} of {size} could not reach the others ({first})",
                             2) from None
-    return World(rank, size, local_rank, device, control)
+    return World(rank, size, local_rank, device, control, local_size)
 
 
 @contextmanager

@@ -1,5 +1,5 @@
-"""The error a training run stops with (shared by the loop, the run folder and the
-data-parallel machinery)."""
+"""The error a run that cannot go on raises (its own module, so that the loop, the run folder
+and the data-parallel machinery can all raise it without importing each other)."""
 from __future__ import annotations
 
 

@@ -103,7 +103,8 @@ def launch(args, project) -> int:
     """Start ``args.nproc`` workers for ``rnn-designer train`` and see them through."""
     import torch
 
-    from .rundir import default_path
+    from .errors import TrainingError
+    from .rundir import check_folder, default_path
     n = args.nproc
     device = args.device or project.training_settings()["device"]
     cuda = device.startswith("cuda") or (device == "auto" and torch.cuda.is_available())
@@ -116,6 +117,10 @@ def launch(args, project) -> int:
             return _err(f"--nproc {n} asks for {n} GPUs, but this machine has {have} (use "
                         f"--nproc {have}, or --device cpu to train {n} processes on the CPU)")
     out = args.resume or args.out or str(default_path(project))
+    try:  # before any worker starts: a folder that cannot take the run is said at once
+        check_folder(Path(out), bool(args.resume))
+    except TrainingError as e:
+        return _err(str(e), e.code)
     store = _store()
     folder = Path(tempfile.mkdtemp(prefix="rnn-designer-workers-"))
     env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(store.port),

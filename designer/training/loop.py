@@ -22,16 +22,22 @@ import torch
 from designer.engines.build import BuildError, Net, detach_state
 from designer.engines.step import TrainStep, make_optimizer, set_lr
 from designer.graph.project import Project
+from designer.graph.validate import LOSS_TYPES
 
 from . import checkpoint as C
-from .control import StopToken
-from .data import DataError, open_source
+from .control import StopToken, WeightsTap
+from .data import FILE_PARAMS, DataError, open_source
+from .decode import Sampler
 from .distributed import World
+from .divergence import DivergenceWatch
 from .errors import TrainingError
-from .resume import check_compatible, convert_for
+from .fits import check_fits
+from .inspect import probe_record
+from .probe import DEFAULT_STEPS, held_out_probe
+from .resume import restore
 from .rundir import RunDir
-from .sampling import Sampler
 from .schedule import learning_rate
+from .validation import evaluate, to_device
 
 
 @dataclass
@@ -49,6 +55,8 @@ class RunOptions:
     download_progress: Callable | None = None
     world: World | None = None           # this process's place in a data-parallel run
     extra_meta: dict = field(default_factory=dict)
+    tap: WeightsTap | None = None        # hands out copies of the weights when asked
+    probe_steps: int = DEFAULT_STEPS     # the held-out snippet inspected at evals (0: none)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -67,47 +75,6 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def to_device(batch: dict, data_layer: str, device: torch.device) -> dict:
-    return {f"{data_layer}.{k}": v.to(device, non_blocking=True) for k, v in batch.items()}
-
-
-def evaluate(net: Net, source, batches: int, device: torch.device, data_layer: str,
-             split: str = "val", world: World | None = None) -> dict:
-    """Mean loss (and accuracy) over a fixed set of held-out batches (in a data-parallel
-    run, over every rank's share of them)."""
-    if split not in source.splits:
-        return {}
-    net.eval()
-    loss_sum, acc_sum, weight = 0.0, 0.0, 0
-    state = None
-    try:
-        with torch.no_grad():
-            for batch in source.eval_batches(batches, split):
-                if batch["label"].numel() == 0:  # a final batch shared out to none here
-                    continue
-                feeds = to_device(batch, data_layer, device)
-                if source.carries_state and state is None:
-                    state = net.initial_state(batch["data"].shape[1], device)
-                out = net(feeds, state)
-                if source.carries_state:
-                    state = out.state
-                w = batch["label"].numel()
-                loss_sum += float(net.loss(out)) * w
-                if net.metrics:
-                    acc_sum += float(out.blobs[(net.metrics[0], 0)]) * w
-                weight += w
-    finally:
-        net.train()
-    if world is not None:
-        loss_sum, acc_sum, weight = world.sum([loss_sum, acc_sum, weight])
-    if not weight:
-        return {}
-    result = {"val_loss": loss_sum / weight}
-    if net.metrics:
-        result["val_accuracy"] = acc_sum / weight
-    return result
-
-
 def train(project: Project, opts: RunOptions, token: StopToken | None = None
           ) -> Iterator[dict]:
     """Train ``project``; yields plain records until the run ends (see the module doc)."""
@@ -120,13 +87,12 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         raise TrainingError(f"the net is not valid: {errors[0]}", 2)
     if not graph.sources():
         raise TrainingError("the net has no data layer to train on", 2)
-    if not any(layer.type == "SoftmaxWithLoss" for layer in graph.layers()):
-        raise TrainingError("the net has no loss layer (SoftmaxWithLoss), so there is nothing "
-                            "to minimise", 2)
+    if not any(layer.type in LOSS_TYPES for layer in graph.layers()):
+        raise TrainingError(f"the net has no loss layer ({', '.join(LOSS_TYPES)}), so there "
+                            "is nothing to minimise", 2)
     data_layer = graph.sources()[0]
     if opts.corpus is not None:  # train on another file: V follows it
-        key = {"CharText": "corpus", "WavAudio": "file", "MnistRows": "folder"}
-        graph.set_param(data_layer, key[graph.layer(data_layer).type],
+        graph.set_param(data_layer, FILE_PARAMS[graph.layer(data_layer).type],
                         str(Path(opts.corpus).resolve()))
     device = world.device or resolve_device(opts.device or cfg["device"])
     seed = cfg["seed"] if opts.seed is None else opts.seed
@@ -134,6 +100,9 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
 
     # ---- data, net, optimizer (every rank, agreeing on any failure) ----------------------
     with world.together(local_first=True):  # a corpus downloads once per machine
+        # each rank on its own device, before anything is built; rank 0 says a refusal
+        memory = check_fits(graph, device, opts.engine, solver, cfg, world.size,
+                            world.local_size)
         if opts.resume:
             try:
                 ck = C.load(opts.out, "last")
@@ -150,37 +119,25 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                 source.kind == "text":
             raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, "
                                 f"but the net was sized for V = {graph.dims['V']}", 2)
+        _pin_classes(graph, source)
         torch.manual_seed(seed)
         try:
             net = Net(graph, opts.engine).to(device)
         except BuildError as e:
             raise TrainingError(str(e), 1) from None
+        if hasattr(source, "target_scale"):
+            net.set_unit_scale(source.target_scale)
+    probe = held_out_probe(source, opts.probe_steps, quiet=True) \
+        if opts.probe_steps and world.is_main else None  # rank 0 reports what it shows
     world.seed_ranks(seed)  # the same weights everywhere; each rank its own dropout
     with world.together():  # after the data proved usable; rank 0 writes it
         run = RunDir.create(opts.out, project, resume=opts.resume, writer=world.is_main)
     run = RunDir(world.share(str(run.path)), writer=world.is_main)
     opt = make_optimizer(net.parameters(), solver, device)
-    step, best, carry, switched, notes = 0, math.inf, None, {}, list(source.notes)
-    if ck is not None:
-        with world.together():
-            try:
-                check_compatible(ck, graph, source)
-                net.load_state_dict(convert_for(ck, graph, net))
-                switched = {n: e for n, e in net.engines.items()
-                            if ck.meta.get("engines", {}).get(n, e) != e}
-                if not switched:
-                    opt.load_state_dict(ck.state["optimizer"])
-                source.load_state_dict(ck.state["data"])
-            except (C.CheckpointError, DataError) as e:
-                raise TrainingError(str(e), 2) from None
-        notes += filter(None, [world.restore_rng(ck.state, seed, ck.step)])
-        step, best = ck.step, ck.meta.get("best_val_loss") or math.inf
-        carry = world.local_carry(ck.state.get("carry"), source.batch_size, device)
-        if ck.state.get("carry") and carry is None:
-            notes.append(f"the streams are cut anew for {world.size} process"
-                         f"{'es' if world.size > 1 else ''} (the checkpoint was made by "
-                         f"{ck.meta.get('world_size', 1)}): each goes on from the same place "
-                         f"in the pass, from a zero state")
+    step, best, carry, notes = 0, math.inf, None, list(source.notes)
+    if ck is not None:  # every rank, whatever number of them made the checkpoint
+        back = restore(ck, graph, net, opt, source, world, seed, device)
+        step, best, carry, notes = back.step, back.best, back.carry, notes + back.notes
         run.truncate_metrics(step)
     autocast = torch.bfloat16 if cfg["precision"] == "bf16" and device.type == "cuda" else None
     step_fn = TrainStep(net, opt, solver["clip_gradients"], cfg["cuda_graphs"], autocast,
@@ -207,18 +164,19 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
            "devices": world.gather(str(device)), "run_dir": str(run.path),
            "engines": dict(net.engines), "params": sum(p.numel() for p in net.parameters()),
            "data": source.describe(), "notes": notes, "seed": seed,
-           "resumed": ck is not None}
+           "resumed": ck is not None, "memory": None if memory is None else memory.total,
+           "vocab": source.vocab, "num_classes": source.num_classes,
+           "probe": None if probe is None else probe.to_dict()}
     for note in notes:
         yield {"kind": "note", "step": step, "message": note}
-    if ck is not None and switched:
-        yield {"kind": "note", "step": step, "message": (
-            "the weights were converted to the " + ", ".join(
-                f"{n} {e}" for n, e in switched.items()) + " engine; the optimizer starts "
-            "afresh, since its moments belong to the other engine's tensors")}
 
     # ---- the loop ------------------------------------------------------------------------
     sampler = Sampler(net, device) if source.kind == "text" and world.is_main else None
     pending, nan_streak, reason = [], 0, "finished"
+    diverging = DivergenceWatch(cfg["divergence_factor"], cfg["divergence_steps"])
+    if ck is not None:  # a resumed run remembers the best loss it had reached
+        diverging.best = min((r["loss"] for r in run.read_metrics() if r.get("kind") == "train"
+                              and isinstance(r.get("loss"), (int, float))), default=math.inf)
     evals_without_best = 0
     t_start = t_log = time.perf_counter()
     steps_since_log = tokens_since_log = 0
@@ -253,12 +211,14 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         if carry is not None:
             carry = out.state if out.state is not None else detach_state(carry)
         step += 1
+        if opts.tap is not None and opts.tap.due(step):
+            yield {"kind": "weights", "step": step, "weights": _weights_copy(net)}
         pending.append((out, lr))
         steps_since_log += 1
         tokens_since_log += _tokens(batch) * world.size
 
         if step % cfg["log_interval"] == 0 or step == stop_at:
-            record, nan_streak = _summarise(pending, step, nan_streak, t_log,
+            record, nan_streak = _summarise(net, pending, step, nan_streak, t_log,
                                             steps_since_log, tokens_since_log, device)
             record["time"] = time.perf_counter() - t_start
             record["epoch"] = getattr(source, "epoch", None)
@@ -267,11 +227,16 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                 yield {"kind": "note", "step": step, "message": f"CUDA graph {step_fn.graph_note}"}
             run.log(record)
             yield record
+            warning = diverging.update(step, record["loss"])
+            if warning:
+                warning["time"] = record["time"]
+                run.log(warning)
+                yield warning
             pending, steps_since_log, tokens_since_log = [], 0, 0
             t_log = time.perf_counter()
             if nan_streak >= cfg["nan_patience"]:
                 reason = "nan"
-                yield {"kind": "error", "step": step, "message": (
+                yield {"kind": "error", "step": step, "time": record["time"], "message": (
                     f"the loss was not a finite number for {nan_streak} steps in a row; the "
                     "run stopped and its last good checkpoint is kept (try a lower base_lr or "
                     "gradient clipping)")}
@@ -280,6 +245,9 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         if step % cfg["eval_interval"] == 0 or step == stop_at:
             result = evaluate(net, source, cfg["eval_batches"], device, data_layer,
                               world=world)
+            seen = probe_record(net, probe, step)  # rank 0's, which alone has a probe
+            if result and seen is not None:
+                result["gate_saturation"] = seen.pop("gate_saturation")
             if result:
                 is_best = result["val_loss"] < best
                 if is_best:
@@ -290,6 +258,8 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                           "best_val_loss": best, "time": time.perf_counter() - t_start}
                 run.log(record)
                 yield record
+                if seen is not None and seen.get("text") is not None:
+                    yield seen
                 if is_best:
                     yield save(("best",), result)
                 if cfg["patience"] and evals_without_best >= cfg["patience"]:
@@ -303,8 +273,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
             t_log = time.perf_counter()
 
         if sampler and cfg["sample_interval"] and step % cfg["sample_interval"] == 0:
-            yield {"kind": "sample", "step": step,
-                   "text": _sample_text(sampler, source, cfg, step)}
+            yield _sample(sampler, source, cfg, step)
             t_log = time.perf_counter()
 
     # ---- the end ------------------------------------------------------------------------
@@ -316,12 +285,19 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
 
 
 # --------------------------------------------------------------------------------- helpers --
-def _summarise(pending, step, nan_streak, t_log, steps, tokens, device) -> tuple[dict, int]:
+def _weights_copy(net: Net) -> dict:
+    """The net's tensors as numpy arrays of their own (the loop goes on changing its own)."""
+    return {k: v.detach().to("cpu", copy=True).numpy() for k, v in net.state_dict().items()}
+
+
+def _summarise(net, pending, step, nan_streak, t_log, steps, tokens, device
+               ) -> tuple[dict, int]:
     """One record from the steps since the last one (a single device sync)."""
     losses = torch.stack([o.loss.float() for o, _ in pending]).tolist()
     norms = torch.stack([o.grad_norm.float() for o, _ in pending]).tolist()
     skipped = torch.stack([o.skipped.float() for o, _ in pending]).tolist()
-    accs = [float(v) for o, _ in pending for v in o.metrics.values()]
+    accs = [float(o.metrics[n]) for o, _ in pending for n in net.metrics[:1]]
+    squares = [float(o.metrics[n]) for o, _ in pending for n in net.regressions[:1]]
     for s in skipped:
         nan_streak = nan_streak + 1 if s else 0
     good = [x for x, s in zip(losses, skipped) if not s and math.isfinite(x)]
@@ -334,6 +310,9 @@ def _summarise(pending, step, nan_streak, t_log, steps, tokens, device) -> tuple
               "skipped": int(sum(skipped))}
     if accs:
         record["accuracy"] = sum(accs) / len(accs)
+    good_sq = [x for x in squares if math.isfinite(x)]
+    if good_sq:
+        record["rmse"] = math.sqrt(sum(good_sq) / len(good_sq))
     return record, nan_streak
 
 
@@ -347,22 +326,35 @@ def _streak(pending, nan_streak: int) -> int:
 
 
 def _tokens(batch: dict) -> int:
+    if "lengths" in batch:
+        return int(batch["lengths"].sum())
     shape = batch["data"].shape
     return int(shape[0]) * (int(shape[1]) if len(shape) > 1 else 1)
 
 
-def _sample_text(sampler: Sampler, source, cfg: dict, step: int) -> str:
+def _sample(sampler: Sampler, source, cfg: dict, step: int) -> dict:
+    """A sample record: the text, and per character its surprise and the top guesses."""
     prime = "\n" if "\n" in source.vocab else source.vocab[0]
+    surprise, top = [], []
+
+    def scored(_, nats: float, guesses: list) -> None:
+        surprise.append(round(nats, 5))
+        top.append([[j, round(p, 5)] for j, p in guesses])
+
     ids = sampler.sample(source.encode(prime), cfg["sample_length"],
-                         cfg["sample_temperature"], 0, seed=step)
-    return source.decode(ids)
+                         cfg["sample_temperature"], 0, seed=step, on_scored=scored)
+    return {"kind": "sample", "step": step, "text": source.decode(ids), "surprise": surprise,
+            "top": top}
 
 
 def _data_meta(source) -> dict:
-    meta = {"kind": source.kind, "path": str(source.path), "num_classes": source.num_classes,
+    meta = {"kind": source.kind, "path": str(Path(source.path).resolve()),
+            "num_classes": source.num_classes,
             "vocab": source.vocab}
     if source.kind == "audio":
         meta["codec"] = source.codec
+    if hasattr(source, "run_meta"):
+        meta.update(source.run_meta())
     return meta
 
 
@@ -370,6 +362,18 @@ def _project_dir(project: Project):
     """Where the project's relative data paths are found: the graph's folder (which may be
     another than the project file's, for a snapshot run in a child process)."""
     return project.graph.project_dir or (project.path and project.path.parent)
+
+
+def _pin_classes(graph, source) -> None:
+    """Fix K to the classes the data holds (a large CSV's are counted only now)."""
+    if source.kind != "classes":
+        return
+    bound = graph.dims.get("K")
+    if bound is not None and bound != source.num_classes:
+        raise TrainingError(f"{source.path} gives {source.num_classes} classes, but the net "
+                            f"was sized for K = {bound}", 2)
+    if bound is None:
+        graph.pin_dims({"K": source.num_classes})
 
 
 def _device_name(device: torch.device) -> str:

@@ -78,7 +78,8 @@ def predict_digits(run_dir: str | Path, count: int = 12, which: str = "best",
     at = net.logits_source()
     axis = _class_axis(project)
     preds, truths, images = [], [], []
-    for batch in source.eval_batches(limit, "test"):
+    split = "test" if "test" in source.splits else "val"
+    for batch in source.eval_batches(limit, split):
         x = batch["data"].to(model.device)
         logits = net({f"{data_layer}.data": x}, None, want=(at[0],)).blobs[at]
         preds.append(logits.argmax(dim=axis).reshape(-1).cpu())

@@ -10,6 +10,7 @@ from designer.graph.atomic import atomic_write_text
 from designer.graph.project import Project
 
 from . import checkpoint as C
+from .errors import TrainingError
 
 
 def _clean(value):
@@ -23,6 +24,21 @@ def default_path(project: Project) -> Path:
     """``runs/<project>-<time>``: where a run goes when no ``--out`` is given."""
     stem = project.path.stem if project.path else "run"
     return Path("runs") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def check_folder(path: Path, resume: bool = False) -> None:
+    """Raise ``TrainingError`` (code 2) when ``path`` cannot take a new run (a file, or a
+    folder that holds a run already) or, with ``resume``, holds nothing to resume."""
+    path = Path(path)
+    if resume:
+        if not path.is_dir():
+            raise TrainingError(f"{path} does not exist, so there is nothing to resume", 2)
+        return
+    if path.exists() and not path.is_dir():
+        raise TrainingError(f"{path} is a file; give --out a folder", 2)
+    if C.has_checkpoint(path) or (path / "metrics.jsonl").exists():
+        raise TrainingError(f"{path} already holds a run; continue it with --resume {path} "
+                            "or give another --out", 2)
 
 
 class RunDir:
@@ -42,19 +58,12 @@ class RunDir:
                writer: bool = True) -> "RunDir":
         """The folder for a new run (refusing one that holds a run) or for a resumed one;
         with ``writer`` false, only its name."""
-        from .loop import TrainingError
         path = Path(out) if out is not None else default_path(project)
         if not writer:
             return cls(path, writer=False)
+        check_folder(path, resume)
         if resume:
-            if not path.is_dir():
-                raise TrainingError(f"{path} does not exist, so there is nothing to resume", 2)
             return cls(path)
-        if path.exists() and not path.is_dir():
-            raise TrainingError(f"{path} is a file; give --out a folder", 2)
-        if C.has_checkpoint(path) or (path / "metrics.jsonl").exists():
-            raise TrainingError(f"{path} already holds a run; continue it with --resume {path} "
-                                "or give another --out", 2)
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as e:

@@ -1,89 +1,65 @@
-"""Generation: stateful sampling, one step per new symbol.
+"""Picking the next symbol from a model's logits, for many streams at once.
 
-The recurrent state is carried forward, so each new character costs one time step (MyCaffe's
-output window re-runs the whole 75-character window for every character instead). Temperature
-scales the logits (0 picks the most likely symbol), top-k keeps only the k most likely, and a
-seed makes the result repeatable. Symbols are handed to a callback as they are made.
+Temperature scales the logits (0 picks the most likely symbol), top-k keeps only the k most
+likely, and the draw itself is the Gumbel-max trick: ``argmax(logits / T + g)`` with ``g``
+standard Gumbel noise picks symbol ``i`` with probability ``softmax(logits / T)[i]``, exactly.
+Unlike ``torch.multinomial`` it never asks the host to check the probabilities, so it runs
+inside a CUDA graph; and since the noise is drawn ahead, a whole chunk at a time from a seeded
+generator, the same seed gives the same symbols on the same device.
 """
 from __future__ import annotations
-
-from typing import Callable
 
 import torch
 
 from designer.engines.build import Net
 
 
-def pick(logits: torch.Tensor, temperature: float, top_k: int, gen: torch.Generator) -> int:
-    """One symbol from a vector of logits."""
-    if temperature < 0:
-        raise ValueError("the temperature must be 0 or more")
-    logits = logits.float().cpu()
-    if temperature == 0:
-        return int(torch.argmax(logits))
-    logits = logits / temperature
-    if 0 < top_k < logits.numel():
-        kth = torch.topk(logits, top_k).values[-1]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    probs = torch.softmax(logits, 0)
-    return int(torch.multinomial(probs, 1, generator=gen))
+def gumbel_noise(shape, generator: torch.Generator, device=None,
+                 out: torch.Tensor | None = None) -> torch.Tensor:
+    """Standard Gumbel noise (``-log E``, ``E ~ Exp(1)``) of ``shape``, into ``out`` if given."""
+    if out is None:
+        out = torch.empty(shape, device=device)
+    out.exponential_(generator=generator)
+    # exponential_ may return the smallest float but never 0; clamp anyway so log is finite
+    return out.clamp_(min=torch.finfo(out.dtype).tiny).log_().neg_()
 
 
-class Sampler:
-    """Feeds symbols through a net one step at a time, keeping its recurrent state.
+def draw(logits: torch.Tensor, temperature: float, top_k: int,
+         noise: torch.Tensor | None) -> torch.Tensor:
+    """The next symbol of each stream.
 
     Parameters
     ----------
-    net
-        A built net with a data layer and a SoftmaxWithLoss layer whose logits are read.
-    device
-        Where the net lives.
+    logits
+        ``(K, V)``: one row per stream.
+    temperature
+        0 picks the most likely symbol (``noise`` is not used and may be ``None``).
+    top_k
+        Keep only the ``top_k`` most likely symbols (0, or V or more: all).
+    noise
+        ``(K, V)`` standard Gumbel noise (:func:`gumbel_noise`).
+
+    Returns
+    -------
+    Tensor
+        ``(K,)`` int64 symbol ids, on the logits' device (no host synchronisation).
     """
+    if temperature < 0:
+        raise ValueError("the temperature must be 0 or more")
+    if temperature == 0:
+        return logits.argmax(-1)
+    scores = logits.float() / temperature
+    if 0 < top_k < scores.shape[-1]:
+        kth = torch.topk(scores, top_k, dim=-1).values[..., -1:]
+        scores = scores.masked_fill(scores < kth, float("-inf"))
+    return (scores + noise).argmax(-1)
 
-    def __init__(self, net: Net, device: torch.device | str = "cpu"):
-        self.net = net
-        self.device = torch.device(device)
-        self.data = net.sources[0]
-        self.logits_at = net.logits_source()
-        self.state: dict | None = None
 
-    def reset(self) -> None:
-        self.state = None
-
-    @torch.no_grad()
-    def feed(self, ids: list[int]) -> torch.Tensor:
-        """Run ``ids`` (a prime, or the last symbol) and return the logits after the last."""
-        x = torch.tensor(ids, dtype=torch.long, device=self.device).view(-1, 1)
-        out = self.net({f"{self.data}.data": x}, self.state, want=(self.logits_at[0],))
-        self.state = out.state
-        return out.blobs[self.logits_at].reshape(len(ids), -1)[-1]
-
-    @torch.no_grad()
-    def sample(self, prime: list[int], n: int, temperature: float = 1.0, top_k: int = 0,
-               seed: int | None = None, on_symbol: Callable[[int], object] | None = None,
-               stop: Callable[[], bool] | None = None) -> list[int]:
-        """Generate ``n`` symbols after ``prime``; ``on_symbol`` gets each as it is made."""
-        if not prime:
-            raise ValueError("generation needs at least one symbol to start from")
-        was_training = self.net.training
-        self.net.eval()
-        gen = torch.Generator()
-        gen.manual_seed(seed if seed is not None else torch.seed() % 2**63)
-        self.reset()
-        try:
-            logits = self.feed(list(prime))
-            out: list[int] = []
-            for _ in range(n):
-                if stop is not None and stop():
-                    break
-                s = pick(logits, temperature, top_k, gen)
-                out.append(s)
-                if on_symbol is not None:
-                    on_symbol(s)
-                logits = self.feed([s])
-            return out
-        finally:
-            self.net.train(was_training)
+def pick(logits: torch.Tensor, temperature: float, top_k: int, gen: torch.Generator) -> int:
+    """One symbol from a vector of logits (fresh noise from ``gen``, on the CPU)."""
+    row = logits.detach().float().cpu().reshape(1, -1)
+    noise = None if temperature == 0 else gumbel_noise(row.shape, gen)
+    return int(draw(row, temperature, top_k, noise)[0])
 
 
 @torch.no_grad()

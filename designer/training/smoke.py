@@ -10,7 +10,9 @@ one sentence about the layer that raised it, with the traceback kept for a "Deta
 >>> result.status, result.message        # ("failed", "ip1: ...") or ("ok", "...")
 
 Nets above ``MAX_LAYERS`` layers or ``MAX_PARAMS`` parameters are skipped (the result says so):
-the step must stay quick enough to repeat after every edit.
+the step must stay quick enough to repeat after every edit. So is a net whose weights, gradients
+and tiny batch would not fit the CPU's free memory (``designer.graph.memory``): the step never
+tries to build it.
 """
 from __future__ import annotations
 
@@ -94,6 +96,9 @@ def _run(project: Project, engine: str | None) -> SmokeResult:
     graph = project.graph
     if graph.errors():
         return SmokeResult("skipped", "the net has errors to mend first")
+    too_big = _too_big(project, engine, weights_only=True)  # before anything is copied
+    if too_big:
+        return SmokeResult("skipped", too_big)
     if len(graph) > MAX_LAYERS:
         return SmokeResult("skipped", f"the smoke step is skipped for nets of over "
                            f"{MAX_LAYERS} layers (this one has {len(graph):,})")
@@ -109,8 +114,11 @@ def _run(project: Project, engine: str | None) -> SmokeResult:
     unreadable = [p for p in graph.problems() if isinstance(p, DataWarning) and p.layer == data]
     if unreadable:
         return SmokeResult("skipped", f"the data cannot be read yet ({unreadable[0]})")
-    from designer.engines.build import BuildError, Net  # torch: only when the step runs
     small = _shrunk(project, data)
+    too_big = _too_big(small, engine)
+    if too_big:
+        return SmokeResult("skipped", too_big)
+    from designer.engines.build import BuildError, Net  # torch: only when the step runs
     try:
         source = _tiny_source(small, data)
     except Exception as e:  # noqa: BLE001 - a reader's failure is the data layer's problem
@@ -151,6 +159,24 @@ def _run(project: Project, engine: str | None) -> SmokeResult:
     t, n = _tn(batch)
     return SmokeResult("ok", f"the net ran forward and backward on a real batch of {n} x {t} "
                              f"(loss {value:.3f})")
+
+
+def _too_big(project: Project, engine: str | None, weights_only: bool = False) -> str:
+    """Why the step would not fit the CPU's free memory ('' when it would): its weights and
+    gradients alone, or (on the shrunk copy) everything the tiny batch's step holds."""
+    from designer.graph.memory import Setup, estimate, size_text
+    from designer.monitor.capacity import cpu_capacity
+    est = estimate(project.graph, Setup("cpu", engine, "fp32", {"type": "SGD", "momentum": 0}))
+    room = cpu_capacity()
+    if est is None or room is None:
+        return ""
+    free = room.free if room.free is not None else room.total
+    need = est.weights + est.gradients if weights_only else est.total
+    if need <= free:
+        return ""
+    return (f"building this net and running a tiny batch needs "
+            f"{'at least' if weights_only else 'about'} {size_text(need)}, but the CPU has "
+            f"{size_text(free)} free")
 
 
 def _shrunk(project: Project, data: str) -> Project:

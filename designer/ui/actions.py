@@ -46,6 +46,8 @@ def build(w) -> SimpleNamespace:
 
     a.new = _action(w, "&New", f("new"), QKeySequence.New, "new", "Start a new project")
     a.open = _action(w, "&Open\u2026", f("open"), QKeySequence.Open, "open", "Open a project")
+    a.open_run = _action(w, "Open &Run\u2026", lambda: w.training.open_run(), None, None,
+                         "Continue a training run from its last checkpoint")
     a.save = _action(w, "&Save", f("save"), QKeySequence.Save, "save", "Save the project")
     a.save_as = _action(w, "Save &As\u2026", f("save_as"), QKeySequence.SaveAs)
     a.quit = _action(w, "&Quit", w.close, "Ctrl+Q")
@@ -77,6 +79,10 @@ def build(w) -> SimpleNamespace:
     a.unrolled = _action(w, "Show &Unrolled Net", lambda: w.show_unrolled_safely(), "Ctrl+U",
                          "unroll", "Show the per-time-step net of the selected recurrent "
                          "layer (what the CAFFE engine runs)")
+    a.inspect = _action(w, "&Inspect the Recurrence", lambda: w.show_inspect(), "Ctrl+I",
+                        "inspect", "See a run's gates, states, surprise and gradient flow, "
+                        "step by step over a piece of text (live while a run trains)")
+
     def t(name):  # late binding: the training controller is made after the actions
         return lambda: getattr(w.training, name)()
 
@@ -110,6 +116,7 @@ def build(w) -> SimpleNamespace:
     m.addActions([a.new, a.open])
     a.recent_menu = m.addMenu("Open &Recent")
     a.recent_menu.aboutToShow.connect(lambda: w.files.fill_recent_menu(a.recent_menu))
+    m.addAction(a.open_run)
     m.addSeparator()
     m.addActions([a.save, a.save_as])
     m.addSeparator()
@@ -125,7 +132,7 @@ def build(w) -> SimpleNamespace:
     m = mb.addMenu("&View")
     m.addActions([a.zoom_in, a.zoom_out, a.zoom_reset, a.fit])
     m.addSeparator()
-    m.addActions([a.layout, a.unrolled])
+    m.addActions([a.layout, a.unrolled, a.inspect])
     m.addSeparator()
     themes = m.addMenu("&Theme")
     group = QActionGroup(w)
@@ -145,7 +152,7 @@ def build(w) -> SimpleNamespace:
     m = mb.addMenu("&Train")
     m.addActions([a.train, a.pause, a.resume, a.stop])
     m.addSeparator()
-    m.addActions([a.generate, a.add_run])
+    m.addActions([a.generate, a.inspect, a.add_run])
     m.addSeparator()
     m.addAction(a.smoke)
     m = mb.addMenu("&Help")
@@ -161,6 +168,7 @@ def build(w) -> SimpleNamespace:
     tb.addActions([a.zoom_out, a.zoom_in, a.fit, a.layout])
     tb.addSeparator()
     tb.addAction(a.unrolled)
+    tb.addAction(a.inspect)
     for act in (a.new, a.open, a.save, a.undo, a.redo, a.zoom_out, a.zoom_in):
         tb.widgetForAction(act).setToolButtonStyle(Qt.ToolButtonIconOnly)
     w.train_toolbar = w.addToolBar("Train")
@@ -194,7 +202,8 @@ def set_theme(w, name: str) -> None:
     resources.retint()
     refresh_icons(w)
     for i in range(w.tabs.count()):
-        w.tabs.setTabIcon(i, resources.icon("layout" if i == 0 else "unroll"))
+        name = w.tabs.tabBar().tabData(i) or ("layout" if i == 0 else "unroll")
+        w.tabs.setTabIcon(i, resources.icon(name))
     w.settings.setValue("theme", name)
     for item in w.scene.items():
         item.update()

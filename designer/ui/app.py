@@ -71,16 +71,20 @@ def main(args, default_project: str) -> int:
         print("rnn-designer: --train-steps must be at least 1", file=sys.stderr)
         return 2
     path = args.project or default_project
+    inspect = getattr(args, "inspect", None)
+    if inspect and not Path(inspect).is_dir():
+        print(f"rnn-designer: {inspect} is not a run folder (no such folder)", file=sys.stderr)
+        return 2
     if args.screenshot:
         return screenshot(path, args.screenshot, unrolled=args.unrolled, train_steps=steps,
-                          device=device)
+                          device=device, inspect=inspect)
     return run_window(path, unrolled=args.unrolled, quiet_missing=args.project is None,
-                      train_steps=steps, device=device)
+                      train_steps=steps, device=device, inspect=inspect)
 
 
 def run_window(path: str | None, unrolled: str | None = None,
                quiet_missing: bool = False, train_steps: int | None = None,
-               device: str | None = None) -> int:
+               device: str | None = None, inspect: str | None = None) -> int:
     from PySide6.QtCore import QTimer
 
     from designer.ui.main_window import MainWindow
@@ -95,6 +99,12 @@ def run_window(path: str | None, unrolled: str | None = None,
             window.files.open_path(path, confirmed=True)
         if unrolled:
             window.show_unrolled_safely(unrolled)
+        if inspect:
+            from designer.ui.runs import RunError
+            try:
+                window.show_inspect(window.training.runs.add_folder(inspect))
+            except RunError as e:
+                window.alert("Cannot inspect this folder", str(e))
         if device:
             window.training.list_gpus()
             window.training.device_picker.select(device)
@@ -114,7 +124,7 @@ def run_window(path: str | None, unrolled: str | None = None,
 
 def screenshot(path: str, out: str, unrolled: str | None = None,
                size: tuple[int, int] = SCREENSHOT_SIZE, train_steps: int | None = None,
-               device: str | None = None) -> int:
+               device: str | None = None, inspect: str | None = None) -> int:
     """Render the window with ``path`` loaded (and the unrolled view of a layer) to ``out``.
 
     With ``train_steps``, first train that many steps exactly as the Train button does (the
@@ -168,6 +178,11 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
             if first:
                 window.scene.select_layers([first])
         code = 0
+        if inspect:
+            code = _inspect_run(window, inspect)
+            if code == 2:
+                window.close()
+                return 2
         if train_steps is not None:
             from designer.ui.trainer_script import train_then_generate
             code = train_then_generate(window, train_steps, device)
@@ -184,6 +199,51 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
     print(f"wrote {out} ({pixmap.width()}x{pixmap.height()})")
     QApplication.processEvents()
     return code
+
+
+def _inspect_run(window, folder: str) -> int:
+    """Open the Inspect view on a run folder and wait for its first picture; 0, 1 (the
+    inspection failed: said on stderr) or 2 (not a run folder)."""
+    from PySide6.QtCore import Qt
+
+    from designer.ui.runs import RunError
+    from designer.ui.trainer_script import wait_for
+    try:
+        run = window.training.runs.add_folder(folder)
+    except RunError as e:
+        print(f"rnn-designer: {e}", file=sys.stderr)
+        return 2
+    for dock in (window.problems_dock, window.history_dock, window.output_dock,
+                 window.charts_dock, window.palette_dock, window.properties_dock,
+                 window.device_dock):
+        dock.hide()
+    view = window.show_inspect(run)
+    if view.result is None:
+        wait_for(view.inspected)
+    if view.result is None:
+        print(f"rnn-designer: {folder}: {view.status.text()}", file=sys.stderr)
+        return 1
+    seen = view.result["inspection"]
+    words = [lv for lv in seen.layers if "f" in lv.gates] or seen.layers
+    view.level.setCurrentIndex(view.level.findData(words[-1].name))
+    view.quantity.setCurrentIndex(view.quantity.findData("c"))
+    if seen.probe.kind == "text":  # the preset pattern some unit follows best
+        from designer.ui.inspect.search import PRESETS, PatternError, find_units
+        values = view.unit_panel.values
+        best = (0.0, None)
+        for _, regex in PRESETS:
+            try:
+                _, ranked = find_units(values, seen.probe.text, regex, 1)
+            except PatternError:
+                continue
+            best = max(best, (abs(ranked[0][1]), regex), key=lambda b: b[0])
+        if best[1] is not None:
+            view.unit_panel.pattern.setEditText(best[1])
+            view.unit_panel.search()
+            unit = view.unit_panel.results.item(0).data(Qt.UserRole)
+            view.unit_panel.show_unit(unit)
+            view.charts.set_unit(unit)
+    return 0
 
 
 def _report_bugs_in(window) -> None:

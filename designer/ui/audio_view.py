@@ -1,31 +1,19 @@
-"""Generated audio in the output window: its waveform (pyqtgraph, made when first needed),
-Play where Qt Multimedia and an output device exist (else the button says why), and Save WAV,
-written atomically."""
+"""Generated audio in the output window: a waveform per stream with its peak and RMS in dBFS,
+fitted to the data or on the full scale, Play where the platform can (else the button says
+why), and Save WAV, written atomically."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QTemporaryDir, Qt, QUrl, Signal
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import QTemporaryDir, Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel,
+                               QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
 from . import resources
 
 
-def audio_support() -> tuple[bool, str]:
-    """Whether sound can be played here, and if not, why (for the Play button's tool-tip)."""
-    try:
-        from PySide6.QtMultimedia import QMediaDevices
-    except ImportError:
-        return False, ("Playing sound needs Qt Multimedia (the PySide6-Addons package), which "
-                       "is not installed; save the WAV and play it with another program")
-    if not QMediaDevices.audioOutputs():
-        return False, "No audio output device was found; save the WAV instead"
-    return True, "Play the generated audio"
-
-
 class AudioView(QWidget):
-    """The waveform of the last generated audio, with Play and Save WAV.
+    """The waveforms of the last generated audio, with Play, Save WAV and the scale.
 
     Signals
     -------
@@ -37,41 +25,58 @@ class AudioView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        from .generation.playback import Player
         self.result: dict | None = None
         self.folder: QTemporaryDir | None = None  # where generated WAVs wait to be saved
-        self._sound = None
-        self.wave = None  # a pyqtgraph plot, made when first needed
+        self.player = Player(self)
+        self.player.playing_changed.connect(self._playing_changed)
+        self.can_play = False  # known once there is audio to play
+        self.wave = None  # a WaveformView, made when first needed (it brings pyqtgraph)
         self.progress = QProgressBar()
         self.progress.hide()
         self.note = QLabel("The waveform of the generated audio appears here.")
         self.note.setAlignment(Qt.AlignCenter)
         self.holder = QVBoxLayout()
         self.holder.addWidget(self.note, 1)
-        self.can_play, why = audio_support()
         self.play = QPushButton(resources.icon("train"), "Play")
         self.play.setEnabled(False)
-        self.play.setToolTip(why)
-        self.play.clicked.connect(self.play_audio)
+        self.play.setToolTip("Generate audio first")
+        self.play.clicked.connect(self.toggle_play)
+        self.stream = QComboBox()
+        self.stream.setToolTip("The stream Play and Save WAV use")
+        self.stream.hide()
         self.save = QPushButton(resources.icon("save"), "Save WAV\u2026")
         self.save.setEnabled(False)
         self.save.clicked.connect(lambda: self.save_wav())
+        self.fixed = QCheckBox("Fixed \u00b11")
+        self.fixed.setToolTip("Show the full scale, -1 to +1 (unticked: fit each waveform to "
+                              "its samples, so quiet output still shows its shape)")
+        self.fixed.toggled.connect(self._scale_changed)
         buttons = QHBoxLayout()
         buttons.addWidget(self.play)
+        buttons.addWidget(self.stream)
         buttons.addWidget(self.save)
         buttons.addStretch(1)
+        buttons.addWidget(self.fixed)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.progress)
         lay.addLayout(self.holder, 1)
         lay.addLayout(buttons)
 
+    @property
+    def curve(self):
+        """The first stream's curve (pyqtgraph), once audio was shown."""
+        return self.wave.curves[0] if self.wave is not None and self.wave.curves else None
+
     def new_path(self, stamp: int) -> str:
-        """A fresh file for the next generated WAV (in a folder removed at exit)."""
+        """A fresh file name for the next generated WAV (in a folder removed at exit)."""
         if self.folder is None:
             self.folder = QTemporaryDir()
         return str(Path(self.folder.path()) / f"generated-{stamp}.wav")
 
     def started(self) -> None:
+        self.player.stop()
         self.progress.setRange(0, 0)
         self.progress.show()
 
@@ -83,56 +88,59 @@ class AudioView(QWidget):
         self.progress.hide()
 
     def show_result(self, result: dict) -> None:
-        """Draw the samples of a finished generation and enable Play and Save."""
-        import numpy as np
-        import pyqtgraph as pg
+        """Draw the streams of a finished generation and enable Play and Save.
+
+        ``result`` holds ``samples`` (one float array per stream), ``paths`` (their WAVs),
+        ``rate`` and, when the run recorded it, ``reference_rms``.
+        """
+        from .generation.waveforms import WaveformView
         self.result = result
         if self.wave is None:
-            self.wave = pg.PlotWidget()
-            plot = self.wave.getPlotItem()
-            plot.setLabel("bottom", "seconds")
-            plot.getAxis("bottom").enableAutoSIPrefix(False)
-            self.refresh_theme()
-            plot.setClipToView(True)
-            plot.setDownsampling(auto=True, mode="peak")
-            plot.hideButtons()
-            plot.setMenuEnabled(False)
-            self.curve = plot.plot(pen=pg.mkPen("#2f7de1", width=1))
+            self.wave = WaveformView()
             self.holder.removeWidget(self.note)
             self.note.hide()
             self.holder.addWidget(self.wave, 1)
-        samples = np.asarray(result["samples"], dtype=np.float32)
-        t = np.arange(len(samples), dtype=np.float64) / result["rate"]
-        self.curve.setData(t, samples)
-        self.wave.getPlotItem().setYRange(-1, 1)
+        self.wave.set_fixed(self.fixed.isChecked())
+        self.wave.show_streams(result["samples"], result["rate"], result.get("reference_rms"))
+        count = len(result["samples"])
+        self.stream.clear()
+        self.stream.addItems([f"Stream {k + 1}" for k in range(count)])
+        self.stream.setVisible(count > 1)
+        self.can_play, why = self.player.support()
+        self.play.setToolTip(why)
         self.play.setEnabled(self.can_play)
         self.save.setEnabled(True)
 
-    def refresh_theme(self) -> None:
-        """The plot follows the window's palette (light or dark)."""
-        if self.wave is None:
-            return
-        import pyqtgraph as pg
-        from PySide6.QtGui import QPalette
-        from PySide6.QtWidgets import QApplication
-        pal = QApplication.palette()
-        self.wave.setBackground(pal.color(QPalette.Base))
-        for side in ("left", "bottom"):
-            axis = self.wave.getPlotItem().getAxis(side)
-            axis.setPen(pg.mkPen(pal.color(QPalette.Mid)))
-            axis.setTextPen(pg.mkPen(pal.color(QPalette.Text)))
+    def _scale_changed(self, fixed: bool) -> None:
+        if self.wave is not None:
+            self.wave.set_fixed(fixed)
 
-    def play_audio(self) -> None:
+    def refresh_theme(self) -> None:
+        """The plots follow the window's palette (light or dark)."""
+        if self.wave is not None:
+            self.wave.refresh_theme()
+
+    def selected(self) -> int:
+        return max(0, self.stream.currentIndex())
+
+    def toggle_play(self) -> None:
+        """Play the selected stream, or stop it while it plays."""
+        if self.player.playing:
+            self.player.stop()
+            return
         if self.result is None or not self.can_play:
             return
-        from PySide6.QtMultimedia import QSoundEffect
-        self._sound = QSoundEffect(self)
-        self._sound.setSource(QUrl.fromLocalFile(self.result["path"]))
-        self._sound.play()
+        k = self.selected()
+        self.player.play(self.result["samples"][k], self.result["rate"],
+                         self.result["paths"][k])
+
+    def _playing_changed(self, playing: bool) -> None:
+        self.play.setText("Stop" if playing else "Play")
+        self.play.setIcon(resources.icon("stop" if playing else "train"))
 
     def save_wav(self, target: str | None = None) -> Path | None:
-        """Write the generated WAV to ``target`` (asks where when not given), atomically;
-        ``.wav`` is added to a name without it."""
+        """Write the selected stream's WAV to ``target`` (asks where when not given),
+        atomically; ``.wav`` is added to a name without it."""
         from designer.graph.atomic import atomic_write_bytes
         if self.result is None:
             return None
@@ -145,7 +153,7 @@ class AudioView(QWidget):
         if path.suffix.lower() != ".wav":
             path = path.with_suffix(path.suffix + ".wav")
         try:
-            atomic_write_bytes(path, Path(self.result["path"]).read_bytes())
+            atomic_write_bytes(path, Path(self.result["paths"][self.selected()]).read_bytes())
         except OSError as e:
             self.message.emit(f"{path} cannot be written ({e.strerror or e})")
             return None

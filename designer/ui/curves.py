@@ -6,16 +6,11 @@ redraw; `CompactAxis` labels ticks briefly (150k, 1.2M, 2e-4) so small plots sta
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
-
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from .runs import Run
-
-if TYPE_CHECKING:  # plots imports this module; only the annotation needs the panel
-    from .plots import ChartsPanel
 
 SYMBOLS_BELOW = 60           # draw point markers while a curve is this short
 DENSE_ABOVE = 400            # and draw it with a 1-pixel line past this many points
@@ -66,7 +61,8 @@ def _decimals(step: float) -> int:
 class RunCurves:
     """The curves one run owns on each plot (made once; fed with setData)."""
 
-    def __init__(self, charts: "ChartsPanel", run: Run, color: str) -> None:
+    def __init__(self, charts, run: Run, color: str) -> None:
+        """``charts`` is the `ChartsPanel` the curves are drawn on."""
         self.run = run
         self.color = QColor(color)
         c = self.color
@@ -91,20 +87,26 @@ class RunCurves:
             item.opts["autoDownsampleFactor"] = DOWNSAMPLE_FACTOR  # the buckets), not ten
         self.symbols = {}
         self.bounds: dict[str, tuple] = {}  # item name -> (x0, x1, y0, y1) of its data
+        self.loss_plot = charts.loss
+        self.markers: list = []  # one vertical line per event of the run (see Run.events)
 
-    def remove(self, charts: "ChartsPanel") -> None:
+    def remove(self, charts) -> None:
         for item in self.items.values():
             for plot in charts.plot_items():
                 if item in plot.listDataItems():
                     plot.removeItem(item)
         charts.legend.removeItem(self.items["loss"])
+        for line in self.markers:
+            charts.loss.removeItem(line)
+        self.markers = []
 
     def set_visible(self, visible: bool) -> None:
-        for item in self.items.values():
+        for item in list(self.items.values()) + self.markers:
             item.setVisible(visible)
 
     def update(self, x_key: str, smoothing: float, scale: float) -> None:
         """Hand the run's buffers to the curves (views, no copies, except scaled losses)."""
+        self._mark_events(x_key)
         s = self.run.series
         for name, item in self.items.items():
             series = s["loss" if name == "loss_raw" else name]
@@ -126,6 +128,27 @@ class RunCurves:
             self.bounds[name] = _bounds(x, y)
             if name in ("loss", "accuracy", "lr", "tokens_per_s"):
                 self._style(name, item, n)
+
+    def _mark_events(self, x_key: str) -> None:
+        """A dashed vertical line on the loss chart where the run diverged or was stopped by
+        a non-finite loss, labelled, with the message as its tool-tip."""
+        events = self.run.events
+        while len(self.markers) < len(events):
+            kind, _, _, message = events[len(self.markers)]
+            style = Qt.DashLine if kind == "diverging" else Qt.SolidLine
+            line = pg.InfiniteLine(angle=90, movable=False,
+                                   pen=pg.mkPen(self.color, width=1.5, style=style),
+                                   label="loss diverging" if kind == "diverging"
+                                   else "stopped: NaN",
+                                   labelOpts={"position": 0.92, "color": self.color,
+                                              "anchors": [(1, 0), (1, 0)]})
+            line.setToolTip(message)
+            line.setZValue(-5)
+            line.setVisible(self.run.visible)
+            self.loss_plot.addItem(line, ignoreBounds=True)
+            self.markers.append(line)
+        for line, (_, step, seconds, _) in zip(self.markers, events):
+            line.setValue(step if x_key == "step" else seconds)
 
     def _style(self, name: str, item, n: int) -> None:
         """Markers while a curve is short; a thinner line once it is dense (a wide

@@ -1,12 +1,16 @@
 """The Generate panel: make a trained run write.
 
 Text runs take a prime, a length, a temperature, top-k and a seed, and the characters stream
-into the panel as the model produces them. Audio runs generate seconds of sound, drawn as a
-waveform, played where Qt Multimedia and an output device exist, and saved as a WAV. MNIST
-runs report their held-out accuracy and draw a few digits with the model's guesses.
+into the panel as the model produces them, each coloured by how surprised the model itself
+was to write it (hover a character for its top guesses there); several streams are written at
+once and shown side by side. Audio runs generate seconds of sound, drawn as waveforms with their levels, played
+where the platform can, and saved as WAV. MNIST runs report their held-out accuracy and draw a
+few digits with the model's guesses. Temperature and top-k start from the run's data layer's
+defaults (``LayerSpec.generation``); output that is near-silence or one short loop gets a
+one-line hint.
 
-The work runs in a `GenerateWorker` thread (torch is imported there), on the CPU so a GPU run
-training at the same time is not slowed.
+The work runs in a `GenerateWorker` thread (torch is imported there), on the device the run
+trained on (its GPU, its step replayed from a CUDA graph) or, if picked, on the CPU.
 """
 from __future__ import annotations
 
@@ -14,16 +18,16 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QFont, QFontDatabase, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout,
-                               QLabel, QLineEdit, QPlainTextEdit, QPushButton,
-                               QScrollArea, QSpinBox, QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QScrollArea,
+                               QStackedWidget, QVBoxLayout, QWidget)
 
 from . import resources
 from .audio_view import AudioView
 from .digits import DigitGrid
+from .generation.settings_form import SettingsForm
+from .generation.text_streams import TextStreams
 from .run_list import RunList
-from .runs import Run
+from .runs import Run, device_text
 from .worker import GenerateWorker, Job
 
 KINDS = ("text", "audio", "mnist")
@@ -59,7 +63,8 @@ class GeneratePanel(QWidget):
         self.kind = "text"
         self.result: dict | None = None
         self.chunks = 0      # text pieces streamed in by the current generation
-        self.streamed = 0    # characters streamed in
+        self._scores: list | None = None  # the surprise of the text piece about to arrive
+        self.streamed = 0    # characters streamed in (per stream)
 
         self.run_combo = QComboBox()
         self.run_combo.setPlaceholderText("no trained run yet")
@@ -72,37 +77,11 @@ class GeneratePanel(QWidget):
         self.checkpoint.addItem("Last", "last")
         self.checkpoint.setToolTip("Best: the checkpoint with the lowest validation loss; "
                                    "Last: the newest (the other is used if one is missing)")
-        self.prime = QLineEdit()
-        self.prime.setPlaceholderText("a newline")
-        self.prime.setToolTip("The text the model continues (characters it saw in training)")
-        self.length = _spin(1, 1_000_000, 500, " characters")
-        self.seconds = QDoubleSpinBox()
-        self.seconds.setRange(0.05, 600)
-        self.seconds.setValue(2.0)
-        self.seconds.setSuffix(" s")
-        self.count = _spin(1, 64, 16, " digits")
-        self.temperature = QDoubleSpinBox()
-        self.temperature.setRange(0.0, 5.0)
-        self.temperature.setSingleStep(0.05)
-        self.temperature.setValue(0.8)
-        self.temperature.setToolTip("Below 1: safer, more repetitive; above 1: wilder; "
-                                    "0: always the most likely symbol")
-        self.top_k = _spin(0, 100_000, 0, "")
-        self.top_k.setSpecialValueText("off")
-        self.top_k.setToolTip("Sample only among the k most likely symbols (off: all)")
-        self.seed = _spin(-1, 2**31 - 1, -1, "")
-        self.seed.setSpecialValueText("random")
-        self.seed.setToolTip("The same seed gives the same result")
-
-        self.form = QFormLayout()
-        self.form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-        self.form.addRow("Prime", self.prime)
-        self.form.addRow("Length", self.length)
-        self.form.addRow("Length", self.seconds)
-        self.form.addRow("Show", self.count)
-        self.form.addRow("Temperature", self.temperature)
-        self.form.addRow("Top-k", self.top_k)
-        self.form.addRow("Seed", self.seed)
+        self.settings = SettingsForm()
+        self.form = self.settings.form
+        for name in ("prime", "length", "seconds", "count", "streams", "temperature", "top_k",
+                     "seed", "device"):
+            setattr(self, name, getattr(self.settings, name))
         self.go = QPushButton(resources.icon("generate"), "Generate")
         self.go.setDefault(True)
         self.go.clicked.connect(self.generate)
@@ -116,25 +95,28 @@ class GeneratePanel(QWidget):
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.PlainText)
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        self.hint.setTextFormat(Qt.PlainText)
+        self.hint.setStyleSheet("color: #b26a00;")
+        self.hint.hide()
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(6, 6, 6, 6)
-        lv.addLayout(self.form)
+        lv.addWidget(self.settings)
         lv.addLayout(buttons)
         lv.addWidget(self.status)
+        lv.addWidget(self.hint)
         lv.addStretch(1)
         left.setMinimumWidth(220)
         left.setMaximumWidth(300)
 
-        self.text_view = QPlainTextEdit()
-        self.text_view.setReadOnly(True)
-        self.text_view.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
-        self.text_view.setPlaceholderText("Generated text streams here.")
+        self.texts = TextStreams()
         self.audio = AudioView()
         self.audio.message.connect(self._audio_message)
         self.mnist_page = self._mnist_page()
         self.pages = QStackedWidget()
-        for page in (self.text_view, self.audio, self.mnist_page):
+        for page in (self.texts, self.audio, self.mnist_page):
             self.pages.addWidget(page)
         top = QHBoxLayout()
         top.setContentsMargins(6, 6, 6, 0)
@@ -156,8 +138,8 @@ class GeneratePanel(QWidget):
         runs.removed.connect(self._runs_changed)
         runs.changed.connect(self._runs_changed)
         self.run_combo.currentIndexChanged.connect(self._run_picked)
-        self._runs_changed()
         self._set_kind("text")
+        self._runs_changed()
 
     # ---------------------------------------------------------------------- pages --
     def _mnist_page(self) -> QWidget:
@@ -176,14 +158,14 @@ class GeneratePanel(QWidget):
         lay.addWidget(scroll, 1)
         return page
 
+    @property
+    def text_view(self):
+        """The first text stream's view."""
+        return self.texts.views[0]
+
     def _set_kind(self, kind: str) -> None:
         self.kind = kind if kind in KINDS else "text"
-        rows = {"text": (self.prime, self.length, self.temperature, self.top_k, self.seed),
-                "audio": (self.seconds, self.temperature, self.top_k, self.seed),
-                "mnist": (self.count, self.seed)}[self.kind]
-        for w in (self.prime, self.length, self.seconds, self.count, self.temperature,
-                  self.top_k, self.seed):
-            self.form.setRowVisible(w, w in rows)
+        self.settings.set_kind(self.kind)
         self.go.setText("Predict" if self.kind == "mnist" else "Generate")
         self.pages.setCurrentIndex(KINDS.index(self.kind))
 
@@ -220,6 +202,8 @@ class GeneratePanel(QWidget):
         run = self.current_run()
         if run is not None and run.kind and run.kind != self.kind:
             self._set_kind(run.kind)
+        self.settings.set_trained_on(device_text(run.device, run.device_name)
+                                     if run and run.device else None)
         self.go.setEnabled(run is not None and self.job is None)
 
     # ------------------------------------------------------------------ generating --
@@ -236,24 +220,22 @@ class GeneratePanel(QWidget):
             self.status.setText("Train a run first (or add a run folder in the charts).")
             return False
         which = checkpoint_for(run, self.checkpoint.currentData())
-        seed = None if self.seed.value() < 0 else self.seed.value()
-        job = {"kind": self.kind, "run_dir": str(run.run_dir), "which": which, "seed": seed,
-               "temperature": self.temperature.value(), "top_k": self.top_k.value()}
+        job = {"kind": self.kind, "run_dir": str(run.run_dir), "which": which,
+               **self.settings.job()}
+        self.hint.hide()
         if self.kind == "text":
             job.update(prime=self.prime.text().replace("\\n", "\n"), length=self.length.value())
             self.chunks = self.streamed = 0
-            self.text_view.clear()
-            cursor = self.text_view.textCursor()
-            bold = QTextCharFormat()
-            bold.setFontWeight(QFont.Bold)
-            cursor.insertText(job["prime"], bold)
-            self.text_view.setTextCursor(cursor)
+            self._scores = None
+            self.texts.set_count(job["streams"])
+            self.texts.start(job["prime"])
         elif self.kind == "audio":
             job.update(seconds=self.seconds.value(), path=self.audio.new_path(time.time_ns()))
             self.audio.started()
         else:
             job.update(count=self.count.value())
         worker = GenerateWorker(job)
+        worker.scored.connect(self._scored)
         worker.text.connect(self._text)
         worker.progress.connect(self._progress)
         worker.result.connect(self._result)
@@ -280,37 +262,32 @@ class GeneratePanel(QWidget):
             self.job.wait()
             self._ended()
 
-    @Slot(str)
-    def _text(self, chunk: str) -> None:
+    @Slot(object)
+    def _scored(self, scores: list) -> None:
+        self._scores = scores  # goes with the text that follows
+
+    @Slot(object)
+    def _text(self, pieces: list) -> None:
         self.chunks += 1
-        self.streamed += len(chunk)
-        self.status.setText(f"Generating: {self.streamed:,} of {self.length.value():,} "
-                            "characters\u2026")
-        cursor = self.text_view.textCursor()
-        cursor.movePosition(QTextCursor.End)
-        cursor.insertText(chunk, QTextCharFormat())
-        self.text_view.setTextCursor(cursor)
-        self.text_view.ensureCursorVisible()
+        self.streamed += len(pieces[0])
+        scores, self._scores = self._scores, None
+        self.texts.append(pieces, scores)
 
     @Slot(int, int)
     def _progress(self, done: int, total: int) -> None:
-        self.audio.advanced(done, total)
-        self.status.setText(f"Generating: {done:,} of {total:,} samples\u2026")
+        unit = "characters" if self.kind == "text" else "samples"
+        streams = self.streams.value()
+        each = f" in each of {streams} streams" if streams > 1 else ""
+        if self.kind == "audio":
+            self.audio.advanced(done, total)
+        self.status.setText(f"Generating: {done:,} of {total:,} {unit}{each}\u2026")
 
     @Slot(object)
     def _result(self, result: dict) -> None:
         self.result = result
         took = time.perf_counter() - self._started
-        if result["kind"] == "text":
-            n = len(result["text"])
-            self.status.setText(f"{n:,} characters in {took:.1f} s"
-                                + (" (stopped)" if result.get("stopped") else ""))
-        elif result["kind"] == "audio" and result.get("stopped"):
-            self.status.setText("Stopped")
-        elif result["kind"] == "audio":
-            self.audio.show_result(result)
-            self.status.setText(f"{len(result['samples']) / result['rate']:.2f} s of audio at "
-                                f"{result['rate']:,} Hz in {took:.1f} s")
+        if result["kind"] in ("text", "audio"):
+            self._written(result, took)
         else:
             self.digits.set_predictions(result["images"], result["predicted"], result["truth"])
             self.accuracy.setText(f"Held-out accuracy: <b>{result['accuracy']:.2%}</b> on "
@@ -319,6 +296,37 @@ class GeneratePanel(QWidget):
             self.status.setText(f"Scored in {took:.1f} s")
             self.message.emit(f"held-out accuracy {result['accuracy']:.2%} on "
                               f"{result['evaluated']:,} digits")
+
+    def _written(self, result: dict, took: float) -> None:
+        """Status, log line and hint of a finished text or audio generation."""
+        k = result["streams"]
+        streams = f" x {k} streams" if k > 1 else ""
+        where = "CPU" if result["device"] == "cpu" else result["device"]
+        speed = (f" on {where}, {result['per_second']:,.0f} "
+                 f"{'characters' if result['kind'] == 'text' else 'samples'}/s")
+        if result["kind"] == "text":
+            n = len(result["text"])
+            what = f"{n:,} characters{streams}"
+            mean = self.texts.mean_surprise(n)
+            if mean is not None:
+                speed += f"; the model's own surprise {mean:.2f} nats a character"
+        elif result.get("stopped"):
+            self.status.setText("Stopped")
+            return
+        else:
+            self.audio.show_result(result)
+            what = (f"{len(result['samples'][0]) / result['rate']:.2f} s of audio at "
+                    f"{result['rate']:,} Hz{streams}")
+        self.status.setText(f"{what} in {took:.1f} s{speed}"
+                            + (" (stopped)" if result.get("stopped") else ""))
+        self.message.emit(f"generated {what} in {result['seconds']:.2f} s{speed}"
+                          + (f" ({result['graph_note']})" if result["graph_note"] != "eager"
+                             else ""))
+        if result.get("hint"):
+            text = result["hint"][:1].upper() + result["hint"][1:]
+            self.hint.setText(f"\u26a0 {text}.")
+            self.hint.show()
+            self.message.emit(f"hint: {result['hint']}")
 
     @Slot(object)
     def _failed(self, info: dict) -> None:
@@ -346,13 +354,4 @@ class GeneratePanel(QWidget):
         self.stop_button.setEnabled(False)
         self.go.setEnabled(self.current_run() is not None)
         self.busy_changed.emit(False)
-
-
-def _spin(low: int, high: int, value: int, suffix: str) -> QSpinBox:
-    s = QSpinBox()
-    s.setRange(low, high)
-    s.setValue(value)
-    s.setSuffix(suffix)
-    s.setGroupSeparatorShown(True)
-    return s
 

@@ -18,6 +18,7 @@ from designer.ui import actions, describe, files, resources
 from designer.ui.editor.document import Document
 from designer.ui.editor.scene import GraphScene
 from designer.ui.editor.view import CanvasView
+from designer.ui.memory import MemoryFit
 from designer.ui.palette import LayerPalette
 from designer.ui.problems import ProblemsPanel, SmokeChecker
 from designer.ui.properties import PropertiesPanel
@@ -63,9 +64,11 @@ class MainWindow(QMainWindow):
         box.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.unrolled: dict[str, QWidget] = {}
+        self.inspect_view = None  # the Inspect tab, made when first asked for
 
         self.layer_palette = LayerPalette()
-        self.properties = PropertiesPanel(self.doc)
+        self.memory = MemoryFit(self.doc, self)
+        self.properties = PropertiesPanel(self.doc, memory=self.memory)
         self.problems = ProblemsPanel(self.doc)
         smoke_on = self.settings.value("problems/smoke_step", True, type=bool)
         self.smoke = SmokeChecker(self.doc, self, enabled=smoke_on)
@@ -88,9 +91,11 @@ class MainWindow(QMainWindow):
         self.properties_dock.raise_()
 
         self.summary = QLabel()
+        self.memory_label = QLabel(objectName="memory_label")
         self.zoom_label = QLabel("100%")
         self.zoom_label.setMinimumWidth(48)
         self.statusBar().addPermanentWidget(self.summary)
+        self.statusBar().addPermanentWidget(self.memory_label)
         self.statusBar().addPermanentWidget(self.zoom_label)
 
         self.act = actions.build(self)
@@ -144,6 +149,8 @@ class MainWindow(QMainWindow):
         self.smoke.changed.connect(self._smoke_on_canvas)
         self.smoke.changed.connect(self.training.refresh_train_action)
         self.problems.count_changed.connect(self.training.refresh_train_action)
+        self.memory.changed.connect(self._update_memory)
+        self.memory.changed.connect(self.training.refresh_train_action)
         self.properties.layer_panel.unroll_requested.connect(self.show_unrolled_safely)
 
     def show_message(self, text: str) -> None:
@@ -248,6 +255,21 @@ class MainWindow(QMainWindow):
         state = "\u2714 valid" if not errors else f"\u26a0 {errors} error{'s' * (errors > 1)}"
         self.summary.setText("   \u00b7   ".join(parts) + f"   \u00b7   {state}")
 
+    def _update_memory(self) -> None:
+        """The status bar's memory figure: red, with the device's size, when it cannot fit."""
+        m = self.memory
+        self.memory_label.setText(("\u00b7   " + m.short_text()) if m.short_text() else "")
+        self.memory_label.setVisible(bool(m.short_text()))
+        from designer.ui import theme
+        self.memory_label.setStyleSheet(
+            f"QLabel#memory_label {{ color: {theme.colors.error.name()}; }}" if m.message else "")
+        tip = m.message or ""
+        if m.estimate is not None and not tip:
+            from designer.graph.memory import parts_text
+            tip = (f"Training on {m.where} takes about this much memory: "
+                   f"{parts_text(m.estimate)}")
+        self.memory_label.setToolTip(tip)
+
     def _update_title(self, *_) -> None:
         p = self.doc.project
         where = f" \u2014 {Path(p.path).name}" if p.path else ""
@@ -270,13 +292,32 @@ class MainWindow(QMainWindow):
             if steps is not None:
                 view.set_steps(steps)
         else:
-            view = UnrolledView(self.doc, name, steps=steps)
+            view = UnrolledView(self.doc, name, steps=steps, weights_for=self._weights_for)
             view.closed.connect(self._forget_unrolled)
             view.renamed.connect(self._unrolled_renamed)
             self.unrolled[name] = view
             self.tabs.addTab(view, resources.icon("unroll"), f"Unrolled: {name}")
         self.tabs.setCurrentWidget(view)
         return view
+
+    def _weights_for(self, layer: str):
+        """The latest run of this session (or added folder) that has a checkpoint and a
+        recurrent layer ``layer`` of the same type and size as the drawn one: its run folder
+        and label, or ``None`` (the parity chart then uses freshly initialised weights)."""
+        drawn = self.doc.graph.layer(layer)
+        want = (drawn.type, drawn.effective_params().get("num_output"),
+                drawn.effective_params().get("num_layers", 1))
+        for run in reversed(self.training.runs.runs):
+            folder = run.run_dir
+            if folder is None or not any((Path(folder) / f"{w}.json").is_file()
+                                         for w in ("best", "last")):
+                continue
+            for la in (run.project or {}).get("graph", {}).get("layers", []):
+                params = la.get("params", {})
+                if la.get("name") == layer and (la.get("type"), params.get("num_output"),
+                                                params.get("num_layers", 1)) == want:
+                    return folder, f"run #{run.number}"
+        return None
 
     def show_unrolled_safely(self, name: str | None = None) -> None:
         names = self.scene.selected_names()
@@ -301,8 +342,33 @@ class MainWindow(QMainWindow):
             self.tabs.removeTab(self.tabs.indexOf(view))
             view.deleteLater()
 
+    def show_inspect(self, run=None):
+        """Open (or bring forward) the Inspect view, on ``run`` if given (else the latest)."""
+        from designer.ui.inspect.view import InspectView
+        if self.inspect_view is None:
+            view = InspectView(self.training.runs)
+            self.inspect_view = view
+            index = self.tabs.addTab(view, resources.icon("inspect"), "Inspect")
+            self.tabs.tabBar().setTabData(index, "inspect")
+            if self.training.run is not None and self.training.tap is not None:
+                view.follow_run(self.training.run, self.training.tap)
+        if run is not None:
+            self.inspect_view.select_run(run)
+        self.tabs.setCurrentWidget(self.inspect_view)
+        return self.inspect_view
+
+    def _close_inspect(self) -> None:
+        view, self.inspect_view = self.inspect_view, None
+        if view is not None:
+            view.shutdown()
+            self.tabs.removeTab(self.tabs.indexOf(view))
+            view.deleteLater()
+
     def _close_tab(self, index: int) -> None:
         view = self.tabs.widget(index)
+        if view is not None and view is self.inspect_view:
+            self._close_inspect()
+            return
         for name, w in list(self.unrolled.items()):
             if w is view:
                 self._forget_unrolled(name)
@@ -356,6 +422,8 @@ class MainWindow(QMainWindow):
             return
         self.training.shutdown()  # a running run stops at the next step and saves a checkpoint
         self.smoke.shutdown()
+        for view in self.unrolled.values():
+            view.shutdown()
         self.save_settings()
         event.accept()
 

@@ -3,7 +3,9 @@ and the Generate panel.
 
 The log is a read-only text view capped at a number of blocks, so a long run cannot grow it
 without bound; training records are logged sparingly (validation passes, samples, at most one
-progress line every few seconds).
+progress line every few seconds). Samples and the held-out snippet scored at every validation
+are coloured by how surprised the model was by each character; hovering one shows the
+model's top guesses there.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTabWidget
 
 from . import resources
 from .generate_panel import GeneratePanel
+from .inspect.surprise import CharToolTips, insert_scored, legend_html, mean_surprise
 from .run_list import RunList
 from .runs import Run, device_text, engines_text
 
@@ -46,6 +49,8 @@ class OutputPanel(QTabWidget):
         self.addTab(self.generate, resources.icon("generate"), "Generate")
         self.generate.message.connect(self.note)
         self._last_progress = 0.0
+        self._legend_shown = False
+        self.tips = CharToolTips(self.log)
 
     # ------------------------------------------------------------------- writing --
     def _append(self, text: str, color: str | None = None, bold: bool = False) -> None:
@@ -55,6 +60,20 @@ class OutputPanel(QTabWidget):
         if color:
             body = f'<span style="color:{color}">{body}</span>'
         self.log.appendHtml(body)
+        self.log.moveCursor(QTextCursor.End)
+
+    def _append_scored(self, text: str, surprise: list, top: list, vocab: list | None) -> None:
+        """Text coloured by surprise, one block per line, with the top guesses as tips."""
+        if vocab is not None:
+            top = [[[vocab[i] if 0 <= i < len(vocab) else i, p] for i, p in row]
+                   for row in top]
+        cursor = QTextCursor(self.log.document())
+        cursor.movePosition(QTextCursor.End)
+        cursor.insertBlock()
+        insert_scored(cursor, text.rstrip("\n"), surprise, top)
+        if not self._legend_shown:
+            self._legend_shown = True
+            self.log.appendHtml(f"<small>{legend_html()}</small>")
         self.log.moveCursor(QTextCursor.End)
 
     def note(self, text: str) -> None:
@@ -72,14 +91,20 @@ class OutputPanel(QTabWidget):
         base = QApplication.palette().color(QPalette.Base)
         return "#d93b3b" if base.lightness() > 128 else "#ff6b6b"
 
+    def _warning(self) -> str:
+        base = QApplication.palette().color(QPalette.Base)
+        return "#b35c00" if base.lightness() > 128 else "#ffa94d"
+
     def _accent(self) -> str:
         return QApplication.palette().color(QPalette.Link).name()
 
     # ------------------------------------------------------------------- records --
     def begin_run(self, run: Run, request) -> None:
         where = f"{request.path}" if request.path else "the unsaved project"
-        self._append(f"\u25b6 Run #{run.number}: training a snapshot of {where} "
-                     f"({time.strftime('%H:%M:%S')})", self._accent(), bold=True)
+        what = (f"continuing {request.out} from its last checkpoint" if request.resume else
+                f"training a snapshot of {where}")
+        self._append(f"\u25b6 Run #{run.number}: {what} ({time.strftime('%H:%M:%S')})",
+                     self._accent(), bold=True)
         self.note(f"   run folder {request.out}")
         self._last_progress = 0.0
 
@@ -109,9 +134,19 @@ class OutputPanel(QTabWidget):
             self._append(f"{n} step {rec['step']:,}: validation loss "
                          f"{_loss(rec['val_loss'])}{acc}{best}", bold=bool(rec.get("best")))
         elif kind == "sample":
-            self._append(f"\u2014 sample at step {rec['step']:,} \u2014", self._accent())
-            self._append(rec["text"])
+            mean = mean_surprise(rec.get("surprise") or [])
+            how = f" (the model's own surprise: {mean:.2f} nats a character)" if mean else ""
+            self._append(f"\u2014 sample at step {rec['step']:,}{how} \u2014", self._accent())
+            if rec.get("surprise"):
+                self._append_scored(rec["text"], rec["surprise"], rec.get("top") or [],
+                                    run.vocab)
+            else:
+                self._append(rec["text"])
             self._append("\u2014" * 12, self._accent())
+        elif kind == "probe" and rec.get("surprise") and rec.get("text"):
+            self._append(f"\u2014 held-out snippet at step {rec['step']:,}: mean surprise "
+                         f"{_loss(rec['loss'])} \u2014", self._accent())
+            self._append_scored(rec["text"], rec["surprise"], rec.get("top") or [], run.vocab)
         elif kind == "checkpoint":
             self.note(f"   checkpoint at step {rec['step']:,} ({', '.join(rec['pointers'])})")
         elif kind == "paused":
@@ -120,6 +155,9 @@ class OutputPanel(QTabWidget):
             self.note(f"{n} resumed at step {rec['step']:,}")
         elif kind == "error":
             self.log_error(f"{n} {rec['message']}")
+        elif kind == "warning":
+            self._append(f"{n} step {rec['step']:,}: warning: {rec['message']}",
+                         self._warning(), bold=True)
         elif kind == "done":
             best = rec.get("best_val_loss")
             best_text = f", best validation loss {_loss(best)}" if best is not None else ""

@@ -41,9 +41,9 @@ class LayerPanel(QWidget):
 
     unroll_requested = Signal(str)
 
-    def __init__(self, doc, parent=None) -> None:
+    def __init__(self, doc, parent=None, memory=None) -> None:
         super().__init__(parent)
-        self.doc, self.name = doc, None
+        self.doc, self.name, self.memory = doc, None, memory
         self.name_edit = QLineEdit(objectName="layer_name")
         big = QFont(self.name_edit.font())
         big.setPointSizeF(big.pointSizeF() * 1.25)
@@ -123,11 +123,23 @@ class LayerPanel(QWidget):
         rows.append(f"<tr><td>parameters&nbsp;</td><td><b>{params}</b></td></tr>")
         rows.append(f"<tr><td>compute&nbsp;</td><td><b>{escape(describe.flops(info.flops))}"
                     "</b> per sample</td></tr>")
+        kept = self._kept()
+        if kept is not None:
+            rows.append(f"<tr><td>memory&nbsp;</td><td><b>{escape(kept)}</b> kept for the "
+                        "backward pass</td></tr>")
         self.readout.setText("<table cellspacing=0 cellpadding=1>" + "".join(rows) + "</table>")
         problems = describe.errors_of(g, self.name) + describe.warnings_of(g, self.name)
         self.problems.setText("\n".join("\u26a0 " + p for p in problems))
         self.problems.setVisible(bool(problems))
         self.unroll.setVisible(layer.type in RECURRENT)
+
+    def _kept(self) -> str | None:
+        """The activations this layer alone keeps while training, on the chosen device."""
+        est = self.memory.estimate if self.memory is not None else None
+        if est is None or self.name not in est.layers:
+            return None
+        from designer.graph.memory import size_text
+        return size_text(est.layers[self.name])
 
     def _rename(self) -> None:
         new = self.name_edit.text().strip()
@@ -157,9 +169,9 @@ class LayerPanel(QWidget):
 class ProjectPanel(QWidget):
     """With no layer selected: the project's name, description and totals."""
 
-    def __init__(self, doc, parent=None) -> None:
+    def __init__(self, doc, parent=None, memory=None) -> None:
         super().__init__(parent)
-        self.doc = doc
+        self.doc, self.memory = doc, memory
         self.name_edit = QLineEdit(objectName="project_name")
         self.name_edit.editingFinished.connect(
             lambda: self._set("name", self.name_edit.text().strip() or "untitled"))
@@ -201,7 +213,27 @@ class ProjectPanel(QWidget):
             f"<b>{describe.flops(sum(flops)) if known else '?'}</b> per sample<br>"
             f"dims: {dims}<br>"
             + ("<span style='color:#2e9d57'>\u2714 valid</span>" if not errors else
-               f"<span style='color:#d93b3b'>{errors} error{'s' * (errors > 1)}</span>"))
+               f"<span style='color:#d93b3b'>{errors} error{'s' * (errors > 1)}</span>")
+            + self._memory_html())
+
+    def _memory_html(self) -> str:
+        """Training memory on the chosen device, its parts, and a warning when it cannot fit."""
+        m = self.memory
+        if m is None or m.estimate is None:
+            return ""
+        from designer.graph.memory import parts_text, size_text
+        est = m.estimate
+        text = (f"<br><br><b>{size_text(est.total)}</b> to train on {escape(m.where)} "
+                f"({est.optimizer}, {est.precision})<br><span style='color:gray'>"
+                f"{escape(parts_text(est))}</span>")
+        if m.room is not None:
+            text += f"<br>{escape(m.where)} has {size_text(m.room.total)}"
+        if m.message:
+            text += (f"<br><span style='color:#d93b3b'>\u26a0 It cannot train there: with the "
+                     f"process around it, it needs about {size_text(est.needed)}. Make it "
+                     "smaller (fewer units or layers, a smaller batch_size or seq_len), or "
+                     "pick a larger device.</span>")
+        return text
 
 
 class SettingsPanel(QWidget):
@@ -238,10 +270,13 @@ class SettingsPanel(QWidget):
 class PropertiesPanel(QTabWidget):
     """The dock's contents: Layer (or Project), Solver and Training tabs."""
 
-    def __init__(self, doc, parent=None) -> None:
+    def __init__(self, doc, parent=None, memory=None) -> None:
         super().__init__(parent)
         self.doc, self.graph = doc, None
-        self.layer_panel, self.project_panel = LayerPanel(doc), ProjectPanel(doc)
+        self.layer_panel = LayerPanel(doc, memory=memory)
+        self.project_panel = ProjectPanel(doc, memory=memory)
+        if memory is not None:
+            memory.changed.connect(self._changed)
         self.first = QStackedWidget()
         self.first.addWidget(self.project_panel)
         self.first.addWidget(self.layer_panel)

@@ -48,11 +48,14 @@ class RunList(QObject):
     changed(run)
         A run's facts changed (started, paused, finished, shown or hidden); its curves change
         far more often and are read by the charts' timer instead.
+    continue_requested(run)
+        The user asked to continue a run from its last checkpoint (the runs table's menu).
     """
 
     added = Signal(object)
     removed = Signal(object)
     changed = Signal(object)
+    continue_requested = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)

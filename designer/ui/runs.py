@@ -79,6 +79,14 @@ class Run:
         self.state = "starting"   # starting, running, paused, stopping, finished, stopped, failed...
         self.best_val_loss: float | None = None
         self.visible = True
+        # what to mark on the loss chart: (kind, step, seconds, message); kind is "diverging"
+        # (the loss far above its best) or "stopped" (a non-finite loss ended the run)
+        self.events: list[tuple[str, float, float, str]] = []
+        self._time_offset = 0.0  # a continued run's clock goes on from where it stopped
+        self.vocab: list | None = None      # text runs: the characters, from the start record
+        self.num_classes: int | None = None
+        self.probe: dict | None = None      # the held-out snippet inspected (a Probe dict)
+        self.saturation: list = []          # [(step, {level: {gate: fraction}})], by step
         from .series import Series  # numpy: not on the way to the first paint
         self.series: dict[str, Series] = {m: Series() for m in METRICS.values()}
 
@@ -108,7 +116,7 @@ class Run:
 
     @property
     def version(self) -> int:
-        return sum(s.version for s in self.series.values())
+        return sum(s.version for s in self.series.values()) + len(self.events)
 
     # ------------------------------------------------------------------------- records --
     def add(self, record: dict) -> None:
@@ -119,16 +127,34 @@ class Run:
             self.engines = dict(record.get("engines") or {})
             self.device, self.device_name = record.get("device"), record.get("device_name")
             self.steps, self.step = record.get("steps"), record.get("step", 0)
+            self.vocab, self.probe = record.get("vocab"), record.get("probe")
+            self.num_classes = record.get("num_classes")
             self.state = "running"
+            if record.get("resumed"):  # continued: what came after its checkpoint is redone
+                self.truncate(self.step)
+                s = self.series["loss"]
+                self._time_offset = float(s.column("time")[-1]) if len(s) else 0.0
             return
         if kind in ("train", "val"):
-            step, time = float(record["step"]), float(record.get("time") or 0.0)
+            step = float(record["step"])
+            time = float(record.get("time") or 0.0) + self._time_offset
             for (k, key), name in METRICS.items():
                 if k == kind and record.get(key) is not None:
                     self.series[name].append(step, time, _number(record[key]))
             self.step = max(self.step, int(record["step"]))
             if kind == "val" and record.get("best_val_loss") is not None:
                 self.best_val_loss = float(record["best_val_loss"])
+            if kind == "val" and isinstance(record.get("gate_saturation"), dict):
+                self.add_saturation(int(record["step"]), record["gate_saturation"])
+        elif kind in ("warning", "error"):
+            step, time = float(record.get("step", self.step)), record.get("time")
+            if time is not None:
+                time = float(time) + self._time_offset
+            else:  # at the time of the last train record
+                s = self.series["loss"]
+                time = float(s.column("time")[-1]) if len(s) else 0.0
+            self.events.append(("diverging" if kind == "warning" else "stopped", step,
+                                float(time), record.get("message", "")))
         elif kind == "paused":
             self.state = "paused"
         elif kind == "resumed":
@@ -138,6 +164,24 @@ class Run:
             self.step = record.get("step", self.step)
             if record.get("best_val_loss") is not None:
                 self.best_val_loss = float(record["best_val_loss"])
+
+    def truncate(self, step: int) -> None:
+        """Forget the points and events after ``step`` (a run continued from there)."""
+        for series in self.series.values():
+            if not len(series) or series.column("step")[-1] <= step:
+                continue
+            cols = [series.column(c).copy() for c in ("step", "time", "value")]
+            series.clear()
+            for x, t, v in zip(*cols):
+                if x <= step:
+                    series.append(x, t, v)
+        self.events = [e for e in self.events if e[1] <= step]
+
+    def add_saturation(self, step: int, levels: dict) -> None:
+        """Gate saturation measured at ``step`` (a validation, or a live inspection)."""
+        self.saturation = [(s, d) for s, d in self.saturation if s != step]
+        self.saturation.append((step, levels))
+        self.saturation.sort(key=lambda p: p[0])
 
     # ------------------------------------------------------------------------- folders --
     @classmethod
@@ -171,7 +215,7 @@ class Run:
                 record = json.loads(line)
             except ValueError:
                 continue  # a line cut short by a crash
-            if isinstance(record, dict) and record.get("kind") in ("train", "val") \
+            if isinstance(record, dict) and record.get("kind") in ("train", "val", "warning") \
                     and "step" in record:
                 run.add(record)
         run.state = "loaded"
@@ -201,3 +245,31 @@ def _checkpoint_meta(folder: Path) -> dict | None:
             if meta:
                 return meta
     return None
+
+
+def last_checkpoint(folder: str | Path) -> dict | None:
+    """The meta data of a run folder's last checkpoint (JSON only, no torch), or ``None``."""
+    folder = Path(folder)
+    pointer = _read_json(folder / "last.json")
+    if pointer and isinstance(pointer.get("checkpoint"), str):
+        return _read_json(folder / pointer["checkpoint"] / "meta.json")
+    return None
+
+
+def status_text(run: Run, rec: dict) -> str:
+    """The status bar's line for a training record: step, loss, speed and time left."""
+    parts = [f"Run #{run.number}: step {rec['step']:,}/{run.steps or 0:,}",
+             f"loss {rec['loss']:.3f}", f"{rec['tokens_per_s']:,.0f} tokens/s"]
+    if run.steps and rec.get("ms_per_step"):
+        left = (run.steps - rec["step"]) * rec["ms_per_step"] / 1e3
+        parts.append(f"{_duration(left)} left")
+    return "  \u00b7  ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 5400:
+        return f"{seconds // 60} min"
+    return f"{seconds / 3600:.1f} h"

@@ -91,7 +91,9 @@ class RunsTable(QTreeWidget):
                                      ("loaded",) else ""),
                   f"{rate:,.0f}" if rate is not None else "\u2013",
                   f"{best:.4f}" if best is not None and math.isfinite(best) else "\u2013",
-                  STATES.get(run.state, run.state))
+                  STATES.get(run.state, run.state)
+                  + (" \u00b7 \u26a0 diverged" if any(e[0] == "diverging" for e in run.events)
+                     else ""))
         for i, text in enumerate(values):
             if item.text(i) != text:
                 item.setText(i, text)
@@ -117,6 +119,10 @@ class RunsTable(QTreeWidget):
             menu.addAction("Copy Folder Path",
                            lambda: QGuiApplication.clipboard().setText(folder))
         if run.state not in ("starting", "running", "paused", "stopping"):
+            if run.run_dir is not None and (run.run_dir / "last.json").is_file():
+                menu.addSeparator()
+                menu.addAction("Continue Training\u2026",
+                               lambda: self.runs.continue_requested.emit(run))
             menu.addSeparator()
             menu.addAction("Remove from Charts", lambda: self.runs.remove(run))
         menu.exec(self.viewport().mapToGlobal(pos))

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QProgressDialo
 
 from .pickers import DevicePicker, EnginePicker, device_choices
 from .run_list import RunList, new_run_dir, runs_root
-from .runs import Run, device_text, engines_text
+from .runs import Run, device_text, engines_text, status_text
 from .worker import Job, TrainRequest, TrainWorker
 
 log = logging.getLogger("designer.ui")
@@ -51,9 +51,12 @@ class TrainingController(QObject):
         from .panels import ChartsHost, DeviceHost
         self.w = window
         self.runs = RunList(self)
+        from designer.ui.resume import ask_and_continue
+        self.runs.continue_requested.connect(lambda run: ask_and_continue(self, run.run_dir))
         self.state = IDLE
         self.job: Job | None = None
         self.token = None
+        self.tap = None
         self.run: Run | None = None
         self._gpus_listed = False
         self._closing = False
@@ -62,6 +65,7 @@ class TrainingController(QObject):
         self.device_picker = DevicePicker()
         self.engine_picker = EnginePicker()
         self.device_picker.picked.connect(self._device_picked)
+        self.engine_picker.currentIndexChanged.connect(self._target_changed)
         self.output = OutputPanel(self.runs)
         self.charts = ChartsHost(self)
         self.device = DeviceHost(self)
@@ -95,6 +99,7 @@ class TrainingController(QObject):
         w.statusBar().insertPermanentWidget(1, self.progress)
         w.doc.settings_changed.connect(self._settings_changed)
         self._settings_changed("training")
+        self._target_changed()
         self._update_actions()
 
     def list_gpus(self) -> None:
@@ -120,6 +125,13 @@ class TrainingController(QObject):
     def _device_picked(self, choice) -> None:
         if self.state == IDLE:
             self.device.watch(choice.monitor)
+        self._target_changed()
+
+    def _target_changed(self, *args) -> None:
+        """The memory estimate follows the device and engine the next run will use."""
+        memory = getattr(self.w, "memory", None)
+        if memory is not None:
+            memory.set_target(self.device_picker.device(), self.engine_picker.engine())
 
     # ----------------------------------------------------------------------- actions --
     def train(self, steps: int | None = None, device: str | None = None,
@@ -163,14 +175,28 @@ class TrainingController(QObject):
                                steps, device or picked.device,
                                engine if engine is not None else self.engine_picker.engine(),
                                processes=processes)
-        if processes > 1:  # a child process group, followed through rank 0's records
+        return self.launch(run, request, new=True)
+
+    def open_run(self) -> Run | None:
+        """File > Open Run...: pick a run folder and continue it (`designer.ui.resume`)."""
+        from designer.ui.resume import open_run
+        return open_run(self)
+
+    def launch(self, run: Run, request: TrainRequest, new: bool = False) -> Run:
+        """Start the worker for ``run`` with ``request``; ``new``: list the run too (else it is
+        listed already: a run continued). A request for several processes runs them as a
+        child process group, followed through rank 0's records (its weights stay there: the
+        Inspect view reads its checkpoints)."""
+        self.tap = None
+        if request.processes > 1:
             from .distributed.worker import ProcessControl, ProcessTrainWorker
             self.token = ProcessControl()
             worker = ProcessTrainWorker(request, self.token)
         else:
-            from designer.training.control import StopToken  # threading only: no torch
+            from designer.training.control import StopToken, WeightsTap  # threading, no torch
             self.token = StopToken()
-            worker = TrainWorker(request, self.token)
+            self.tap = WeightsTap()
+            worker = TrainWorker(request, self.token, self.tap)
         worker.record.connect(self._record)
         worker.failed.connect(self._failed)
         worker.download.connect(self._download)
@@ -178,12 +204,14 @@ class TrainingController(QObject):
         self.job.done.connect(self._ended)
         self.run = run
         self._started_at = time.strftime("%H:%M:%S")
-        self.runs.add(run)
+        if self.w.inspect_view is not None and self.tap is not None:  # before it is listed:
+            self.w.inspect_view.follow_run(run, self.tap)  # the view then follows it
+        if new:
+            self.runs.add(run)
         self.output.begin_run(run, request)
-        if processes > 1 and device is None:
-            self.device.watch(picked.monitor)  # every GPU of the run
-        else:
-            self.device.watch_training(request.device)
+        gpus = request.processes > 1 and (request.device or "").startswith("cuda")
+        self.device.watch_training(request.device, [f"cuda:{i}" for i in range(
+            request.processes)] if gpus else None)  # several: every GPU of the run
         self.show_docks()
         self._set_state(STARTING)
         self.job.start()
@@ -230,6 +258,10 @@ class TrainingController(QObject):
             return
         run.add(rec)
         kind = rec["kind"]
+        if self.w.inspect_view is not None and kind in ("start", "weights", "val", "done"):
+            self.w.inspect_view.run_record(run, rec)
+        if kind == "weights":
+            return
         if kind == "start":
             if self.state == STARTING:
                 self._set_state(RUNNING)
@@ -241,7 +273,7 @@ class TrainingController(QObject):
         elif kind == "train":
             self.charts.schedule()
             self.progress.setValue(min(rec["step"], self.progress.maximum()))
-            self.status.setText(self._status_text(run, rec))
+            self.status.setText(status_text(run, rec))
         elif kind == "paused":
             self.runs.changed.emit(run)
             self.w.show_message(f"Paused at step {rec['step']:,}")
@@ -252,6 +284,11 @@ class TrainingController(QObject):
             self.w.notify("Training stopped", rec["message"])
             self.w.statusBar().showMessage(f"Training stopped: {rec['message']}", 20000)
             log.error("training stopped: %s", rec["message"])
+        elif kind == "warning":
+            self.charts.schedule()
+            self.runs.changed.emit(run)
+            self.w.statusBar().showMessage(f"Run #{run.number}: {rec['message']}", 20000)
+            log.warning("training: %s", rec["message"])
         elif kind == "done":
             self.runs.changed.emit(run)
         elif kind == "val":
@@ -286,7 +323,7 @@ class TrainingController(QObject):
         run, self.run = self.run, None
         if self.job is not None:
             self.job.deleteLater()  # its thread has ended
-        self.job, self.token = None, None
+        self.job, self.token, self.tap = None, None, None
         self._set_state(IDLE)
         self.progress.hide()
         self.status.hide()
@@ -300,14 +337,6 @@ class TrainingController(QObject):
                     f"checkpoints in {run.run_dir}", 20000)
             self.output.generate.select_run(run)
             self.run_ended.emit(run)
-
-    def _status_text(self, run: Run, rec: dict) -> str:
-        parts = [f"Run #{run.number}: step {rec['step']:,}/{run.steps or 0:,}",
-                 f"loss {rec['loss']:.3f}", f"{rec['tokens_per_s']:,.0f} tokens/s"]
-        if run.steps and rec.get("ms_per_step"):
-            left = (run.steps - rec["step"]) * rec["ms_per_step"] / 1e3
-            parts.append(f"{_duration(left)} left")
-        return "  \u00b7  ".join(parts)
 
     # ------------------------------------------------------------------------ state --
     def _set_state(self, state: str) -> None:
@@ -325,10 +354,14 @@ class TrainingController(QObject):
         self.state_changed.emit(state)
 
     def refusal(self) -> str:
-        """Why the net cannot train now (its first error, or the smoke step's failure), or ''."""
+        """Why the net cannot train now (its first error, the smoke step's failure, or memory
+        it cannot have on the chosen device), or ''."""
         errors = self.w.doc.graph.errors()
         if errors:
             return f"The net cannot train yet: {errors[0]}"
+        memory = getattr(self.w, "memory", None)
+        if memory is not None and memory.message:
+            return _sentence(memory.message)
         smoke = getattr(self.w, "smoke", None)
         if smoke is not None and smoke.result is not None and smoke.result["status"] == "failed":
             return f"The net cannot train yet: {smoke.result['message']}"
@@ -368,6 +401,8 @@ class TrainingController(QObject):
         self.charts.refresh_theme()
         self.device.refresh_theme()
         self.output.generate.audio.refresh_theme()
+        if self.w.inspect_view is not None:
+            self.w.inspect_view.refresh_theme()
         self._update_banner()
 
     # ---------------------------------------------------------------------- closing --
@@ -377,6 +412,8 @@ class TrainingController(QObject):
         if self._closing and self.job is None:
             self.output.generate.shutdown()
             self.device.shutdown()
+            if self.w.inspect_view is not None:
+                self.w.inspect_view.shutdown()
             return
         self._closing = True
         if self.job is not None:
@@ -402,17 +439,10 @@ class TrainingController(QObject):
             dialog.deleteLater()
         self.output.generate.shutdown()
         self.device.shutdown()
+        if self.w.inspect_view is not None:
+            self.w.inspect_view.shutdown()
 
 
 def _sentence(text: str) -> str:
     text = text[:1].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 90:
-        return f"{seconds} s"
-    if seconds < 5400:
-        return f"{seconds // 60} min"
-    return f"{seconds / 3600:.1f} h"

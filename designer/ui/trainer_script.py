@@ -42,7 +42,6 @@ def train_then_generate(window, steps: int, device: str | None = None,
         panel.prime.setText(next((p for p in PRIMES if set(p) <= vocab), "")
                             .replace("\n", "\\n"))
         panel.length.setValue(generate_length)
-        panel.temperature.setValue(0.8)
     elif run.kind == "audio":
         panel.seconds.setValue(1.0)
     panel.seed.setValue(1)

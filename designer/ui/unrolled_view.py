@@ -3,14 +3,16 @@
 It draws ``designer.engines.expansion.expand``'s nodes with their real blob shapes, time steps
 as columns (see ``unrolled_layout``), each step foldable; the number of steps can be changed.
 An overview strip under the canvas shows the whole expansion and where the view is.
+**Engine parity** opens a chart under it: for the current weights, how far the cuDNN and the
+unrolled engine are apart at every step (`designer.ui.inspect.parity_panel`).
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsPathItem, QGraphicsScene, QHBoxLayout, QLabel,
-                               QSizePolicy, QSpinBox, QStackedWidget, QToolButton, QVBoxLayout,
-                               QWidget)
+                               QSizePolicy, QSpinBox, QSplitter, QStackedWidget, QToolButton,
+                               QVBoxLayout, QWidget)
 
 from designer.engines.expansion import expand
 from designer.graph import dims as D
@@ -38,9 +40,12 @@ class UnrolledView(QWidget):
     closed = Signal(str)
     renamed = Signal(str, str)
 
-    def __init__(self, doc, layer: str, steps: int | None = None, parent=None) -> None:
+    def __init__(self, doc, layer: str, steps: int | None = None, parent=None,
+                 weights_for=None) -> None:
         super().__init__(parent)
         self.doc, self.layer, self.graph = doc, layer, doc.graph
+        self.weights_for = weights_for  # layer -> (run_dir, label) of a run to measure, or None
+        self.parity = None              # the parity panel, made when first opened
         self.exp = None
         self.lay: U.UnrolledLayout | None = None
         self.collapsed: set[int] | None = None
@@ -79,12 +84,17 @@ class UnrolledView(QWidget):
         for key, text, icon, slot in (
                 ("expand", "Unfold all", "expand", self.expand_all),
                 ("collapse", "Fold middle", "collapse", self.collapse_middle),
-                ("fit", "Fit", "fit", self.fit)):
+                ("fit", "Fit", "fit", self.fit),
+                ("parity", "Engine parity", "inspect", self.toggle_parity)):
             b = resources.themed(QToolButton(text=text, autoRaise=True), icon)
             b.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
             b.clicked.connect(slot)
             bar.addWidget(b)
             self.buttons[key] = b
+        self.buttons["parity"].setCheckable(True)
+        self.buttons["parity"].setToolTip(
+            "For the current weights (the latest run's, or freshly initialised ones), how far "
+            "the cuDNN and the unrolled engine are apart at every step")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
@@ -93,7 +103,10 @@ class UnrolledView(QWidget):
         legend_row.setContentsMargins(10, 0, 8, 4)
         legend_row.addWidget(self.legend, 1)
         lay.addLayout(legend_row)
-        lay.addWidget(self.stack, 1)
+        self.split = QSplitter(Qt.Vertical)
+        self.split.addWidget(self.stack)
+        self.split.setChildrenCollapsible(False)
+        lay.addWidget(self.split, 1)
         self._rebuild_timer = QTimer(self, singleShot=True, interval=200)
         self._rebuild_timer.timeout.connect(self.rebuild)
         self.steps_box.valueChanged.connect(lambda _: self._rebuild_timer.start())
@@ -120,6 +133,8 @@ class UnrolledView(QWidget):
     def _renamed(self, old: str, new: str) -> None:
         if old == self.layer:
             self.layer = new
+            if self.parity is not None:
+                self.parity.set_layer(new)
             self.renamed.emit(old, new)
             self._rebuild_timer.start()
 
@@ -131,7 +146,30 @@ class UnrolledView(QWidget):
     def deleteLater(self) -> None:
         for name, slot in self._slots().items():
             getattr(self.graph, name).disconnect(slot)
+        if self.parity is not None:
+            self.parity.shutdown()
         super().deleteLater()
+
+    def shutdown(self) -> None:
+        """Stop the parity measurement's thread (the window is closing)."""
+        if self.parity is not None:
+            self.parity.shutdown()
+
+    # -------------------------------------------------------------------- parity --
+    def toggle_parity(self, show: bool | None = None) -> None:
+        """Show (and measure) or hide the per-step engine parity chart."""
+        show = self.buttons["parity"].isChecked() if show is None else show
+        self.buttons["parity"].setChecked(show)
+        if show and self.parity is None:
+            from designer.ui.inspect.parity_panel import ParityPanel
+            self.parity = ParityPanel(self.doc, self.layer, self.weights_for)
+            self.split.addWidget(self.parity)
+            self.split.setSizes([max(200, self.height() - 330), 300])
+        if self.parity is None:
+            return
+        self.parity.setVisible(show)
+        if show:
+            self.parity.measure()
 
     # -------------------------------------------------------------------- building --
     def set_steps(self, steps: int) -> None:
@@ -336,6 +374,8 @@ class UnrolledView(QWidget):
         self.overview.update()
 
     def refresh_theme(self) -> None:
+        if self.parity is not None:
+            self.parity.refresh_theme()
         if self.exp is not None:
             self._route_all()
             self._describe()

@@ -38,6 +38,11 @@ class TrainRequest:
     steps, device, engine
         Overrides of the project's ``max_steps``, device (``auto``, ``cpu``, ``cuda:N``) and
         every recurrent layer's engine (``cudnn`` or ``caffe``); ``None`` keeps the project's.
+    resume
+        Continue the run folder ``out`` from its last checkpoint (engines may differ: the
+        weights are converted, as ``train --resume`` does).
+    corpus
+        Train on this file instead of the data layer's (a continued run's own data).
     processes
         1, or how many processes train data-parallel (in child processes, one per GPU).
     """
@@ -50,6 +55,7 @@ class TrainRequest:
     engine: str | None = None
     resume: bool = False
     extra: dict = field(default_factory=dict)
+    corpus: str | None = None  # the data file, when the project's own cannot be found
     processes: int = 1
 
 
@@ -82,10 +88,11 @@ class TrainWorker(QObject):
     failed = Signal(object)
     finished = Signal()
 
-    def __init__(self, request: TrainRequest, token) -> None:
+    def __init__(self, request: TrainRequest, token, tap=None) -> None:
         super().__init__()
         self.request = request
         self.token = token
+        self.tap = tap  # a WeightsTap: the Inspect view asks for weights copies through it
 
     @Slot()
     def run(self) -> None:
@@ -112,8 +119,8 @@ class TrainWorker(QObject):
                 self.download.emit(int(done), int(total or 0))
 
         opts = RunOptions(out=r.out, resume=r.resume, steps=r.steps, device=r.device,
-                          engine=r.engine, extra_meta=dict(r.extra),
-                          download_progress=downloading)
+                          engine=r.engine, extra_meta=dict(r.extra), corpus=r.corpus,
+                          download_progress=downloading, tap=self.tap)
         for rec in train(project, opts, self.token):
             self.record.emit(rec)
 
@@ -131,22 +138,29 @@ class GenerateWorker(QObject):
     Parameters
     ----------
     job
-        ``{"kind": "text" | "audio" | "mnist", "run_dir", "which", ...}`` with the settings
-        of that kind (see the Generate panel).
+        ``{"kind": "text" | "audio" | "mnist", "run_dir", "which", "device", ...}`` with the
+        settings of that kind (see the Generate panel). Text and audio run on ``device``
+        (``auto``: the device the run trained on, when this machine has it).
 
     Signals
     -------
-    text(str)
-        New characters, a few at a time (at most every ``interval`` seconds).
+    text(list)
+        New characters of each stream, a few at a time (at most every ``interval`` seconds).
+    scored(list)
+        Text runs, sent just before each ``text``: per stream ``{"surprise": [...], "top":
+        [...]}``, one entry per character of its piece (how surprised the model was by it,
+        in nats, and its top five guesses there).
     progress(int, int)
-        Done and total, for audio.
+        Done and total symbols per stream.
     result(dict)
-        The finished job: the text, the WAV path and samples, or the predictions.
+        The finished job, as plain data: the texts, or the samples and WAV paths, or the
+        predictions; with how fast it was written and any hint about degenerate output.
     failed(dict), finished()
         As for training.
     """
 
-    text = Signal(str)
+    text = Signal(object)
+    scored = Signal(object)
     progress = Signal(int, int)
     result = Signal(object)
     failed = Signal(object)
@@ -159,58 +173,74 @@ class GenerateWorker(QObject):
         self._stop = False
 
     def stop(self) -> None:
-        """Ask the job to end after the current symbol (thread-safe: a plain flag)."""
+        """Ask the job to end after the current chunk (thread-safe: a plain flag)."""
         self._stop = True
 
     @Slot()
     def run(self) -> None:
         try:
-            self.result.emit(getattr(self, "_" + self.job["kind"])())
+            kind = self.job["kind"]
+            self.result.emit(self._mnist() if kind == "mnist" else self._write())
         except Exception as e:  # noqa: BLE001
             self.failed.emit(failure(e, _foreseen(e)))
         finally:
             self.finished.emit()
 
-    def _text(self) -> dict:
-        from designer.training.generate import generate_text, load_trained
+    def _write(self) -> dict:
+        from designer.training.generate import generate, load_trained, write_wavs
         j = self.job
-        model = load_trained(j["run_dir"], j.get("which", "best"), "cpu")
-        pending: list[str] = []
-        last = [time.perf_counter()]
+        model = load_trained(j["run_dir"], j.get("which", "best"), j.get("device", "auto"))
+        streams = j.get("streams", 1)
+        if model.kind == "audio":
+            n = max(1, int(round(j["seconds"] * model.codec["sample_rate"])))
+        else:
+            n = j["length"]
+        pending = [""] * streams
+        surprise: list[list] = [[] for _ in range(streams)]
+        top: list[list] = [[] for _ in range(streams)]
+        done, last = [0], [time.perf_counter()]
 
-        def on_text(ch: str) -> None:
-            pending.append(ch)
+        def flush() -> None:
+            self.scored.emit([{"surprise": list(s), "top": list(t)}
+                              for s, t in zip(surprise, top)])
+            self.text.emit(list(pending))
+            pending[:] = [""] * streams
+            for lst in (*surprise, *top):
+                lst.clear()
+
+        def on_scored(per_stream: list) -> None:
+            for k, (_, nats, guesses) in enumerate(per_stream):
+                surprise[k].extend(nats)
+                top[k].extend(guesses)
+
+        def on_chunk(pieces: list) -> None:
+            done[0] += len(pieces[0])
             now = time.perf_counter()
-            if now - last[0] >= self.interval:
-                self.text.emit("".join(pending))
-                pending.clear()
+            if model.kind == "text":
+                for k, piece in enumerate(pieces):
+                    pending[k] += piece
+            if now - last[0] >= self.interval or done[0] == n:
                 last[0] = now
+                if model.kind == "text":
+                    flush()
+                self.progress.emit(done[0], n)
 
-        out = generate_text(model, j.get("prime", ""), j["length"], j["temperature"],
-                            j["top_k"], j.get("seed"), on_text=on_text,
-                            stop=lambda: self._stop)
-        if pending:
-            self.text.emit("".join(pending))
-        return {"kind": "text", "text": out, "stopped": self._stop}
-
-    def _audio(self) -> dict:
-        from designer.training.generate import generate_audio, load_trained
-        j = self.job
-        model = load_trained(j["run_dir"], j.get("which", "best"), "cpu")
-
-        def progress(done: int, total: int) -> None:
-            if self._stop:  # generate_audio has no stop of its own: leave through here
-                raise _Stopped
-            self.progress.emit(done, total)
-
-        try:
-            path, samples = generate_audio(model, j["seconds"], j["path"], j["temperature"],
-                                           j["top_k"], j.get("seed"), progress=progress)
-        except _Stopped:
-            return {"kind": "audio", "stopped": True}
-        rate = model.meta["data"]["codec"]["sample_rate"]
-        return {"kind": "audio", "path": str(path), "samples": samples, "rate": rate,
-                "stopped": False}
+        out = generate(model, n, j.get("prime", ""), j.get("temperature"), j.get("top_k"),
+                       j.get("seed"), streams, on_chunk, stop=lambda: self._stop,
+                       on_scored=on_scored if model.kind == "text" else None)
+        if any(pending):
+            flush()
+        result = {"kind": out.kind, "stopped": out.stopped, "hint": out.hint,
+                  "device": out.device, "graph_note": out.graph_note, "seconds": out.seconds,
+                  "per_second": out.per_second, "streams": out.streams,
+                  "temperature": out.temperature}
+        if out.kind == "text":
+            return {**result, "texts": out.texts, "text": out.texts[0]}
+        if out.stopped:  # a cut-off recording is not kept: the last one stays on show
+            return result
+        paths = write_wavs(out, j["path"])
+        return {**result, "samples": out.samples, "paths": [str(p) for p in paths],
+                "rate": out.rate, "reference_rms": model.codec.get("rms")}
 
     def _mnist(self) -> dict:
         from designer.training.predict import predict_digits
@@ -219,10 +249,6 @@ class GenerateWorker(QObject):
                            seed=j.get("seed"))
         return {"kind": "mnist", "images": p.images, "predicted": p.predicted,
                 "truth": p.truth, "accuracy": p.accuracy, "evaluated": p.evaluated}
-
-
-class _Stopped(Exception):
-    """Raised inside generation's progress callback to end it early."""
 
 
 class Job(QObject):

@@ -75,6 +75,18 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
     g.connect("first", "a", "unit", "c_prev")
     g.connect("gates", "y", "unit", "gates")
     g.connect("cont1", "a", "unit", "cont")
+    # a sequence head: the last step of two recurrent layers, one regressed on the other
+    for name, src in (("last", "lstm"), ("last_gru", "gru")):
+        g.add_layer("SequenceLast", name)
+        g.connect(src, "y", name, "x")
+    g.add_layer("InnerProduct", "ip_last", {"num_output": 5})
+    g.connect("last", "y", "ip_last", "x")
+    # weight 0: built, shaped and run, but the tests that train on this graph follow the
+    # class loss alone (tests/engines/test_sequence_layers.py checks what these compute)
+    for kind in ("EuclideanLoss", "L1Loss"):
+        g.add_layer(kind, kind.lower(), {"loss_weight": 0.0})
+        g.connect("ip_last", "y", kind.lower(), "pred")
+        g.connect("last_gru", "y", kind.lower(), "label")
     return g
 
 

@@ -71,3 +71,27 @@ def test_shape_mismatch_exits_1_naming_the_layers(tmp_path):
 def test_missing_file_exits_2(tmp_path, name):
     out = validate(tmp_path / name)
     assert out.returncode == 2 and "does not exist" in out.stderr
+
+
+@need_data("tinyshakespeare.txt")
+def test_validate_tells_the_training_memory_per_engine_and_warns_when_it_cannot_fit(tmp_path):
+    out = validate(PROJECTS / "char-rnn-shakespeare.json", "--device", "cpu")
+    assert out.returncode == 0
+    assert "memory to train on the CPU (Adam, fp32): about " in out.stdout
+    assert "all cuDNN" in out.stdout and "all unrolled" in out.stdout
+    rep = json.loads(validate(PROJECTS / "char-rnn-shakespeare.json", "--json", "--device",
+                              "cpu").stdout)
+    mem = rep["memory"]
+    assert mem["device"] == "cpu" and mem["fits"] and mem["capacity"] > 0
+    assert mem["estimate"]["weights"] == 4 * rep["total_params"]
+    assert set(mem["engines"]) == {"cudnn", "caffe"}
+    d = json.loads((PROJECTS / "char-rnn-shakespeare.json").read_text())
+    for layer in d["graph"]["layers"]:
+        if layer["type"] == "LSTM":
+            layer["params"]["num_output"] = 1_048_576
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(d))
+    rep = json.loads(validate(big, "--json", "--device", "cpu").stdout)
+    assert not rep["memory"]["fits"]
+    warning = [p for p in rep["problems"] if p["kind"] == "memory"]
+    assert warning[0]["severity"] == "warning" and "but the CPU" in warning[0]["message"]

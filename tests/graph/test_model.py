@@ -236,3 +236,37 @@ def test_a_layer_can_be_put_back_where_it_was():
     assert [str(k) for k in g.links()] == [
         "data.data -> embed.x", "data.label -> loss.label", "embed.y -> lstm1.x",
         "lstm1.y -> ip1.x", "ip1.y -> loss.logits"]
+
+
+def test_a_port_is_not_called_good_while_its_layer_lacks_another_input():
+    g = Graph()
+    g.add_layer("CharText", "data", {"corpus": "missing.txt"})
+    g.add_layer("Embed", "embed")
+    g.add_layer("LSTM", "lstm1")
+    g.connect("data", "data", "embed", "x")
+    verdict = g.connect_verdict("data", "cont", "lstm1", "cont")
+    assert verdict.problem is None and not verdict.ok
+    assert "lstm1 still needs 'x'" in verdict.pending
+    g.connect("embed", "y", "lstm1", "x")
+    assert g.connect_verdict("data", "cont", "lstm1", "cont").ok
+
+
+def test_what_a_port_takes_is_checked_even_before_the_layer_is_complete():
+    g = Graph()
+    g.add_layer("CharText", "data", {"corpus": "missing.txt"})
+    g.add_layer("LSTM", "lstm1")
+    # ids into the continuation flags: wrong whatever x turns out to be
+    assert "real-valued" in g.connect_problem("data", "label", "lstm1", "cont")
+    assert g.links() == []
+
+
+def test_a_cont_of_the_wrong_length_is_refused_once_x_is_there():
+    g = Graph()
+    g.add_layer("CharText", "data", {"corpus": "missing.txt", "seq_len": 10})
+    g.add_layer("CharText", "other", {"corpus": "missing.txt", "seq_len": 7})
+    g.add_layer("Embed", "embed")
+    g.add_layer("LSTM", "lstm1")
+    g.connect("data", "data", "embed", "x")
+    g.connect("embed", "y", "lstm1", "x")
+    assert "continuation flags of shape (10, 25)" in g.connect_problem(
+        "other", "cont", "lstm1", "cont")

@@ -53,3 +53,57 @@ def test_broken_project_exits_2(tmp_path):
     f.write_text("{")
     out = cli("train", f, "--steps", "1")
     assert out.returncode == 2 and "not valid JSON" in out.stderr
+
+
+def _limit_address_space():
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (16 * 2**30, 16 * 2**30))  # ulimit -v 16 GB
+
+
+@need_data("tinyshakespeare.txt")
+def test_an_lstm_of_200000_units_is_refused_before_anything_is_built(tmp_path):
+    d = json.loads((PROJECTS / "char-rnn-shakespeare.json").read_text())
+    for layer in d["graph"]["layers"]:
+        if layer["type"] == "LSTM":
+            layer["params"]["num_output"] = 200_000
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(d))
+    out = subprocess.run([sys.executable, "-m", "designer", "train", str(big), "--steps", "1",
+                          "--device", "cpu", "--out", str(tmp_path / "run"), "--quiet"],
+                         capture_output=True, text=True, preexec_fn=_limit_address_space)
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("rnn-designer: training this net needs about 8.7 TiB")
+    assert "but the CPU (limited by ulimit -v) has" in out.stderr
+    assert not (tmp_path / "run").exists()  # nothing written either
+
+
+def test_generate_help_lists_streams_and_the_data_defaults():
+    out = cli("generate", "--help")
+    assert out.returncode == 0
+    words = " ".join(out.stdout.split())  # argparse wraps the lines
+    assert "--streams K" in words and "0.8 for text and 1.0 for audio" in words
+
+
+def test_audio_streams_are_written_at_the_audio_default_and_have_sound(tmp_path):
+    import numpy as np
+
+    from designer.training.data.wavfile import read_wav
+    from designer.training.loop import RunOptions, train
+    from tests.training.test_generate import audio_project
+    list(train(audio_project(tmp_path), RunOptions(out=tmp_path / "run", steps=6)))
+    out = cli("generate", tmp_path / "run", "--seconds", "0.1", "--wav", tmp_path / "g.wav",
+              "--streams", "2", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith(f"wrote 0.10 s of audio to {tmp_path / 'g-1.wav'} (peak ")
+    assert lines[1].startswith(f"wrote 0.10 s of audio to {tmp_path / 'g-2.wav'} (peak ")
+    assert lines[2] == "the training audio: RMS -9.0 dBFS"  # the 0.5 sine
+    assert "generated 800 samples x 2 streams in " in out.stderr
+    for k in (1, 2):  # temperature 1.0: sound, not the near-silence of a colder sample
+        samples = read_wav(tmp_path / f"g-{k}.wav").samples
+        assert len(samples) == 800 and np.sqrt(np.mean(samples ** 2)) >= 0.05 * 0.5 / np.sqrt(2)
+    bad = cli("generate", tmp_path / "run", "--seconds", "0.1", "--wav", tmp_path / "g.wav",
+              "--device", "gpu")
+    assert bad.returncode == 2 and bad.stderr.strip() == ("rnn-designer: unknown device 'gpu' "
+                                                          "(use auto, cpu, cuda or cuda:N)")

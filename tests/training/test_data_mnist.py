@@ -54,33 +54,43 @@ def ids_of(batch) -> list[int]:
 
 # ------------------------------------------------------------------------------ splitting --
 @pytest.mark.parametrize("gz", [True, False])
-def test_only_t10k_files_split_into_training_and_held_out_with_a_note(tmp_path, gz):
+def test_only_t10k_files_split_into_training_validation_and_test_with_a_note(tmp_path, gz):
     images, labels = write_set(tmp_path, "t10k", 100, gz=gz)
     source = open_source(mnist_layer(tmp_path))
-    assert (source.split_size("train"), source.split_size("val")) == (70, 30)
-    assert source.notes == ["only the t10k files are present: 70 images for training, 30 held "
-                            "out for testing"]
-    held = [i for b in source.eval_batches() for i in ids_of(b)]
+    sizes = tuple(source.split_size(s) for s in ("train", "val", "test"))
+    assert sizes == (70, 15, 15)
+    assert source.notes == ["only the t10k files are present: 70 images for training, 15 for "
+                            "validation and 15 for testing"]
+    val = [i for b in source.eval_batches() for i in ids_of(b)]
+    test = [i for b in source.eval_batches(split="test") for i in ids_of(b)]
     train = [i for _ in range(7) for i in ids_of(source.next_batch())]
-    assert sorted(held + train) == list(range(100))          # a partition of every image
-    assert all(labels[i] == y for b in source.eval_batches() for i, y in
-               zip(ids_of(b), b["label"].tolist()))
+    assert sorted(val + test + train) == list(range(100))   # a partition of every image
+    assert not set(val) & set(test)          # the best checkpoint is not chosen on the test
+    for split in ("val", "test"):
+        assert all(labels[i] == y for b in source.eval_batches(split=split) for i, y in
+                   zip(ids_of(b), b["label"].tolist()))
 
 
 def test_the_held_out_images_do_not_depend_on_the_seed(tmp_path):
     write_set(tmp_path, "t10k", 100)
     a, b = (open_source(mnist_layer(tmp_path), seed=s) for s in (0, 12345))
-    assert same_batches(list(a.eval_batches()), list(b.eval_batches()))
+    for split in ("val", "test"):
+        assert same_batches(list(a.eval_batches(split=split)),
+                            list(b.eval_batches(split=split)))
     assert not same_batches([a.next_batch()], [b.next_batch()])
 
 
-def test_with_train_files_the_t10k_set_is_held_out(tmp_path):
+def test_with_train_files_holdout_train_images_validate_and_t10k_tests(tmp_path):
     write_set(tmp_path, "train", 60, seed=1)
-    write_set(tmp_path, "t10k", 20, seed=2)
-    source = open_source(mnist_layer(tmp_path))
-    assert (source.split_size("train"), source.split_size("val")) == (60, 20)
-    assert "t10k images are held out" in source.notes[0]
-    assert same_batches(list(source.eval_batches(split="test")), list(source.eval_batches()))
+    _, test_labels = write_set(tmp_path, "t10k", 20, seed=2)
+    source = open_source(mnist_layer(tmp_path, holdout=12))
+    sizes = tuple(source.split_size(s) for s in ("train", "val", "test"))
+    assert sizes == (48, 12, 20) and source.total == 80
+    assert "the 20 t10k images are the test set" in source.notes[0]
+    test = torch.cat([b["label"] for b in source.eval_batches(split="test")])
+    assert test.tolist() == list(test_labels)
+    assert not same_batches(list(source.eval_batches(split="test")),
+                            list(source.eval_batches()))
 
 
 def test_dotted_raw_file_names_are_accepted(tmp_path):
@@ -106,7 +116,7 @@ def test_batch_shapes_dtypes_and_values(tmp_path, batch_first):
 
 def test_eval_batches_go_in_order_with_a_smaller_last_batch(tmp_path):
     write_set(tmp_path, "t10k", 100)
-    source = open_source(mnist_layer(tmp_path, batch_size=8))
+    source = open_source(mnist_layer(tmp_path, batch_size=8, holdout=60))  # 30 validate
     batches = list(source.eval_batches())
     assert [len(b["label"]) for b in batches] == [8, 8, 8, 6]
     assert source.eval_size() == 4 and source.eval_size(2) == 2
@@ -249,18 +259,19 @@ def test_a_holdout_that_leaves_nothing_to_train_on_is_refused(tmp_path):
 
 # -------------------------------------------------------------------------- the real set --
 @need_data("mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz")
-def test_the_real_t10k_set_splits_8000_for_training_and_2000_held_out(data_dir):
+def test_the_real_t10k_set_splits_8000_1000_1000(data_dir):
     start = time.perf_counter()
     source = open_source(layer("MnistRows"), seed=0)
     assert time.perf_counter() - start < 1.0
     assert isinstance(source, MnistSource) and source.path == data_dir / "mnist"
-    assert (source.split_size("train"), source.split_size("val")) == (8000, 2000)
+    sizes = tuple(source.split_size(s) for s in ("train", "val", "test"))
+    assert sizes == (8000, 1000, 1000)
     assert source.notes == ["only the t10k files are present: 8,000 images for training, "
-                            "2,000 held out for testing"]
+                            "1,000 for validation and 1,000 for testing"]
     assert "10,000 MNIST digits" in source.describe()
     held = torch.cat([b["label"] for b in source.eval_batches(split="test")])
-    assert len(held) == 2000 and set(held.tolist()) == set(range(10))
-    assert 150 < int(torch.bincount(held).min())           # every digit well represented
+    assert len(held) == 1000 and set(held.tolist()) == set(range(10))
+    assert 70 < int(torch.bincount(held).min())            # every digit well represented
     digest = hashlib.sha256(torch.cat([b["data"] for b in source.eval_batches()])
                             .numpy().tobytes()).hexdigest()
     again = open_source(layer("MnistRows"), seed=77)

@@ -11,7 +11,9 @@ from designer.training.data import DataError, open_source
 from designer.training.data.base import Source
 from tests.training.helpers import layer, one_sentence, save_and_load
 from tests.training.test_data_audio import RATE, tone, wav_layer
+from tests.training.test_data_classes import rows, ts
 from tests.training.test_data_mnist import ids_of, mnist_layer, write_set
+from tests.training.test_data_series import series
 
 TEXT = "".join(chr(97 + (i * 7 + i // 13) % 26) for i in range(6000))
 
@@ -99,21 +101,104 @@ def test_mnist_ranks_see_different_images_and_together_one_pass(tmp_path):
     assert len(set(seen)) == 100 and ranks[0].epoch == alone.epoch == 1.0
 
 
-def test_mnist_validation_shares_the_last_short_batch_and_counts_every_image(tmp_path):
-    write_set(tmp_path, "t10k", 100)  # 30 held out: batches of 8 in all, the last of 6
+def test_mnist_held_out_splits_share_the_last_short_batch_and_count_every_image(tmp_path):
+    write_set(tmp_path, "t10k", 100)  # 30 held out: 15 validate, 15 test; 8 a batch in all
     ranks, alone = open_sources(lambda n: mnist_layer(tmp_path, batch_size=n), 4, 2)
-    sizes = [[len(b["label"]) for b in r.eval_batches()] for r in ranks]
-    assert sizes == [[4, 4, 4, 3], [4, 4, 4, 3]]
-    assert sum(map(sum, sizes)) == alone.split_size("val") == 30
-    ids = sorted(i for r in ranks for b in r.eval_batches() for i in ids_of(b))
-    assert ids == sorted(i for b in alone.eval_batches() for i in ids_of(b))
+    seen = {}
+    for split in ("val", "test"):
+        sizes = [[len(b["label"]) for b in r.eval_batches(split=split)] for r in ranks]
+        assert sizes == [[4, 4], [4, 3]]
+        assert sum(map(sum, sizes)) == alone.split_size(split) == 15
+        seen[split] = sorted(i for r in ranks for b in r.eval_batches(split=split)
+                             for i in ids_of(b))
+        assert seen[split] == sorted(i for b in alone.eval_batches(split=split)
+                                     for i in ids_of(b))
+    assert not set(seen["val"]) & set(seen["test"])  # the test digits are their own
+
+
+def test_mnist_test_split_draws_from_its_own_cursor_on_every_rank(tmp_path):
+    write_set(tmp_path, "t10k", 100)
+    ranks, alone = open_sources(lambda n: mnist_layer(tmp_path, batch_size=n), 2, 2)
+    val_first = [ids_of(r.next_batch("val")) for r in ranks]
+    for r in ranks:
+        r.next_batch("test")
+    state = save_and_load(ranks[0].state_dict(), tmp_path)
+    assert set(state["splits"]) == {"train", "val", "test"}
+    assert state["splits"]["test"]["images"] == 4 and state["splits"]["val"]["images"] == 4
+    again = [open_source(mnist_layer(tmp_path, batch_size=2), seed=3) for _ in ranks]
+    for rank, r in enumerate(again):
+        r.shard(rank, 2)
+    # drawing test digits never moved the validation order
+    assert [ids_of(r.next_batch("val")) for r in again] == val_first
+    alone.next_batch("val")
+    assert ids_of(alone.next_batch("val")) == sum(
+        (ids_of(r.next_batch("val")) for r in ranks), [])
 
 
 def test_a_tail_smaller_than_the_ranks_leaves_some_with_nothing(tmp_path):
-    write_set(tmp_path, "t10k", 75)  # 30 held out; global batches of 4 x 7 = 28, then 2
-    ranks, _ = open_sources(lambda n: mnist_layer(tmp_path, batch_size=n), 4, 7)
+    write_set(tmp_path, "t10k", 100)  # 60 held out, 30 validate; batches of 4 x 7 = 28, then 2
+    ranks, _ = open_sources(lambda n: mnist_layer(tmp_path, batch_size=n, holdout=60), 4, 7)
     last = [list(r.eval_batches())[-1]["label"].numel() for r in ranks]
     assert last == [1, 1, 0, 0, 0, 0, 0]
+
+
+def series_layer(path, batch_size):
+    return layer("TimeSeries", file=str(path), target="level", seq_len=6, horizon=2,
+                 batch_size=batch_size)
+
+
+def classes_layer(path, batch_size):
+    return layer("SequenceClasses", file=str(path), batch_size=batch_size, val_fraction=0.2,
+                 test_fraction=0.2)
+
+
+WINDOW_AXES = {"data": 1, "label": 0}
+SEQUENCE_AXES = {"data": 1, "lengths": 0, "label": 0}
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_forecast_windows_are_shared_out_like_one_batch(tmp_path, world):
+    path = series(tmp_path, 200)
+    ranks, alone = open_sources(lambda n: series_layer(path, n), 5, world)
+    for _ in range(12):  # more than a pass: each pass shuffles anew, the same on every rank
+        got = joined([r.next_batch() for r in ranks], WINDOW_AXES)
+        assert all(torch.equal(got[k], v) for k, v in alone.next_batch().items())
+    for split in ("val", "test"):
+        mine = [list(r.eval_batches(split=split)) for r in ranks]
+        whole = list(alone.eval_batches(split=split))
+        assert [len(m) for m in mine] == [len(whole)] * world
+        for i, batch in enumerate(whole):
+            got = joined([m[i] for m in mine], WINDOW_AXES)
+            assert all(torch.equal(got[k], batch[k]) for k in batch)
+    assert ranks[0].epoch == alone.epoch and ranks[0].batches_per_epoch == alone.batches_per_epoch
+
+
+def test_labelled_sequences_are_shared_out_like_one_batch(tmp_path):
+    path = ts(tmp_path, "x.ts", rows(60))
+    ranks, alone = open_sources(lambda n: classes_layer(path, n), 4, 2)
+    for _ in range(9):
+        mine = [r.next_batch() for r in ranks]
+        assert all(len(b["label"]) == 4 for b in mine)
+        got = joined(mine, SEQUENCE_AXES)
+        assert all(torch.equal(got[k], v) for k, v in alone.next_batch().items())
+    mine = [list(r.eval_batches()) for r in ranks]
+    labels = sorted(int(x) for m in mine for b in m for x in b["label"])
+    assert labels == sorted(int(x) for b in alone.eval_batches() for x in b["label"])
+    state = save_and_load(ranks[1].state_dict(), tmp_path)  # every rank holds the same state:
+    again = open_source(classes_layer(path, 4), seed=3)  # rank 1's resumes rank 0
+    again.shard(0, 2)
+    again.load_state_dict(state)
+    assert all(torch.equal(a, b) for a, b in zip(again.next_batch().values(),
+                                                 ranks[0].next_batch().values()))
+
+
+def test_too_few_windows_for_the_ranks_is_one_sentence(tmp_path):
+    path = series(tmp_path, 30)  # 21 rows train: 14 windows of 6 + 2
+    source = open_source(series_layer(path, 4), seed=3)
+    with pytest.raises(DataError) as e:
+        source.shard(0, source.split_size("train") + 1)
+    text = one_sentence(e.value, path)
+    assert f"only {source.split_size('train')} training windows, fewer than the" in text
 
 
 def test_a_state_saved_by_two_ranks_resumes_on_one_from_the_same_place(corpus, tmp_path):
@@ -162,7 +247,10 @@ def test_a_source_that_cannot_shard_says_so(tmp_path):
 def test_every_data_layer_source_shards():
     """A new data source must lay its batches out by ``global_batch_size`` and pass its rows
     through ``_mine``; this lists the ones the trainer can open."""
-    from designer.training.data import audio, mnist, text
-    for cls in (text.TextSource, audio.AudioSource, mnist.MnistSource):
+    from designer.training.data import DATA_LAYERS, audio, classes, mnist, series, text
+    sources = (text.TextSource, audio.AudioSource, mnist.MnistSource, series.SeriesSource,
+               classes.ClassesSource)
+    assert len(sources) == len(DATA_LAYERS)
+    for cls in sources:
         assert cls.shardable, cls
 

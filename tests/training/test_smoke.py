@@ -83,6 +83,20 @@ def test_big_nets_are_skipped_with_the_reason(corpus, monkeypatch):
                              "has 5)"
 
 
+def test_a_net_that_cannot_fit_the_free_memory_is_never_built(corpus, monkeypatch):
+    from designer.monitor import capacity
+    monkeypatch.setattr(capacity, "cpu_capacity", lambda: capacity.DeviceMemory(
+        "cpu", "the CPU", 1 << 40, "", 1 << 20))  # 1 MiB free
+    built = []
+    monkeypatch.setattr(build.Net, "__init__", lambda *a, **k: built.append(1))
+    # 256 units: about 0.28 M parameters, some 2 MiB with their gradients
+    result = smoke_step(as_project(char_net(corpus, lstm={"num_output": 256}), "big"))
+    assert result.status == "skipped" and built == []
+    assert result.message.startswith("building this net and running a tiny batch needs at "
+                                     "least 2.")
+    assert result.message.endswith("but the CPU has 1.0 MiB free")
+
+
 def test_a_net_with_errors_is_not_run(corpus):
     result = smoke_step(as_project(char_net(corpus, ip={"axis": 1}), "bad"))
     assert result.status == "skipped" and "errors" in result.message

@@ -93,6 +93,22 @@ def test_a_dragged_wire_lights_compatible_ports_and_says_why_a_target_is_refused
     assert relu_x.state == PortItem.NORMAL
 
 
+def test_a_port_whose_layer_lacks_another_input_is_not_lit_but_still_takes_the_link(char_rnn):
+    w = char_rnn
+    new = w.doc.add_layer("LSTM", (300, 220), name="lstm2")  # nothing connected yet
+    w.view.fit()
+    vp = w.view.viewport()
+    mouse(vp, QMouseEvent.MouseButtonPress, port_at(w, "data", "cont", False))
+    cont = w.scene.node(new).port("cont", True)
+    assert cont.state != PortItem.GOOD  # not green: lstm2.x is still unconnected
+    mouse(vp, QMouseEvent.MouseMove, port_at(w, new, "cont", True), Qt.NoButton)
+    tip = w.scene._wire.tip
+    assert cont.state != PortItem.GOOD and "lstm2 still needs 'x' connected" in tip.text
+    mouse(vp, QMouseEvent.MouseButtonRelease, port_at(w, new, "cont", True), Qt.LeftButton,
+          Qt.NoButton)
+    assert Link("data", "cont", new, "cont") in w.doc.graph.links()
+
+
 def test_dragging_the_end_of_a_link_off_a_port_disconnects_it(char_rnn):
     w = char_rnn
     start = port_at(w, "ip1", "x", True)

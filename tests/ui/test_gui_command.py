@@ -86,3 +86,27 @@ def test_without_a_project_the_window_opens_on_the_char_rnn_example():
     visible, when, heavy, title = done.stdout.strip().split(" ", 3)
     assert visible == "visible" and heavy == "-"  # neither torch nor pyqtgraph was imported
     assert title.startswith("Char-RNN Shakespeare (cuDNN)") and "char-rnn-shakespeare.json" in title
+
+
+def test_inspect_renders_a_run_in_the_window(tmp_path):
+    project = tiny_project(tmp_path, steps=6)
+    run = tmp_path / "run"
+    from designer.graph.project import load
+    from designer.training.loop import RunOptions, train
+    list(train(load(project), RunOptions(out=run, steps=6)))
+    out = tmp_path / "inspect.png"
+    done = designer("gui", str(project), "--inspect", str(run), "--screenshot", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"wrote {out} (1440x900)" and "Traceback" not in done.stderr
+    assert not_blank(QImage(str(out)))
+
+
+def test_inspect_needs_a_run_folder(tmp_path):
+    project = tiny_project(tmp_path)
+    for folder, words in ((tmp_path / "nowhere", "is not a run folder (no such folder)"),
+                          (tmp_path, "holds no training run (there is no metrics.jsonl)")):
+        done = designer("gui", str(project), "--inspect", str(folder), "--screenshot",
+                        str(tmp_path / "x.png"))
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert done.stderr.strip() == f"rnn-designer: {folder} {words}"
+        assert not (tmp_path / "x.png").exists()

@@ -39,6 +39,31 @@ def test_generated_text_streams_into_the_output_window(qtbot, trained):
     assert panel.text_view.toPlainText() == text
 
 
+def test_several_streams_side_by_side_and_a_hint_for_a_loop(qtbot, trained):
+    w, _ = trained
+    panel = w.training.output.generate
+    assert panel.temperature.value() == 0.8  # the text data layer's default
+    panel.prime.setText("First")
+    panel.length.setValue(200)
+    panel.streams.setValue(3)
+    panel.seed.setValue(1)
+    generate_and_wait(qtbot, panel)
+    texts = panel.texts.texts()
+    assert len(texts) == 3 and all(t.startswith("First") and len(t) == 205 for t in texts)
+    assert texts == ["First" + t for t in panel.result["texts"]] and len(set(texts)) == 3
+    assert all(not h.isHidden() for h in panel.texts.headers)
+    status = panel.status.text()
+    assert "200 characters x 3 streams in " in status and " on CPU, " in status
+    assert "characters/s" in status and panel.hint.isHidden()
+    panel.temperature.setValue(0.0)  # always the likeliest: a barely trained model loops
+    panel.streams.setValue(1)
+    generate_and_wait(qtbot, panel)
+    assert panel.texts.count == 1 and panel.texts.headers[0].isHidden()
+    assert not panel.hint.isHidden() and "over and over; try temperature 0.8" in \
+        panel.hint.text()
+    assert "hint: the model repeats" in w.training.output.log.toPlainText()
+
+
 def test_generation_can_be_stopped(qtbot, trained):
     w, _ = trained
     panel = w.training.output.generate
@@ -100,8 +125,12 @@ def test_an_audio_run_draws_its_waveform_and_saves_a_wav(qtbot, window, tmp_path
     assert panel.form.isRowVisible(panel.seconds) and not panel.form.isRowVisible(panel.prime)
     panel.seconds.setValue(0.05)
     generate_and_wait(qtbot, panel)
+    assert panel.temperature.value() == 1.0  # the audio data layer's default
     x, y = panel.audio.curve.getData()
     assert len(x) == 400 and x[-1] == pytest.approx(399 / 8000) and np.abs(y).max() <= 1.0
+    title = panel.audio.wave.titles[0]
+    assert title.startswith("peak ") and " dBFS \u00b7 RMS " in title
+    assert title.endswith("(training audio: RMS -9.0 dBFS)")
     if not panel.audio.can_play:  # no Qt Multimedia or no speaker: say why instead
         assert not panel.audio.play.isEnabled() and panel.audio.play.toolTip()
     assert panel.audio.save.isEnabled()
@@ -156,6 +185,6 @@ def test_an_mnist_run_shows_accuracy_charts_and_predictions(qtbot, window, tmp_p
     panel.count.setValue(12)
     generate_and_wait(qtbot, panel)
     result = panel.result
-    assert result["images"].shape == (12, 28, 28) and result["evaluated"] == 2000
+    assert result["images"].shape == (12, 28, 28) and result["evaluated"] == 1000
     assert 0.0 <= result["accuracy"] <= 1.0 and "Held-out accuracy" in panel.accuracy.text()
     assert len(panel.digits.predicted) == 12 and panel.digits.grab().width() > 0

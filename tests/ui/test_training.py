@@ -158,6 +158,37 @@ def test_a_nan_stop_is_shown_as_an_error(qtbot, tiny, monkeypatch):
     assert "stopped: NaN" in [tiny.training.charts.panel.table.topLevelItem(0).text(6)]
 
 
+def test_a_diverging_run_is_told_in_the_log_the_table_and_on_the_loss_chart(qtbot, tiny,
+                                                                            monkeypatch):
+    import designer.training.loop as loop
+    message = ("the loss has been above 5 times its best (1.000) since step 4 (now 9.000): "
+               "the run has probably diverged")
+
+    def diverging(project, opts, token):
+        yield {"kind": "start", "step": 0, "steps": 10, "device": "cpu", "device_name": "CPU",
+               "run_dir": opts.out, "engines": {}, "params": 1, "data": "", "notes": [],
+               "seed": 1, "resumed": False}
+        for step, loss in ((2, 1.0), (4, 6.0), (6, 9.0)):
+            yield {"kind": "train", "step": step, "loss": loss, "lr": 0.1, "tokens_per_s": 1.0,
+                   "ms_per_step": 1.0, "grad_norm": 1.0, "skipped": 0, "time": 0.1 * step}
+        yield {"kind": "warning", "step": 6, "since": 4, "loss": 9.0, "best_loss": 1.0,
+               "message": message, "time": 0.6}
+        yield {"kind": "done", "step": 10, "reason": "finished", "best_val_loss": None,
+               "time": 1.0, "run_dir": opts.out}
+
+    monkeypatch.setattr(loop, "train", diverging)
+    run = train_and_wait(qtbot, tiny)
+    assert run.state == "finished" and run.events == [("diverging", 6.0, 0.6, message)]
+    assert "warning: " + message in tiny.training.output.log.toPlainText()
+    assert "diverged" in tiny.training.charts.panel.table.topLevelItem(0).text(6)
+    panel = tiny.training.charts.panel
+    panel.refresh()
+    markers = panel.curves[id(run)].markers
+    assert len(markers) == 1 and markers[0].value() == 6.0 and markers[0] in panel.loss.items
+    panel.x_axis.setCurrentIndex(1)  # wall-clock time: the marker follows
+    assert markers[0].value() == pytest.approx(0.6)
+
+
 def test_engine_and_device_pickers_set_the_run(qtbot, tiny):
     w = tiny
     c = w.training

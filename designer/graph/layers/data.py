@@ -6,7 +6,7 @@ A source binds the symbolic dims the rest of the net is written in: ``T`` (seque
 from __future__ import annotations
 
 from .. import datasets
-from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from ..spec import FLOAT, INDEX, GenerationDefaults, LayerSpec, ParamSpec, PortSpec, TensorInfo
 
 BATCHING = ParamSpec(
     "batching", "choice", "random",
@@ -76,6 +76,9 @@ CHAR_TEXT = LayerSpec(
     ),
     infer=_seq_infer,
     source_dims=_text_dims,
+    generation=GenerationDefaults(
+        0.8, why="a little below 1 keeps text on the likelier words without making it repeat "
+        "itself"),
 )
 
 QUANTIZATIONS = {"mu_law_256": 256, "uniform_128": 128}
@@ -113,6 +116,9 @@ WAV_AUDIO = LayerSpec(
     ),
     infer=_seq_infer,
     source_dims=_wav_dims,
+    generation=GenerationDefaults(
+        1.0, why="a model of single audio samples drifts into near-silence below 1, because "
+        "the likeliest next sample is always a little nearer to zero"),
 )
 
 MNIST_FILES = ("images-idx3-ubyte", "labels-idx1-ubyte")
@@ -141,7 +147,9 @@ MNIST_ROWS = LayerSpec(
     help=(
         "Reads the standard MNIST IDX files (gzipped or not) from a folder and serves each "
         "28x28 digit as a sequence of 28 rows of 28 pixels in [0, 1], with its class (0-9) as "
-        "the label. With only the t10k files present, 'holdout' images are kept for testing."
+        "the label. 'holdout' images are taken out of training: with the train files "
+        "present they validate (and t10k is the test set); with only the t10k files, half "
+        "validate and half test."
     ),
     inputs=(),
     outputs=(
@@ -153,8 +161,9 @@ MNIST_ROWS = LayerSpec(
         _batch(100),
         ParamSpec("batch_first", "bool", True, "serve (N, 28, 28) rather than (28, N, 28)",
                   shaping=True),
-        ParamSpec("holdout", "int", 2000, "images held out for testing when only the t10k "
-                  "files are present", minimum=1, maximum=9999),
+        ParamSpec("holdout", "int", 2000, "images taken out of training: they validate "
+                  "(with only the t10k files, half validate and half test)", minimum=1,
+                  maximum=59999),
     ),
     infer=_mnist_infer,
     source_dims=_mnist_dims,

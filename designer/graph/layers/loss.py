@@ -1,9 +1,10 @@
-"""Loss and metric layers: SoftmaxWithLoss and Accuracy."""
+"""Loss and metric layers: SoftmaxWithLoss and Accuracy for classes; EuclideanLoss and L1Loss
+for real values."""
 from __future__ import annotations
 
 from .. import dims as D
 from ..errors import RangeError, ShapeError
-from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from ..spec import ANY, FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
 from .common import axis_param
 
 INPUTS = (
@@ -94,4 +95,82 @@ ACCURACY = LayerSpec(
     infer=_acc_infer,
 )
 
-SPECS = (SOFTMAX_WITH_LOSS, ACCURACY)
+
+
+# ------------------------------------------------------------------------- regression --
+REGRESSION_INPUTS = (
+    PortSpec("pred", "the predicted values"),
+    PortSpec("label", "the true values: as many per sample as 'pred' holds", ANY),
+)
+
+
+def _per_sample(t: TensorInfo):
+    """(batch size, values per sample) of a tensor, or (None, all its values) when its batch
+    axis is not known."""
+    if t.batch is None:
+        return None, D.numel(t.shape)
+    n = t.shape[t.batch]
+    rest = tuple(d for i, d in enumerate(t.shape) if i != t.batch)
+    return n, D.numel(rest)
+
+
+def _regression_infer(ctx):
+    pred, lab = ctx.need_float("pred"), ctx.input("label")
+    if lab.dtype == INDEX:
+        ctx.fail("label", "real-valued targets",
+                 "class ids are scored by SoftmaxWithLoss, not a regression loss")
+    (n_p, k_p), (n_l, k_l) = _per_sample(pred), _per_sample(lab)
+    if n_p is not None and n_l is not None:
+        if not D.same(n_p, n_l):
+            ctx.fail("pred", f"the batch of the label ({n_l})", f"its batch is {n_p}")
+        if not D.same(k_p, k_l):
+            ctx.fail("pred", f"{k_l} values per sample (as many as the label {lab})",
+                     want=(n_p, k_l) if pred.batch == 0 and pred.rank == 2 else None)
+    elif not D.same(D.numel(pred.shape), D.numel(lab.shape)):
+        ctx.fail("pred", f"as many values as the label {lab}", want=tuple(lab.shape))
+    return [TensorInfo((), FLOAT)]
+
+
+def _regression_flops(per: int):
+    return lambda ctx, outs: D.mul(per, D.numel(ctx.input("pred").shape))
+
+
+LOSS_WEIGHT = ParamSpec("loss_weight", "float", 1.0, "the weight of this loss in the total",
+                        minimum=0.0, maximum=1e6)
+
+EUCLIDEAN_LOSS = LayerSpec(
+    id="EuclideanLoss",
+    category="Loss",
+    caffe_type="EUCLIDEAN_LOSS",
+    summary="Sum of squared differences / 2N (Caffe's regression loss)",
+    help=(
+        "Caffe's EuclideanLoss: the squared differences between 'pred' and 'label', summed "
+        "and divided by twice the batch size N. The two may differ in shape as long as each "
+        "sample holds as many values (Caffe's rule), so (N, 8) predictions score (N, 8, 1) "
+        "labels. Training figures report the RMSE in the target's own units."
+    ),
+    inputs=REGRESSION_INPUTS,
+    outputs=(PortSpec("loss", "the loss, a scalar"),),
+    params=(LOSS_WEIGHT,),
+    infer=_regression_infer,
+    flops=_regression_flops(3),
+)
+
+L1_LOSS = LayerSpec(
+    id="L1Loss",
+    category="Loss",
+    caffe_type="L1_LOSS",
+    summary="Sum of absolute differences / N: robust to outliers",
+    help=(
+        "The absolute differences between 'pred' and 'label', summed and divided by the "
+        "batch size N (the counterpart of EuclideanLoss, without its 1/2). An outlier pulls "
+        "on it linearly rather than quadratically. The shapes follow EuclideanLoss's rule."
+    ),
+    inputs=REGRESSION_INPUTS,
+    outputs=(PortSpec("loss", "the loss, a scalar"),),
+    params=(LOSS_WEIGHT,),
+    infer=_regression_infer,
+    flops=_regression_flops(2),
+)
+
+SPECS = (SOFTMAX_WITH_LOSS, ACCURACY, EUCLIDEAN_LOSS, L1_LOSS)

@@ -1,8 +1,9 @@
-"""Shape layers: Reshape, Slice and Concat (Caffe semantics)."""
+"""Shape layers: Reshape, Slice and Concat (Caffe semantics), and SequenceLast."""
 from __future__ import annotations
 
 from .. import dims as D
-from ..spec import ANY, LayerSpec, ParamSpec, PortSpec
+from ..errors import ShapeError
+from ..spec import ANY, FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
 from .common import axis_param
 
 XA = PortSpec("x", "the input tensor", ANY)
@@ -132,4 +133,51 @@ CONCAT = LayerSpec(
     infer=_concat_infer,
 )
 
-SPECS = (RESHAPE, SLICE, CONCAT)
+
+
+def _last_infer(ctx):
+    first = ctx.params["batch_first"]
+    x = ctx.need_float("x")
+    if x.rank != 3:
+        ctx.fail("x", "a sequence of vectors, " + ("(N, T, H)" if first else "(T, N, H)"))
+    batch = 0 if first else 1
+    if x.batch is not None and x.batch != batch:
+        raise ShapeError(ctx.layer, (
+            f"{ctx.layer} reads {x} as {'(N, T, H)' if first else '(T, N, H)'}, but axis "
+            f"{x.batch} is the batch (N): it would pick a sequence instead of a step; set "
+            f"batch_first to {'false' if first else 'true'}"), port="x")
+    n = x.shape[batch]
+    if ctx.params["bidirectional"] and D.known(x.shape[2]) and x.shape[2] % 2:
+        ctx.fail("x", "the two halves of a bidirectional layer's output",
+                 f"{x.shape[2]} values a step do not split in two")
+    lengths = ctx.input("lengths")
+    if lengths is not None and (lengths.rank != 1 or not D.same(lengths.shape[0], n)):
+        ctx.fail("lengths", f"one length per sequence, ({n},)", want=(n,))
+    return [TensorInfo((n, x.shape[2]), FLOAT, None, 0)]
+
+
+SEQUENCE_LAST = LayerSpec(
+    id="SequenceLast",
+    category="Shape",
+    caffe_type="SEQUENCE_LAST",
+    summary="Each sequence's last valid step: (T, N, H) to (N, H)",
+    help=(
+        "Picks, for every sequence of the batch, the output at its last valid step: step "
+        "lengths - 1 when 'lengths' is connected (sequences padded after their end), else "
+        "the last step. A classifier or a forecaster reads the whole sequence through a "
+        "recurrent layer and decides from this one vector. After a bidirectional layer, set "
+        "bidirectional: the backward half (the second) is then taken at the first step, the "
+        "one where it has read the whole sequence."
+    ),
+    inputs=(PortSpec("x", "the outputs at every step, (T, N, H) or (N, T, H) when "
+                     "batch-first"),
+            PortSpec("lengths", "each sequence's number of valid steps, (N,) (optional)",
+                     INDEX, optional=True)),
+    outputs=(PortSpec("y", "the last valid step of each sequence, (N, H)"),),
+    params=(ParamSpec("batch_first", "bool", False, "the input is (N, T, H)", shaping=True),
+            ParamSpec("bidirectional", "bool", False, "the input is a bidirectional layer's "
+                      "output: its second half is read at the first step")),
+    infer=_last_infer,
+)
+
+SPECS = (RESHAPE, SLICE, CONCAT, SEQUENCE_LAST)

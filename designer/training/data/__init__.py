@@ -1,4 +1,5 @@
-"""Data sources for the headless trainer: character text, WAV audio and MNIST rows.
+"""Data sources for the headless trainer: character text, WAV audio, MNIST rows, a table of
+measurements over time (forecasting) and labelled sequences (classification).
 
 >>> source = open_source(project.graph.layer("data"), project_dir, seed=1)
 >>> batch = source.next_batch()          # {"data": (T, N), "cont": (T, N), "label": (T, N)}
@@ -15,21 +16,24 @@ from .base import Source
 from .errors import DataError
 from .locate import locate
 
-__all__ = ["DataError", "Source", "open_source", "AudioSource", "MnistSource",
-           "SequenceSource", "TextSource"]
+__all__ = ["DataError", "Source", "open_source", "AudioSource", "ClassesSource", "MnistSource",
+           "SequenceSource", "SeriesSource", "TextSource"]
 
-DATA_LAYERS = ("CharText", "WavAudio", "MnistRows")
+DATA_LAYERS = ("CharText", "WavAudio", "MnistRows", "TimeSeries", "SequenceClasses")
+FILE_PARAMS = {"CharText": "corpus", "WavAudio": "file", "MnistRows": "folder",
+               "TimeSeries": "file", "SequenceClasses": "file"}
 
 
 def open_source(layer, project_dir: str | os.PathLike | None = None,
                 corpus: str | os.PathLike | None = None, progress=None,
-                seed: int = 0) -> Source:
+                seed: int = 0, run_meta: dict | None = None, whole: bool = False,
+                **options) -> Source:
     """Open the data a data layer describes.
 
     Parameters
     ----------
     layer : designer.graph.model.Layer
-        A ``CharText``, ``WavAudio`` or ``MnistRows`` layer; its effective parameters are
+        A data layer (``DATA_LAYERS``); its effective parameters are
         used.
     project_dir : path, optional
         The project's folder (relative paths are looked up there first).
@@ -39,11 +43,17 @@ def open_source(layer, project_dir: str | os.PathLike | None = None,
         ``progress(done_bytes, total_bytes)`` while a named corpus downloads.
     seed : int
         Seeds the source's own generators, so the same seed draws the same batches.
+    run_meta : dict, optional
+        For ``TimeSeries`` and ``SequenceClasses``: what a trained run kept of its data
+        (statistics, classes), so new data is read the way the net was trained on.
+    whole : bool
+        For ``TimeSeries`` and ``SequenceClasses``: every window or sequence of the file is
+        the ``test`` split (scoring a file the run never saw).
 
     Returns
     -------
     Source
-        A `TextSource`, `AudioSource` or `MnistSource`.
+        A `TextSource`, `AudioSource`, `MnistSource`, `SeriesSource` or `ClassesSource`.
 
     Raises
     ------
@@ -64,14 +74,25 @@ def open_source(layer, project_dir: str | os.PathLike | None = None,
         path = locate(params["folder"], project_dir, corpus, "MNIST folder", progress,
                       folder=True)
         return MnistSource(path, params, seed)
+    if layer.type == "TimeSeries":
+        from .series import SeriesSource
+        path = locate(params["file"], project_dir, corpus, "series file", progress)
+        kept = run_meta or {}
+        return SeriesSource(path, params, seed, kept.get("stats"), whole,
+                            period=kept.get("period", 0), **options)
+    if layer.type == "SequenceClasses":
+        from .classes import ClassesSource
+        path = locate(params["file"], project_dir, corpus, "sequence file", progress)
+        return ClassesSource(path, params, seed, run_meta, whole, **options)
     raise ValueError(f"layer {layer.name!r} is a {layer.type}, not a data layer "
                      f"({', '.join(DATA_LAYERS)})")
 
 
 def __getattr__(name: str):
-    if name in ("TextSource", "AudioSource", "MnistSource", "SequenceSource"):
-        from . import audio, mnist, sequence, text
-        for module in (text, audio, mnist, sequence):
+    if name in ("TextSource", "AudioSource", "MnistSource", "SequenceSource", "SeriesSource",
+                "ClassesSource"):
+        from . import audio, classes, mnist, sequence, series, text
+        for module in (text, audio, mnist, sequence, series, classes):
             if hasattr(module, name):
                 return getattr(module, name)
     raise AttributeError(name)

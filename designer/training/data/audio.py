@@ -27,6 +27,9 @@ class AudioSource(SequenceSource):
         Frames per second of the file (and of what ``to_wav`` writes).
     quantizer : Quantizer
         Turns samples into classes and back; ``codec`` is it with the rate, as plain data.
+    rms : float
+        The root mean square of the file's samples (full scale 1.0): how loud generated audio
+        should be, roughly.
     """
 
     kind = "audio"
@@ -42,6 +45,7 @@ class AudioSource(SequenceSource):
         self.channels = wav.channels
         self.encoding = wav.encoding
         self.frames = len(samples)
+        self.rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64))))
         classes = self.quantizer.encode(samples)
         super().__init__(path, classes, self.quantizer.classes, params, seed, "samples", None,
                          wav.notes)
@@ -55,9 +59,10 @@ class AudioSource(SequenceSource):
 
     @property
     def codec(self) -> dict:
-        """The quantiser and the sample rate as plain data (for a checkpoint); see
-        :func:`codec_to_wav`."""
-        return {"quantizer": self.quantizer.to_dict(), "sample_rate": self.sample_rate}
+        """The quantiser, the sample rate and the training audio's RMS as plain data (for a
+        checkpoint); see :func:`codec_to_wav`."""
+        return {"quantizer": self.quantizer.to_dict(), "sample_rate": self.sample_rate,
+                "rms": self.rms}
 
     def classes_to_samples(self, classes) -> np.ndarray:
         """Samples (float64 in [-1, 1]) of generated classes (a list, array or tensor)."""

@@ -119,12 +119,24 @@ class Source:
             return f"{self.batch_size}{rest}"
         return f"{self.batch_size}{rest} per process ({self.global_batch_size}{rest} in all)"
 
-    def _mine(self, rows: torch.Tensor) -> torch.Tensor:
-        """This rank's block of a global batch's rows (a final, smaller batch is shared out
-        as evenly as it goes, so a rank may get none)."""
+    def _mine(self, rows):
+        """This rank's block of a global batch's rows, a tensor or a numpy array (a final,
+        smaller batch is shared out as evenly as it goes, so a rank may get none)."""
         if self.world == 1:
             return rows
+        if isinstance(rows, np.ndarray):
+            return np.array_split(rows, self.world)[self.rank]
         return torch.tensor_split(rows, self.world)[self.rank]
+
+    def _check_rows_for_ranks(self, what: str) -> None:
+        """Refuse a data-parallel run whose training split cannot give every rank at least
+        one of its ``what`` (windows, sequences) a step."""
+        have = self.split_size("train")
+        if self.world > 1 and have < self.world:
+            raise DataError(f"{self.path} leaves only {have:,} training {what}, fewer than "
+                            f"the {self.world} processes that would share each batch; train "
+                            f"it on {max(have, 1)} process{'es' if have > 1 else ''} or on "
+                            "more data")
 
     def split_size(self, split: str = "train") -> int:
         """How many symbols (or images) ``split`` holds; 0 for a split that is not there."""

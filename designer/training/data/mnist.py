@@ -1,16 +1,16 @@
 """MNIST digits read row by row: 28 steps of 28 pixels, with the digit as the label.
 
-Which images train and which are held out:
+Which images train, which choose the best checkpoint (validation) and which score it (test):
 
-* with the train files present, the 60,000 train images train and the t10k images are held
-  out;
-* with only one set present (the shared data has only t10k), a fixed permutation (the same
-  for every run and seed, so runs compare) sends all but the last ``holdout`` images to
-  training, and a note says so.
+* with the train files present, ``holdout`` of the 60,000 train images validate, the rest
+  train, and the 10,000 t10k images are the test set;
+* with only one set present (the shared data has only t10k), ``holdout`` images are held out
+  and split evenly: half validate, half test (8,000 / 1,000 / 1,000 by default), and a note
+  says so.
 
-The held-out images serve both ``"val"`` and ``"test"``: the layer has no parameter for a
-third split, and halving 2,000 held-out digits would make both numbers noisier. The price is
-that a checkpoint picked for its validation loss is judged on the same images.
+The held-out images are chosen by a fixed permutation (the same for every run and seed, so runs
+compare), and the test images are never looked at while training: the checkpoint kept as best
+is chosen on other digits than those it is scored on.
 """
 from __future__ import annotations
 
@@ -91,39 +91,45 @@ class MnistSource(Source):
                             f"train-images-idx3-ubyte[.gz] and t10k-images-idx3-ubyte[.gz] "
                             f"with their labels files)")
         self.files = [p for prefix in present for p in sets[prefix]]
+        self._x, self._y = {}, {}
         if len(present) == 2:
-            self._x, self._y = {}, {}
-            self._x["train"], self._y["train"] = _tensors(*load_set(*sets["train"]))
-            self._x["val"], self._y["val"] = _tensors(*load_set(*sets["t10k"]))
-            self.notes.append(f"training on the {len(self._y['train']):,} train images; the "
-                              f"{len(self._y['val']):,} t10k images are held out for "
-                              f"validation and testing")
+            train, test = load_set(*sets["train"]), load_set(*sets["t10k"])
+            self._hold_out("train", *train, validate=self.holdout, test=0)
+            self._x["test"], self._y["test"] = _tensors(*test)
+            self.notes.append(f"training on {self.split_size('train'):,} train images, "
+                              f"validating on {self.split_size('val'):,} others; the "
+                              f"{self.split_size('test'):,} t10k images are the test set")
         else:
-            self._split_one(present[0], *load_set(*sets[present[0]]))
-        self._x["test"], self._y["test"] = self._x["val"], self._y["val"]
-        self.splits = ("train", "val", "test")
-        self.total = sum(len(self._y[s]) for s in ("train", "val"))
+            test = self.holdout // 2
+            self._hold_out(present[0], *load_set(*sets[present[0]]),
+                           validate=self.holdout - test, test=test)
+            self.notes.append(f"only the {present[0]} files are present: "
+                              f"{self.split_size('train'):,} images for training, "
+                              f"{self.split_size('val'):,} for validation and "
+                              f"{self.split_size('test'):,} for testing")
+        self.splits = tuple(s for s in ("train", "val", "test") if s in self._y)
+        self.total = sum(self.split_size(s) for s in self.splits)
         self._sharded()
 
     def _sharded(self) -> None:
-        if len(self._y["train"]) < self.global_batch_size:
-            raise DataError(f"{self.path} leaves only {len(self._y['train']):,} images for "
+        if self.split_size("train") < self.global_batch_size:
+            raise DataError(f"{self.path} leaves only {self.split_size('train'):,} images for "
                             f"training, fewer than one batch of {self.global_batch_size}")
         self._reset_cursors()
 
-    def _split_one(self, prefix: str, images: np.ndarray, labels: np.ndarray) -> None:
-        n, held = len(labels), self.holdout
+    def _hold_out(self, prefix: str, images: np.ndarray, labels: np.ndarray, validate: int,
+                  test: int) -> None:
+        """Split one set by the fixed permutation: training, then validation, then test."""
+        n, held = len(labels), validate + test
         if held >= n:
             raise DataError(f"{self.path} holds only {n:,} {prefix} images, so holding out "
                             f"{held:,} leaves none for training; lower holdout")
         order = torch.randperm(n, generator=torch.Generator().manual_seed(SPLIT_SEED)).numpy()
         images, labels = images[order], labels[order]
-        self._x = {"train": torch.from_numpy(images[:n - held].copy()),
-                   "val": torch.from_numpy(images[n - held:].copy())}
-        self._y = {"train": torch.from_numpy(labels[:n - held].astype(np.int64)),
-                   "val": torch.from_numpy(labels[n - held:].astype(np.int64))}
-        self.notes.append(f"only the {prefix} files are present: {n - held:,} images for "
-                          f"training, {held:,} held out for testing")
+        cuts = {"train": (0, n - held), "val": (n - held, n - test), "test": (n - test, n)}
+        for split, (a, b) in cuts.items():
+            if b > a:
+                self._x[split], self._y[split] = _tensors(images[a:b], labels[a:b])
 
     # --------------------------------------------------------------------------- queries --
     def split_size(self, split: str = "train") -> int:
@@ -140,8 +146,9 @@ class MnistSource(Source):
     def describe(self) -> str:
         which = ", ".join(p.name for p in self.files)
         return (f"{self.path}: {self.total:,} MNIST digits of 28 x 28 ({which}), 10 classes; "
-                f"{self.split_size('train'):,} for training, {self.split_size('val'):,} held "
-                f"out for validation and testing; batches of {self._batch_text()}")
+                f"{self.split_size('train'):,} for training, {self.split_size('val'):,} for "
+                f"validation, {self.split_size('test'):,} for testing; batches of "
+                f"{self._batch_text()}")
 
     # --------------------------------------------------------------------------- batches --
     def next_batch(self, split: str = "train") -> dict[str, torch.Tensor]:
@@ -194,13 +201,12 @@ class MnistSource(Source):
     def _reset_cursors(self) -> None:
         self._cursors = {split: {"generator": split_generator(self.seed, split), "order": None,
                                  "pass_state": None, "position": 0, "drawn": 0, "images": 0}
-                         for split in ("train", "val")}
-        self._cursors["test"] = self._cursors["val"]  # one held-out set: one cursor
+                         for split in self.splits}
 
     def state_dict(self) -> dict:
         state = {"version": STATE_VERSION, "kind": self.kind, **self._fingerprint(),
                  "splits": {}}
-        for split in ("train", "val"):
+        for split in self.splits:
             cur = self._cursors[split]
             saved = {"generator": cur["generator"].get_state(), "position": cur["position"],
                      "drawn": cur["drawn"], "images": cur["images"]}
@@ -213,7 +219,7 @@ class MnistSource(Source):
         self._check_state(state, self._fingerprint())
         self._reset_cursors()
         for split, saved in state.get("splits", {}).items():
-            if split not in ("train", "val"):
+            if split not in self.splits:
                 continue
             cur = self._cursors[split]
             if "pass_state" in saved:  # redraw this pass's order rather than store it

@@ -89,6 +89,11 @@ class SequenceSource(Source):
         data = self._data.get(split)
         return 0 if data is None else len(data)
 
+    def symbols(self, split: str = "val") -> torch.Tensor:
+        """The whole of ``split`` as ids, in order (a view: do not change it)."""
+        self._check_split(split)
+        return self._data[split]
+
     @property
     def batches_per_epoch(self) -> int:
         """Training batches in one pass over the training split."""

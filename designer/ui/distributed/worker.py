@@ -115,20 +115,21 @@ class ProcessTrainWorker(QObject):
         r = self.request
         out = Path(r.out)
         command = [sys.executable, "-m", "designer", "train", str(out / "project.json"),
-                   "--out", str(out), "--nproc", str(r.processes), "--jsonl",
-                   "--stdin-commands", "--quiet", "--device", r.device or "auto"]
+                   "--resume" if r.resume else "--out", str(out), "--nproc", str(r.processes),
+                   "--jsonl", "--stdin-commands", "--quiet", "--device", r.device or "auto"]
         if r.path:
             command += ["--project-dir", str(Path(r.path).parent)]
-        if r.steps is not None:
-            command += ["--steps", str(r.steps)]
-        if r.engine is not None:
-            command += ["--engine", r.engine]
+        for flag, value in (("--steps", r.steps), ("--engine", r.engine),
+                            ("--corpus", r.corpus)):
+            if value is not None:
+                command += [flag, str(value)]
         return command
 
     def _train(self) -> None:
         out = Path(self.request.out)
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / "project.json", json.dumps(self.request.project, indent=1))
+        if not self.request.resume:  # a continued run trains on the snapshot it has
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(out / "project.json", json.dumps(self.request.project, indent=1))
         env = dict(os.environ)
         here = str(Path(__file__).resolve().parents[3])  # the designer package's folder
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))

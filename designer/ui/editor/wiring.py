@@ -10,6 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
+from designer.graph.connecting import ConnectVerdict
 from designer.graph.errors import GraphError
 from designer.ui import describe, theme
 
@@ -25,17 +26,19 @@ class TipItem(QGraphicsItem):
 
     def __init__(self) -> None:
         super().__init__()
-        self.text, self.good = "", True
+        self.text, self.good, self.pending = "", True, False
         self.setZValue(20)
         self._rect = QRectF()
 
-    def show_text(self, text: str, good: bool, at: QPointF) -> None:
+    def show_text(self, text: str, good: bool, at: QPointF, pending: bool = False) -> None:
         fm = QFontMetricsF(TIP_FONT)
         self.prepareGeometryChange()
-        w = min(fm.horizontalAdvance(text), 420) + 16
-        lines = max(1, int(fm.horizontalAdvance(text) // 420) + 1)
+        widest = max(fm.horizontalAdvance(part) for part in text.split("\n"))
+        w = min(widest, 420) + 16
+        lines = sum(max(1, int(fm.horizontalAdvance(part) // 420) + 1)
+                    for part in text.split("\n"))
         self._rect = QRectF(0, 0, w, fm.height() * lines + 8)
-        self.text, self.good = text, good
+        self.text, self.good, self.pending = text, good, pending
         self.setPos(at + QPointF(14, 12))
         self.setVisible(bool(text))
         self.update()
@@ -45,7 +48,7 @@ class TipItem(QGraphicsItem):
 
     def paint(self, painter, option, widget=None) -> None:
         c = theme.colors
-        color = c.ok if self.good else c.error
+        color = c.warning if self.pending else c.ok if self.good else c.error
         painter.setPen(QPen(color, 1.2))
         bg = QColor(c.node)
         painter.setBrush(bg)
@@ -92,23 +95,29 @@ class WireDrag:
     def is_candidate(self, port: PortItem) -> bool:
         return port.is_input == self.from_output and port.node is not self.fixed.node
 
-    def problem(self, port: PortItem) -> str | None:
-        """Why linking to ``port`` would be refused (``None``: it would be fine)."""
+    def verdict(self, port: PortItem) -> ConnectVerdict:
+        """The link to ``port`` judged with the whole layer it would feed."""
         if port.key not in self.problems:
             src, sp, dst, dp = self._ends(port)
             if self.old is not None and (dst, dp) == (self.old.dst, self.old.dst_port) and \
                     (src, sp) == (self.old.src, self.old.src_port):
-                text = None  # dropped back where it was
+                found = ConnectVerdict()  # dropped back where it was
             else:
-                text = self.graph.connect_problem(src, sp, dst, dp)
-            self.problems[port.key] = text
+                found = self.graph.connect_verdict(src, sp, dst, dp)
+            self.problems[port.key] = found
         return self.problems[port.key]
 
+    def problem(self, port: PortItem) -> str | None:
+        """Why linking to ``port`` would be refused (``None``: it can be made)."""
+        return self.verdict(port).problem
+
     def _mark_visible_candidates(self) -> None:
+        """Green for the ports a link would leave good as a whole (not those whose layer
+        still lacks another input: what they carry is checked only then)."""
         area = self.scene.visible_rect()
         for node in self.scene.nodes_in(area):
             for port in node.ports.values():
-                if self.is_candidate(port) and self.problem(port) is None:
+                if self.is_candidate(port) and self.verdict(port).ok:
                     port.set_state(PortItem.GOOD)
 
     def _port_near(self, pos: QPointF) -> PortItem | None:
@@ -125,7 +134,7 @@ class WireDrag:
     def move(self, pos: QPointF) -> None:
         target = self._port_near(pos)
         if self.target is not None and self.target is not target:
-            ok = self.problem(self.target) is None
+            ok = self.verdict(self.target).ok
             self.target.set_state(PortItem.GOOD if ok else PortItem.NORMAL)
         self.target = target
         end = target.scenePos() if target is not None else pos
@@ -135,13 +144,16 @@ class WireDrag:
         if target is None:
             self.tip.setVisible(False)
             return
-        why = self.problem(target)
+        found = self.verdict(target)
+        why = found.problem
         if why is None:
-            target.set_state(PortItem.GOOD)
+            target.set_state(PortItem.GOOD if found.ok else PortItem.HOVER)
             src, sp, dst, dp = self._ends(target)
             t = describe.output(self.graph, src, sp)
-            self.tip.show_text(f"{src}.{sp} \u2192 {dst}.{dp}   {'' if t is None else t}",
-                               True, pos)
+            text = f"{src}.{sp} \u2192 {dst}.{dp}   {'' if t is None else t}"
+            if found.pending:
+                text += f"\n{found.pending}"
+            self.tip.show_text(text, True, pos, pending=bool(found.pending))
         else:
             target.set_state(PortItem.BAD)
             self.tip.show_text(why, False, pos)

@@ -1,0 +1,168 @@
+"""A recurrent layer read step by step: the gates, cell and hidden state of every time step.
+
+The layer runs as its unrolled net (:mod:`designer.engines.expansion`) through the node-by-node
+reference executor (:func:`designer.engines.unrolled.run_reference`), and the per-step blobs are
+read by name:
+
+- LSTM and LSTMSimple: ``gate_input_t`` (the pre-activations [i, f, o, g] of step t), ``c_t``
+  and ``h_t``;
+- GRU: the step's input and recurrent transforms ``W_xc_x_t`` and ``W_hc_h_{t-1}``, from which
+  r, z and n follow exactly as the GRU_UNIT computes them, and ``h_t``;
+- RNN: ``h_t``.
+
+A layer on the CUDNN engine is read the same way after its weights are converted
+(:func:`designer.engines.convert.cudnn_to_caffe`); the unrolled net with the converted weights
+computes the same function as the fused call (``designer.engines.parity``), so the numbers are
+the layer's own. The traced output is the executor's, kept in the autograd graph, so the
+gradient of a loss reaches every step's ``h_t`` blob through the recurrence.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .convert import cudnn_to_caffe
+from .expansion import Expansion, expand_params
+from .recurrent import CudnnRecurrent, zero_state
+from .unrolled import UnrolledRecurrent, run_reference
+
+GATE_NAMES = {"LSTM": ("i", "f", "o", "g"), "LSTMSimple": ("i", "f", "o", "g"),
+              "GRU": ("r", "z", "n"), "RNN": ()}
+TANH_GATES = ("g", "n")  # candidate values in [-1, 1]; the others are sigmoids in [0, 1]
+
+
+@dataclass
+class LevelSteps:
+    """One stacked level of a traced layer.
+
+    Attributes
+    ----------
+    level : int
+        0-based.
+    gates : dict
+        Gate name -> list over steps of (N, H) activations.
+    c : list or None
+        The cell state c_t of every step, (N, H) each (LSTM only).
+    h : list
+        The ``h_t`` blobs themselves, (1, N, H) each: differentiate a loss with respect to
+        them for the gradient that reaches step t (through the output and the recurrence).
+    """
+
+    level: int
+    gates: dict
+    c: list | None
+    h: list
+
+
+@dataclass
+class LayerSteps:
+    """Everything one traced recurrent layer did, level by level."""
+
+    kind: str
+    engine: str            # CUDNN or CAFFE: the engine the layer trains on
+    hidden: int
+    levels: list
+
+
+def caffe_weights(module) -> dict:
+    """The layer's weights in the unrolled (Caffe) layout: ``W_xc_l0``, ``b_c_l0``, ..."""
+    if isinstance(module, UnrolledRecurrent):
+        return dict(module.named_parameters())
+    if isinstance(module, CudnnRecurrent):
+        return cudnn_to_caffe(module.kind, dict(module.rnn.named_parameters()), module.levels)
+    raise TypeError(f"{type(module).__name__} is not a recurrent layer of either engine")
+
+
+def describe(module) -> dict:
+    """Kind, sizes and settings of a recurrent module of either engine."""
+    if isinstance(module, UnrolledRecurrent):
+        return {"kind": module.kind, "engine": "CAFFE", "input_size": module.input_size,
+                "hidden": module.hidden, "levels": module.levels,
+                "nonlinearity": module.nonlinearity, "clip": module.clip,
+                "batch_first": module.batch_first}
+    rnn = module.rnn
+    return {"kind": module.kind, "engine": "CUDNN", "input_size": rnn.input_size,
+            "hidden": module.hidden, "levels": module.levels,
+            "nonlinearity": getattr(rnn, "nonlinearity", "tanh"), "clip": 0.0,
+            "batch_first": module.batch_first}
+
+
+def expansion_of(info: dict, steps: int, batch: int) -> Expansion:
+    """The unrolled net of a module described by :func:`describe` (no dropout: inspection
+    runs the net as it predicts)."""
+    params = {"num_output": info["hidden"], "num_layers": info["levels"], "dropout_ratio": 0.0,
+              "nonlinearity": info["nonlinearity"]}
+    return expand_params(info["kind"], params, steps, batch, info["input_size"])
+
+
+def trace_recurrent(module, x: torch.Tensor, cont: torch.Tensor | None = None,
+                    state: tuple | None = None) -> tuple[torch.Tensor, tuple, LayerSteps]:
+    """Run a recurrent layer through its per-step nodes and read every step.
+
+    Parameters
+    ----------
+    module
+        A `CudnnRecurrent` or `UnrolledRecurrent`.
+    x, cont, state
+        As the layer's ``forward`` takes them (``batch_first`` honoured).
+
+    Returns
+    -------
+    y, new_state, steps
+        The layer's output and final state (as ``forward`` returns them, computed by the
+        per-step nodes) and the `LayerSteps`.
+    """
+    info = describe(module)
+    kind, levels = info["kind"], info["levels"]
+    if info["batch_first"]:
+        x = x.transpose(0, 1)
+        cont = None if cont is None else cont.transpose(0, 1)
+    t_, n = x.shape[0], x.shape[1]
+    cont = x.new_ones(t_, n) if cont is None else cont.to(x.dtype)
+    if state is None:
+        state = zero_state(kind, levels, n, info["hidden"], x)
+    lstm = kind in ("LSTM", "LSTMSimple")
+    exp = expansion_of(info, t_, n)
+    blobs = {"x": x, "cont": cont}
+    for k in range(levels):
+        p = f"L{k}/" if levels > 1 else ""
+        blobs[f"{p}h_0"] = state[0][k:k + 1]
+        if lstm:
+            blobs[f"{p}c_0"] = state[1][k:k + 1]
+    run_reference(exp, caffe_weights(module), blobs, training=False, clip=info["clip"])
+    traced = [_read_level(kind, blobs, k, levels, t_, info["hidden"]) for k in range(levels)]
+    y = blobs[exp.outputs[0]]
+    finals = exp.outputs[1:]
+    per = 2 if lstm else 1
+    new_state = (torch.cat([blobs[finals[per * k]] for k in range(levels)], 0),)
+    if lstm:
+        new_state += (torch.cat([blobs[finals[per * k + 1]] for k in range(levels)], 0),)
+    if info["batch_first"]:
+        y = y.transpose(0, 1)
+    return y, new_state, LayerSteps(kind, info["engine"], info["hidden"], traced)
+
+
+def _read_level(kind: str, blobs: dict, k: int, levels: int, t_: int, h: int) -> LevelSteps:
+    p = f"L{k}/" if levels > 1 else ""
+    steps = range(1, t_ + 1)
+    hs = [blobs[f"{p}h_{t}"] for t in steps]
+    names = GATE_NAMES[kind]
+    gates: dict = {g: [] for g in names}
+    c = None
+    if kind in ("LSTM", "LSTMSimple"):
+        c = [blobs[f"{p}c_{t}"][0] for t in steps]
+        for t in steps:
+            pre = blobs[f"{p}gate_input_{t}"][0]
+            i, f, o = torch.sigmoid(pre[:, :3 * h]).split(h, -1)
+            for name, value in zip(names, (i, f, o, torch.tanh(pre[:, 3 * h:]))):
+                gates[name].append(value)
+    elif kind == "GRU":
+        for t in steps:
+            xr, xz, xn = blobs[f"{p}W_xc_x_{t}"][0].split(h, -1)
+            hr, hz, hn = blobs[f"{p}W_hc_h_{t - 1}"][0].split(h, -1)
+            r = torch.sigmoid(xr + hr)
+            gates["r"].append(r)
+            gates["z"].append(torch.sigmoid(xz + hz))
+            gates["n"].append(torch.tanh(xn + r * hn))
+    return LevelSteps(k, gates, c, hs)

@@ -1,0 +1,209 @@
+"""What each layer type keeps for the backward pass, per engine and device: the rules behind
+``designer.graph.memory``.
+
+A rule gets the layer's bound shapes and parameters and returns a :class:`Kept`: which of its
+inputs and outputs autograd holds on to (tensors, counted once however many layers keep them),
+the bytes of its own buffers that only it holds (a recurrent layer's gates and cell states, a
+dropout mask), and the bytes its backward pass needs at once on top (the gradients of its
+output and input, the library's workspace).
+
+The figures follow what torch 2.x does, checked with ``torch.autograd.graph.saved_tensors_hooks``
+on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak on an H200
+(``tests/benchmarks/RESULTS.md``):
+
+- the **unrolled (CAFFE) engine**, per level and time step: the activated gates (4H), c_t and
+  h_conted (H each) for an LSTM; 5H for a GRU (gates, candidate's product, h_conted) and 1H
+  for an RNN (h_conted; its outputs are kept as the layer's output);
+- the **cuDNN engine on a GPU**: cuDNN's reserve space, the activated gates and the cell
+  (G + 1 values per unit for an LSTM and a GRU, 1 for an RNN) per level, the outputs of the
+  levels below the top one, plus the input and output sequences;
+- the **cuDNN engine on the CPU** (oneDNN for an LSTM, torch's own cells otherwise): oneDNN's
+  workspace, of which about 6.5 H + 4 max(E, H) values per level and step are written (so
+  resident), and its output; 7H per level for a GRU, 1H for an RNN;
+- dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+
+RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple")
+GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
+
+# values per hidden unit, level and time step that a recurrent level keeps (see the module doc)
+UNROLLED_PER_LEVEL = {"LSTM": 6, "LSTMSimple": 6, "GRU": 5, "RNN": 2}
+CUDNN_GPU_PER_LEVEL = {"LSTM": 5, "GRU": 4, "RNN": 1}
+CPU_FUSED_PER_LEVEL = {"GRU": 7, "RNN": 1}
+ONEDNN_H, ONEDNN_MAX_EH = 6.5, 4.0  # the oneDNN LSTM workspace per level and step, as
+# much of it as is written to (it reserves about half as much again, never touched)
+
+
+@dataclass
+class Context:
+    """What a rule sees: the layer's type and parameters, its bound input and output shapes,
+    and the set-up (device ``cpu`` or ``cuda``, engine, bytes of a float activation)."""
+
+    type: str
+    params: dict
+    inputs: list        # (shape, dtype) per input port, None when not connected
+    outputs: list       # (shape, dtype) per output port
+    device: str
+    engine: str         # CUDNN or CAFFE, for recurrent layers
+    act_bytes: int      # 4 in fp32, 2 for what autocast runs in bf16
+
+    def numel(self, t) -> int:
+        return prod(t[0]) if t is not None else 0
+
+    def mask_bytes(self) -> int:
+        return 1 if self.device == "cuda" else 4
+
+
+@dataclass
+class Kept:
+    """What one layer holds for the backward pass, and needs during it."""
+
+    inputs: list = field(default_factory=list)   # indices of inputs it keeps
+    outputs: list = field(default_factory=list)  # indices of outputs it keeps
+    extra: int = 0                               # bytes only it holds
+    backward: int = 0                            # bytes its backward pass needs at once
+    weight_copies: int = 0                       # bf16 copies of its weights (autocast)
+
+
+def rule(ctx: Context, params: int) -> Kept:
+    """The :class:`Kept` of one layer; ``params`` is its count of learned parameters."""
+    fn = RULES.get(ctx.type)
+    if fn is None:
+        if ctx.type in RECURRENT:
+            return _recurrent(ctx, params)
+        return _elementwise(ctx, params)
+    return fn(ctx, params)
+
+
+def _grads(ctx: Context) -> int:
+    """The gradients of the layer's output and float inputs, alive together in its backward."""
+    out = sum(ctx.numel(t) for t in ctx.outputs if t is not None and t[1] != "index")
+    inp = sum(ctx.numel(t) for t in ctx.inputs if t is not None and t[1] != "index")
+    return 4 * (out + inp)
+
+
+def _source(ctx, params):
+    return Kept()
+
+
+def _embed(ctx, params):
+    return Kept(inputs=[0], backward=_grads(ctx))
+
+
+def _inner_product(ctx, params):
+    k = Kept(inputs=[0], backward=_grads(ctx))
+    if ctx.act_bytes < 4:  # autocast runs the GEMM in bf16: it keeps a bf16 copy of the input
+        k.inputs = []
+        k.extra = ctx.act_bytes * ctx.numel(ctx.inputs[0])
+        k.weight_copies = 2 * params
+    return k
+
+
+def _dropout(ctx, params):
+    if ctx.params.get("dropout_ratio", 0.0) <= 0:
+        return Kept()
+    return Kept(extra=ctx.mask_bytes() * ctx.numel(ctx.outputs[0]), backward=_grads(ctx))
+
+
+def _keeps_output(ctx, params):
+    return Kept(outputs=[0], backward=_grads(ctx))
+
+
+def _keeps_inputs(ctx, params):
+    return Kept(inputs=[i for i, t in enumerate(ctx.inputs) if t is not None],
+                backward=_grads(ctx))
+
+
+def _views(ctx, params):
+    return Kept()
+
+
+def _eltwise(ctx, params):
+    if ctx.params.get("operation", "SUM") == "SUM":
+        return Kept(backward=_grads(ctx))
+    return _keeps_inputs(ctx, params)
+
+
+def _relu(ctx, params):
+    return _keeps_inputs(ctx, params) if ctx.params.get("negative_slope") else \
+        _keeps_output(ctx, params)
+
+
+def _loss(ctx, params):
+    """cross_entropy: log_softmax keeps its float32 result (the size of the logits)."""
+    logits = ctx.numel(ctx.inputs[0])
+    return Kept(inputs=[1], extra=4 * logits, backward=4 * 3 * logits)
+
+
+def _accuracy(ctx, params):
+    return Kept()
+
+
+def _lstm_unit(ctx, params):
+    # sigmoid and tanh keep their results (the 4H gates), tanh(c) and the products' operands
+    gates = ctx.numel(ctx.inputs[1])
+    return Kept(inputs=[0, 2], extra=4 * (gates + 2 * ctx.numel(ctx.outputs[0])),
+                backward=_grads(ctx))
+
+
+RULES = {
+    "CharText": _source, "WavAudio": _source, "MnistRows": _source,
+    "Embed": _embed, "InnerProduct": _inner_product, "Dropout": _dropout,
+    "TanH": _keeps_output, "Sigmoid": _keeps_output, "Softmax": _keeps_output,
+    "ReLU": _relu, "Clip": _keeps_inputs, "Scale": _keeps_inputs,
+    "Reshape": _views, "Slice": _views, "Concat": _views,
+    "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
+    "LSTMUnit": _lstm_unit,
+}
+
+
+def _elementwise(ctx, params):
+    """A layer type without a rule of its own: assume it keeps its output."""
+    return _keeps_output(ctx, params)
+
+
+def _recurrent(ctx: Context, params: int) -> Kept:
+    """An LSTM, GRU, RNN or LSTMSimple layer on its engine (see the module doc)."""
+    kind, p = ctx.type, ctx.params
+    x = ctx.inputs[0][0]
+    first = p.get("batch_first", False)
+    t_, n = (x[1], x[0]) if first else (x[0], x[1])
+    # a bidirectional layer keeps both directions' buffers: as one of twice the width
+    e, h = x[2], p["num_output"] * (2 if p.get("bidirectional") else 1)
+    levels = p.get("num_layers", 1)
+    dropout = p.get("dropout_ratio", 0.0) if levels > 1 else 0.0
+    tokens = t_ * n
+    seq = tokens * h  # values of one (T, N, H) sequence
+    cudnn = kind != "LSTMSimple" and ctx.engine == "CUDNN"
+    gpu = ctx.device == "cuda"
+    b = ctx.act_bytes if cudnn and gpu else 4  # the unrolled steps run in float32
+    masks = (levels - 1) * seq * ctx.mask_bytes() if dropout else 0
+    k = Kept(inputs=[0], backward=4 * (2 * seq + tokens * e))
+    if cudnn and gpu:
+        reserve = levels * CUDNN_GPU_PER_LEVEL[kind] * seq + (levels - 1) * seq
+        k.outputs = [0]
+        k.extra = b * reserve + masks
+        k.backward += 4 * levels * (GATES[kind] + 1) * seq  # cuDNN's workspace
+        if b < 4:  # autocast re-flattens the weights in bf16 and keeps a bf16 input
+            k.inputs, k.extra = [], k.extra + b * tokens * e
+            k.weight_copies = 2 * params
+    elif cudnn and kind == "LSTM":  # oneDNN, level by level
+        ws = sum(ONEDNN_H * h + ONEDNN_MAX_EH * max(e if lv == 0 else h, h)
+                 for lv in range(levels))
+        k.outputs = [0]
+        k.extra = int(4 * (tokens * ws + (levels - 1) * seq)) + masks
+        k.extra += 4 * (levels - 1) * seq if dropout else 0  # the dropped copy feeds the next
+    elif cudnn:  # torch's own GRU and RNN cells
+        k.extra = 4 * (levels * CPU_FUSED_PER_LEVEL[kind] * seq + (levels - 1) * seq) + masks
+        k.backward += 4 * GATES[kind] * seq
+    else:  # the unrolled net: per level the steps' buffers, and the next level's input
+        k.extra = 4 * (levels * UNROLLED_PER_LEVEL[kind] * seq + (levels - 1) * seq) + masks
+        k.backward += 4 * (GATES[kind] + 1) * seq  # dgates and d_hs of one level
+        if gpu and ctx.act_bytes < 4:  # the input transform's GEMM runs in bf16
+            k.inputs, k.extra = [], k.extra + 2 * tokens * e
+            k.weight_copies = 2 * params
+    return k

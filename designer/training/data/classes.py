@@ -1,0 +1,270 @@
+"""Labelled sequences of different lengths for classification (the ``SequenceClasses`` layer).
+
+Splits: with ``X_TRAIN.ts`` and ``X_TEST.ts`` side by side, the TEST file is the test split;
+otherwise ``test_fraction`` of the sequences, drawn per class with a fixed seed (the same for
+every run, so runs compare). ``val_fraction`` of the training sequences validate, drawn the
+same way. Every batch is padded after each sequence's end to the longest sequence of the file,
+so batches keep one shape (CUDA graphs can replay them).
+
+Batches: ``data`` (T, N, F) float32, ``lengths`` (N,) int64, ``label`` (N,) int64 class ids.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+
+from designer.graph.layers.sequences import paired_test_file
+
+from .base import STATE_VERSION, Source, check_eval_count, split_generator
+from .errors import DataError
+from .labelled import Sequences, read_sequences
+from .series import restore_cursors
+
+SPLIT_SEED = 0x53455143  # fixed: which sequences validate and test must not follow the seed
+SPLITS = ("train", "val", "test")
+
+
+class ClassesSource(Source):
+    """Padded batches of labelled sequences.
+
+    Parameters
+    ----------
+    path : Path
+        The ``.ts`` or long-format CSV file.
+    params : dict
+        The ``SequenceClasses`` layer's effective parameters.
+    seed : int
+        Seeds the order of the training sequences.
+    meta : dict, optional
+        A run's ``run_meta()``: its classes and statistics are used instead of the file's.
+    whole : bool
+        Serve every sequence of the file as the ``test`` split (scoring another file).
+
+    In a data-parallel run each batch is drawn for N x processes sequences (the same shuffled
+    order on every rank) and shared out, so the ranks train on different sequences and
+    together on what one process with that batch would; validation is shared out the same way.
+    """
+
+    kind = "classes"
+    shardable = True
+
+    def __init__(self, path: Path, params: dict, seed: int = 0, meta: dict | None = None,
+                 whole: bool = False, labelled: bool = True):
+        super().__init__(path, 0, 0, params["batch_size"], seed)
+        main = read_sequences(self.path, params.get("label_column", ""), labelled)
+        self.notes.extend(main.notes)
+        self.features = main.features
+        test = None if whole else paired_test_file(self.path)
+        self.test_path = test or self.path  # where the test split comes from
+        parts: dict[str, list[int]]
+        if whole:
+            seqs, parts = main, {"train": [], "val": [], "test": list(range(len(main.series)))}
+        elif test is not None:
+            other = read_sequences(test, params.get("label_column", ""))
+            self.notes.extend(other.notes)
+            _check_channels(main, other)
+            seqs = _join(main, other)
+            first = len(main.series)
+            train, val = _stratified(main.labels, list(range(first)), params["val_fraction"])
+            parts = {"train": train, "val": val,
+                     "test": list(range(first, len(seqs.series)))}
+            self.notes.append(f"the {len(other.series):,} sequences of {test.name} are the "
+                              f"test split")
+        else:
+            seqs = main
+            rest, held = _stratified(main.labels, list(range(len(main.series))),
+                                     params["test_fraction"])
+            train, val = _stratified(main.labels, rest, params["val_fraction"])
+            parts = {"train": train, "val": val, "test": held}
+        self.seqs = seqs
+        if meta and len(meta.get("features", self.features)) != len(self.features):
+            raise DataError(f"{self.path} holds {len(self.features)} features a step, but the "
+                            f"model was trained on {len(meta['features'])}")
+        self.classes = list(meta["classes"]) if meta else _classes(seqs, parts, labelled)
+        self.num_classes = len(self.classes)
+        index = {c: i for i, c in enumerate(self.classes)}
+        for i, lab in enumerate(seqs.labels):
+            if lab is not None and lab not in index and labelled:
+                file = test if test is not None and i >= len(main.series) else seqs.path
+                reason = "which the model was not trained on" if meta else \
+                    "which no training sequence has"
+                raise DataError(f"{file}: line {seqs.lines[i]} holds the class '{lab}', "
+                                f"{reason} (the classes are {', '.join(self.classes[:12])})")
+        self.label_ids = np.array([index.get(lab, -1) if lab is not None else -1
+                                   for lab in seqs.labels], np.int64)
+        self.parts = {s: np.asarray(v, np.int64) for s, v in parts.items()}
+        self.splits = tuple(s for s in SPLITS if len(self.parts[s]))
+        self.frame = int(params.get("frame", 1))
+        steps = np.array([len(s) for s in seqs.series], np.int64)
+        if steps.min() < 1:
+            raise DataError(f"{self.path} holds an empty sequence")
+        self.lengths = -(-steps // self.frame)             # frames, the last one padded
+        self.seq_len = int(self.lengths.max())
+        self.stats = meta["stats"] if meta else self._own_stats(params["normalize"])
+        mean = np.asarray(self.stats["mean"], np.float32)
+        std = np.asarray(self.stats["std"], np.float32)
+        f = len(self.features)
+        padded = np.zeros((len(seqs.series), self.seq_len * self.frame, f), np.float32)
+        for i, s in enumerate(seqs.series):
+            padded[i, :len(s)] = (s - mean) / std
+        self._padded = padded.reshape(len(seqs.series), self.seq_len, self.frame * f)
+        if not whole and len(self.parts["train"]) == 0:
+            raise DataError(f"{self.path} leaves no sequence for training; lower val_fraction "
+                            "or test_fraction")
+        self._reset_cursors()
+
+    def _sharded(self) -> None:
+        self._check_rows_for_ranks("sequences")
+        self._reset_cursors()
+
+    def _own_stats(self, normalize: bool) -> dict:
+        f = len(self.features)
+        if not normalize:
+            return {"mean": [0.0] * f, "std": [1.0] * f}
+        steps = np.concatenate([self.seqs.series[i] for i in self.parts["train"]], 0)
+        std = steps.std(0)
+        return {"mean": steps.mean(0).tolist(), "std": np.where(std > 1e-12, std, 1.0).tolist()}
+
+    # ------------------------------------------------------------------------- queries --
+    def split_size(self, split: str = "train") -> int:
+        return len(self.parts.get(split, ()))
+
+    @property
+    def batches_per_epoch(self) -> int:
+        return max(1, self.split_size("train") // self.global_batch_size)
+
+    @property
+    def epoch(self) -> float:
+        return self._cursors["train"]["drawn"] / self.batches_per_epoch
+
+    def describe(self) -> str:
+        steps = [len(s) for s in self.seqs.series]
+        parts = ", ".join(f"{self.split_size(s):,} {s}" for s in SPLITS if self.split_size(s))
+        f = len(self.features)
+        framed = f" (read in frames of {self.frame})" if self.frame > 1 else ""
+        return (f"{self.path}: {len(steps):,} sequences of {f} feature{'s' if f > 1 else ''}, "
+                f"lengths {min(steps)} to {max(steps)}{framed}, {self.num_classes} classes; "
+                f"{parts}")
+
+    def run_meta(self) -> dict:
+        return {"classes": self.classes, "stats": self.stats, "features": self.features,
+                "frame": self.frame}
+
+    def indices(self, split: str) -> np.ndarray:
+        self._check_split(split)
+        return self.parts[split]
+
+    # ------------------------------------------------------------------------- batches --
+    def batch(self, index) -> dict[str, torch.Tensor]:
+        """``data`` (T, N, F), ``lengths`` (N,) and ``label`` (N,) of these sequences."""
+        index = np.asarray(index, np.int64)
+        data = np.ascontiguousarray(self._padded[index].transpose(1, 0, 2))
+        return {"data": torch.from_numpy(data),
+                "lengths": torch.from_numpy(self.lengths[index].copy()),
+                "label": torch.from_numpy(self.label_ids[index].copy())}
+
+    def next_batch(self, split: str = "train") -> dict[str, torch.Tensor]:
+        """N sequences of ``split`` in an order shuffled anew every pass."""
+        self._check_split(split)
+        cur, members = self._cursors[split], self.parts[split]
+        n = min(self.global_batch_size, len(members))
+        if cur["order"] is None or cur["position"] + n > len(members):
+            cur["pass_state"] = cur["generator"].get_state()
+            cur["order"] = torch.randperm(len(members), generator=cur["generator"])
+            cur["position"] = 0
+        pick = self._mine(cur["order"][cur["position"]:cur["position"] + n]).numpy()
+        cur["position"] += n
+        cur["drawn"] += 1
+        return self.batch(members[pick])
+
+    def eval_chunks(self, n: int | None = None, split: str = "val") -> list[np.ndarray]:
+        self._check_split(split)
+        check_eval_count(n)
+        members, size = self.parts[split], self.global_batch_size
+        chunks = [self._mine(members[i:i + size]) for i in range(0, len(members), size)]
+        return chunks if n is None else chunks[:n]
+
+    def eval_batches(self, n: int | None = None, split: str = "val") -> Iterator[dict]:
+        """Every sequence of ``split`` in file order, N at a time (``n`` caps the batches)."""
+        for chunk in self.eval_chunks(n, split):
+            yield self.batch(chunk)
+
+    def eval_size(self, n: int | None = None, split: str = "val") -> int:
+        return len(self.eval_chunks(n, split))
+
+    # --------------------------------------------------------------------------- state --
+    def _fingerprint(self) -> dict:
+        return {"batch_size": self.batch_size, "sequences": int(len(self.lengths)),
+                "train_sequences": self.split_size("train"), "classes": len(self.classes)}
+
+    def _reset_cursors(self) -> None:
+        self._cursors = {s: {"generator": split_generator(self.seed, s), "order": None,
+                             "pass_state": None, "position": 0, "drawn": 0} for s in SPLITS}
+
+    def state_dict(self) -> dict:
+        state = {"version": STATE_VERSION, "kind": self.kind, **self._fingerprint(),
+                 "splits": {}}
+        for split, cur in self._cursors.items():
+            saved = {"generator": cur["generator"].get_state(), "position": cur["position"],
+                     "drawn": cur["drawn"]}
+            if cur["pass_state"] is not None:
+                saved["pass_state"] = cur["pass_state"]
+            state["splits"][split] = saved
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        self._check_state(state, self._fingerprint())
+        self._reset_cursors()
+        restore_cursors(self._cursors, state, self.split_size)
+
+
+def _stratified(labels: list, members: list[int], fraction: float) -> tuple[list, list]:
+    """``(kept, held)``: about ``fraction`` of each class's members held out, chosen with a
+    fixed seed; at least one per class when the class has two or more."""
+    if fraction <= 0 or not members:
+        return list(members), []
+    rng = np.random.default_rng(SPLIT_SEED)
+    by_class: dict = {}
+    for i in members:
+        by_class.setdefault(labels[i], []).append(i)
+    held = []
+    for _, group in sorted(by_class.items(), key=lambda kv: str(kv[0])):
+        take = int(round(len(group) * fraction))
+        take = min(max(take, 1 if len(group) > 1 else 0), len(group) - 1)
+        held.extend(rng.permutation(group)[:take].tolist())
+    held_set = set(held)
+    return [i for i in members if i not in held_set], sorted(held)
+
+
+def _check_channels(a: Sequences, b: Sequences) -> None:
+    if len(a.features) != len(b.features):
+        raise DataError(f"{b.path} holds {len(b.features)} channels a step, but {a.path.name} "
+                        f"holds {len(a.features)}")
+
+
+def _join(a: Sequences, b: Sequences) -> Sequences:
+    classes = list(dict.fromkeys(a.classes + b.classes))
+    return Sequences(a.path, a.series + b.series, a.labels + b.labels, classes,
+                     a.ids + b.ids, a.features, a.notes + b.notes, a.lines + b.lines)
+
+
+def _classes(seqs: Sequences, parts: dict, labelled: bool) -> list[str]:
+    """The classes the model learns: those the header declares (a .ts) or, for a CSV, those
+    the training sequences show; a class only other splits hold is refused by the caller."""
+    if seqs.path.suffix.lower() == ".ts" and seqs.classes:
+        declared = list(seqs.classes)
+        seen = {seqs.labels[i] for i in parts["train"]} | {seqs.labels[i] for i in parts["val"]}
+        missing = [c for c in declared if c not in seen]
+        if not missing:
+            return declared
+        used = {seqs.labels[i] for i in parts["test"]}
+        bad = [c for c in missing if c in used]
+        if bad:
+            return [c for c in declared if c in seen]  # the caller names the class
+        return declared
+    from designer.graph.layers.sequences import sort_classes
+    return sort_classes({seqs.labels[i] for k in ("train", "val") for i in parts[k]
+                         if seqs.labels[i] is not None})

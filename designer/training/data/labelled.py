@@ -1,0 +1,223 @@
+"""Reading labelled sequences: UEA/UCR ``.ts`` files and long-format CSV tables.
+
+>>> seqs = read_sequences(Path("JapaneseVowels_TRAIN.ts"))
+>>> len(seqs.series), seqs.series[0].shape, seqs.labels[:3], seqs.classes
+(270, (20, 12), ['1', '1', '1'], ['1', '2', ..., '9'])
+
+Each sequence is a ``(length, features)`` float32 array; labels are kept as the file writes
+them. Bad input raises :class:`DataError` naming the file and the line.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from designer.graph import headers
+from designer.graph.datasets import DataProblem
+from designer.graph.layers.sequences import long_format_columns, sort_classes
+
+from .errors import DataError
+
+
+@dataclass
+class Sequences:
+    """Sequences of one file, their labels (``None`` where unlabelled) and its class names."""
+
+    path: Path
+    series: list
+    labels: list
+    classes: list
+    ids: list = field(default_factory=list)
+    features: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    lines: list = field(default_factory=list)  # where each sequence starts in the file
+
+
+def read_sequences(path: Path, label_column: str = "", labelled: bool = True) -> Sequences:
+    """A ``.ts`` or long-format CSV file's sequences (``labelled``: labels are required)."""
+    path = Path(path)
+    if path.suffix.lower() == ".ts":
+        return read_ts(path, labelled)
+    return read_long_csv(path, label_column, labelled)
+
+
+# ----------------------------------------------------------------------------------- ts --
+def read_ts(path: Path, labelled: bool = True) -> Sequences:
+    """Every series of a ``.ts`` file (``?`` values filled in along their channel)."""
+    try:
+        head = headers.read_ts_header(path)
+    except DataProblem as e:
+        if labelled or "no class labels" not in str(e):
+            raise DataError(str(e)) from None
+        head = None
+    if head is not None and head.timestamps:
+        raise DataError(f"{path} stores time stamps with its values (@timeStamps true), which "
+                        "rnn-designer does not read; export it without them")
+    has_labels = head is not None
+    declared = list(head.class_labels) if head else []
+    channels = head.dimensions if head else None
+    series, labels, lines, filled = [], [], [], 0
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            in_data = False
+            for number, line in enumerate(f, 1):
+                s = line.strip()
+                if not s or s.startswith("#"):
+                    continue
+                if not in_data:
+                    in_data = s.lower().startswith("@data")
+                    continue
+                parts = s.split(":")
+                label = parts.pop().strip() if has_labels else None
+                if has_labels and declared and label not in declared:
+                    raise DataError(f"{path}: line {number} has the class '{label}', which the "
+                                    f"header's @classLabel does not list "
+                                    f"({' '.join(declared[:12])})")
+                if channels is None:
+                    channels = len(parts)
+                if len(parts) != channels:
+                    raise DataError(f"{path}: line {number} holds {len(parts)} channels, but "
+                                    f"the file has {channels} (@dimensions); every series "
+                                    "needs the same number")
+                values = [_ts_channel(p, path, number) for p in parts]
+                lengths = {len(v) for v in values}
+                if len(lengths) > 1:
+                    raise DataError(f"{path}: line {number} has channels of different lengths "
+                                    f"({', '.join(str(len(v)) for v in values[:6])}); every "
+                                    "channel of a series needs as many values")
+                array = np.stack(values, 1).astype(np.float32)
+                filled += int(np.isnan(array).sum())
+                series.append(_fill_gaps(array))
+                labels.append(label)
+                lines.append(number)
+    except UnicodeDecodeError:
+        raise DataError(f"{path} is not UTF-8 text") from None
+    except OSError as e:
+        raise DataError(f"{path} cannot be read ({e.strerror or e})") from None
+    if not series:
+        raise DataError(f"{path} holds no series after @data")
+    classes = declared if declared else sort_classes({lab for lab in labels if lab})
+    out = Sequences(path, series, labels, classes, [str(i + 1) for i in range(len(series))],
+                    [f"channel{j + 1}" for j in range(channels)], lines=lines)
+    if filled:
+        out.notes.append(f"{path.name}: {filled} missing values ('?') filled in along their "
+                         "channel")
+    return out
+
+
+def _ts_channel(text: str, path: Path, number: int) -> np.ndarray:
+    cells = text.split(",")
+    out = np.empty(len(cells), np.float64)
+    for i, c in enumerate(cells):
+        c = c.strip()
+        if c in ("?", "NaN", "nan", ""):
+            out[i] = np.nan
+            continue
+        value = headers.parse_number(c)
+        if value is None:
+            raise DataError(f"{path}: line {number} holds '{c[:30]}', which is not a number")
+        out[i] = value
+    return out
+
+
+def _fill_gaps(array: np.ndarray) -> np.ndarray:
+    """NaNs filled linearly along each channel (held at the ends; 0 for an empty channel)."""
+    if not np.isnan(array).any():
+        return array
+    out = array.copy()
+    index = np.arange(len(out))
+    for j in range(out.shape[1]):
+        gap = np.isnan(out[:, j])
+        if gap.all():
+            out[:, j] = 0.0
+        elif gap.any():
+            out[gap, j] = np.interp(index[gap], index[~gap], out[~gap, j])
+    return out
+
+
+# ---------------------------------------------------------------------------------- CSV --
+def read_long_csv(path: Path, label_column: str = "", labelled: bool = True) -> Sequences:
+    """Sequences of a long-format CSV: one row per step, ``series_id, time, features...,
+    label``; rows of a series are put in time order (file order when there is no time)."""
+    try:
+        table = headers.read_csv_header(path)
+        if not labelled and (label_column or table.columns[-1]) not in table.columns:
+            label_column = ""
+        ident, time, features, label = long_format_columns(table, label_column)
+    except DataProblem as e:
+        raise DataError(str(e)) from None
+    cols = list(table.columns)
+    j_id, j_label = cols.index(ident), cols.index(label)
+    j_time = cols.index(time) if time else None
+    j_feat = [cols.index(c) for c in features]
+    groups: dict[str, dict] = {}
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f, delimiter=table.delimiter)
+            if table.has_header:
+                next(reader, None)
+            for r in reader:
+                if not any(c.strip() for c in r):
+                    continue
+                line = reader.line_num
+                if len(r) < len(cols):
+                    r = r + [""] * (len(cols) - len(r))
+                key = r[j_id].strip()
+                if not key:
+                    raise DataError(f"{path}: line {line} has no series id (column '{ident}')")
+                g = groups.setdefault(key, {"rows": [], "times": [], "label": None,
+                                            "line": line})
+                lab = r[j_label].strip()
+                if lab and g["label"] is not None and lab != g["label"]:
+                    raise DataError(f"{path}: line {line} gives series '{key}' the label "
+                                    f"'{lab}', but an earlier row gave it '{g['label']}'")
+                if lab:
+                    g["label"] = lab
+                g["rows"].append([_cell(table, r[j], line, cols[j]) for j in j_feat])
+                g["times"].append(_time_key(r[j_time]) if j_time is not None else len(g["rows"]))
+    except UnicodeDecodeError:
+        raise DataError(f"{path} is not UTF-8 text; save it as UTF-8 CSV") from None
+    except csv.Error as e:
+        raise DataError(f"{path} is not a well-formed CSV file ({e})") from None
+    except OSError as e:
+        raise DataError(f"{path} cannot be read ({e.strerror or e})") from None
+    if not groups:
+        raise DataError(f"{path} holds no data rows")
+    series, labels, lines, filled = [], [], [], 0
+    for key, g in groups.items():
+        if labelled and g["label"] is None:
+            raise DataError(f"{path}: series '{key}' (from line {g['line']}) has no label in "
+                            f"column '{label}'")
+        order = sorted(range(len(g["rows"])), key=lambda i: g["times"][i])
+        array = np.asarray([g["rows"][i] for i in order], dtype=np.float64)
+        filled += int(np.isnan(array).sum())
+        series.append(_fill_gaps(array).astype(np.float32))
+        labels.append(g["label"])
+        lines.append(g["line"])
+    out = Sequences(path, series, labels, sort_classes({x for x in labels if x}),
+                    list(groups), features, lines=lines)
+    if filled:
+        out.notes.append(f"{path.name}: {filled} empty cells filled in along their series")
+    return out
+
+
+def _cell(table, text: str, line: int, column: str) -> float:
+    if headers.is_missing(text):
+        return np.nan
+    value = table.number(text.strip())
+    if value is None:
+        raise DataError(f"{table.path}: line {line}, column '{column}' holds "
+                        f"'{text.strip()[:30]}', "
+                        "which is not a number")
+    return value
+
+
+def _time_key(text: str):
+    value = headers.parse_number(text.strip())
+    if value is not None:
+        return (0, value, "")
+    days = headers.parse_time(text)
+    return (0, days, "") if days is not None else (1, 0.0, text.strip())

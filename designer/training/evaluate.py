@@ -1,0 +1,148 @@
+"""Scoring a trained forecaster or sequence classifier on its test split (``rnn-designer
+evaluate``), or on every window or sequence of another file.
+
+>>> report = evaluate_run("runs/co2")          # {"task": "forecast", "rmse": 0.45, ...}
+
+Forecasts are scored in the target's own units against the truth read from the file (cells
+that were empty and filled in do not count), next to a baseline: the seasonal naive forecast
+(the value one season before: the same week last year for weekly data) when the data has a
+season, else persistence (the last value seen). Only plain numbers leave here.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from designer.graph import project as P
+
+from .data import open_source
+from .generate import GenerateError, TrainedModel, load_trained
+
+TASKS = {"series": "forecast", "classes": "classify"}
+
+
+def open_for(model: TrainedModel, data: str | Path | None = None, **kw):
+    """The run's data source, read as in training (its statistics and classes); ``data``:
+    another file, every window or sequence of which is the ``test`` split."""
+    if model.kind not in TASKS:
+        raise GenerateError(f"{model.path} was trained on {model.kind} data; evaluate and "
+                            "predict are for TimeSeries and SequenceClasses runs")
+    project = P.from_dict(model.meta["project"])
+    layer = project.graph.layer(project.graph.sources()[0])
+    meta = model.meta["data"]
+    return open_source(layer, None, data if data is not None else meta["path"], None, 0,
+                       run_meta=meta, whole=data is not None, **kw)
+
+
+def outputs(model: TrainedModel, source, batch: dict) -> torch.Tensor:
+    """What the net feeds its loss (logits or predictions) for one batch, on the CPU."""
+    net = model.net
+    data_layer = net.sources[0]
+    at = net.logits_source()
+    feeds = {f"{data_layer}.{k}": v.to(model.device) for k, v in batch.items()
+             if k != "label"}
+    with torch.no_grad():
+        return net(feeds, None, want=(at[0],)).blobs[at].float().cpu()
+
+
+def evaluate_run(run_dir: str | Path, data: str | Path | None = None, which: str = "best",
+                 device: str = "cpu") -> dict:
+    """The ``evaluate`` report of a run (see the module doc).
+
+    Raises
+    ------
+    GenerateError
+        Not a forecasting or classification run, or no test split to score.
+    designer.training.data.DataError, designer.training.checkpoint.CheckpointError
+        The data or the checkpoint cannot be used.
+    """
+    model = load_trained(run_dir, which, device)
+    source = open_for(model, data)
+    if "test" not in source.splits:
+        raise GenerateError(f"{source.path} has no test split to score (set the data layer's "
+                            "test_fraction above 0, or give --data FILE)")
+    report = _forecast(model, source) if model.kind == "series" else _classify(model, source)
+    report.update(file=str(getattr(source, "test_path", source.path)),
+                  split="test" if data is None else "all",
+                  checkpoint_step=int(model.meta["step"]))
+    return report
+
+
+def _classify(model: TrainedModel, source) -> dict:
+    k = source.num_classes
+    confusion = np.zeros((k, k), np.int64)
+    for chunk in source.eval_chunks(None, "test"):
+        batch = source.batch(chunk)
+        predicted = outputs(model, source, batch).reshape(len(chunk), -1).argmax(1).numpy()
+        truth = batch["label"].numpy()
+        np.add.at(confusion, (truth[truth >= 0], predicted[truth >= 0]), 1)
+    n = int(confusion.sum())
+    if n == 0:
+        raise GenerateError(f"{source.path} holds no labelled sequence to score")
+    per_class = [float(confusion[i, i] / confusion[i].sum()) if confusion[i].sum() else None
+                 for i in range(k)]
+    return {"task": "classify", "accuracy": float(np.trace(confusion) / n), "n": n,
+            "classes": list(source.classes), "confusion": confusion.tolist(),
+            "per_class_accuracy": per_class}
+
+
+def _forecast(model: TrainedModel, source) -> dict:
+    preds, truths, masks, origins = [], [], [], []
+    for chunk in source.eval_chunks(None, "test"):
+        out = outputs(model, source, source.window_batch(chunk)).numpy()
+        preds.append(source.to_units(out, chunk))
+        truth, mask = source.truth(chunk)
+        truths.append(truth)
+        masks.append(mask)
+        origins.append(chunk)
+    pred, truth = np.concatenate(preds), np.concatenate(truths)
+    mask, origins = np.concatenate(masks), np.concatenate(origins)
+    names = ["seasonal_naive", "persistence"] if source.period else ["persistence"]
+    baselines = [{"name": name, **_errors(source.baseline(origins, name), truth, mask)}
+                 for name in names]
+    if source.period:
+        baselines[0]["period"] = source.period
+    scores = _errors(pred, truth, mask)
+    report = {"task": "forecast", **scores, "n": int(len(origins)),
+              "values": int(mask.sum()), "horizon": source.horizon,
+              "targets": list(source.targets), "baseline": baselines[0],
+              "baselines": baselines}
+    if len(source.targets) > 1:
+        report["per_target"] = {t: _errors(pred[..., j], truth[..., j], mask[..., j])
+                                for j, t in enumerate(source.targets)}
+    return report
+
+
+def _errors(pred: np.ndarray, truth: np.ndarray, mask: np.ndarray) -> dict:
+    diff = (pred - truth)[mask]
+    if not diff.size:
+        return {"rmse": None, "mae": None}
+    return {"rmse": float(np.sqrt(np.mean(diff ** 2))), "mae": float(np.mean(np.abs(diff)))}
+
+
+def format_report(report: dict) -> str:
+    """The plain text ``rnn-designer evaluate`` prints."""
+    where = f"{report['file']} ({'test split' if report['split'] == 'test' else 'every window'})"
+    if report["task"] == "classify":
+        lines = [f"{where}: accuracy {report['accuracy']:.2%} over {report['n']:,} sequences",
+                 "", "per class (rows: true, columns: predicted)"]
+        classes = report["classes"]
+        width = max(5, *(len(c) for c in classes))
+        lines.append(" " * (width + 2) + " ".join(c[:width].rjust(width) for c in classes)
+                     + "  accuracy")
+        for c, row, acc in zip(classes, report["confusion"], report["per_class_accuracy"]):
+            shown = "-" if acc is None else f"{acc:.0%}"
+            lines.append(c[:width].rjust(width) + "  " + " ".join(str(v).rjust(width)
+                                                                 for v in row) + f"  {shown:>8s}")
+        return "\n".join(lines)
+    unit = ", ".join(report["targets"])
+    lines = [f"{where}: {report['n']:,} forecasts of {unit}, {report['horizon']} step(s) ahead",
+             f"  {'model':<20s} RMSE {report['rmse']:.4g}  MAE {report['mae']:.4g}"]
+    for b in report["baselines"]:
+        label = b["name"].replace("_", " ") + (f" ({b['period']})" if "period" in b else "")
+        ratio = f"model / baseline RMSE {report['rmse'] / b['rmse']:.3f}" if b["rmse"] else \
+            "the baseline is exact here"
+        lines.append(f"  {label:<20s} RMSE {b['rmse']:.4g}  MAE {b['mae']:.4g}  ({ratio})")
+    return "\n".join(lines)

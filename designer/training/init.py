@@ -1,0 +1,264 @@
+"""``rnn-designer init``: a ready-to-train project sized from a data file.
+
+A ``.ts`` file, or a long-format CSV (a series id first whose rows come in runs, a label
+constant within each series), is labelled sequences to classify; any other CSV or a ``.npy``
+is a series to forecast. The net is the one that works for both: data -> LSTM ->
+SequenceLast -> InnerProduct -> loss, sized from what the file holds, with enough steps to
+learn and few enough to train on a CPU in a couple of minutes.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from designer.graph import headers
+from designer.graph.datasets import DataProblem
+from designer.graph.model import Graph
+from designer.graph.project import Project
+
+from .data.classes import ClassesSource
+from .data.errors import DataError
+from .data.series import SeriesSource
+
+# CPU cost of one training step, ms per (T x N x H x (H + F)) of an LSTM on one core,
+# measured on Japanese Vowels (T 29, N 32, H 100, F 12: 44 ms a step)
+MS_PER_UNIT = 4.2e-6
+BUDGET_MS = 100_000   # the training steps' share of "a couple of minutes"
+FRAMES_FROM = 60     # sequences longer than this are read in frames...
+FRAME_STEPS = 40     # ...of as many steps as make them about this long
+LABEL_NAMES = ("label", "class", "target", "y", "category", "activity", "classlabel")
+
+
+class InitError(Exception):
+    """No project can be made; ``str()`` is one sentence naming the file."""
+
+
+def guess_task(path: Path, target: str | None = None) -> str:
+    """``classify`` or ``forecast``, from the file's kind and first rows."""
+    suffix = path.suffix.lower()
+    if suffix == ".ts":
+        return "classify"
+    if suffix == ".npy":
+        return "forecast"
+    try:
+        header = headers.read_csv_header(path)
+    except DataProblem as e:
+        raise DataError(str(e)) from None
+    return "classify" if _long_format(path, header, target) else "forecast"
+
+
+def _long_format(path: Path, header, target: str | None) -> bool:
+    cols = list(header.columns)
+    label = target if target in cols else cols[-1]
+    if len(cols) < 3 or cols[0] == header.time_column or label == cols[0]:
+        return False
+    text = headers.head_text(path)
+    rows = list(csv.reader(io.StringIO(text), delimiter=header.delimiter))
+    rows = rows[1:] if header.has_header else rows
+    rows = [r for r in rows if len(r) == len(cols)]
+    ids = [r[0].strip() for r in rows]
+    if len(rows) < 4 or len(set(ids)) > len(rows) / 2:
+        return False
+    runs = sum(1 for a, b in zip(ids, ids[1:]) if a != b) + 1
+    if runs != len(set(ids)):
+        return False  # an id's rows do not come together: not one series per id
+    j = cols.index(label)
+    per_id: dict[str, set] = {}
+    for r in rows:
+        per_id.setdefault(r[0].strip(), set()).add(r[j].strip())
+    constant = all(len(v) == 1 for v in per_id.values())
+    named = label.strip().lower() in LABEL_NAMES or not header.numeric[j]
+    return constant and (named or len(per_id) >= 3)
+
+
+def init_project(data: str | os.PathLike, task: str | None = None, target: str | None = None,
+                 out: str | os.PathLike | None = None, horizon: int | None = None
+                 ) -> tuple[Path, list[str]]:
+    """Write the project for ``data``; returns its path and lines that say what was chosen.
+
+    Raises
+    ------
+    InitError
+        The file is missing, ``out`` already exists, or the options do not fit.
+    DataError
+        The data itself cannot be used (one sentence naming the file and the problem).
+    """
+    path = Path(os.path.expanduser(os.fspath(data)))
+    if not path.is_file():
+        raise InitError(f"{path} does not exist" if not path.exists() else
+                        f"{path} is a folder; give the data file")
+    target_path = Path(out) if out else Path.cwd() / (path.stem + ".json")
+    if target_path.exists():
+        raise InitError(f"{target_path} already exists; give another --out (nothing was "
+                        "written)")
+    if horizon is not None and horizon < 1:
+        raise InitError("--horizon must be at least 1")
+    guessed = task is None
+    task = task or guess_task(path, target)
+    if task == "classify" and path.suffix.lower() == ".npy":
+        raise InitError(f"{path} is a .npy array; labelled sequences come as .ts or a "
+                        "long-format CSV")
+    folder, resolved = target_path.resolve().parent, path.resolve()
+    # beside or below the project: a relative path travels with it; else where it is
+    where = str(resolved.relative_to(folder)) if resolved.is_relative_to(folder) else \
+        str(resolved)
+    if task == "forecast":
+        project, lines = _forecaster(path, where, target or "", horizon or 1)
+    else:
+        if horizon is not None:
+            raise InitError("--horizon is for forecasting; a classifier has none")
+        project, lines = _classifier(path, where, target or "")
+    how = "guessed from the file" if guessed else "as asked"
+    lines.insert(0, f"task: {task} ({how})")
+    project.name = f"{path.stem} ({task})"
+    project.save(target_path)
+    return target_path, lines
+
+
+def _forecaster(path: Path, where: str, target: str, horizon: int) -> tuple[Project, list]:
+    params = {"file": str(path), "target": target, "inputs": "", "time_column": "",
+              "seq_len": 1, "horizon": horizon, "stride": 1, "batch_size": 32,
+              "val_fraction": 0.15, "test_fraction": 0.15, "normalize": True,
+              "predict": "change", "missing": "interpolate", "season": 0}
+    probe = SeriesSource(path, params, 0)
+    rows, m = len(probe.x), probe.period
+    seq_len = m if m >= 48 else 2 * m if m >= 12 else 4 * m if m else 32
+    room = int(rows * 0.7) // 3 - horizon
+    seq_len = max(2, min(seq_len, room))
+    params["seq_len"] = seq_len
+    source = SeriesSource(path, params, 0)
+    if _better_start(source) == "season":
+        try:  # a season of history before every window: is there room for it?
+            seasonal = SeriesSource(path, {**params, "predict": "season"}, 0)
+        except DataError:
+            seasonal = None
+        if seasonal is not None and seasonal.split_size("train") >= 16:
+            source, params["predict"] = seasonal, "season"
+    windows = source.split_size("train")
+    batch = 32 if windows >= 256 else 16 if windows >= 64 else max(4, windows // 4)
+    params["batch_size"] = batch
+    hidden = 64
+    steps = _steps(windows, batch, seq_len, hidden, len(source.inputs), epochs=40,
+                   least=1000)
+    evals = max(1, math.ceil(source.split_size("val") / batch))
+    g = Graph()
+    layer_params = {k: v for k, v in params.items() if v != _default("TimeSeries", k)}
+    layer_params["file"] = where
+    g.add_layer("TimeSeries", "data", layer_params, (0, 0))
+    _head(g, hidden, "P", "EuclideanLoss")
+    project = Project(g, description=(
+        f"Forecasts {', '.join(source.targets)} {horizon} step(s) ahead from the last "
+        f"{seq_len} rows of {path.name}; made by rnn-designer init."))
+    _solver(project, steps, evals, 0.002)
+    season = f", a season of {m} steps" if m else ", no season found"
+    start = {"change": "the last value seen", "season": "the value one season before"}
+    season += f"; the net forecasts the change from {start[params['predict']]}"
+    lines = [f"data: {source.describe()}{season}",
+             f"net: LSTM {hidden} -> SequenceLast -> InnerProduct "
+             f"{source.horizon * len(source.targets)} -> EuclideanLoss; {steps:,} steps of "
+             f"{batch}"]
+    lines += [f"note: {n}" for n in source.notes]
+    return project, lines
+
+
+def _better_start(source: SeriesSource) -> str:
+    """``season`` when the value one season before forecasts the training rows better than
+    the last value seen, else ``change``: the net then learns the correction to the better
+    of the two simple forecasts."""
+    if not source.period:
+        return "change"
+    origins = source.origins("train")
+    origins = origins[origins >= source.period]
+    if not len(origins):
+        return "change"
+    truth = source.truth(origins)[0]
+    error = {name: float(np.mean((source.baseline(origins, name) - truth) ** 2))
+             for name in ("seasonal_naive", "persistence")}
+    return "season" if error["seasonal_naive"] < error["persistence"] else "change"
+
+
+def _classifier(path: Path, where: str, label: str) -> tuple[Project, list]:
+    params = {"file": str(path), "label_column": label, "batch_size": 32, "frame": 1,
+              "val_fraction": 0.1, "test_fraction": 0.2, "normalize": True}
+    source = ClassesSource(path, params, 0)
+    longest = int(source.lengths.max())
+    if longest > FRAMES_FROM:  # a long recording reads far better in frames
+        params["frame"] = math.ceil(longest / FRAME_STEPS)
+        source = ClassesSource(path, params, 0)
+    n_train = source.split_size("train")
+    batch = 32 if n_train >= 160 else max(4, n_train // 5)
+    params["batch_size"] = batch
+    hidden = 100 if n_train < 2000 else 128
+    t = int(source.lengths.mean())
+    steps = _steps(n_train, batch, t, hidden, len(source.features) * params["frame"],
+                   epochs=80, least=500)
+    evals = max(1, math.ceil(source.split_size("val") / batch))
+    g = Graph()
+    layer_params = {k: v for k, v in params.items() if v != _default("SequenceClasses", k)}
+    layer_params["file"] = where
+    g.add_layer("SequenceClasses", "data", layer_params, (0, 0))
+    _head(g, hidden, "K", "SoftmaxWithLoss")
+    project = Project(g, description=(
+        f"Classifies the sequences of {path.name} into {source.num_classes} classes; made by "
+        "rnn-designer init."))
+    _solver(project, steps, evals, 0.005, weight_decay=0.05)
+    lines = [f"data: {source.describe()}",
+             f"net: LSTM {hidden} -> SequenceLast -> InnerProduct {source.num_classes} -> "
+             f"SoftmaxWithLoss, Accuracy; {steps:,} steps of {batch}"]
+    lines += [f"note: {n}" for n in source.notes]
+    return project, lines
+
+
+def _default(type_id: str, key: str):
+    from designer.graph import registry
+    return registry.get(type_id).param(key).default
+
+
+def _steps(examples: int, batch: int, t: int, hidden: int, features: int, epochs: int,
+           least: int) -> int:
+    """``epochs`` passes over the examples but at least ``least`` steps (a small file needs
+    updates more than passes), within the CPU budget, in whole tens."""
+    per_epoch = max(1, examples // batch)
+    ms = MS_PER_UNIT * t * batch * hidden * (hidden + features)
+    steps = min(max(epochs * per_epoch, least), int(BUDGET_MS / max(ms, 1e-3)), 3000)
+    return max(100, steps // 10 * 10)
+
+
+def _head(g: Graph, hidden: int, outputs: str, loss: str) -> None:
+    """LSTM -> SequenceLast -> InnerProduct -> loss (and Accuracy for classes)."""
+    g.add_layer("LSTM", "lstm1", {"num_output": hidden}, (0, 110))
+    g.add_layer("SequenceLast", "last", {}, (0, 220))
+    g.add_layer("InnerProduct", "ip1", {"num_output": outputs}, (0, 330))
+    g.connect("data", "data", "lstm1", "x")
+    g.connect("lstm1", "y", "last", "x")
+    g.connect("last", "y", "ip1", "x")
+    if loss == "SoftmaxWithLoss":
+        g.connect("data", "lengths", "last", "lengths")
+        g.add_layer(loss, "loss", {}, (-90, 440))
+        g.add_layer("Accuracy", "accuracy", {}, (90, 440))
+        g.connect("ip1", "y", "accuracy", "logits")
+        g.connect("data", "label", "accuracy", "label")
+        g.connect("ip1", "y", "loss", "logits")
+    else:
+        g.add_layer(loss, "loss", {}, (0, 440))
+        g.connect("ip1", "y", "loss", "pred")
+    g.connect("data", "label", "loss", "label")
+
+
+def _solver(project: Project, steps: int, evals: int, lr: float,
+            weight_decay: float = 0.0) -> None:
+    """Adam (AdamW with decoupled weight decay: it keeps a classifier of a few hundred
+    sequences from fitting them by heart) on a cosine schedule, with gradient clipping."""
+    project.solver = {"type": "AdamW" if weight_decay else "Adam", "base_lr": lr,
+                      "weight_decay": weight_decay, "lr_policy": "cosine",
+                      "clip_gradients": 5.0, "max_steps": steps}
+    if not weight_decay:
+        del project.solver["weight_decay"]
+    project.training = {"eval_interval": max(10, steps // 12 // 10 * 10),
+                        "eval_batches": evals, "log_interval": 10,
+                        "checkpoint_interval": max(100, steps // 2), "sample_interval": 0}

@@ -1,0 +1,137 @@
+"""``rnn-designer predict``: a trained run's classes for the sequences of a file, or its
+forecast of the values that follow a series.
+
+Classification writes one row per sequence: its id, the predicted class, that class's
+probability, the true class when the file gives one, and every class's probability.
+Forecasting reads the last ``seq_len`` rows of the file (the same columns the run trained on)
+and writes them as ``history`` rows followed by ``horizon`` ``forecast`` rows, stamped with
+the time continued at the file's pace when it has a time column.
+"""
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from designer.graph import headers
+from designer.graph.atomic import atomic_write_text
+
+from .evaluate import open_for, outputs
+from .generate import GenerateError, load_trained
+
+
+def predict_file(run_dir: str | Path, input_file: str | Path, out: str | Path | None = None,
+                 which: str = "best", device: str = "cpu") -> tuple[str, str]:
+    """The CSV text of the predictions (also written atomically to ``out``) and a summary."""
+    model = load_trained(run_dir, which, device)
+    if not Path(input_file).exists():
+        raise GenerateError(f"{input_file} does not exist")
+    if model.kind == "classes":
+        rows, summary = _classify(model, input_file)
+    elif model.kind == "series":
+        rows, summary = _forecast(model, input_file)
+    else:
+        raise GenerateError(f"{model.path} was trained on {model.kind} data; predict is for "
+                            "TimeSeries and SequenceClasses runs")
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    text = buf.getvalue()
+    if out is not None:
+        atomic_write_text(Path(out), text)
+        summary += f"; written to {out}"
+    return text, summary
+
+
+def _classify(model, input_file) -> tuple[list, str]:
+    source = open_for(model, input_file, labelled=False)
+    classes = source.classes
+    seqs = source.seqs
+    labelled = any(lab is not None for lab in seqs.labels)
+    head = ["series", "predicted", "probability"] + (["label"] if labelled else []) + \
+        [f"p_{c}" for c in classes]
+    rows, right = [head], 0
+    for chunk in source.eval_chunks(None, "test"):
+        logits = outputs(model, source, source.batch(chunk)).reshape(len(chunk), -1)
+        probs = torch.softmax(logits, 1).numpy()
+        for i, p in zip(chunk, probs):
+            k = int(p.argmax())
+            row = [seqs.ids[i], classes[k], f"{p[k]:.4f}"]
+            if labelled:
+                row.append(seqs.labels[i] if seqs.labels[i] is not None else "")
+                right += seqs.labels[i] == classes[k]
+            rows.append(row + [f"{v:.4f}" for v in p])
+    n = len(rows) - 1
+    summary = f"{n:,} sequences of {source.path} classified"
+    if labelled:
+        summary += f" ({right / n:.2%} agree with the labels the file gives)"
+    return rows, summary
+
+
+def _forecast(model, input_file) -> tuple[list, str]:
+    source = open_for(model, input_file, forecast=True)
+    origin = len(source.x) - 1
+    batch = source.window_batch(np.array([origin]))
+    out = outputs(model, source, {"data": batch["data"]}).numpy()
+    future = source.to_units(out, np.array([origin]))[0]           # (horizon, targets)
+    first = origin - source.seq_len + 1
+    stamps = source.times
+    head = [source.time_column or "step", "kind"] + list(source.targets)
+    rows = [head]
+    for r in range(first, origin + 1):
+        when = stamps[r] if stamps else str(r + 1)
+        rows.append([when, "history"] + [_num(v) for v in source.y[r]])
+    after = _continue_times(stamps, source.horizon) if stamps else \
+        [str(origin + 2 + k) for k in range(source.horizon)]
+    for k in range(source.horizon):
+        rows.append([after[k], "forecast"] + [_num(v) for v in future[k]])
+    summary = (f"forecast of {', '.join(source.targets)} for the {source.horizon} step(s) "
+               f"after the last row of {source.path}")
+    return rows, summary
+
+
+def _num(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def _continue_times(stamps: list, count: int) -> list[str]:
+    """The ``count`` time stamps that follow ``stamps`` at their usual pace, written the way
+    the file writes them (a date, a date and time, a number); ``+k`` when they cannot be."""
+    last = stamps[-1].strip()
+    numbers = [headers.parse_number(s) for s in stamps[-50:]]
+    days = [headers.parse_time(s) for s in stamps[-50:]]
+    if all(d is not None for d in days) and len(days) > 1:
+        step = float(np.median(np.diff(days)))
+        base = _dt.datetime(1970, 1, 1) + _dt.timedelta(days=days[-1])
+        out = []
+        for k in range(1, count + 1):
+            when = _step_date(base, step, k)
+            if last.isdigit() and len(last) == 8:
+                out.append(when.strftime("%Y%m%d"))
+            elif len(last) <= 7:
+                out.append(when.strftime("%Y-%m"))
+            elif len(last) <= 10:
+                out.append(when.strftime("%Y-%m-%d").replace("-", "/" if "/" in last else "-"))
+            else:
+                out.append(when.isoformat(sep=" "))
+        return out
+    if all(n is not None for n in numbers) and len(numbers) > 1:
+        step = float(np.median(np.diff(numbers)))
+        is_int = all(float(n).is_integer() for n in numbers) and float(step).is_integer()
+        return [str(int(numbers[-1] + k * step)) if is_int else _num(numbers[-1] + k * step)
+                for k in range(1, count + 1)]
+    return [f"+{k}" for k in range(1, count + 1)]
+
+
+def _step_date(base: _dt.datetime, step_days: float, k: int) -> _dt.datetime:
+    """``base`` moved ``k`` steps on: whole months for monthly, quarterly or yearly data."""
+    months = 1 if 27 <= step_days <= 32 else 3 if 88 <= step_days <= 93 else \
+        12 if 360 <= step_days <= 370 else 0
+    if months:
+        total = base.month - 1 + months * k
+        return base.replace(year=base.year + total // 12, month=total % 12 + 1,
+                            day=min(base.day, 28))
+    return base + _dt.timedelta(days=step_days * k)

@@ -1,0 +1,2 @@
+"""The Generate panel's views: several text streams side by side, waveforms with their levels,
+and playing generated audio."""

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Build rnn-designer as a one-folder app with PyInstaller, then check it.
+#
+#   bash packaging/build.sh            # -> packaging/dist/rnn-designer/rnn-designer
+#
+# A clean virtual environment (packaging/build/venv) gets CPU torch, the app with its
+# dependencies (PySide6-Essentials, pyqtgraph, ...) and PyInstaller; nothing from the
+# environment the script is run from goes into the app. Set TORCH_SPEC to another pip
+# requirement for torch (the default is the version CI tests), and pip's usual variables
+# (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS) to an index that serves CPU wheels:
+# the script refuses a torch built for CUDA, which would add gigabytes.
+#
+# Then it writes a .desktop entry next to the app, runs tests/packaging (the built app renders
+# the Char-RNN example offscreen to a PNG, started as the .desktop entry starts it), and
+# prints the app's size and how long it takes to start.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(dirname "$HERE")"
+BUILD="$HERE/build"
+DIST="$HERE/dist"
+APP="$DIST/rnn-designer"
+PY="${PYTHON:-python3}"
+TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}"
+
+echo "== a clean environment in $BUILD/venv"
+rm -rf "$BUILD/venv"
+"$PY" -m venv "$BUILD/venv"
+VPY="$BUILD/venv/bin/python"
+"$VPY" -m pip install -q --upgrade pip
+"$VPY" -m pip install -q "$TORCH_SPEC"
+if ! "$VPY" -c "import sys, torch; sys.exit(torch.version.cuda is not None)"; then
+    echo "build.sh: pip installed a torch built for CUDA ($("$VPY" -c 'import torch; print(torch.__version__)'));" \
+         "point PIP_INDEX_URL or PIP_FIND_LINKS at CPU wheels and run it again" >&2
+    exit 2
+fi
+"$VPY" -m pip install -q "$ROOT" pyinstaller pytest
+
+echo "== PyInstaller"
+rm -rf "$APP"
+(cd "$ROOT" && "$VPY" -m PyInstaller --noconfirm --log-level WARN \
+    --distpath "$DIST" --workpath "$BUILD/work" "$HERE/rnn-designer.spec")
+
+echo "== the desktop entry"
+sed -e "s|^Exec=.*|Exec=\"$APP/rnn-designer\" %f|" \
+    -e "s|^Icon=.*|Icon=$APP/_internal/resources/icons/app.svg|" \
+    "$HERE/rnn-designer.desktop" > "$APP/rnn-designer.desktop"
+if command -v desktop-file-validate >/dev/null; then
+    desktop-file-validate "$APP/rnn-designer.desktop"
+fi
+echo "install it with: install -Dm644 $APP/rnn-designer.desktop ~/.local/share/applications/rnn-designer.desktop"
+
+echo "== tests/packaging with the built app"
+(cd "$ROOT" && RNN_DESIGNER_BUNDLE="$APP" QT_QPA_PLATFORM=offscreen \
+    "$VPY" -m pytest -p no:cacheprovider -o addopts="" -q tests/packaging)
+
+echo "== size and start time"
+du -sh "$APP"
+"$VPY" "$ROOT/tests/packaging/start_time.py" "$APP/rnn-designer"

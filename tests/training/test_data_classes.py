@@ -1,0 +1,142 @@
+"""Labelled sequences: .ts files and long-format CSV tables read exactly, padded batches with
+their lengths, splits that do not follow the seed, class names as written, exact resume, and
+one sentence for each kind of bad file."""
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from designer.training.data import open_source
+from designer.training.data.classes import ClassesSource
+
+from .helpers import layer, refused, same_batches, save_and_load
+
+DATA = os.environ.get("RNN_DESIGNER_DATA", "")
+VOWELS = os.path.join(DATA, "japanese_vowels", "JapaneseVowels_TRAIN.ts")
+needs_data = pytest.mark.skipif(not os.path.exists(VOWELS), reason="RNN_DESIGNER_DATA not set")
+
+
+def ts(tmp_path, name: str, rows: list[tuple], labels="a b c", dims: int = 2) -> str:
+    """A .ts file: each row (label, [channel values...])."""
+    lines = ["# a test file", "@problemName t", f"@dimensions {dims}",
+             f"@classLabel true {labels}", "@data"]
+    for label, channels in rows:
+        lines.append(":".join(",".join(str(v) for v in c) for c in channels) + f":{label}")
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return str(p)
+
+
+def rows(n: int, seed: int = 0) -> list[tuple]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        length = int(rng.integers(3, 9))
+        out.append(("abc"[i % 3], [rng.normal(size=length).round(3).tolist() for _ in range(2)]))
+    return out
+
+
+def source(path, **params) -> ClassesSource:
+    return open_source(layer("SequenceClasses", file=str(path), **params), seed=5)
+
+
+@needs_data
+def test_japanese_vowels_train_and_test_files_make_the_splits():
+    s = source(VOWELS)
+    assert s.classes == [str(k) for k in range(1, 10)]
+    assert (s.split_size("train"), s.split_size("val"), s.split_size("test")) == (243, 27, 370)
+    assert s.seq_len == 29 and s.lengths.min() == 7 and len(s.features) == 12
+    assert s.test_path.name == "JapaneseVowels_TEST.ts"
+    b = s.next_batch()
+    assert b["data"].shape == (29, 32, 12) and b["lengths"].shape == (32,)
+    assert b["label"].dtype == torch.int64 and int(b["label"].max()) < 9
+
+
+def test_batches_are_padded_after_each_end_and_normalised_on_training_steps(tmp_path):
+    f = ts(tmp_path, "x.ts", rows(30))
+    s = source(f, batch_size=4, val_fraction=0.0, test_fraction=0.0)
+    steps = np.concatenate([s.seqs.series[i] for i in s.parts["train"]])
+    assert np.allclose(s.stats["mean"], steps.mean(0), atol=1e-5)
+    b = s.batch([0, 1])
+    for j, n in enumerate(b["lengths"].tolist()):
+        assert torch.all(b["data"][n:, j] == 0)
+        want = (s.seqs.series[j] - np.asarray(s.stats["mean"])) / np.asarray(s.stats["std"])
+        assert np.allclose(b["data"][:n, j].numpy(), want, atol=1e-5)
+
+
+def test_fraction_splits_are_per_class_and_the_same_for_every_seed(tmp_path):
+    f = ts(tmp_path, "x.ts", rows(60))
+    a = source(f, val_fraction=0.1, test_fraction=0.2)
+    b = open_source(layer("SequenceClasses", file=f, val_fraction=0.1, test_fraction=0.2),
+                    seed=99)
+    assert all(np.array_equal(a.parts[k], b.parts[k]) for k in a.parts)
+    test_labels = [a.seqs.labels[i] for i in a.parts["test"]]
+    assert sorted(test_labels) == sorted("abc" * 4)  # 20% of each class of 20
+
+
+def test_a_long_format_csv_is_grouped_by_series_and_ordered_by_time(tmp_path):
+    f = tmp_path / "long.csv"
+    f.write_text("id,time,x,y,label\n"
+                 "s1,2,0.2,1,walk\ns1,1,0.1,1,walk\ns2,1,5,5,run\ns2,2,,6,run\ns3,1,1,1,sit\n")
+    s = source(f, val_fraction=0.0, test_fraction=0.0, normalize=False, batch_size=2)
+    assert s.classes == ["run", "sit", "walk"]
+    assert s.seqs.ids == ["s1", "s2", "s3"]
+    assert np.allclose(s.seqs.series[0][:, 0], [0.1, 0.2])  # put back in time order
+    assert s.seqs.series[1][1, 0] == 5.0  # an empty cell filled in along its series
+    assert s.lengths.tolist() == [2, 2, 1]
+
+
+def test_bad_sequence_files_get_one_sentence(tmp_path):
+    bad = rows(9)
+    bad[4] = ("b", [[1, 2, 3]] * 3)
+    f = ts(tmp_path, "dims.ts", bad)
+    refused(layer("SequenceClasses", file=f), f, "line 10 holds 3 channels", "@dimensions")
+    ragged = rows(9)
+    ragged[2] = ("c", [[1, 2, 3], [1, 2]])
+    f = ts(tmp_path, "ragged.ts", ragged)
+    refused(layer("SequenceClasses", file=f), f, "line 8 has channels of different lengths")
+    f = ts(tmp_path, "label.ts", rows(6) + [("z", [[1, 2], [3, 4]])])
+    refused(layer("SequenceClasses", file=f), f, "line 12 has the class 'z'")
+    long = tmp_path / "mixed.csv"
+    long.write_text("id,x,label\n1,0.5,a\n1,0.6,b\n")
+    refused(layer("SequenceClasses", file=str(long)), long,
+            "line 3 gives series '1' the label 'b', but an earlier row gave it 'a'")
+
+
+def test_a_test_file_with_a_class_never_seen_in_training_is_refused(tmp_path):
+    train = ts(tmp_path, "X_TRAIN.ts", [r for r in rows(12) if r[0] != "c"])
+    test = ts(tmp_path, "X_TEST.ts", rows(6))
+    refused(layer("SequenceClasses", file=train), test,
+            "line 8 holds the class 'c', which no training sequence has", folder=tmp_path)
+
+
+def test_a_test_file_with_other_channels_is_refused(tmp_path):
+    train = ts(tmp_path, "X_TRAIN.ts", rows(12))
+    test = ts(tmp_path, "X_TEST.ts", [("a", [[1, 2]] * 3)], dims=3)
+    refused(layer("SequenceClasses", file=train), test, "holds 3 channels a step",
+            folder=tmp_path)
+
+
+def test_resume_draws_the_same_sequences(tmp_path):
+    f = ts(tmp_path, "x.ts", rows(40))
+    a = source(f, batch_size=5)
+    for _ in range(9):
+        a.next_batch()
+    state = save_and_load(a.state_dict(), tmp_path)
+    want = [a.next_batch() for _ in range(4)]
+    b = source(f, batch_size=5)
+    b.load_state_dict(state)
+    assert same_batches([b.next_batch() for _ in range(4)], want)
+
+
+def test_long_recordings_are_read_in_frames(tmp_path):
+    f = ts(tmp_path, "x.ts", rows(12))
+    plain = source(f, normalize=False)
+    framed = source(f, normalize=False, frame=3)
+    assert framed.lengths.tolist() == [-(-n // 3) for n in plain.lengths.tolist()]
+    b, p = framed.batch([0]), plain.batch([0])
+    assert b["data"].shape == (framed.seq_len, 1, 6)
+    n = int(p["lengths"][0])
+    # frame k holds steps 3k, 3k+1, 3k+2, each with its two channels
+    assert torch.equal(b["data"][:, 0].reshape(-1, 2)[:n], p["data"][:n, 0])

@@ -1,0 +1,147 @@
+"""Forecasting windows over a table: chronological splits, statistics from the training rows
+only, gaps mended as asked, labels that turn back into the target's units, baselines, exact
+resume, and one sentence for each kind of bad table."""
+import os
+
+import numpy as np
+import pytest
+
+from designer.training.data import open_source
+from designer.training.data.series import SeriesSource
+
+from .helpers import layer, refused, same_batches, save_and_load
+
+DATA = os.environ.get("RNN_DESIGNER_DATA", "")
+CO2 = os.path.join(DATA, "co2_weekly.csv")
+needs_data = pytest.mark.skipif(not os.path.exists(CO2), reason="RNN_DESIGNER_DATA not set")
+
+
+def series(tmp_path, rows: int = 120, name: str = "s.csv", gap_at=None) -> str:
+    """A weekly table: a trend plus a yearly wave, and a second column."""
+    import datetime as dt
+    start = dt.date(2000, 1, 1)
+    lines = ["date,level,other"]
+    for i in range(rows):
+        day = start + dt.timedelta(weeks=i)
+        level = "" if i == gap_at else f"{100 + 0.1 * i + np.sin(2 * np.pi * i / 52):.4f}"
+        lines.append(f"{day.isoformat()},{level},{i % 7}")
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return str(p)
+
+
+def source(path, **params) -> SeriesSource:
+    if str(path).endswith(".csv"):
+        params.setdefault("target", "level")
+    return open_source(layer("TimeSeries", file=str(path), **params), seed=3)
+
+
+def test_windows_and_labels_line_up_in_time(tmp_path):
+    s = source(series(tmp_path), seq_len=8, horizon=3, target="level", predict="level",
+               normalize=False, batch_size=4)
+    assert s.inputs == ["level", "other"] and s.time_column == "date"
+    assert s.period == 52  # weekly dates: the same week a year before
+    origin = s.origins("train")[0]
+    b = s.window_batch([origin])
+    assert b["data"].shape == (8, 1, 2) and b["label"].shape == (1, 3, 1)
+    assert np.allclose(b["data"][:, 0, 0].numpy(), s.y[origin - 7:origin + 1, 0])
+    assert np.allclose(b["label"][0, :, 0].numpy(), s.y[origin + 1:origin + 4, 0])
+
+
+def test_splits_follow_time_and_statistics_come_from_training_rows_only(tmp_path):
+    s = source(series(tmp_path, 200), seq_len=10, horizon=2, val_fraction=0.2,
+               test_fraction=0.2)
+    assert s.bounds == {"train": (0, 120), "val": (120, 160), "test": (160, 200)}
+    for split in ("train", "val", "test"):
+        lo, hi = s.bounds[split]
+        o = s.origins(split)
+        assert o.min() + 1 >= lo and o.max() + 2 < hi  # every forecast row inside the split
+    assert np.allclose(s.stats["x_mean"][0], s.y[:120, 0].mean())
+    assert np.allclose(s.stats["y_std"][0], s.y[:120, 0].std())
+
+
+@pytest.mark.parametrize("predict", ["level", "change", "season"])
+def test_labels_turn_back_into_the_targets_units(tmp_path, predict):
+    s = source(series(tmp_path, 200), seq_len=8, horizon=4, predict=predict)
+    o = s.origins("test")
+    label = s.window_batch(o)["label"].numpy()
+    assert np.allclose(s.to_units(label, o), s.truth(o)[0], atol=1e-4)
+    data = s.window_batch(o)["data"].numpy()
+    if predict == "change":  # the target's history is told relative to its last value
+        assert np.allclose(data[-1, :, 0], 0.0)
+    if predict == "season":  # ... or to its value one season before, step by step
+        std = s.stats["x_std"][0]
+        assert np.allclose(data[-1, :, 0] * std, s.y[o, 0] - s.y[o - 52, 0], atol=1e-4)
+        assert s.origins("train")[0] == 8 - 1 + 52  # a season of history before the window
+        assert np.allclose(s.to_units(np.zeros_like(label), o), s.baseline(o, "seasonal_naive"))
+
+
+def test_a_season_is_needed_to_forecast_from_one(tmp_path):
+    f = tmp_path / "a.npy"
+    np.save(f, np.arange(300.0))
+    refused(layer("TimeSeries", file=str(f), predict="season"), f, "has no season")
+    assert source(f, predict="season", season=12).period == 12
+
+
+def test_the_baselines_look_back_one_season_or_one_step(tmp_path):
+    s = source(series(tmp_path, 200), seq_len=60, horizon=3)
+    o = s.origins("test")[:2]
+    naive = s.baseline(o, "seasonal_naive")
+    assert np.allclose(naive[:, :, 0], [s.y[t + 1 - 52:t + 4 - 52, 0] for t in o])
+    assert np.allclose(s.baseline(o, "persistence")[:, :, 0], [[s.y[t, 0]] * 3 for t in o])
+
+
+def test_gaps_are_interpolated_dropped_or_named(tmp_path):
+    f = series(tmp_path, gap_at=30)
+    s = source(f, seq_len=8, missing="interpolate")
+    assert np.isclose(s.y[30, 0], (s.y[29, 0] + s.y[31, 0]) / 2, atol=1e-3)
+    assert "1 empty cell filled in linearly" in s.notes[0]
+    _, seen = s.truth(np.array([29]))
+    assert not seen[0, 0, 0]  # the filled-in cell is not scored
+    assert len(source(f, seq_len=8, missing="drop").y) == 119
+    refused(layer("TimeSeries", file=f, missing="error"), f,
+            "row 31 (line 32), column 'level' is empty", "set the data layer's missing")
+
+
+@needs_data
+def test_the_co2_series_names_its_first_empty_cell():
+    text = refused(layer("TimeSeries", file=CO2, missing="error"), CO2, "is empty")
+    with open(CO2) as f:
+        rows = f.read().splitlines()[1:]
+    first = next(i for i, r in enumerate(rows) if r.endswith(","))
+    assert f"row {first + 1} (line {first + 2}), column 'co2'" in text
+    assert "59 empty cells" in text
+
+
+def test_bad_tables_get_one_sentence(tmp_path):
+    words = tmp_path / "words.csv"
+    words.write_text("name,colour\nada,red\nbob,blue\n")
+    refused(layer("TimeSeries", file=str(words)), words, "has no numeric column")
+    f = series(tmp_path, 60)
+    refused(layer("TimeSeries", file=f, target="price"), f,
+            "has no column 'price' for the target")
+    refused(layer("TimeSeries", file=f, seq_len=52, horizon=4), f,
+            "holds 60 rows, of which 42 train", "lower seq_len or horizon")
+    text = tmp_path / "text.csv"
+    text.write_text("t,v\n1,2\n2,3\n3,abc\n" + "".join(f"{i},{i}\n" for i in range(4, 300)))
+    refused(layer("TimeSeries", file=str(text), seq_len=4), text,
+            "row 3 (line 4), column 'v' holds 'abc', which is not a number")
+
+
+def test_a_npy_array_is_a_table_too(tmp_path):
+    f = tmp_path / "a.npy"
+    np.save(f, np.stack([np.arange(100.0), np.arange(100.0) ** 0.5], 1))
+    s = source(f, seq_len=5, horizon=2)
+    assert s.inputs == ["col1", "col2"] and s.targets == ["col2"] and s.period == 0
+
+
+def test_resume_draws_the_same_windows(tmp_path):
+    f = series(tmp_path, 150)
+    a = source(f, seq_len=6, batch_size=8)
+    for _ in range(13):  # past the end of a pass
+        a.next_batch()
+    state = save_and_load(a.state_dict(), tmp_path)
+    want = [a.next_batch() for _ in range(5)]
+    b = source(f, seq_len=6, batch_size=8)
+    b.load_state_dict(state)
+    assert same_batches([b.next_batch() for _ in range(5)], want)

@@ -1,0 +1,167 @@
+"""``rnn-designer inspect`` and what the training loop hands out for inspection."""
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from designer.training.control import WeightsTap
+from designer.training.loop import RunOptions, train
+from tests.conftest import ROOT
+from tests.training.test_loop import tiny_project
+
+LINE = "Before we proceed any further, hear me speak."
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("inspect")
+    p = tiny_project(tmp, dropout=0.0)
+    list(train(p, RunOptions(out=tmp / "run", steps=12)))
+    return tmp / "run"
+
+
+def designer(*args):
+    """The command in a child process, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "designer", *map(str, args)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+def command(capsys, *args):
+    """The command in this process (quicker): ``(exit code, stdout, stderr)``."""
+    from designer.cli import main
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_json_has_surprise_per_character_a_forget_gate_and_a_gradient_norm_per_step(run_dir):
+    done = designer("inspect", run_dir, "--text", LINE, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    n = len(LINE)
+    assert data["input"]["text"] == LINE and data["step"] == 12
+    assert len(data["surprise"]) == n and data["surprise"][0] is None
+    assert all(s > 0 for s in data["surprise"][1:])
+    assert data["loss"] == pytest.approx(np.mean(data["surprise"][1:]), abs=1e-5)
+    assert len(data["grad_norm_per_step"]) == n and all(g >= 0 for g in data["grad_norm_per_step"])
+    assert [lv["name"] for lv in data["layers"]] == ["lstm1/L0", "lstm1/L1"]
+    for lv in data["layers"]:
+        f = np.array(lv["gates"]["f"])
+        assert f.shape == (n, 16) and ((f >= 0) & (f <= 1)).all()
+        assert set(lv["gates"]) == set("ifog") and np.array(lv["c"]).shape == (n, 16)
+        assert 0 <= lv["saturation"]["all"] <= 1
+    top = data["top"][1]
+    assert len(top) == 5 and all(isinstance(c, str) and len(c) == 1 for c, _ in top)
+
+
+def test_one_layer_and_the_text_report(run_dir, capsys):
+    code, out, _ = command(capsys, "inspect", run_dir, "--text", LINE, "--layer", "lstm1/L1",
+                           "--json")
+    assert [lv["name"] for lv in json.loads(out)["layers"]] == ["lstm1/L1"]
+    code, out, err = command(capsys, "inspect", run_dir, "--text", "hear me")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "7 steps of typed text" in lines[0] and "mean surprise" in lines[1]
+    assert any(line.startswith("lstm1/L0     LSTM") for line in lines)
+    assert lines[-7].split()[:2] == ["0", "h"] and lines[-3].split()[1] == "\u2423"
+
+
+def test_without_text_the_held_out_snippet_is_read(run_dir, capsys):
+    code, out, err = command(capsys, "inspect", run_dir, "--steps", "30", "--json", "--parity")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["input"]["origin"] == "held-out text of corpus.txt"
+    assert 2 <= data["input"]["steps"] <= 30
+    assert data["parity"]["lstm1"]["pair"] == ["cuDNN", "unrolled"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--text", "Zebra~"], "the text holds 'Z', 'b', '~', which the model never saw (its "
+                            "vocabulary has 30 characters)"),
+    (["--layer", "ip1"], "there is no recurrent layer or level named 'ip1' (the net has lstm1, "
+                         "lstm1/L0, lstm1/L1)"),
+    (["--steps", "1"], "--steps must be between 2 and 2000"),
+])
+def test_bad_input_is_one_sentence_and_exit_2(run_dir, args, message, capsys):
+    code, _, err = command(capsys, "inspect", run_dir, *args)
+    assert code == 2 and err.strip() == f"rnn-designer: {message}"
+
+
+def test_a_folder_without_a_run_is_one_sentence(tmp_path):
+    done = designer("inspect", tmp_path, "--text", "ab")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().startswith(f"rnn-designer: {tmp_path} holds no checkpoint")
+
+
+def test_the_loop_hands_out_weights_only_when_asked_and_they_are_copies(tmp_path):
+    tap = WeightsTap()
+    tap.request(5)
+    seen = []
+    recs = []
+    for rec in train(tiny_project(tmp_path), RunOptions(out=tmp_path / "run", steps=10,
+                                                        tap=tap)):
+        recs.append(rec)
+        if rec["kind"] == "weights":
+            seen.append((rec["step"], {k: v.copy() for k, v in rec["weights"].items()},
+                         rec["weights"]))
+    assert [s for s, _, _ in seen] == [5] and not tap.armed
+    step, before, handed = seen[0]
+    assert set(handed) >= {"layers.lstm1.rnn.weight_hh_l0", "layers.ip1.linear.weight"}
+    assert all(np.array_equal(before[k], handed[k]) for k in handed)  # training went on
+    start = recs[0]
+    assert start["probe"]["kind"] == "text" and len(start["vocab"]) == 30
+
+
+def test_every_validation_records_saturation_and_a_scored_snippet(tmp_path):
+    recs = list(train(tiny_project(tmp_path), RunOptions(out=tmp_path / "run", steps=12)))
+    vals = [r for r in recs if r["kind"] == "val"]
+    probes = [r for r in recs if r["kind"] == "probe"]
+    assert len(vals) == len(probes) == 2
+    for v, p in zip(vals, probes):
+        assert set(v["gate_saturation"]) == {"lstm1/L0", "lstm1/L1"}
+        assert set(v["gate_saturation"]["lstm1/L0"]) == {"i", "f", "o", "g", "all"}
+        assert p["step"] == v["step"] and p["surprise"][0] is None and p["top"][0] == []
+        assert len(p["surprise"]) == len(p["text"]) == len(p["top"])
+        assert math.isclose(p["loss"], np.mean(p["surprise"][1:]), abs_tol=1e-4)
+    logged = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text()
+              .splitlines()]
+    assert [r["gate_saturation"] for r in logged if r["kind"] == "val"] == \
+        [v["gate_saturation"] for v in vals]
+    assert not any(r["kind"] == "probe" for r in logged)
+
+
+def test_an_mnist_run_is_inspected_on_a_held_out_digit(tmp_path, capsys):
+    from designer.graph import Graph
+    from designer.graph.project import Project
+    from tests.training.test_data_mnist import write_set
+    write_set(tmp_path, "t10k", 120)
+    g = Graph(project_dir=tmp_path)
+    g.add_layer("MnistRows", "data", {"folder": str(tmp_path), "batch_size": 10,
+                                      "holdout": 30})
+    g.add_layer("LSTM", "lstm1", {"num_output": 8, "batch_first": True})
+    g.add_layer("InnerProduct", "ip1", {"num_output": 10, "axis": 1})
+    g.add_layer("SoftmaxWithLoss", "loss", {"axis": 1})
+    for a, b in [("data.data", "lstm1.x"), ("lstm1.y", "ip1.x"), ("ip1.y", "loss.logits"),
+                 ("data.label", "loss.label")]:
+        (s, sp), (d, dp) = a.split("."), b.split(".")
+        g.connect(s, sp, d, dp)
+    project = Project(g, "digits", "", {"type": "Adam", "max_steps": 4},
+                      {"log_interval": 2, "eval_interval": 2, "eval_batches": 1,
+                       "device": "cpu"})
+    recs = list(train(project, RunOptions(out=tmp_path / "run", steps=4)))
+    assert recs[0]["probe"]["kind"] == "mnist" and recs[0]["vocab"] is None
+    assert "gate_saturation" in next(r for r in recs if r["kind"] == "val")
+    code, out, err = command(capsys, "inspect", tmp_path / "run", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["input"]["kind"] == "mnist" and data["input"]["steps"] == 28
+    assert data["input"]["origin"].startswith("the first held-out digit of")
+    assert data["surprise"] is None and "top" not in data
+    assert len(data["prediction"]) == 5 and sum(p for _, p in data["prediction"]) <= 1.0
+    assert len(data["grad_norm_per_step"]) == 28 and min(data["grad_norm_per_step"]) > 0
+    assert np.array(data["layers"][0]["gates"]["f"]).shape == (28, 8)
+    code, _, err = command(capsys, "inspect", tmp_path / "run", "--text", "abc")
+    assert code == 2 and "was trained on mnist data; --text is for text runs" in err
