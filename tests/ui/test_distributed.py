@@ -9,10 +9,10 @@ import psutil
 import pytest
 
 from designer.monitor import DeviceInfo
-from designer.ui.device_panel import DevicePanel
-from designer.ui.distributed.worker import ProcessControl, ProcessTrainWorker
-from designer.ui.pickers import DevicePicker, device_choices
-from designer.ui.worker import Job, TrainRequest
+from designer.ui.device.panel import DevicePanel
+from designer.ui.runs.worker import Job, TrainRequest
+from designer.ui.train.pickers import DevicePicker, device_choices
+from designer.ui.train.processes import ProcessControl, ProcessTrainWorker
 from tests.monitor.fake_nvml import FakeNvml, datacenter_gpu
 
 H200 = DeviceInfo(0, "NVIDIA H200", "GPU-aaa", 143771.0)
@@ -137,3 +137,28 @@ def test_the_window_trains_on_two_processes_and_closing_it_saves(qtbot, tiny):
     assert {r["world_size"] for r in records if r["kind"] == "train"} == {2}
     assert "2 x CPU" in w.training.output.log.toPlainText()
 
+
+
+def test_a_run_continued_on_all_gpus_resumes_its_folder_in_child_processes(qtbot, tiny,
+                                                                          tmp_path):
+    """Continue Training with "All GPUs" picked: the request asks for every GPU, and the
+    launcher resumes the run's own folder (its snapshot kept) on its own data."""
+    from designer.ui.resume import continue_run
+    from designer.ui.train.pickers import DeviceChoice
+    from tests.ui.conftest import train_and_wait
+    w = tiny
+    first = train_and_wait(qtbot, w)
+    picker = w.training.device_picker
+    picker.set_choices(device_choices([H200, DeviceInfo(1, "NVIDIA H200", "GPU-bbb", 1.0)], {}))
+    assert picker.select("all") and isinstance(picker.choice(), DeviceChoice)
+    asked = []
+    w.training.launch = lambda run, request, new=False: asked.append(request) or run
+    assert continue_run(w.training, first.run_dir, until=16) is first
+    request = asked[0]
+    assert (request.processes, request.device, request.resume, request.steps) == \
+        (2, "cuda", True, 16)
+    command = ProcessTrainWorker(request, ProcessControl()).command()
+    assert command[command.index("--resume") + 1] == str(first.run_dir.resolve())
+    assert "--out" not in command and command[command.index("--nproc") + 1] == "2"
+    assert command[command.index("--corpus") + 1] == request.corpus
+    assert command[command.index("--project-dir") + 1] == str(first.run_dir.resolve())
