@@ -8,6 +8,11 @@ optimisation step (``designer.engines.step.TrainStep``: eager, or replayed from 
 -> every ``log_interval`` steps, read the losses back and yield a record -> validate, sample and
 checkpoint on their intervals. Only plain data (numbers, strings) leaves the loop, never live
 tensors, so a Qt worker can pass the records across threads as they are.
+
+In a data-parallel run (``RunOptions.world``, `designer.training.distributed`) every process
+runs this same loop on its own share of each batch, and they agree on every decision (stop,
+skip, validate, save) at the same step; rank 0 alone writes the run folder, samples and
+inspects, so its records are the run's.
 """
 from __future__ import annotations
 

@@ -38,6 +38,7 @@ def records(run, kind="train") -> list[dict]:
     return [r for r in map(json.loads, lines) if r["kind"] == kind]
 
 
+@pytest.mark.timeout(900)  # four launches: ~35 s idle, 7 min seen beside 3 copies of it
 def test_two_processes_train_as_one_with_twice_the_batch_and_resume_on_one(tmp_path):
     """Two ranks of 4 streams each learn exactly what one process of 8 streams learns (DDP
     averages the gradients; the carried states stay with their streams); only rank 0 logs;
