@@ -96,6 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--corpus", metavar="FILE", help="train on this file instead")
     t.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop after this long")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--nproc", type=int, default=1, metavar="N", help="train data-parallel on "
+                   "N processes of this machine: one per GPU (NCCL), or N on the CPU (gloo); "
+                   "each takes the data layer's batch_size, so a step sees N times as much")
+    t.add_argument("--jsonl", action="store_true", help="print every record as one JSON line "
+                   "on stdout (for programs)")
+    t.add_argument("--stdin-commands", action="store_true", help="take pause, resume and stop "
+                   "commands, one a line, on stdin; the end of stdin stops the run")
+    t.add_argument("--project-dir", metavar="DIR", help="look for the project's relative data "
+                   "paths in DIR (default: the project file's folder)")
 
     gen = sub.add_parser("generate", help="generate text (or audio) from a trained run")
     gen.add_argument("run_dir", metavar="RUN_DIR")

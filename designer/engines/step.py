@@ -7,6 +7,13 @@ no Python or launch overhead. A non-finite loss or gradient norm skips the updat
 (the fused optimizers' ``found_inf``), so no step needs the host to look at the loss. When capture
 is impossible (a layer that must read data on the host, a shape change, an optimizer that cannot
 skip on the device) the step runs eagerly and ``graph_note`` says why.
+
+Data-parallel runs hand the step a ``data_parallel`` object (see
+``designer.training.distributed.DataParallel``): the forward pass then goes through DDP, which
+averages the gradients across the processes during the backward pass (so clipping sees the
+global gradient norm), and the step's loss, non-finite flag and metrics are averaged with one
+small all-reduce, so every process skips the same steps. Both happen inside the CUDA graph when
+the step is captured.
 """
 from __future__ import annotations
 
@@ -51,6 +58,21 @@ def set_lr(opt: torch.optim.Optimizer, lr: float) -> None:
             group["lr"] = lr
 
 
+class LossForward(nn.Module):
+    """The net up to its loss, as DDP wants a module: ``(feeds, state) -> (loss, metrics,
+    state)``, every output a tensor in plain tuples and dicts."""
+
+    def __init__(self, net: Net) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, feeds: dict, state: dict | None):
+        out = self.net(feeds, state)
+        metrics = {n: out.blobs[(n, 0)] for n in self.net.metrics}
+        metrics.update({n: self.net.squared_error(out, n) for n in self.net.regressions})
+        return self.net.loss(out), metrics, out.state
+
+
 @dataclass
 class StepOut:
     """What a step leaves on the device: read it with ``.item()`` only when needed."""
@@ -75,14 +97,26 @@ class TrainStep:
         Capture the step in a CUDA graph when possible.
     autocast
         ``torch.bfloat16`` for bf16 autocast on CUDA, or ``None``.
+    data_parallel
+        ``None`` for one process; in a data-parallel run, an object with ``wrap(module,
+        stream)`` (returns the module wrapped in DDP, built on ``stream``),
+        ``agree(loss, bad, metrics)`` (averages them across the processes) and
+        ``capture_warmup`` (eager passes DDP needs before a capture).
     """
 
     def __init__(self, net: Net, opt: torch.optim.Optimizer, clip: float = 0.0,
-                 graphs: bool = True, autocast=None):
+                 graphs: bool = True, autocast=None, data_parallel=None):
         self.net, self.opt, self.clip, self.autocast = net, opt, clip, autocast
         self.params = [p for p in net.parameters() if p.requires_grad]
         self.device = self.params[0].device if self.params else torch.device("cpu")
         cuda = self.device.type == "cuda"
+        self.data_parallel = data_parallel
+        # warm-up and capture share one side stream; DDP, which takes hold of the gradient
+        # accumulators when it is built, is built on it too (not on the default stream)
+        self._side = torch.cuda.Stream(self.device) if cuda else None
+        self.forward: nn.Module = LossForward(net)
+        if data_parallel is not None:
+            self.forward = data_parallel.wrap(self.forward, self._side)
         self.device_skip = cuda and bool(opt.defaults.get("fused"))
         self.graph_note = ""
         self.use_graph = graphs and cuda and self.device_skip
@@ -101,18 +135,19 @@ class TrainStep:
         self.opt.zero_grad(set_to_none=not self.device_skip)
         with torch.autocast(self.device.type, dtype=self.autocast,
                             enabled=self.autocast is not None):
-            out = self.net(feeds, state)
-            loss = self.net.loss(out)
+            loss, metrics, out_state = self.forward(feeds, state)
         loss.backward()
         if self.clip > 0:
             norm = nn.utils.clip_grad_norm_(self.params, self.clip, foreach=True)
         else:
             norm = nn.utils.get_total_norm([p.grad for p in self.params if p.grad is not None],
                                            foreach=True)
-        bad = ~(torch.isfinite(loss.detach()) & torch.isfinite(norm))
-        metrics = {n: out.blobs[(n, 0)].detach() for n in self.net.metrics}
-        metrics.update({n: self.net.squared_error(out, n) for n in self.net.regressions})
-        new_state = detach_state(out.state) if state is not None else None
+        loss = loss.detach()
+        bad = ~(torch.isfinite(loss) & torch.isfinite(norm))
+        metrics = {n: m.detach() for n, m in metrics.items()}
+        if self.data_parallel is not None:  # every process: the mean loss, any bad step
+            loss, bad, metrics = self.data_parallel.agree(loss, bad, metrics)
+        new_state = detach_state(out_state) if state is not None else None
         if self.device_skip:
             self._found.copy_(torch.maximum(bad.float(), self._force_skip))
             self.opt.step()
@@ -123,23 +158,26 @@ class TrainStep:
             else:
                 self.opt.step()
             skipped = bad.float()
-        return StepOut(loss.detach(), norm.detach(), skipped, metrics, new_state)
+        return StepOut(loss, norm.detach(), skipped, metrics, new_state)
 
     # ------------------------------------------------------------------------- capturing --
     def _capture(self, feeds: dict, state: dict | None) -> None:
         static_feeds = {k: v.clone() for k, v in feeds.items() if v is not None}
         static_state = None if state is None else {
             k: tuple(t.clone() for t in v) for k, v in state.items()}
-        side = torch.cuda.Stream()
+        side = self._side
         side.wait_stream(torch.cuda.current_stream())
         self._force_skip.fill_(1.0)  # warm-up passes update nothing
+        # DDP logs timings, with host syncs, in its first ten iterations: capture after them
+        dp = self.data_parallel
+        warmups = 3 if dp is None else max(3, dp.capture_warmup)
         with torch.cuda.stream(side):
-            for _ in range(3):
+            for _ in range(warmups):
                 self._body(static_feeds, static_state)
         torch.cuda.current_stream().wait_stream(side)
         self._force_skip.fill_(0.0)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        with torch.cuda.graph(graph, stream=None if dp is None else side):
             out = self._body(static_feeds, static_state)
         self._graph, self._static = graph, (static_feeds, static_state, out)
 

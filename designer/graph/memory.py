@@ -83,11 +83,12 @@ class MemoryEstimate:
     step: int     # the optimizer step's temporaries
     layers: dict  # layer name -> activation bytes it alone keeps (its share)
     gradients_kept: bool  # gradients stay allocated through the forward pass (fused, CUDA)
+    buckets: int = 0  # a data-parallel process: DDP's gradient buckets, kept all along
 
     @property
     def total(self) -> int:
         """The allocator's peak: what the tensors of a training step take at most."""
-        fixed = self.weights + self.optimizer_state + self.batch
+        fixed = self.weights + self.optimizer_state + self.batch + self.buckets
         if self.gradients_kept:
             return fixed + self.gradients + max(self.activations + self.backward, self.step)
         return fixed + max(self.activations + self.backward, self.gradients + self.step)
@@ -103,9 +104,12 @@ class MemoryEstimate:
         return self.total + self.runtime
 
     def parts(self) -> dict:
-        return {"weights": self.weights, "gradients": self.gradients,
-                "optimizer": self.optimizer_state, "activations": self.activations,
-                "batch": self.batch, "backward": self.backward}
+        out = {"weights": self.weights, "gradients": self.gradients,
+               "optimizer": self.optimizer_state, "activations": self.activations,
+               "batch": self.batch, "backward": self.backward}
+        if self.buckets:
+            out["DDP buckets"] = self.buckets
+        return out
 
     def to_json(self) -> dict:
         out = asdict(self)

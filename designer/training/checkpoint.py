@@ -55,7 +55,7 @@ def save(run_dir: Path, step: int, weights: dict, state: dict, meta: dict,
          pointers: tuple[str, ...] = ("last",)) -> Path:
     """Write a checkpoint of ``step`` and make it the ``pointers`` ("last" and/or "best")."""
     run_dir = Path(run_dir)
-    folder = run_dir / "checkpoints" / f"step-{step:07d}"
+    folder = checkpoint_folder(run_dir, step)
     folder.mkdir(parents=True, exist_ok=True)
     tensors = {k: v.detach().to("cpu").contiguous() for k, v in weights.items()}
     atomic_write_bytes(folder / "weights.safetensors",
@@ -73,6 +73,11 @@ def save(run_dir: Path, step: int, weights: dict, state: dict, meta: dict,
         atomic_write_text(run_dir / f"{name}.json", json.dumps(pointer, indent=1) + "\n")
     _collect(run_dir)
     return folder
+
+
+def checkpoint_folder(run_dir: Path, step: int) -> Path:
+    """Where the checkpoint of ``step`` goes in a run folder."""
+    return Path(run_dir) / "checkpoints" / f"step-{step:07d}"
 
 
 def _collect(run_dir: Path) -> None:

@@ -5,15 +5,18 @@ import json
 import math
 import signal
 import sys
+import time
 from pathlib import Path
 
 from designer.graph import project as P
 from designer.graph.memory import size_text
 
 from . import checkpoint as C
-from .control import StopToken
+from .control import StopToken, read_commands
 from .data import DataError
+from .launch import Voice, launch, leave_now, lost_peer
 from .loop import RunOptions, TrainingError, train as run_training
+from .rundir import _clean
 
 
 def _err(message: str, code: int = 2) -> int:
@@ -45,107 +48,219 @@ class _Download:
 
 
 def train(args) -> int:
+    """``rnn-designer train``: one process, the ``--nproc`` launcher, or one worker of a
+    data-parallel run (started by the launcher or by torchrun)."""
+    from . import distributed
     try:
-        project = P.load(args.project)
+        project = load_project(args)
     except P.ProjectError as e:
         return _err(str(e))
     if args.resume and args.out and Path(args.out) != Path(args.resume):
         return _err("give the run folder once: --resume RUN_DIR continues that folder")
     if args.steps is not None and args.steps < 1:
         return _err("--steps must be at least 1")
-    download = _Download(args.quiet)
+    if args.nproc < 1:
+        return _err("--nproc must be at least 1")
+    if distributed.launched():
+        if args.nproc > 1:
+            return _err("--nproc starts the processes itself; under torchrun, leave it out")
+        voice = Voice.from_env()
+        device = args.device or project.training_settings()["device"]
+        try:
+            with distributed.joined(device) as world:
+                voice.rank, voice.size = world.rank, world.size
+                code = _train(args, project, world, voice)
+                if voice.failed_alone:  # the others may be stuck waiting for this one
+                    leave_now(code)
+                return code
+        except TrainingError as e:  # could not join the others
+            return voice.fail(str(e), e.code)
+    if args.nproc > 1:
+        return launch(args, project)
+    return _train(args, project, distributed.World(), Voice())
+
+
+def load_project(args):
+    """The project of ``args``; ``--project-dir`` names the folder its data paths are
+    relative to (a snapshot trained away from its file)."""
+    if not getattr(args, "project_dir", None):
+        return P.load(args.project)
+    path = Path(args.project)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise P.ProjectError(f"{path} cannot be read ({e.strerror or e})") from None
+    project = P.loads(raw, file=path, project_dir=Path(args.project_dir))
+    project.path = path
+    return project
+
+
+def _train(args, project, world, voice: Voice) -> int:
+    """Run the loop in this process (alone, or as one rank of ``world``) and show what it
+    yields: rank 0 prints (or, with ``--jsonl``, writes JSON lines), the others keep quiet."""
+    main = world.is_main
+    quiet = args.quiet or args.jsonl or not main
+    download = _Download(quiet) if not args.jsonl else _JsonDownload()
     opts = RunOptions(out=args.resume or args.out, resume=bool(args.resume), steps=args.steps,
                       device=args.device, engine=args.engine, seed=args.seed,
                       corpus=args.corpus, time_limit=args.time_limit,
-                      download_progress=download)
+                      download_progress=download if main else None, world=world)
     token = StopToken()
-    previous = signal.getsignal(signal.SIGINT)
-
-    def on_interrupt(signum, frame):  # first Ctrl-C: stop cleanly; second: give up
-        token.stop()
-        signal.signal(signal.SIGINT, previous)
-        print("\nstopping after this step (Ctrl-C again to abort)", file=sys.stderr)
-
-    signal.signal(signal.SIGINT, on_interrupt)
-    bar = None
-    code = 0
-    run_dir = None
+    if args.stdin_commands and main:
+        read_commands(token, sys.stdin)
+    restore = _stop_on_signals(token, say=main and not args.jsonl, several=world.size > 1)
+    show = _json_record if args.jsonl else _Printer(project, quiet)
+    code, run_dir = 0, None
     try:
         for rec in run_training(project, opts, token):
-            kind = rec["kind"]
-            if kind == "start":
+            if rec["kind"] == "start":
                 run_dir = rec["run_dir"]
                 download.close()
-                memory = f", about {size_text(rec['memory'])} of memory" \
-                    if rec.get("memory") else ""
-                print(f"training {project.path} on {rec['device_name']}: "
-                      f"{rec['params']:,} parameters, engines "
-                      f"{', '.join(f'{k}={v}' for k, v in rec['engines'].items()) or 'none'}"
-                      f"{memory}")
-                print(f"data: {rec['data']}")
-                print(f"run folder: {rec['run_dir']}")
-                bar = _bar(total=rec["steps"], initial=rec["step"], unit="step",
-                           disable=args.quiet)
-            elif kind == "train":
-                bar.update(rec["step"] - bar.n)
-                shown = {"loss": f"{rec['loss']:.3f}"}
-                if "rmse" in rec:
-                    shown["rmse"] = f"{rec['rmse']:.3g}"
-                elif "accuracy" in rec:
-                    shown["acc"] = f"{rec['accuracy']:.1%}"
-                bar.set_postfix(**shown, tok_s=f"{rec['tokens_per_s']:,.0f}", refresh=False)
-            elif kind == "val":
-                best = "  (best)" if rec["best"] else ""
-                if "val_rmse" in rec:
-                    bar.write(f"step {rec['step']}: validation loss {rec['val_loss']:.4g}, "
-                              f"RMSE {rec['val_rmse']:.4g}{best}")
-                    continue
-                extra = f", accuracy {rec['val_accuracy']:.2%}" if "val_accuracy" in rec else ""
-                bits = rec["val_loss"] / math.log(2)
-                bar.write(f"step {rec['step']}: validation loss {rec['val_loss']:.4f} nats "
-                          f"({bits:.3f} bits){extra}{best}")
-            elif kind == "sample":
-                bar.write(f"--- sample at step {rec['step']} ---\n{rec['text']}\n---")
-            elif kind == "note":
-                (bar.write if bar else print)(f"note: {rec['message']}")
-            elif kind == "warning":
-                (bar.write if bar else print)(f"warning: {rec['message']}")
-            elif kind == "error":
-                (bar.write if bar else print)(f"rnn-designer: {rec['message']}")
+            if rec["kind"] == "error":
                 code = 1
-            elif kind == "done":
-                if bar is not None:
-                    bar.close()
-                best = rec["best_val_loss"]
-                best_text = f", best validation loss {best:.4f}" if best is not None else ""
-                print(f"{rec['reason']} at step {rec['step']} after {rec['time']:.1f} s"
-                      f"{best_text}; checkpoints in {rec['run_dir']}")
+            if main:
+                show(rec)
     except TrainingError as e:
-        if bar is not None:
-            bar.close()
-        return _err(str(e), e.code)
+        _close(show)
+        return voice.fail(str(e), e.code, shared=e.shared)
     except DataError as e:
-        return _err(str(e), 2)
+        _close(show)
+        return voice.fail(str(e), 2)
     except Exception as e:  # noqa: BLE001 - not foreseen: a sentence here, the trace on disk
-        if bar is not None:
-            bar.close()
-        return _err(unforeseen(e, run_dir), 1)
+        _close(show)
+        lost = lost_peer(e)  # another process went away: no trace of ours is worth keeping
+        return voice.fail(unforeseen(e, None if lost else run_dir, world.rank), 1,
+                          lost_peer=lost)
     finally:
         download.close()
-        signal.signal(signal.SIGINT, previous)
+        restore()
     return code
 
 
-def unforeseen(error: BaseException, run_dir: str | None) -> str:
+class _Printer:
+    """The records as a person reads them: a progress bar and a line per event."""
+
+    def __init__(self, project, quiet: bool) -> None:
+        self.project, self.quiet, self.bar = project, quiet, None
+
+    def __call__(self, rec: dict) -> None:
+        kind, bar = rec["kind"], self.bar
+        if kind == "start":
+            memory = f", about {size_text(rec['memory'])} of memory" \
+                if rec.get("memory") else ""
+            print(f"training {self.project.path} on {rec['device_name']}: "
+                  f"{rec['params']:,} parameters, engines "
+                  f"{', '.join(f'{k}={v}' for k, v in rec['engines'].items()) or 'none'}"
+                  f"{memory}")
+            print(f"data: {rec['data']}")
+            print(f"run folder: {rec['run_dir']}")
+            self.bar = _bar(total=rec["steps"], initial=rec["step"], unit="step",
+                            disable=self.quiet)
+        elif kind == "train":
+            bar.update(rec["step"] - bar.n)
+            shown = {"loss": f"{rec['loss']:.3f}"}
+            if "rmse" in rec:
+                shown["rmse"] = f"{rec['rmse']:.3g}"
+            elif "accuracy" in rec:
+                shown["acc"] = f"{rec['accuracy']:.1%}"
+            bar.set_postfix(**shown, tok_s=f"{rec['tokens_per_s']:,.0f}", refresh=False)
+        elif kind == "val":
+            best = "  (best)" if rec["best"] else ""
+            if "val_rmse" in rec:
+                bar.write(f"step {rec['step']}: validation loss {rec['val_loss']:.4g}, "
+                          f"RMSE {rec['val_rmse']:.4g}{best}")
+                return
+            extra = f", accuracy {rec['val_accuracy']:.2%}" if "val_accuracy" in rec else ""
+            bits = rec["val_loss"] / math.log(2)
+            bar.write(f"step {rec['step']}: validation loss {rec['val_loss']:.4f} nats "
+                      f"({bits:.3f} bits){extra}{best}")
+        elif kind == "sample":
+            bar.write(f"--- sample at step {rec['step']} ---\n{rec['text']}\n---")
+        elif kind == "note":
+            (bar.write if bar else print)(f"note: {rec['message']}")
+        elif kind == "warning":
+            (bar.write if bar else print)(f"warning: {rec['message']}")
+        elif kind == "error":
+            (bar.write if bar else print)(f"rnn-designer: {rec['message']}")
+        elif kind == "done":
+            self.close()
+            best = rec["best_val_loss"]
+            best_text = f", best validation loss {best:.4f}" if best is not None else ""
+            print(f"{rec['reason']} at step {rec['step']} after {rec['time']:.1f} s"
+                  f"{best_text}; checkpoints in {rec['run_dir']}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _json_record(rec: dict) -> None:
+    """One record as one JSON line on stdout (``--jsonl``: for programs, the window among
+    them); NaN and infinity become null."""
+    print(json.dumps({k: _clean(v) for k, v in rec.items()}), flush=True)
+
+
+class _JsonDownload:
+    """Download progress as ``{"kind": "download", "done", "total"}`` lines, 10 a second."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last >= 0.1 or done == total:
+            self.last = now
+            _json_record({"kind": "download", "done": int(done), "total": int(total or 0)})
+
+    def close(self) -> None:
+        pass
+
+
+def _close(show) -> None:
+    if isinstance(show, _Printer):
+        show.close()
+
+
+def _stop_on_signals(token: StopToken, say: bool, several: bool):
+    """Ctrl-C (and, for a worker of several, SIGTERM) stops after the step; another Ctrl-C
+    aborts. A worker of several hears one Ctrl-C twice (from the terminal and from its
+    launcher), so there a second one counts only after a second. Returns the undo."""
+    names = [signal.SIGINT] + ([signal.SIGTERM] if several else [])
+    previous = {n: signal.getsignal(n) for n in names}
+    first = []
+
+    def on_signal(signum, frame):
+        now = time.monotonic()
+        if not first:
+            first.append(now)
+            token.stop()
+            if say:
+                print("\nstopping after this step (Ctrl-C again to abort)", file=sys.stderr)
+        elif not several or now - first[0] > 1.0:
+            restore()
+            raise KeyboardInterrupt
+
+    def restore() -> None:
+        for n, handler in previous.items():
+            signal.signal(n, handler)
+
+    for n in names:
+        signal.signal(n, on_signal)
+    return restore
+
+
+def unforeseen(error: BaseException, run_dir: str | None, rank: int = 0) -> str:
     """One sentence for an error the trainer did not foresee; the traceback goes to
-    ``RUN_DIR/error.log`` (when the run folder exists) for a bug report."""
+    ``RUN_DIR/error.log`` (``error-rank-R.log`` for rank R of several), when the run folder
+    exists, for a bug report."""
     import traceback
 
     from designer.graph.atomic import atomic_write_bytes
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
     where = ""
     if run_dir is not None and Path(run_dir).is_dir():
-        log = Path(run_dir) / "error.log"
+        log = Path(run_dir) / ("error.log" if rank == 0 else f"error-rank-{rank}.log")
         try:
             atomic_write_bytes(log, "".join(traceback.format_exception(error)).encode())
             where = f"; the details are in {log}"

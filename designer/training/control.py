@@ -1,7 +1,9 @@
-"""Stop and pause tokens the training loop checks every step (thread-safe, Qt-free)."""
+"""Stop and pause tokens the training loop checks every step (thread-safe, Qt-free), and the
+commands that drive one from another process."""
 from __future__ import annotations
 
 import threading
+from typing import TextIO
 
 
 class StopToken:
@@ -44,6 +46,28 @@ class StopToken:
     def wait_while_paused(self, timeout: float | None = None) -> bool:
         """Block while paused; True once running (or stopped), False on timeout."""
         return self._running.wait(timeout)
+
+
+COMMANDS = ("pause", "resume", "stop")
+
+
+def read_commands(token: StopToken, stream: TextIO) -> threading.Thread:
+    """Drive ``token`` from ``pause``, ``resume`` and ``stop`` lines read from ``stream`` (a
+    parent's pipe) in a daemon thread; the end of the stream stops the run, since whoever
+    drove it has gone. Other lines are ignored."""
+    def read() -> None:
+        try:
+            for line in stream:
+                command = line.strip().lower()
+                if command in COMMANDS:
+                    getattr(token, command)()
+        except (OSError, ValueError):
+            pass
+        token.stop()
+
+    thread = threading.Thread(target=read, name="commands", daemon=True)
+    thread.start()
+    return thread
 
 
 class WeightsTap:

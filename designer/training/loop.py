@@ -8,6 +8,11 @@ optimisation step (``designer.engines.step.TrainStep``: eager, or replayed from 
 -> every ``log_interval`` steps, read the losses back and yield a record -> validate, sample and
 checkpoint on their intervals. Only plain data (numbers, strings) leaves the loop, never live
 tensors, so a Qt worker can pass the records across threads as they are.
+
+In a data-parallel run (``RunOptions.world``, `designer.training.distributed`) every process
+runs this same loop on its own share of each batch, and they agree on every decision (stop,
+skip, validate, save) at the same step; rank 0 alone writes the run folder, samples and
+inspects, so its records are the run's.
 """
 from __future__ import annotations
 
@@ -28,14 +33,16 @@ from . import checkpoint as C
 from .control import StopToken, WeightsTap
 from .data import FILE_PARAMS, DataError, open_source
 from .decode import Sampler
+from .distributed import World
 from .divergence import DivergenceWatch
 from .errors import TrainingError
 from .fits import check_fits
 from .inspect import probe_record
 from .probe import DEFAULT_STEPS, held_out_probe
-from .resume import check_compatible, convert_for
+from .resume import restore
 from .rundir import RunDir
 from .schedule import learning_rate
+from .validation import evaluate, to_device
 
 
 @dataclass
@@ -51,6 +58,7 @@ class RunOptions:
     corpus: str | Path | None = None     # train on this file instead of the data layer's
     time_limit: float | None = None      # seconds
     download_progress: Callable | None = None
+    world: World | None = None           # this process's place in a data-parallel run
     extra_meta: dict = field(default_factory=dict)
     tap: WeightsTap | None = None        # hands out copies of the weights when asked
     probe_steps: int = DEFAULT_STEPS     # the held-out snippet inspected at evals (0: none)
@@ -72,51 +80,11 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def to_device(batch: dict, data_layer: str, device: torch.device) -> dict:
-    return {f"{data_layer}.{k}": v.to(device, non_blocking=True) for k, v in batch.items()}
-
-
-def evaluate(net: Net, source, batches: int, device: torch.device, data_layer: str,
-             split: str = "val") -> dict:
-    """Mean loss (and accuracy, or the RMSE in the target's units) over a fixed set of
-    held-out batches."""
-    if split not in source.splits:
-        return {}
-    net.eval()
-    loss_sum, acc_sum, sq_sum, weight = 0.0, 0.0, 0.0, 0
-    state = None
-    try:
-        with torch.no_grad():
-            for batch in source.eval_batches(batches, split):
-                feeds = to_device(batch, data_layer, device)
-                if source.carries_state and state is None:
-                    state = net.initial_state(batch["data"].shape[1], device)
-                out = net(feeds, state)
-                if source.carries_state:
-                    state = out.state
-                w = batch["label"].numel()
-                loss_sum += float(net.loss(out)) * w
-                if net.metrics:
-                    acc_sum += float(out.blobs[(net.metrics[0], 0)]) * w
-                if net.regressions:
-                    sq_sum += float(net.squared_error(out, net.regressions[0])) * w
-                weight += w
-    finally:
-        net.train()
-    if not weight:
-        return {}
-    result = {"val_loss": loss_sum / weight}
-    if net.metrics:
-        result["val_accuracy"] = acc_sum / weight
-    if net.regressions:
-        result["val_rmse"] = math.sqrt(sq_sum / weight)
-    return result
-
-
 def train(project: Project, opts: RunOptions, token: StopToken | None = None
           ) -> Iterator[dict]:
     """Train ``project``; yields plain records until the run ends (see the module doc)."""
     token = token or StopToken()
+    world = opts.world or World()  # this process's share of a data-parallel run, or all of it
     solver, cfg = project.solver_settings(), project.training_settings()
     graph = project.graph
     errors = graph.errors()
@@ -131,89 +99,84 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
     if opts.corpus is not None:  # train on another file: V follows it
         graph.set_param(data_layer, FILE_PARAMS[graph.layer(data_layer).type],
                         str(Path(opts.corpus).resolve()))
-    device = resolve_device(opts.device or cfg["device"])
-    memory = check_fits(graph, device, opts.engine, solver, cfg)  # before anything is built
+    device = world.device or resolve_device(opts.device or cfg["device"])
     seed = cfg["seed"] if opts.seed is None else opts.seed
     ck = None
-    if opts.resume:
-        try:
-            ck = C.load(opts.out, "last")
-        except C.CheckpointError as e:
-            raise TrainingError(str(e), 2) from None
-        seed = ck.meta.get("seed", seed)
 
-    # ---- data, net, optimizer ----------------------------------------------------------
-    try:
-        source = open_source(graph.layer(data_layer), project.path and project.path.parent,
-                             opts.corpus, opts.download_progress, seed)
-    except DataError as e:
-        raise TrainingError(str(e), 2) from None
-    probe = held_out_probe(source, opts.probe_steps, quiet=True) if opts.probe_steps else None
-    if "V" in graph.dims and source.num_classes != graph.dims["V"] and source.kind == "text":
-        raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, but "
-                            f"the net was sized for V = {graph.dims['V']}", 2)
-    _pin_classes(graph, source)
-    torch.manual_seed(seed)
-    try:
-        net = Net(graph, opts.engine).to(device)
-    except BuildError as e:
-        raise TrainingError(str(e), 1) from None
-    if hasattr(source, "target_scale"):
-        net.set_unit_scale(source.target_scale)
-    run = RunDir.create(opts.out, project, resume=opts.resume)  # after the data proved usable
-    opt = make_optimizer(net.parameters(), solver, device)
-    autocast = torch.bfloat16 if cfg["precision"] == "bf16" and device.type == "cuda" else None
-    step_fn = TrainStep(net, opt, solver["clip_gradients"], cfg["cuda_graphs"], autocast)
-    step, best, carry, switched = 0, math.inf, None, {}
-    if ck is not None:
+    # ---- data, net, optimizer (every rank, agreeing on any failure) ----------------------
+    with world.together(local_first=True):  # a corpus downloads once per machine
+        # each rank on its own device, before anything is built; rank 0 says a refusal
+        memory = check_fits(graph, device, opts.engine, solver, cfg, world.size,
+                            world.local_size)
+        if opts.resume:
+            try:
+                ck = C.load(opts.out, "last")
+            except C.CheckpointError as e:
+                raise TrainingError(str(e), 2) from None
+            seed = ck.meta.get("seed", seed)
         try:
-            check_compatible(ck, graph, source)
-            net.load_state_dict(convert_for(ck, graph, net))
-            switched = {n: e for n, e in net.engines.items()
-                        if ck.meta.get("engines", {}).get(n, e) != e}
-            if not switched:
-                opt.load_state_dict(ck.state["optimizer"])
-            source.load_state_dict(ck.state["data"])
-            C.set_rng_state(ck.state["rng"])
-        except (C.CheckpointError, DataError) as e:
+            source = open_source(graph.layer(data_layer), _project_dir(project), opts.corpus,
+                                 opts.download_progress, seed)
+            world.shard(source)  # each rank its own rows of every batch
+        except DataError as e:
             raise TrainingError(str(e), 2) from None
-        step, best = ck.step, ck.meta.get("best_val_loss") or math.inf
-        if ck.state.get("carry") is not None:
-            carry = {k: tuple(t.to(device) for t in v) for k, v in ck.state["carry"].items()}
+        if "V" in graph.dims and source.num_classes != graph.dims["V"] and \
+                source.kind == "text":
+            raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, "
+                                f"but the net was sized for V = {graph.dims['V']}", 2)
+        _pin_classes(graph, source)
+        torch.manual_seed(seed)
+        try:
+            net = Net(graph, opts.engine).to(device)
+        except BuildError as e:
+            raise TrainingError(str(e), 1) from None
+        if hasattr(source, "target_scale"):
+            net.set_unit_scale(source.target_scale)
+    probe = held_out_probe(source, opts.probe_steps, quiet=True) \
+        if opts.probe_steps and world.is_main else None  # rank 0 reports what it shows
+    world.seed_ranks(seed)  # the same weights everywhere; each rank its own dropout
+    with world.together():  # after the data proved usable; rank 0 writes it
+        run = RunDir.create(opts.out, project, resume=opts.resume, writer=world.is_main)
+    run = RunDir(world.share(str(run.path)), writer=world.is_main)
+    opt = make_optimizer(net.parameters(), solver, device)
+    step, best, carry, notes = 0, math.inf, None, list(source.notes)
+    if ck is not None:  # every rank, whatever number of them made the checkpoint
+        back = restore(ck, graph, net, opt, source, world, seed, device)
+        step, best, carry, notes = back.step, back.best, back.carry, notes + back.notes
         run.truncate_metrics(step)
+    autocast = torch.bfloat16 if cfg["precision"] == "bf16" and device.type == "cuda" else None
+    step_fn = TrainStep(net, opt, solver["clip_gradients"], cfg["cuda_graphs"], autocast,
+                        world.data_parallel())  # with several ranks, DDP: rank 0's weights
     if source.carries_state and carry is None:
         carry = net.initial_state(source.batch_size, device)
     stop_at = opts.steps or solver["max_steps"]
+    device_name = world.device_name(_device_name(device))
     meta_base = {"project": project.to_dict(), "engines": dict(net.engines), "seed": seed,
-                 "device": str(device), "data": _data_meta(source), **opts.extra_meta}
+                 "device": str(device), "device_name": device_name, "world_size": world.size,
+                 "data": _data_meta(source), **opts.extra_meta}
 
     def save(pointers, extra) -> dict:
-        state = {"optimizer": opt.state_dict(), "rng": C.rng_state(),
-                 "data": source.state_dict(),
-                 "carry": None if carry is None else {k: tuple(t.cpu() for t in v)
-                                                      for k, v in carry.items()}}
+        state = {"optimizer": opt.state_dict(), "data": source.state_dict(),
+                 "carry": world.global_carry(carry), **world.rng_states()}
         meta = {**meta_base, "best_val_loss": None if math.isinf(best) else best, **extra}
-        folder = C.save(run.path, step, net.state_dict(), state, meta, pointers)
-        return {"kind": "checkpoint", "step": step, "path": str(folder),
-                "pointers": list(pointers)}
+        if world.is_main:  # the weights and the optimizer are the same on every rank
+            C.save(run.path, step, net.state_dict(), state, meta, pointers)
+        return {"kind": "checkpoint", "step": step,
+                "path": str(C.checkpoint_folder(run.path, step)), "pointers": list(pointers)}
 
     yield {"kind": "start", "step": step, "steps": stop_at, "device": str(device),
-           "device_name": _device_name(device), "run_dir": str(run.path),
+           "device_name": device_name, "world_size": world.size,
+           "devices": world.gather(str(device)), "run_dir": str(run.path),
            "engines": dict(net.engines), "params": sum(p.numel() for p in net.parameters()),
-           "data": source.describe(), "notes": list(source.notes), "seed": seed,
+           "data": source.describe(), "notes": notes, "seed": seed,
            "resumed": ck is not None, "memory": None if memory is None else memory.total,
            "vocab": source.vocab, "num_classes": source.num_classes,
            "probe": None if probe is None else probe.to_dict()}
-    for note in source.notes:
+    for note in notes:
         yield {"kind": "note", "step": step, "message": note}
-    if ck is not None and switched:
-        yield {"kind": "note", "step": step, "message": (
-            "the weights were converted to the " + ", ".join(
-                f"{n} {e}" for n, e in switched.items()) + " engine; the optimizer starts "
-            "afresh, since its moments belong to the other engine's tensors")}
 
     # ---- the loop ------------------------------------------------------------------------
-    sampler = Sampler(net, device) if source.kind == "text" else None
+    sampler = Sampler(net, device) if source.kind == "text" and world.is_main else None
     pending, nan_streak, reason = [], 0, "finished"
     diverging = DivergenceWatch(cfg["divergence_factor"], cfg["divergence_steps"])
     if ck is not None:  # a resumed run remembers the best loss it had reached
@@ -223,16 +186,18 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
     t_start = t_log = time.perf_counter()
     steps_since_log = tokens_since_log = 0
     while step < stop_at:
-        if token.paused:
+        time_up = bool(opts.time_limit) and time.perf_counter() - t_start >= opts.time_limit
+        action = world.control(token, time_up)  # every rank does the same
+        if action == "pause":
             yield {"kind": "paused", "step": step}
-            token.wait_while_paused()
-            if not token.stopped:
+            action = world.wait_while_paused(token)
+            if action == "run":
                 yield {"kind": "resumed", "step": step}
                 t_log = time.perf_counter()
-        if token.stopped:
+        if action == "stop":
             reason = "stopped"
             break
-        if opts.time_limit and time.perf_counter() - t_start >= opts.time_limit:
+        if action == "time_limit":
             reason = "time_limit"
             break
         lr = learning_rate(step, solver)
@@ -255,13 +220,14 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
             yield {"kind": "weights", "step": step, "weights": _weights_copy(net)}
         pending.append((out, lr))
         steps_since_log += 1
-        tokens_since_log += _tokens(batch)
+        tokens_since_log += _tokens(batch) * world.size
 
         if step % cfg["log_interval"] == 0 or step == stop_at:
             record, nan_streak = _summarise(net, pending, step, nan_streak, t_log,
                                             steps_since_log, tokens_since_log, device)
             record["time"] = time.perf_counter() - t_start
             record["epoch"] = getattr(source, "epoch", None)
+            record["world_size"] = world.size
             if step_fn.graph_note and step == cfg["log_interval"]:
                 yield {"kind": "note", "step": step, "message": f"CUDA graph {step_fn.graph_note}"}
             run.log(record)
@@ -282,8 +248,9 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                 break
 
         if step % cfg["eval_interval"] == 0 or step == stop_at:
-            result = evaluate(net, source, cfg["eval_batches"], device, data_layer)
-            seen = probe_record(net, probe, step)
+            result = evaluate(net, source, cfg["eval_batches"], device, data_layer,
+                              world=world)
+            seen = probe_record(net, probe, step)  # rank 0's, which alone has a probe
             if result and seen is not None:
                 result["gate_saturation"] = seen.pop("gate_saturation")
             if result:
@@ -396,6 +363,12 @@ def _data_meta(source) -> dict:
     return meta
 
 
+def _project_dir(project: Project):
+    """Where the project's relative data paths are found: the graph's folder (which may be
+    another than the project file's, for a snapshot run in a child process)."""
+    return project.graph.project_dir or (project.path and project.path.parent)
+
+
 def _pin_classes(graph, source) -> None:
     """Fix K to the classes the data holds (a large CSV's are counted only now)."""
     if source.kind != "classes":
@@ -411,7 +384,8 @@ def _pin_classes(graph, source) -> None:
 def _device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"CPU ({torch.get_num_threads()} threads)"
+    threads = torch.get_num_threads()
+    return f"CPU ({threads} thread{'s' if threads != 1 else ''})"
 
 
 def _free_cuda() -> None:

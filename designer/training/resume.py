@@ -1,10 +1,15 @@
 """Does a checkpoint fit a project? Refuse with a reason when it does not; convert its weights
-between engines when it does."""
+between engines when it does; put a run back where the checkpoint left it (`restore`), on one
+process or on every rank of a data-parallel run, whatever number made the checkpoint."""
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from designer.engines.convert import convert_state_dict
 
 from .checkpoint import Checkpoint, CheckpointError
+from .data.errors import DataError
+from .errors import TrainingError
 
 RECURRENT = ("LSTM", "GRU", "RNN")
 
@@ -95,3 +100,52 @@ def convert_for(ck: Checkpoint, graph, net) -> dict:
                 f"{tuple(weights[key].shape)} in the checkpoint but {tuple(value.shape)} in "
                 "the project")
     return weights
+
+
+@dataclass
+class Restored:
+    """Where a resumed run goes on from: its step, best validation loss, the recurrent state
+    this rank carries (``None``: start the streams from zeros), the layers whose engine
+    changed (name -> engine) and the notes to tell the user (a conversion among them)."""
+
+    step: int
+    best: float
+    carry: dict | None
+    switched: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+
+def restore(ck: Checkpoint, graph, net, opt, source, world, seed: int, device) -> Restored:
+    """Load checkpoint ``ck`` into ``net``, ``opt`` and ``source`` on this rank of ``world``
+    (a `designer.training.distributed.World`; ``World()`` alone).
+
+    The weights are converted when an engine changed, and the optimizer then starts afresh
+    (its moments belong to the other engine's tensors). The random streams and the carried
+    state go on where they were when the checkpoint was made by as many processes; otherwise
+    each rank's stream restarts from the seed and the streams from a zero state, with a note.
+    Raises `TrainingError` (code 2, shared by every rank) when the checkpoint does not fit.
+    """
+    with world.together():
+        try:
+            check_compatible(ck, graph, source)
+            net.load_state_dict(convert_for(ck, graph, net))
+            switched = {n: e for n, e in net.engines.items()
+                        if ck.meta.get("engines", {}).get(n, e) != e}
+            if not switched:
+                opt.load_state_dict(ck.state["optimizer"])
+            source.load_state_dict(ck.state["data"])
+        except (CheckpointError, DataError) as e:
+            raise TrainingError(str(e), 2) from None
+    notes = [n for n in [world.restore_rng(ck.state, seed, ck.step)] if n]
+    if switched:
+        notes.append("the weights were converted to the " + ", ".join(
+            f"{n} {e}" for n, e in switched.items()) + " engine; the optimizer starts afresh, "
+            "since its moments belong to the other engine's tensors")
+    carry = world.local_carry(ck.state.get("carry"), source.batch_size, device)
+    if ck.state.get("carry") and carry is None:
+        notes.append(f"the streams are cut anew for {world.size} process"
+                     f"{'es' if world.size > 1 else ''} (the checkpoint was made by "
+                     f"{ck.meta.get('world_size', 1)}): each goes on from the same place in "
+                     f"the pass, from a zero state")
+    best = ck.meta.get("best_val_loss")
+    return Restored(ck.step, float("inf") if best is None else best, carry, switched, notes)

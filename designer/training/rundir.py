@@ -20,29 +20,50 @@ def _clean(value):
     return value
 
 
-class RunDir:
-    """Where one training run keeps what it writes."""
+def default_path(project: Project) -> Path:
+    """``runs/<project>-<time>``: where a run goes when no ``--out`` is given."""
+    stem = project.path.stem if project.path else "run"
+    return Path("runs") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
 
-    def __init__(self, path: Path):
+
+def check_folder(path: Path, resume: bool = False) -> None:
+    """Raise ``TrainingError`` (code 2) when ``path`` cannot take a new run (a file, or a
+    folder that holds a run already) or, with ``resume``, holds nothing to resume."""
+    path = Path(path)
+    if resume:
+        if not path.is_dir():
+            raise TrainingError(f"{path} does not exist, so there is nothing to resume", 2)
+        return
+    if path.exists() and not path.is_dir():
+        raise TrainingError(f"{path} is a file; give --out a folder", 2)
+    if C.has_checkpoint(path) or (path / "metrics.jsonl").exists():
+        raise TrainingError(f"{path} already holds a run; continue it with --resume {path} "
+                            "or give another --out", 2)
+
+
+class RunDir:
+    """Where one training run keeps what it writes.
+
+    ``writer`` is false for the ranks of a data-parallel run other than rank 0: they know
+    the folder but never write to it (``log`` and ``truncate_metrics`` do nothing).
+    """
+
+    def __init__(self, path: Path, writer: bool = True):
         self.path = Path(path)
         self.metrics = self.path / "metrics.jsonl"
+        self.writer = writer
 
     @classmethod
-    def create(cls, out, project: Project, resume: bool = False) -> "RunDir":
-        """The folder for a new run (refusing one that holds a run) or for a resumed one."""
-        if out is None:
-            stem = project.path.stem if project.path else "run"
-            out = Path("runs") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
-        path = Path(out)
+    def create(cls, out, project: Project, resume: bool = False,
+               writer: bool = True) -> "RunDir":
+        """The folder for a new run (refusing one that holds a run) or for a resumed one;
+        with ``writer`` false, only its name."""
+        path = Path(out) if out is not None else default_path(project)
+        if not writer:
+            return cls(path, writer=False)
+        check_folder(path, resume)
         if resume:
-            if not path.is_dir():
-                raise TrainingError(f"{path} does not exist, so there is nothing to resume", 2)
             return cls(path)
-        if path.exists() and not path.is_dir():
-            raise TrainingError(f"{path} is a file; give --out a folder", 2)
-        if C.has_checkpoint(path) or (path / "metrics.jsonl").exists():
-            raise TrainingError(f"{path} already holds a run; continue it with --resume {path} "
-                                "or give another --out", 2)
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -53,6 +74,8 @@ class RunDir:
 
     def log(self, record: dict) -> None:
         """Append one record to ``metrics.jsonl``."""
+        if not self.writer:
+            return
         with open(self.metrics, "a", encoding="utf-8") as f:
             f.write(json.dumps({k: _clean(v) for k, v in record.items()}) + "\n")
 
@@ -69,5 +92,7 @@ class RunDir:
 
     def truncate_metrics(self, step: int) -> None:
         """Forget records after ``step`` (written after the checkpoint a run resumes from)."""
+        if not self.writer:
+            return
         keep = [r for r in self.read_metrics() if r.get("step", 0) <= step]
         atomic_write_text(self.metrics, "".join(json.dumps(r) + "\n" for r in keep))

@@ -65,14 +65,15 @@ def test_history_is_a_fixed_window(qtbot, panel):
 def test_the_picker_lists_the_gpus_cuda_will_see():
     gpus = [DeviceInfo(0, "NVIDIA H200", "GPU-aaa", 143771.0),
             DeviceInfo(1, "NVIDIA H200", "GPU-bbb", 143771.0)]
-    assert [c.device for c in device_choices(gpus, {})] == ["auto", "cpu", "cuda:0", "cuda:1"]
+    assert [c.device for c in device_choices(gpus, {})] == ["auto", "cpu", "cuda:0", "cuda:1",
+                                                            "cuda"]  # and "All GPUs (2)"
     assert device_choices(gpus, {})[2].label == "GPU 0: NVIDIA H200 (140 GiB)"
     hidden = device_choices(gpus, {"CUDA_VISIBLE_DEVICES": "1"})
     assert [(c.device, c.monitor) for c in hidden[2:]] == [("cuda:0", 1)]
     assert [c.device for c in device_choices(gpus, {"CUDA_VISIBLE_DEVICES": ""})] == \
         ["auto", "cpu"]
     assert [c.monitor for c in device_choices(gpus, {"CUDA_VISIBLE_DEVICES": "GPU-bbb,0"})[2:]] \
-        == [1, 0]
+        == [1, 0, (1, 0)]
 
 
 def test_the_picker_follows_the_project_setting(qtbot):

@@ -56,7 +56,7 @@ class AudioSource(SequenceSource):
         return (f"{self.path}: {self.frames / self.sample_rate:.1f} s at {self.sample_rate:,} "
                 f"Hz, {self.encoding} {layout}, {self.frames:,} samples; "
                 f"{self.quantizer.scheme} ({self.num_classes} classes); {self.split_text()}; "
-                f"{self.batching} batches of {self.batch_size} x {self.seq_len}")
+                f"{self.batching} batches of {self._batch_text(f' x {self.seq_len}')}")
 
     @property
     def codec(self) -> dict:

@@ -1,4 +1,5 @@
-"""What every data source offers the trainer, and the seeding they share."""
+"""What every data source offers the trainer, the seeding they share, and how a batch is
+shared out among the processes of a data-parallel run."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,10 +48,28 @@ class Source:
     carries_state : bool
         Whether the trainer should carry the recurrent state from one training batch to the
         next (stream batching); when false, it resets the state every batch.
+    rank, world : int
+        This process's share of a data-parallel run (see :meth:`shard`); 0 and 1 alone.
+
+    Sharding
+    --------
+    In a run over ``world`` processes, every batch is a *global* batch of
+    ``global_batch_size = batch_size x world`` rows, laid out and drawn exactly as one
+    process with that batch size would draw it (the same windows, streams or images, from
+    the same seed on every rank), and each rank keeps only its own rows: ``_mine(rows)``, the
+    rank's contiguous block. So the ranks never read the same rows, a stream stays whole on
+    one rank (its state carried there), the union of the ranks' batches is the single-process
+    batch of ``global_batch_size``, and the data state is the same on every rank, so one
+    checkpoint (rank 0's) resumes any number of processes. A source lays its batches out by
+    ``global_batch_size`` and passes the rows it picked through ``_mine``; it says so with
+    ``shardable = True`` (a source that does not cannot train on several processes, and
+    ``shard`` says so in one sentence).
     """
 
     kind = ""
     carries_state = False
+    shardable = False
+    rank, world = 0, 1
 
     def __init__(self, path: Path, num_classes: int, seq_len: int, batch_size: int,
                  seed: int = 0, vocab: list[str] | None = None, notes=()):
@@ -69,6 +88,55 @@ class Source:
     def describe(self) -> str:
         """One line for the user: the file, its size, the classes and the split sizes."""
         raise NotImplementedError
+
+    @property
+    def global_batch_size(self) -> int:
+        """Rows in one batch of the whole run: ``batch_size`` on each of ``world`` ranks."""
+        return self.batch_size * self.world
+
+    def shard(self, rank: int, world: int) -> None:
+        """Serve rank ``rank``'s share of every batch of a run over ``world`` processes.
+
+        Call it before drawing any batch or loading a state. Raises `DataError` when the data
+        cannot be shared out (too short for ``world`` times the streams, or a source that
+        does not shard).
+        """
+        if not 0 <= rank < world:
+            raise ValueError(f"rank {rank} is not in a world of {world}")
+        if world > 1 and not self.shardable:
+            raise DataError(f"{self.path} comes from a {type(self).__name__}, which cannot be "
+                            f"split across {world} processes; train it on one")
+        self.rank, self.world = int(rank), int(world)
+        self._sharded()
+
+    def _sharded(self) -> None:
+        """Re-check sizes and restart the cursors for the new layout (subclasses)."""
+
+    def _batch_text(self, rest: str = "") -> str:
+        """The batch for ``describe``: ``"64 x 100"``, or, over two processes,
+        ``"64 x 100 per process (128 x 100 in all)"`` (``rest`` is ``" x 100"``)."""
+        if self.world == 1:
+            return f"{self.batch_size}{rest}"
+        return f"{self.batch_size}{rest} per process ({self.global_batch_size}{rest} in all)"
+
+    def _mine(self, rows):
+        """This rank's block of a global batch's rows, a tensor or a numpy array (a final,
+        smaller batch is shared out as evenly as it goes, so a rank may get none)."""
+        if self.world == 1:
+            return rows
+        if isinstance(rows, np.ndarray):
+            return np.array_split(rows, self.world)[self.rank]
+        return torch.tensor_split(rows, self.world)[self.rank]
+
+    def _check_rows_for_ranks(self, what: str) -> None:
+        """Refuse a data-parallel run whose training split cannot give every rank at least
+        one of its ``what`` (windows, sequences) a step."""
+        have = self.split_size("train")
+        if self.world > 1 and have < self.world:
+            raise DataError(f"{self.path} leaves only {have:,} training {what}, fewer than "
+                            f"the {self.world} processes that would share each batch; train "
+                            f"it on {max(have, 1)} process{'es' if have > 1 else ''} or on "
+                            "more data")
 
     def split_size(self, split: str = "train") -> int:
         """How many symbols (or images) ``split`` holds; 0 for a split that is not there."""

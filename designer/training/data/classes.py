@@ -42,9 +42,14 @@ class ClassesSource(Source):
         A run's ``run_meta()``: its classes and statistics are used instead of the file's.
     whole : bool
         Serve every sequence of the file as the ``test`` split (scoring another file).
+
+    In a data-parallel run each batch is drawn for N x processes sequences (the same shuffled
+    order on every rank) and shared out, so the ranks train on different sequences and
+    together on what one process with that batch would; validation is shared out the same way.
     """
 
     kind = "classes"
+    shardable = True
 
     def __init__(self, path: Path, params: dict, seed: int = 0, meta: dict | None = None,
                  whole: bool = False, labelled: bool = True):
@@ -111,6 +116,10 @@ class ClassesSource(Source):
                             "or test_fraction")
         self._reset_cursors()
 
+    def _sharded(self) -> None:
+        self._check_rows_for_ranks("sequences")
+        self._reset_cursors()
+
     def _own_stats(self, normalize: bool) -> dict:
         f = len(self.features)
         if not normalize:
@@ -125,7 +134,7 @@ class ClassesSource(Source):
 
     @property
     def batches_per_epoch(self) -> int:
-        return max(1, self.split_size("train") // self.batch_size)
+        return max(1, self.split_size("train") // self.global_batch_size)
 
     @property
     def epoch(self) -> float:
@@ -161,12 +170,12 @@ class ClassesSource(Source):
         """N sequences of ``split`` in an order shuffled anew every pass."""
         self._check_split(split)
         cur, members = self._cursors[split], self.parts[split]
-        n = min(self.batch_size, len(members))
+        n = min(self.global_batch_size, len(members))
         if cur["order"] is None or cur["position"] + n > len(members):
             cur["pass_state"] = cur["generator"].get_state()
             cur["order"] = torch.randperm(len(members), generator=cur["generator"])
             cur["position"] = 0
-        pick = cur["order"][cur["position"]:cur["position"] + n].numpy()
+        pick = self._mine(cur["order"][cur["position"]:cur["position"] + n]).numpy()
         cur["position"] += n
         cur["drawn"] += 1
         return self.batch(members[pick])
@@ -174,9 +183,8 @@ class ClassesSource(Source):
     def eval_chunks(self, n: int | None = None, split: str = "val") -> list[np.ndarray]:
         self._check_split(split)
         check_eval_count(n)
-        members = self.parts[split]
-        chunks = [members[i:i + self.batch_size] for i in range(0, len(members),
-                                                                 self.batch_size)]
+        members, size = self.parts[split], self.global_batch_size
+        chunks = [self._mine(members[i:i + size]) for i in range(0, len(members), size)]
         return chunks if n is None else chunks[:n]
 
     def eval_batches(self, n: int | None = None, split: str = "val") -> Iterator[dict]:

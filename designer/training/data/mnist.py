@@ -65,9 +65,14 @@ def load_set(images_path: Path, labels_path: Path) -> tuple[np.ndarray, np.ndarr
 
 
 class MnistSource(Source):
-    """MNIST images as (N, 28, 28) (or (28, N, 28)) float rows in [0, 1], labels (N,)."""
+    """MNIST images as (N, 28, 28) (or (28, N, 28)) float rows in [0, 1], labels (N,).
+
+    In a data-parallel run each global batch (N x processes images of the shuffled order)
+    is shared out, so the ranks see different images and together one pass of them.
+    """
 
     kind = "mnist"
+    shardable = True
 
     def __init__(self, folder: Path, params: dict, seed: int = 0):
         super().__init__(folder, 10, SIDE, params["batch_size"], seed)
@@ -104,9 +109,12 @@ class MnistSource(Source):
                               f"{self.split_size('test'):,} for testing")
         self.splits = tuple(s for s in ("train", "val", "test") if s in self._y)
         self.total = sum(self.split_size(s) for s in self.splits)
-        if len(self._y["train"]) < self.batch_size:
-            raise DataError(f"{folder} leaves only {len(self._y['train']):,} images for "
-                            f"training, fewer than one batch of {self.batch_size}")
+        self._sharded()
+
+    def _sharded(self) -> None:
+        if self.split_size("train") < self.global_batch_size:
+            raise DataError(f"{self.path} leaves only {self.split_size('train'):,} images for "
+                            f"training, fewer than one batch of {self.global_batch_size}")
         self._reset_cursors()
 
     def _hold_out(self, prefix: str, images: np.ndarray, labels: np.ndarray, validate: int,
@@ -129,52 +137,54 @@ class MnistSource(Source):
 
     @property
     def batches_per_epoch(self) -> int:
-        return self.split_size("train") // self.batch_size
+        return self.split_size("train") // self.global_batch_size
 
     @property
     def epoch(self) -> float:
-        return self._cursors["train"]["drawn"] / self.batches_per_epoch
+        return self._cursors["train"]["images"] / self.split_size("train")
 
     def describe(self) -> str:
         which = ", ".join(p.name for p in self.files)
         return (f"{self.path}: {self.total:,} MNIST digits of 28 x 28 ({which}), 10 classes; "
                 f"{self.split_size('train'):,} for training, {self.split_size('val'):,} for "
                 f"validation, {self.split_size('test'):,} for testing; batches of "
-                f"{self.batch_size}")
+                f"{self._batch_text()}")
 
     # --------------------------------------------------------------------------- batches --
     def next_batch(self, split: str = "train") -> dict[str, torch.Tensor]:
         """N images of ``split`` in a shuffled order that is new every pass (whole batches
         only: a pass ends when fewer than N images are left)."""
         self._check_split(split)
-        cur, n = self._cursors[split], self.split_size(split)
-        if n < self.batch_size:
+        cur, n, size = self._cursors[split], self.split_size(split), self.global_batch_size
+        if n < size:
             raise DataError(f"{self.path} holds only {n:,} {split} images, fewer than one batch "
-                            f"of {self.batch_size}")
-        if cur["order"] is None or cur["position"] + self.batch_size > n:
+                            f"of {size}")
+        if cur["order"] is None or cur["position"] + size > n:
             cur["pass_state"] = cur["generator"].get_state()
             cur["order"] = torch.randperm(n, generator=cur["generator"])
             cur["position"] = 0
-        index = cur["order"][cur["position"]:cur["position"] + self.batch_size]
-        cur["position"] += self.batch_size
+        index = cur["order"][cur["position"]:cur["position"] + size]
+        cur["position"] += size
         cur["drawn"] += 1
-        return self._batch(split, index)
+        cur["images"] += size
+        return self._batch(split, self._mine(index))
 
     def eval_batches(self, n: int | None = None, split: str = "val") -> Iterator[dict]:
         """The held-out images in their fixed order, N at a time; the last batch is smaller
-        when N does not divide them (every image counts once). ``n`` caps the batches."""
+        when N does not divide them (every image counts once; a rank may get an empty one).
+        ``n`` caps the batches."""
         self._check_split(split)
         check_eval_count(n)
         count = self.eval_size(n, split)
-        size = self.split_size(split)
+        size, step = self.split_size(split), self.global_batch_size
         for b in range(count):
-            start = b * self.batch_size
-            yield self._batch(split, torch.arange(start, min(start + self.batch_size, size)))
+            rows = torch.arange(b * step, min((b + 1) * step, size))
+            yield self._batch(split, self._mine(rows))
 
     def eval_size(self, n: int | None = None, split: str = "val") -> int:
         self._check_split(split)
         check_eval_count(n)
-        whole = -(-self.split_size(split) // self.batch_size)
+        whole = -(-self.split_size(split) // self.global_batch_size)
         return whole if n is None else min(n, whole)
 
     def _batch(self, split: str, index: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -190,7 +200,7 @@ class MnistSource(Source):
 
     def _reset_cursors(self) -> None:
         self._cursors = {split: {"generator": split_generator(self.seed, split), "order": None,
-                                 "pass_state": None, "position": 0, "drawn": 0}
+                                 "pass_state": None, "position": 0, "drawn": 0, "images": 0}
                          for split in self.splits}
 
     def state_dict(self) -> dict:
@@ -199,7 +209,7 @@ class MnistSource(Source):
         for split in self.splits:
             cur = self._cursors[split]
             saved = {"generator": cur["generator"].get_state(), "position": cur["position"],
-                     "drawn": cur["drawn"]}
+                     "drawn": cur["drawn"], "images": cur["images"]}
             if cur["pass_state"] is not None:
                 saved["pass_state"] = cur["pass_state"]
             state["splits"][split] = saved
@@ -219,6 +229,7 @@ class MnistSource(Source):
                                               generator=cur["generator"])
             cur["generator"].set_state(byte_state(saved["generator"]))
             cur["position"], cur["drawn"] = int(saved["position"]), int(saved["drawn"])
+            cur["images"] = int(saved.get("images", cur["drawn"] * self.batch_size))
 
 
 def _tensors(images: np.ndarray, labels: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:

@@ -13,6 +13,10 @@ held out for validation. Training batches come in one of two ways (the layer's `
 
 Every batch is ``{"data": (T, N) int64, "cont": (T, N) float32, "label": (T, N) int64}``;
 ``label`` is ``data`` shifted one symbol on.
+
+In a data-parallel run (``shard``) the windows or streams are laid out for the global batch of
+N x processes, and each rank takes its own block of them: its own windows, or its own N
+contiguous streams, whose state it carries.
 """
 from __future__ import annotations
 
@@ -69,6 +73,12 @@ class SequenceSource(Source):
         self._check_lengths()
         self._reset_cursors()
 
+    shardable = True
+
+    def _sharded(self) -> None:
+        self._check_lengths()
+        self._reset_cursors()
+
     # ------------------------------------------------------------------------ properties --
     @property
     def carries_state(self) -> bool:  # type: ignore[override]
@@ -89,7 +99,7 @@ class SequenceSource(Source):
         """Training batches in one pass over the training split."""
         if self.batching == "stream":
             return self._streams("train")[1]
-        return max(1, self.split_size("train") // (self.seq_len * self.batch_size))
+        return max(1, self.split_size("train") // (self.seq_len * self.global_batch_size))
 
     @property
     def epoch(self) -> float:
@@ -97,7 +107,7 @@ class SequenceSource(Source):
         cur = self._cursors["train"]
         if self.batching == "stream":
             return cur["epoch"] + cur["position"] / self._streams("train")[1]
-        return cur["drawn"] * self.seq_len * self.batch_size / self.split_size("train")
+        return cur["windows"] * self.seq_len / self.split_size("train")
 
     def split_text(self) -> str:
         text = f"{self.split_size('train'):,} for training"
@@ -111,18 +121,20 @@ class SequenceSource(Source):
         self._check_split(split)
         data, cur = self._data[split], self._cursors[split]
         if self.batching == "random":
-            starts = torch.randint(0, len(data) - self.seq_len, (self.batch_size,),
+            starts = torch.randint(0, len(data) - self.seq_len, (self.global_batch_size,),
                                    generator=cur["generator"])
             reset = True
         else:
             length, per_pass = self._streams(split)
-            starts = torch.arange(self.batch_size) * length + cur["position"] * self.seq_len
-            reset = cur["position"] == 0
+            starts = (torch.arange(self.global_batch_size) * length
+                      + cur["position"] * self.seq_len)
+            reset = cur["position"] == 0 or cur.pop("restart", False)
             cur["position"] += 1
             if cur["position"] == per_pass:
                 cur["position"], cur["epoch"] = 0, cur["epoch"] + 1
         cur["drawn"] += 1
-        return self._batch(data, starts, reset)
+        cur["windows"] += self.global_batch_size
+        return self._batch(data, self._mine(starts), reset)
 
     def eval_batches(self, n: int | None = None, split: str = "val") -> Iterator[dict]:
         """A fixed set of batches spread over the whole of ``split``, the same every call.
@@ -142,16 +154,16 @@ class SequenceSource(Source):
             length, per_pass = self._streams(split)
             count = per_pass if n is None else min(n, per_pass)
             for p in range(count):
-                starts = torch.arange(self.batch_size) * length + p * self.seq_len
-                yield self._batch(data, starts, p == 0)
+                starts = torch.arange(self.global_batch_size) * length + p * self.seq_len
+                yield self._batch(data, self._mine(starts), p == 0)
             return
         last = len(data) - self.seq_len - 1
+        size = self.global_batch_size
         if n is None:
-            n = max(1, (last // self.seq_len + 1) // self.batch_size)
-        starts = torch.from_numpy(np.linspace(0, last, n * self.batch_size).round()
-                                  .astype(np.int64))
+            n = max(1, (last // self.seq_len + 1) // size)
+        starts = torch.from_numpy(np.linspace(0, last, n * size).round().astype(np.int64))
         for b in range(n):
-            yield self._batch(data, starts[b * self.batch_size:(b + 1) * self.batch_size], True)
+            yield self._batch(data, self._mine(starts[b * size:(b + 1) * size]), True)
 
     def eval_size(self, n: int | None = None, split: str = "val") -> int:
         self._check_split(split)
@@ -161,21 +173,22 @@ class SequenceSource(Source):
             return per_pass if n is None else min(n, per_pass)
         if n is None:
             last = self.split_size(split) - self.seq_len - 1
-            return max(1, (last // self.seq_len + 1) // self.batch_size)
+            return max(1, (last // self.seq_len + 1) // self.global_batch_size)
         return n
 
     def _batch(self, data: torch.Tensor, starts: torch.Tensor, reset: bool) -> dict:
         steps = torch.arange(self.seq_len + 1).unsqueeze(1)
         window = data[steps + starts.unsqueeze(0)].long()          # (T + 1, N)
-        cont = torch.ones(self.seq_len, self.batch_size, dtype=torch.float32)
+        cont = torch.ones(self.seq_len, len(starts), dtype=torch.float32)
         if reset:
             cont[0] = 0.0
         return {"data": window[:-1].contiguous(), "cont": cont,
                 "label": window[1:].contiguous()}
 
-    def _streams(self, split: str) -> tuple[int, int]:
-        """(symbols per stream, batches per pass) of a split cut into N streams."""
-        length = (self.split_size(split) - 1) // self.batch_size
+    def _streams(self, split: str, world: int | None = None) -> tuple[int, int]:
+        """(symbols per stream, batches per pass) of a split cut into the global batch's
+        streams (``world`` defaults to this run's)."""
+        length = (self.split_size(split) - 1) // (self.batch_size * (world or self.world))
         return length, length // self.seq_len
 
     # ----------------------------------------------------------------------- statistics --
@@ -199,17 +212,17 @@ class SequenceSource(Source):
     def _reset_cursors(self) -> None:
         self._cursors = {
             split: {"generator": split_generator(self.seed, split), "position": 0, "epoch": 0,
-                    "drawn": 0}
+                    "drawn": 0, "windows": 0}
             for split in self.splits
         }
 
     def state_dict(self) -> dict:
         state = {"version": STATE_VERSION, "kind": self.kind, **self._fingerprint(),
-                 "splits": {}}
+                 "world": self.world, "splits": {}}
         for split, cur in self._cursors.items():
             state["splits"][split] = {"generator": cur["generator"].get_state(),
                                       "position": cur["position"], "epoch": cur["epoch"],
-                                      "drawn": cur["drawn"]}
+                                      "drawn": cur["drawn"], "windows": cur["windows"]}
         return state
 
     def load_state_dict(self, state: dict) -> None:
@@ -222,10 +235,20 @@ class SequenceSource(Source):
             cur["generator"].set_state(byte_state(saved["generator"]))
             cur["position"], cur["epoch"] = int(saved["position"]), int(saved["epoch"])
             cur["drawn"] = int(saved["drawn"])
+            cur["windows"] = int(saved.get("windows", cur["drawn"] * self.batch_size))
+            world = int(state.get("world", 1))
+            if world != self.world and self.batching == "stream":
+                # the streams are cut anew for this many processes: go on from the same share
+                # of the pass, each stream starting afresh (cont 0, a zero state)
+                per_pass_then = self._streams(split, world)[1]
+                per_pass = self._streams(split)[1]
+                cur["position"] = min(per_pass - 1,
+                                      cur["position"] * per_pass // max(per_pass_then, 1))
+                cur["restart"] = True
 
     # ------------------------------------------------------------------------- checking --
     def _check_lengths(self) -> None:
-        t, n = self.seq_len, self.batch_size
+        t, n = self.seq_len, self.global_batch_size
         train, val = self.split_size("train"), self.split_size("val")
         unit = self.unit
         if train < t + 1:
@@ -238,11 +261,13 @@ class SequenceSource(Source):
         if self.batching != "stream":
             return
         need = n * t + 1
+        streams = f"{n} streams" if self.world == 1 else \
+            f"{n} streams ({self.batch_size} on each of {self.world} processes)"
         for split, have in (("training", train), ("validation", val)):
             if have and have < need:
                 raise DataError(
                     f"{self.path} is too short for stream batching: its {split} split holds "
-                    f"{have:,} {unit}, but {n} streams of {t} need at least {need:,}; lower "
+                    f"{have:,} {unit}, but {streams} of {t} need at least {need:,}; lower "
                     f"batch_size or seq_len, or use random batching"
                 )
 

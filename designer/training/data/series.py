@@ -50,9 +50,14 @@ class SeriesSource(Source):
         Only forecast from the file's end: it needs ``seq_len`` rows, no whole window.
     period : int
         The season a run found (when the layer's ``season`` is 0): new data keeps it.
+
+    In a data-parallel run each batch is drawn for N x processes windows (the same shuffled
+    order on every rank) and shared out, so the ranks train on different windows and together
+    on what one process with that batch would; validation windows are shared out the same way.
     """
 
     kind = "series"
+    shardable = True
 
     def __init__(self, path: Path, params: dict, seed: int = 0, stats: dict | None = None,
                  whole: bool = False, forecast: bool = False, period: int = 0):
@@ -108,6 +113,10 @@ class SeriesSource(Source):
                               "forecasts are not scored on them")
         if table.dropped:
             self.notes.append(f"{_count(table.dropped, 'row')} with empty cells dropped")
+        self._reset_cursors()
+
+    def _sharded(self) -> None:
+        self._check_rows_for_ranks("windows")
         self._reset_cursors()
 
     # ------------------------------------------------------------------------- set-up --
@@ -169,7 +178,7 @@ class SeriesSource(Source):
 
     @property
     def batches_per_epoch(self) -> int:
-        return max(1, self.split_size("train") // self.batch_size)
+        return max(1, self.split_size("train") // self.global_batch_size)
 
     @property
     def epoch(self) -> float:
@@ -247,12 +256,12 @@ class SeriesSource(Source):
         ends when fewer than N windows are left)."""
         self._check_split(split)
         cur, origins = self._cursors[split], self._origins[split]
-        n = min(self.batch_size, len(origins))
+        n = min(self.global_batch_size, len(origins))
         if cur["order"] is None or cur["position"] + n > len(origins):
             cur["pass_state"] = cur["generator"].get_state()
             cur["order"] = torch.randperm(len(origins), generator=cur["generator"])
             cur["position"] = 0
-        index = cur["order"][cur["position"]:cur["position"] + n].numpy()
+        index = self._mine(cur["order"][cur["position"]:cur["position"] + n]).numpy()
         cur["position"] += n
         cur["drawn"] += 1
         return self.window_batch(origins[index])
@@ -266,9 +275,8 @@ class SeriesSource(Source):
         """The origins ``eval_batches`` serves, batch by batch."""
         self._check_split(split)
         check_eval_count(n)
-        origins = self._origins[split]
-        chunks = [origins[i:i + self.batch_size] for i in range(0, len(origins),
-                                                                 self.batch_size)]
+        origins, size = self._origins[split], self.global_batch_size
+        chunks = [self._mine(origins[i:i + size]) for i in range(0, len(origins), size)]
         return chunks if n is None else chunks[:n]
 
     def eval_size(self, n: int | None = None, split: str = "val") -> int:

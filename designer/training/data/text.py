@@ -84,8 +84,8 @@ class TextSource(SequenceSource):
 
     def describe(self) -> str:
         return (f"{self.path}: {self.chars:,} characters, {self.num_classes} distinct; "
-                f"{self.split_text()}; {self.batching} batches of {self.batch_size} x "
-                f"{self.seq_len}")
+                f"{self.split_text()}; {self.batching} batches of "
+                f"{self._batch_text(f' x {self.seq_len}')}")
 
     def encode(self, text: str, errors: str = "strict") -> list[int]:
         """The ids of ``text``'s characters.

@@ -1,5 +1,7 @@
 """The device panel: the training GPU through NVML (utilisation, memory, temperature, power,
-fan), or, with no NVIDIA driver, the CPU and memory through psutil, with a line saying why.
+fan), or, with no NVIDIA driver, the CPU and memory through psutil, with a line saying why. A
+run on several GPUs shows every one of them: one curve per GPU in each plot, told apart by a
+colour and a legend.
 
 The monitor is polled once a second in its own thread (NVML can stall for seconds on a
 failing GPU; the window must not), and each plain `Sample` comes back through a queued
@@ -35,6 +37,9 @@ CPU_PLOTS = (
     ("process_rss_mib", "This process", "MiB", None, "#2e9d57"),
 )
 PERCENT = {"gpu_util_pct", "fan_pct", "cpu_util_pct"}
+# one colour per GPU when several are watched (the runs' palette, so it reads the same)
+GPU_COLORS = ("#2f7de1", "#e8590c", "#2e9d57", "#c2255c", "#7048e8", "#0c8599", "#b08900",
+              "#868e96")
 
 
 class MonitorPoller(QObject):
@@ -53,25 +58,41 @@ class MonitorPoller(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self.monitor = None
+        self.monitors: list = []
         self.timer: QTimer | None = None
+
+    @property
+    def monitor(self):
+        return self.monitors[0] if self.monitors else None
 
     @Slot(object)
     def watch(self, target) -> None:
-        """Watch ``target``: an NVML index or UUID, ``None`` (CUDA's first GPU) or ``"cpu"``."""
+        """Watch ``target``: an NVML index or UUID, ``None`` (CUDA's first GPU), ``"cpu"``, or
+        a tuple of NVML indices (every GPU of a data-parallel run)."""
         from designer.monitor import CpuMonitor, open_monitor
         self._close()
         if target == "cpu":  # keeps the sentence saying why no GPU is watched, if none is
-            self.monitor = open_monitor(None)
-            if self.monitor.kind != "cpu":
-                self.monitor.close()
-                self.monitor = CpuMonitor(None)
+            monitor = open_monitor(None)
+            if monitor.kind != "cpu":
+                monitor.close()
+                monitor = CpuMonitor(None)
+            self.monitors = [monitor]
+        elif isinstance(target, (tuple, list)):
+            self.monitors = [open_monitor(index) for index in target]
+            if any(m.kind != "nvml" for m in self.monitors):  # no NVML: the CPU, once
+                for m in self.monitors[1:]:
+                    m.close()
+                self.monitors = self.monitors[:1]
         elif isinstance(target, str):
-            self.monitor = open_monitor(uuid=target)
+            self.monitors = [open_monitor(uuid=target)]
         else:
-            self.monitor = open_monitor(target)
+            self.monitors = [open_monitor(target)]
         m = self.monitor
-        self.opened.emit({"kind": m.kind, "device": m.device, "reason": m.reason})
+        names = list(dict.fromkeys(x.device for x in self.monitors))
+        device = m.device if len(self.monitors) == 1 else (
+            f"{len(self.monitors)} x {names[0]}" if len(names) == 1 else " + ".join(names))
+        self.opened.emit({"kind": m.kind, "device": device, "reason": m.reason,
+                          "gpus": [f"GPU {x.index}" for x in self.monitors]})
         if self.timer is None:
             self.timer = QTimer(self)
             self.timer.timeout.connect(self.poll)
@@ -80,8 +101,11 @@ class MonitorPoller(QObject):
 
     @Slot()
     def poll(self) -> None:
-        if self.monitor is not None and not self.monitor.closed:
-            self.sampled.emit(self.monitor.poll())
+        """One sample (one GPU, or the CPU), or a tuple of them (several GPUs)."""
+        live = [m for m in self.monitors if not m.closed]
+        if live:
+            samples = tuple(m.poll() for m in live)
+            self.sampled.emit(samples[0] if len(samples) == 1 else samples)
 
     @Slot()
     def close(self) -> None:
@@ -90,18 +114,19 @@ class MonitorPoller(QObject):
         self._close()
 
     def _close(self) -> None:
-        if self.monitor is not None:
-            self.monitor.close()
-            self.monitor = None
+        for m in self.monitors:
+            m.close()
+        self.monitors = []
 
 
 class FieldPlot:
     """One reading over the last two minutes: a caption with the current value, a small
     plot, and a fixed-size history. The plot's axes stay put (the y range changes only when
-    the maximum does), so a new sample repaints the curve, not the axes."""
+    the maximum does), so a new sample repaints the curve, not the axes. With ``colors``,
+    one curve per device (several GPUs), in those colours."""
 
     def __init__(self, field: str, title: str, unit: str, max_field: str | None,
-                 color: str) -> None:
+                 color: str, colors: tuple[str, ...] | None = None) -> None:
         self.field, self.title, self.unit, self.max_field = field, title, unit, max_field
         self.widget = QWidget()
         box = QVBoxLayout(self.widget)
@@ -132,40 +157,45 @@ class FieldPlot:
         axis = self.plot.getAxis("left")
         axis.setWidth(42)
         axis.setCacheMode(QGraphicsItem.DeviceCoordinateCache)  # redrawn when its range moves
-        c = QColor(color)
-        fill = QColor(c)
-        fill.setAlpha(50)
-        self.curve = self.plot.plot(pen=pg.mkPen(c, width=1.5), fillLevel=0, brush=fill,
-                                    antialias=False)
-        self.values = np.full(HISTORY, np.nan)
+        if colors:
+            self.curves = [self.plot.plot(pen=pg.mkPen(QColor(c), width=1.5), antialias=False)
+                           for c in colors]
+        else:
+            c = QColor(color)
+            fill = QColor(c)
+            fill.setAlpha(50)
+            self.curves = [self.plot.plot(pen=pg.mkPen(c, width=1.5), fillLevel=0, brush=fill,
+                                          antialias=False)]
+        self.curve = self.curves[0]
+        self.values = np.full((len(self.curves), HISTORY), np.nan)
         self.times = np.full(HISTORY, np.nan)
         self.top: float | None = None  # the total (memory) or limit (power), when known
         self._range: float | None = None
         self.widget.hide()
 
     def add(self, t: float, sample) -> None:
-        value = getattr(sample, self.field)
-        if value is not None and self.widget.isHidden():
+        """Take a sample (or a tuple of them, one per curve) taken at ``t``."""
+        samples = sample if isinstance(sample, (tuple, list)) else (sample,)
+        values = [getattr(s, self.field) for s in samples[:len(self.curves)]]
+        values += [None] * (len(self.curves) - len(values))
+        if any(v is not None for v in values) and self.widget.isHidden():
             self.widget.show()
-        self.values[:-1] = self.values[1:]
+        self.values[:, :-1] = self.values[:, 1:]
         self.times[:-1] = self.times[1:]
-        self.values[-1] = np.nan if value is None else float(value)
+        self.values[:, -1] = [np.nan if v is None else float(v) for v in values]
         self.times[-1] = t
-        top = getattr(sample, self.max_field) if self.max_field else None
+        tops = [getattr(s, self.max_field) for s in samples] if self.max_field else []
+        top = max((x for x in tops if x), default=None)
         if top:
             self.top = float(top)
-        if value is None:
-            text = "\u2013"
-        elif top:
-            text = f"{value:,.0f} / {top:,.0f} {self.unit}"
-        else:
-            text = f"{value:,.0f} {self.unit}"
+        text = _caption(values, top, self.unit)
         if self.value_label.text() != text:
             self.value_label.setText(text)
 
     def draw(self, now: float) -> None:
         ok = np.isfinite(self.times)
-        self.curve.setData(self.times[ok] - now, self.values[ok], connect="finite")
+        for curve, values in zip(self.curves, self.values):
+            curve.setData(self.times[ok] - now, values[ok], connect="finite")
         if self.first is None and ok.any():
             self.first = float(self.times[ok][0])
         width = min(WINDOW_S, max(FIRST_WINDOW_S, now - (self.first or now)))
@@ -206,6 +236,9 @@ class DevicePanel(QWidget):
         self.reason_label = QLabel()
         self.reason_label.setWordWrap(True)
         self.reason_label.hide()
+        self.legend = QLabel()  # which colour is which GPU, when several are watched
+        self.legend.setWordWrap(True)
+        self.legend.hide()
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -217,6 +250,7 @@ class DevicePanel(QWidget):
         lay.setContentsMargins(8, 6, 8, 6)
         lay.addWidget(self.device_label)
         lay.addWidget(self.reason_label)
+        lay.addWidget(self.legend)
         lay.addLayout(self.plot_box)
         lay.addWidget(self.summary)
         lay.addStretch(1)
@@ -237,12 +271,13 @@ class DevicePanel(QWidget):
         self.poller.sampled.connect(self._sampled)
         self.thread.start()
         self.samples = 0
-        self.last_sample = None
+        self.last_sample = None   # the (first) device's latest sample
         self._device: str | None = None
         self.refresh_theme()
 
     def watch(self, target) -> None:
-        """Watch an NVML index or UUID, ``None`` (the GPU CUDA calls ``cuda:0``) or ``"cpu"``."""
+        """Watch an NVML index or UUID, ``None`` (the GPU CUDA calls ``cuda:0``), ``"cpu"``,
+        or a tuple of NVML indices (every GPU of a data-parallel run)."""
         self.watch_requested.emit(target)
 
     def shutdown(self) -> None:
@@ -255,34 +290,42 @@ class DevicePanel(QWidget):
     @Slot(object)
     def _opened(self, info: dict) -> None:
         self.kind, self.reason = info["kind"], info["reason"]
-        self.device_label.setText(info["device"])
         if info["reason"]:
             self.reason_label.setText(info["reason"])
             self.reason_label.show()
         else:
             self.reason_label.hide()
         specs = GPU_PLOTS if info["kind"] == "nvml" else CPU_PLOTS
+        gpus = info.get("gpus") or []
+        device = info["device"]
+        self.device_label.setText(device)
+        colors = GPU_COLORS[:len(gpus)] if len(gpus) > 1 else None
+        self.legend.setText("   ".join(f'<span style="color:{c}">\u25a0</span> {g}'
+                                       for c, g in zip(colors or (), gpus)))
+        self.legend.setVisible(bool(colors))
         if self.plots and list(self.plots) == [spec[0] for spec in specs] and \
-                info["device"] == self._device:
+                device == self._device:
             return  # the same device again: keep its history
-        self._device = info["device"]
+        self._device = device
         for plot in self.plots.values():
             self.plot_box.removeWidget(plot.widget)
             plot.widget.deleteLater()
         self.plots = {}
         for spec in specs:
-            plot = FieldPlot(*spec)
+            plot = FieldPlot(*spec, colors=colors)
             self.plots[spec[0]] = plot
             self.plot_box.addWidget(plot.widget)
         self.refresh_theme()
 
     @Slot(object)
-    def _sampled(self, sample) -> None:
+    def _sampled(self, samples) -> None:
+        """A sample, or a tuple of them (one per GPU watched)."""
         self.samples += 1
+        sample = samples[0] if isinstance(samples, tuple) else samples
         self.last_sample = sample
         visible = self.isVisible()
         for plot in self.plots.values():
-            plot.add(sample.time, sample)
+            plot.add(sample.time, samples)
             if visible and not plot.widget.isHidden():
                 plot.draw(sample.time)
         line = _host_line(sample)
@@ -307,6 +350,22 @@ class DevicePanel(QWidget):
             axis = plot.plot.getAxis("left")
             axis.setPen(pg.mkPen(pal.color(QPalette.Mid)))
             axis.setTextPen(pg.mkPen(text))
+
+
+def _caption(values: list, top, unit: str) -> str:
+    """``"37 %"``, ``"1,234 / 143,771 MiB"``; for several GPUs ``"97 \u00b7 95 %"`` (up to
+    four), or the mean and range of more."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return "\u2013"
+    if len(values) == 1:
+        text = f"{known[0]:,.0f}"
+    elif len(values) <= 4:
+        text = " \u00b7 ".join("\u2013" if v is None else f"{v:,.0f}" for v in values)
+    else:
+        text = (f"mean {sum(known) / len(known):,.0f} ({min(known):,.0f}\u2013"
+                f"{max(known):,.0f})")
+    return f"{text} / {top:,.0f} {unit}" if top else f"{text} {unit}"
 
 
 def _host_line(sample) -> str:

@@ -56,9 +56,11 @@ def continue_run(controller, folder, until: int | None = None) -> Run | None:
         w.show_message(f"Run #{run.number} is at step {step:,} already; give a later step")
         return None
     data = (meta.get("data") or {}).get("path")
+    picked = controller.device_picker.choice()  # "All GPUs": data-parallel again
     request = TrainRequest(project, str(folder / "project.json"), str(folder), until,
-                           controller.device_picker.device(), controller.engine_picker.engine(),
-                           resume=True, corpus=data if data and Path(data).exists() else None)
+                           picked.device, controller.engine_picker.engine(), resume=True,
+                           corpus=data if data and Path(data).exists() else None,
+                           processes=picked.processes)
     run.state, run.steps = "starting", until
     controller.runs.changed.emit(run)
     return controller.launch(run, request)

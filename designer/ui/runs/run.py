@@ -36,8 +36,8 @@ def engines_text(engines: dict) -> str:
 def device_text(device: str | None, name: str | None = None) -> str:
     if not device:
         return "?"
-    if device == "cpu":
-        return "CPU"
+    if device == "cpu":  # "2 x CPU" for a run on two processes
+        return name.split(" (")[0] if name and " x CPU" in name else "CPU"
     if name:
         return name.replace("NVIDIA ", "")
     return device.upper()
@@ -199,7 +199,7 @@ class Run:
         meta = _checkpoint_meta(folder)
         if meta:
             run.engines = dict(meta.get("engines") or {})
-            run.device = meta.get("device")
+            run.device, run.device_name = meta.get("device"), meta.get("device_name")
             run.steps = meta.get("step")
         elif project:
             run.engines = {la["name"]: la.get("params", {}).get("engine", "CUDNN")

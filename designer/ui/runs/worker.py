@@ -43,6 +43,8 @@ class TrainRequest:
         weights are converted, as ``train --resume`` does).
     corpus
         Train on this file instead of the data layer's (a continued run's own data).
+    processes
+        1, or how many processes train data-parallel (in child processes, one per GPU).
     """
 
     project: dict
@@ -54,6 +56,7 @@ class TrainRequest:
     resume: bool = False
     extra: dict = field(default_factory=dict)
     corpus: str | None = None  # the data file, when the project's own cannot be found
+    processes: int = 1
 
 
 def failure(error: BaseException, foreseen: bool) -> dict:

@@ -1,2 +1,3 @@
 """The Train toolbar: Train / Pause / Resume / Stop (``trainer``), the device and engine
-pickers, and the Charts and Device docks it fills, built on first need (``panels``)."""
+pickers, the Charts and Device docks it fills, built on first need (``panels``), and a
+data-parallel run's child processes, followed like a worker thread (``processes``)."""

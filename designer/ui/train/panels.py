@@ -142,9 +142,14 @@ class DeviceHost(LazyPanel):
         if self.panel is not None:
             self.panel.watch(target)
 
-    def watch_training(self, device: str | None) -> None:
+    def watch_training(self, device: str | None, devices: list | None = None) -> None:
         """Watch the device a run asks for or reports (``auto``, ``cpu``, ``cuda``,
-        ``cuda:N``)."""
+        ``cuda:N``), or, for a run on several GPUs, every one of ``devices``."""
+        gpus = sorted({d for d in devices or () if d.startswith("cuda")})
+        if len(gpus) > 1:
+            self.watch(tuple(self._monitor_of(int(d.split(":")[1]) if ":" in d else 0)
+                             for d in gpus))
+            return
         if device in (None, "auto"):
             if self.panel is None or self.panel.kind is None:
                 self.watch(None)
@@ -154,12 +159,15 @@ class DeviceHost(LazyPanel):
                 self.watch("cpu")
             return
         index = int(device.split(":")[1]) if ":" in device else 0
+        self.watch(self._monitor_of(index))
+
+    def _monitor_of(self, index: int):
+        """The NVML index (or UUID) of the GPU CUDA calls ``cuda:index``."""
         for i in range(self.controller.device_picker.count()):
             choice = self.controller.device_picker.itemData(i)
             if choice.device == f"cuda:{index}":
-                self.watch(choice.monitor)
-                return
-        self.watch(None if index == 0 else index)
+                return choice.monitor
+        return None if index == 0 else index
 
     def shutdown(self) -> None:
         if self.panel is not None:

@@ -27,16 +27,20 @@ class DeviceChoice:
         What the picker shows.
     monitor
         The NVML index (or UUID) of the GPU to watch; ``None`` for the default choice, ``"cpu"``
-        for the CPU.
+        for the CPU; a tuple of them for every GPU.
+    processes
+        How many training processes: 1, or one per GPU for "All GPUs" (data-parallel).
     """
 
     device: str
     label: str
-    monitor: int | str | None = None
+    monitor: int | str | tuple | None = None
+    processes: int = 1
 
 
 def device_choices(devices: list, environ: Mapping[str, str] | None = None) -> list[DeviceChoice]:
-    """Auto, CPU and each GPU CUDA will see, numbered as CUDA numbers them.
+    """Auto, CPU, each GPU CUDA will see, numbered as CUDA numbers them, and, when there are
+    several, "All GPUs (N)": one training process per GPU, data-parallel.
 
     ``devices`` are NVML's `DeviceInfo` records. With ``CUDA_VISIBLE_DEVICES`` set, only the
     GPUs it names are listed, in its order (``"2,0"`` makes GPU 2 ``cuda:0``); CUDA ignores the
@@ -59,6 +63,9 @@ def device_choices(devices: list, environ: Mapping[str, str] | None = None) -> l
     for i, d in enumerate(picked):
         size = f" ({d.memory_total_mib / 1024:.0f} GiB)" if d.memory_total_mib else ""
         out.append(DeviceChoice(f"cuda:{i}", f"GPU {i}: {d.name}{size}", d.index))
+    if len(picked) > 1:
+        out.append(DeviceChoice("cuda", f"All GPUs ({len(picked)})",
+                                tuple(d.index for d in picked), len(picked)))
     return out
 
 
@@ -76,7 +83,9 @@ class DevicePicker(QComboBox):
     def __init__(self, choices: list[DeviceChoice] | None = None, parent=None) -> None:
         super().__init__(parent)
         self.setToolTip("The device the next run trains on. The GPUs are those the NVIDIA "
-                        "driver lists; Auto trains on the first GPU when there is one.")
+                        "driver lists; Auto trains on the first GPU when there is one. All "
+                        "GPUs trains data-parallel, one process per GPU, each on the data "
+                        "layer's batch_size (so a step sees N times as much).")
         self.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.set_choices(choices if choices is not None else device_choices([]))
         self.currentIndexChanged.connect(lambda i: self.picked.emit(self.choice()))
@@ -94,12 +103,23 @@ class DevicePicker(QComboBox):
     def device(self) -> str:
         return self.choice().device
 
+    def processes(self) -> int:
+        """1, or the number of GPUs for "All GPUs"."""
+        return self.choice().processes
+
     def select(self, device: str) -> bool:
-        """Pick ``auto``, ``cpu``, ``cuda`` (the first GPU) or ``cuda:N``; False if absent."""
+        """Pick ``auto``, ``cpu``, ``cuda`` (the first GPU), ``cuda:N`` or ``all`` (every GPU,
+        data-parallel); False if absent."""
+        if device == "all":
+            for i in range(self.count()):
+                if self.itemData(i).processes > 1:
+                    self.setCurrentIndex(i)
+                    return True
+            return False
         if device == "cuda":
             device = "cuda:0"
         for i in range(self.count()):
-            if self.itemData(i).device == device:
+            if self.itemData(i).device == device and self.itemData(i).processes == 1:
                 self.setCurrentIndex(i)
                 return True
         return False

@@ -136,7 +136,7 @@ class TrainingController(QObject):
 
     # ----------------------------------------------------------------------- actions --
     def train(self, steps: int | None = None, device: str | None = None,
-              engine: str | None = None) -> Run | None:
+              engine: str | None = None, processes: int | None = None) -> Run | None:
         """Start a run on a snapshot of the project (what the Train button does).
 
         Parameters
@@ -144,6 +144,9 @@ class TrainingController(QObject):
         steps, device, engine
             Overrides for this run (``None``: the project's ``max_steps``, the device picker,
             the engine picker).
+        processes
+            Train data-parallel on this many processes (``None``: what the device picker
+            says, several for "All GPUs"); they run as child processes.
 
         Returns
         -------
@@ -166,9 +169,13 @@ class TrainingController(QObject):
         out = new_run_dir(stem, runs_root())
         run = Run(self.runs.next_number(), project.name, snapshot)
         run.run_dir = out
+        picked = self.device_picker.choice()
+        if processes is None:
+            processes = picked.processes if device is None else 1
         request = TrainRequest(snapshot, str(project.path) if project.path else None, str(out),
-                               steps, device or self.device_picker.device(),
-                               engine if engine is not None else self.engine_picker.engine())
+                               steps, device or picked.device,
+                               engine if engine is not None else self.engine_picker.engine(),
+                               processes=processes)
         return self.launch(run, request, new=True)
 
     def open_run(self) -> Run | None:
@@ -178,11 +185,19 @@ class TrainingController(QObject):
 
     def launch(self, run: Run, request: TrainRequest, new: bool = False) -> Run:
         """Start the worker for ``run`` with ``request``; ``new``: list the run too (else it is
-        listed already: a run continued)."""
-        from designer.training.control import StopToken, WeightsTap  # threading, no torch
-        self.token = StopToken()
-        self.tap = WeightsTap()
-        worker = TrainWorker(request, self.token, self.tap)
+        listed already: a run continued). A request for several processes runs them as a
+        child process group, followed through rank 0's records (its weights stay there: the
+        Inspect view reads its checkpoints)."""
+        self.tap = None
+        if request.processes > 1:
+            from .processes import ProcessControl, ProcessTrainWorker
+            self.token = ProcessControl()
+            worker = ProcessTrainWorker(request, self.token)
+        else:
+            from designer.training.control import StopToken, WeightsTap  # threading, no torch
+            self.token = StopToken()
+            self.tap = WeightsTap()
+            worker = TrainWorker(request, self.token, self.tap)
         worker.record.connect(self._record)
         worker.failed.connect(self._failed)
         worker.download.connect(self._download)
@@ -190,12 +205,14 @@ class TrainingController(QObject):
         self.job.done.connect(self._ended)
         self.run = run
         self._started_at = time.strftime("%H:%M:%S")
-        if self.w.inspect_view is not None:  # before it is listed: the view then follows it
-            self.w.inspect_view.follow_run(run, self.tap)
+        if self.w.inspect_view is not None and self.tap is not None:  # before it is listed:
+            self.w.inspect_view.follow_run(run, self.tap)  # the view then follows it
         if new:
             self.runs.add(run)
         self.output.begin_run(run, request)
-        self.device.watch_training(request.device)
+        gpus = request.processes > 1 and (request.device or "").startswith("cuda")
+        self.device.watch_training(request.device, [f"cuda:{i}" for i in range(
+            request.processes)] if gpus else None)  # several: every GPU of the run
         self.show_docks()
         self._set_state(STARTING)
         self.job.start()
@@ -250,7 +267,7 @@ class TrainingController(QObject):
             if self.state == STARTING:
                 self._set_state(RUNNING)
             self.runs.changed.emit(run)
-            self.device.watch_training(rec["device"])
+            self.device.watch_training(rec["device"], rec.get("devices"))
             self.progress.setRange(0, max(1, rec["steps"]))
             self.progress.setValue(rec["step"])
             self._update_banner()
@@ -413,6 +430,10 @@ class TrainingController(QObject):
             dialog.show()
             loop = QEventLoop()
             job.done.connect(loop.quit)
+            kill = getattr(self.token, "kill", None)  # child processes: the last resort
+            if kill is not None:
+                from .processes import KILL_AFTER_S
+                QTimer.singleShot(KILL_AFTER_S * 1000, loop, kill)
             if job.running:
                 loop.exec(QEventLoop.ExcludeUserInputEvents)
             dialog.close()
