@@ -5,7 +5,8 @@ into the panel as the model produces them, each coloured by how surprised the mo
 was to write it (hover a character for its top guesses there); several streams are written at
 once and shown side by side. Audio runs generate seconds of sound, drawn as waveforms with their levels, played
 where the platform can, and saved as WAV. MNIST runs report their held-out accuracy and draw a
-few digits with the model's guesses. Temperature and top-k start from the run's data layer's
+few digits with the model's guesses. Forecasting runs draw their test split's forecasts and a
+roll-out beyond the horizon; classifiers their confusion matrix (``designer.ui.sequences``). Temperature and top-k start from the run's data layer's
 defaults (``LayerSpec.generation``); output that is near-silence or one short loop gets a
 one-line hint.
 
@@ -28,9 +29,11 @@ from .generation.settings_form import SettingsForm
 from .generation.text_streams import TextStreams
 from .run_list import RunList
 from .runs import Run, device_text
+from .sequences.results import SEQUENCE_KINDS, SequenceResults
 from .worker import GenerateWorker, Job
 
-KINDS = ("text", "audio", "mnist")
+KINDS = ("text", "audio", "mnist") + SEQUENCE_KINDS
+BUTTONS = {"mnist": "Predict", "series": "Evaluate", "classes": "Evaluate"}
 
 
 def checkpoint_for(run: Run, wanted: str) -> str:
@@ -115,8 +118,9 @@ class GeneratePanel(QWidget):
         self.audio = AudioView()
         self.audio.message.connect(self._audio_message)
         self.mnist_page = self._mnist_page()
+        self.sequences = SequenceResults(self.generate, self.busy_changed, self)
         self.pages = QStackedWidget()
-        for page in (self.texts, self.audio, self.mnist_page):
+        for page in (self.texts, self.audio, self.mnist_page, *self.sequences.pages):
             self.pages.addWidget(page)
         top = QHBoxLayout()
         top.setContentsMargins(6, 6, 6, 0)
@@ -166,7 +170,7 @@ class GeneratePanel(QWidget):
     def _set_kind(self, kind: str) -> None:
         self.kind = kind if kind in KINDS else "text"
         self.settings.set_kind(self.kind)
-        self.go.setText("Predict" if self.kind == "mnist" else "Generate")
+        self.go.setText(BUTTONS.get(self.kind, "Generate"))
         self.pages.setCurrentIndex(KINDS.index(self.kind))
 
     # ------------------------------------------------------------------------ runs --
@@ -202,6 +206,7 @@ class GeneratePanel(QWidget):
         run = self.current_run()
         if run is not None and run.kind and run.kind != self.kind:
             self._set_kind(run.kind)
+        self.sequences.select(run)
         self.settings.set_trained_on(device_text(run.device, run.device_name)
                                      if run and run.device else None)
         self.go.setEnabled(run is not None and self.job is None)
@@ -211,8 +216,9 @@ class GeneratePanel(QWidget):
     def busy(self) -> bool:
         return self.job is not None
 
-    def generate(self) -> bool:
-        """Start generating from the selected run; False when it cannot start."""
+    def generate(self, extra: dict | None = None) -> bool:
+        """Start generating from the selected run (``extra``: settings of a sequence run's
+        job, such as a roll-out's origin); False when it cannot start."""
         run = self.current_run()
         if self.job is not None:
             return False
@@ -232,11 +238,16 @@ class GeneratePanel(QWidget):
         elif self.kind == "audio":
             job.update(seconds=self.seconds.value(), path=self.audio.new_path(time.time_ns()))
             self.audio.started()
+        elif self.kind in SEQUENCE_KINDS:
+            job.update(self.sequences.job(self.kind), **(extra or {}))
         else:
             job.update(count=self.count.value())
-        worker = GenerateWorker(job)
-        worker.scored.connect(self._scored)
-        worker.text.connect(self._text)
+        if self.kind in SEQUENCE_KINDS:
+            worker = self.sequences.worker(job)
+        else:
+            worker = GenerateWorker(job)
+            worker.scored.connect(self._scored)
+            worker.text.connect(self._text)
         worker.progress.connect(self._progress)
         worker.result.connect(self._result)
         worker.failed.connect(self._failed)
@@ -244,7 +255,8 @@ class GeneratePanel(QWidget):
         self.job.done.connect(self._ended)
         self._started = time.perf_counter()
         self.status.setStyleSheet("")
-        self.status.setText(f"Loading run #{run.number} ({which} checkpoint)\u2026")
+        self.status.setText(f"Loading run #{run.number} ({which} checkpoint)\u2026" if
+                            self.kind not in SEQUENCE_KINDS else self.sequences.loading(job))
         self.go.setEnabled(False)
         self.stop_button.setEnabled(self.kind in ("text", "audio"))
         self.busy_changed.emit(True)
@@ -288,6 +300,10 @@ class GeneratePanel(QWidget):
         took = time.perf_counter() - self._started
         if result["kind"] in ("text", "audio"):
             self._written(result, took)
+        elif result["kind"] in SEQUENCE_KINDS:
+            status, line = self.sequences.show(result)
+            self.status.setText(f"{status} ({took:.1f} s)")
+            self.message.emit(line)
         else:
             self.digits.set_predictions(result["images"], result["predicted"], result["truth"])
             self.accuracy.setText(f"Held-out accuracy: <b>{result['accuracy']:.2%}</b> on "

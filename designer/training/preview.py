@@ -1,0 +1,406 @@
+"""A first look at a data file before a project is made of it (the window's New from Data).
+
+>>> look = read_head(Path("co2_weekly.csv"))        # the header and the first rows: instant
+>>> scan(look).summary()
+"2,284 rows of 2 columns; 59 empty cells, the first at row 24 (line 25), column 'co2'"
+
+`read_head` reads what the designer reads of every data file, its first 64 KiB
+(`designer.graph.headers`): the columns, which hold numbers, times or text, and the first rows.
+`scan` then reads the whole file once, line by line, for the number of rows, the empty cells
+(and where the first one is), the first cell that would stop training, and for labelled
+sequences their number, lengths and classes. It keeps counts only, checks ``stop()`` as it
+goes (a new pick abandons it) and reports ``progress(rows)``. No torch; the task is guessed
+as ``rnn-designer init`` guesses it. Problems are one sentence naming the file.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from designer.graph import headers
+from designer.graph.datasets import DataProblem
+from designer.graph.layers.sequences import paired_test_file, sort_classes
+from designer.graph.task_guess import guess_task
+
+HEAD_ROWS = 20
+SAMPLE_TIMES = 200       # first time stamps read for the rows' spacing
+MAX_DISTINCT = 200       # a column with more distinct values is no label
+CHECK_EVERY = 4096       # rows between looks at stop()
+PROGRESS_EVERY = 50_000
+SHOWN_CHANNELS = 4       # .ts channels shown in the first rows
+
+
+class PreviewError(Exception):
+    """The file cannot be previewed; ``str()`` is one sentence naming it."""
+
+
+class Stopped(Exception):
+    """``stop()`` said to give up (the user picked another file)."""
+
+
+@dataclass
+class Column:
+    """One column of a table: its name, ``number``, ``time`` or ``text``, its empty cells
+    and, while there are few, its distinct values with their counts (labels)."""
+
+    name: str
+    kind: str
+    missing: int = 0
+    values: Counter | None = field(default_factory=Counter)
+
+
+@dataclass
+class Preview:
+    """What `read_head` and `scan` found; plain data, passed between threads as it is."""
+
+    path: Path
+    format: str                      # csv, npy or ts
+    task: str                        # classify or forecast, as init would guess it
+    columns: list                    # Column per column of a table, [] for .ts
+    head_columns: list               # the header of the first rows' table
+    head: list                       # the first rows, as text
+    time_column: str | None = None
+    spacing: str | None = None       # "weekly (a season of 52 rows)", from the first times
+    scanned: bool = False
+    rows: int | None = None          # data rows of a table
+    missing: int = 0
+    first_missing: str | None = None  # "row 24 (line 25), column co2"
+    problem: str | None = None        # the first thing that would stop training
+    sequences: int | None = None
+    channels: int | None = None
+    lengths: tuple | None = None      # (shortest, longest)
+    classes: dict = field(default_factory=dict)   # class -> sequences
+    test_file: Path | None = None
+    test_sequences: int | None = None
+
+    # ------------------------------------------------------------------- choices --
+    def numeric_columns(self) -> list[str]:
+        return [c.name for c in self.columns if c.kind == "number"]
+
+    def target_choices(self) -> list[str]:
+        """Columns a forecast can target (numbers, not the time)."""
+        return [c for c in self.numeric_columns() if c != self.time_column]
+
+    def default_target(self) -> str | None:
+        """What ``init`` targets when none is named: the last numeric column."""
+        choices = self.target_choices()
+        return choices[-1] if choices else None
+
+    def label_choices(self) -> list[str]:
+        """Columns that can label the sequences of a long-format CSV (all but the first)."""
+        return [c.name for c in self.columns[1:]]
+
+    def class_counts(self, label: str | None = None) -> dict | None:
+        """Sequences per class: a ``.ts`` file's, or rows per value of a CSV column (``None``
+        when the column holds too many distinct values to be a label)."""
+        if self.format == "ts":
+            return self.classes
+        column = next((c for c in self.columns if c.name == label), None)
+        if column is None or column.values is None:
+            return None
+        return {k: column.values[k] for k in sort_classes(column.values)}
+
+    # ------------------------------------------------------------------- summary --
+    def summary(self) -> str:
+        """One line: the size of the data and its empty cells."""
+        name = self.path.name
+        if self.format == "ts":
+            if self.sequences is None:
+                return f"{name}: reading the sequences\u2026"
+            low, high = self.lengths
+            steps = f"{low} steps" if low == high else f"{low} to {high} steps"
+            text = (f"{self.sequences:,} sequences of {_count(self.channels, 'channel')}, "
+                    f"{steps} long, {_count(len(self.classes), 'class')}")
+            if self.test_file is not None and self.test_sequences is not None:
+                text += (f"; {self.test_file.name} beside it holds {self.test_sequences:,} "
+                         "more, the test split")
+        else:
+            rows = f"{self.rows:,}" if self.rows is not None else "counting"
+            text = f"{rows} rows of {_count(len(self.columns), 'column')}"
+            if self.sequences is not None and self.task == "classify":
+                low, high = self.lengths
+                text += (f" = {self.sequences:,} sequences ({self.columns[0].name}) of "
+                         f"{low} to {high} steps")
+        if self.spacing:
+            text += f", {self.spacing}"
+        if self.scanned and self.format != "ts":
+            text += "; no empty cells" if not self.missing else (
+                f"; {_count(self.missing, 'empty cell')}, the first at {self.first_missing}")
+        elif self.scanned and self.missing:
+            text += f"; {_count(self.missing, 'missing value')} ('?')"
+        return text
+
+
+def _count(n: int, noun: str) -> str:
+    plural = noun + ("es" if noun.endswith("s") else "s")
+    return f"{n:,} {noun if n == 1 else plural}"
+
+
+# ----------------------------------------------------------------------------- head --
+def read_head(path: str | Path) -> Preview:
+    """The header and first rows of a CSV, ``.npy`` or ``.ts`` file (its first 64 KiB).
+
+    Raises
+    ------
+    PreviewError
+        The file is missing, empty, binary, not UTF-8, or not of its kind.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise PreviewError(f"{path} does not exist" if not path.exists() else
+                           f"{path} is a folder; pick the data file")
+    try:
+        task = guess_task(path)
+        suffix = path.suffix.lower()
+        if suffix == ".ts":
+            return _ts_head(path, task)
+        header = headers.read_table_header(path)
+    except DataProblem as e:
+        raise PreviewError(str(e)) from None
+    except OSError as e:
+        raise PreviewError(f"{path} cannot be read ({e.strerror or e})") from None
+    columns = [Column(n, "time" if n == header.time_column else
+                      "number" if num else "text")
+               for n, num in zip(header.columns, header.numeric)]
+    if suffix == ".npy":
+        return Preview(path, "npy", task, columns, list(header.columns), _npy_head(path),
+                       rows=header.rows)
+    text = headers.head_text(path)
+    reader = csv.reader(io.StringIO(text), delimiter=header.delimiter)
+    body = [r for r in reader if any(c.strip() for c in r)]
+    body = body[1:] if header.has_header else body
+    head = [[c.strip() for c in r] for r in body[:HEAD_ROWS]]
+    times = []
+    if header.time_column is not None:
+        j = list(header.columns).index(header.time_column)
+        times = [r[j] for r in body[:SAMPLE_TIMES] if j < len(r)]
+    return Preview(path, "csv", task, columns, list(header.columns), head,
+                   time_column=header.time_column, spacing=_spacing(times))
+
+
+def _spacing(times: list[str]) -> str | None:
+    """How far apart the first rows are, and the season that gives (as training finds it)."""
+    days = [headers.parse_time(t) for t in times]
+    days = [d for d in days if d is not None]
+    if len(days) < 3:
+        return None
+    steps = sorted(b - a for a, b in zip(days, days[1:]))
+    step = steps[len(steps) // 2]
+    names = ((1 / 48, "half-hourly"), (1 / 24, "hourly"), (1, "daily"), (7, "weekly"),
+             (30.4, "monthly"), (91.3, "quarterly"), (365.25, "yearly"))
+    name = next((n for d, n in names if 0.9 * d <= step <= 1.1 * d), None)
+    if name is None:
+        return None
+    period = headers.seasonal_period(step)
+    return f"{name} rows" + (f" (a season of {period})" if period else "")
+
+
+def _npy_head(path: Path) -> list:
+    import numpy as np
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise PreviewError(f"{path} cannot be read as a .npy array "
+                           f"({str(e).splitlines()[0]})") from None
+    head = np.asarray(array[:HEAD_ROWS], dtype=np.float64).reshape(min(len(array), HEAD_ROWS), -1)
+    return [[f"{v:.6g}" for v in row] for row in head]
+
+
+def _ts_head(path: Path, task: str) -> Preview:
+    header = headers.read_ts_header(path)
+    shown = min(header.dimensions, SHOWN_CHANNELS)
+    names = ["class", "length"] + [f"channel{j + 1}" for j in range(shown)]
+    if header.dimensions > shown:
+        names.append(f"\u2026 {header.dimensions - shown} more")
+    head = []
+    for i, line in enumerate(_ts_lines(headers.head_text(path, 1 << 20))):
+        if i == HEAD_ROWS:
+            break
+        parts = line.split(":")
+        label = parts.pop().strip()
+        row = [label, str(parts[0].count(",") + 1)]
+        for p in parts[:shown]:
+            cells = p.split(",")
+            row.append(", ".join(c.strip() for c in cells[:4]) + (", \u2026" if len(cells) > 4
+                                                                  else ""))
+        head.append(row + ([""] if header.dimensions > shown else []))
+    return Preview(path, "ts", task, [], names, head, channels=header.dimensions)
+
+
+def _ts_lines(text: str):
+    """The data lines of a ``.ts`` text (after ``@data``, no comments)."""
+    in_data = False
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        if not in_data:
+            in_data = s.lower().startswith("@data")
+            continue
+        yield s
+
+
+# ----------------------------------------------------------------------------- scan --
+def scan(look: Preview, stop: Callable[[], bool] = lambda: False,
+         progress: Callable[[int], None] | None = None) -> Preview:
+    """Read the whole file once and fill in ``look``'s counts (see the module doc).
+
+    Raises
+    ------
+    PreviewError
+        The file cannot be read to its end (a problem with a cell is ``look.problem``).
+    Stopped
+        ``stop()`` returned True.
+    """
+    try:
+        if look.format == "ts":
+            _scan_ts(look, stop, progress)
+        elif look.format == "npy":
+            _scan_npy(look, stop)
+        else:
+            _scan_csv(look, stop, progress)
+    except UnicodeDecodeError:
+        raise PreviewError(f"{look.path} is not UTF-8 text; save it as UTF-8") from None
+    except csv.Error as e:
+        raise PreviewError(f"{look.path} is not a well-formed CSV file ({e})") from None
+    except DataProblem as e:
+        raise PreviewError(str(e)) from None
+    except OSError as e:
+        raise PreviewError(f"{look.path} cannot be read ({e.strerror or e})") from None
+    look.scanned = True
+    return look
+
+
+def _scan_csv(look: Preview, stop, progress) -> None:
+    header = headers.read_csv_header(look.path)
+    columns, width = look.columns, len(look.columns)
+    track_series = look.task == "classify"
+    ids: set = set()
+    lengths: list[int] = []
+    last_id, rows = None, 0
+    with open(look.path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.reader(f, delimiter=header.delimiter)
+        if header.has_header:
+            next(reader, None)
+        for r in reader:
+            if not any(c.strip() for c in r):
+                continue
+            rows += 1
+            if rows % CHECK_EVERY == 0:
+                if stop():
+                    raise Stopped
+                if progress is not None and rows % PROGRESS_EVERY < CHECK_EVERY:
+                    progress(rows)
+            if len(r) > width and look.problem is None:
+                look.problem = (f"{look.path}: line {reader.line_num} has {len(r)} cells, but "
+                                f"the header names {_count(width, 'column')}")
+            for j, column in enumerate(columns):
+                cell = r[j].strip() if j < len(r) else ""
+                if headers.is_missing(cell):
+                    column.missing += 1
+                    if look.first_missing is None:
+                        look.first_missing = (f"row {rows:,} (line {reader.line_num:,}), "
+                                              f"column '{column.name}'")
+                    continue
+                if column.kind == "number" and look.problem is None and \
+                        header.number(cell) is None:
+                    look.problem = (f"{look.path}: row {rows:,} (line {reader.line_num:,}), "
+                                    f"column '{column.name}' holds '{cell[:40]}', which is "
+                                    "not a number")
+                if column.values is not None and column.kind != "time":
+                    column.values[cell] += 1
+                    if len(column.values) > MAX_DISTINCT:
+                        column.values = None
+            if track_series and r:
+                key = r[0].strip()
+                if key != last_id:
+                    if key in ids and look.problem is None:
+                        look.problem = (f"{look.path}: line {reader.line_num:,} goes back to "
+                                        f"series '{key}'; the rows of a series must come "
+                                        "together")
+                    ids.add(key)
+                    lengths.append(0)
+                    last_id = key
+                lengths[-1] += 1
+    look.rows = rows
+    look.missing = sum(c.missing for c in columns)
+    if track_series and lengths:
+        look.sequences, look.lengths = len(ids), (min(lengths), max(lengths))
+    if rows == 0:
+        raise PreviewError(f"{look.path} holds no data rows")
+
+
+def _scan_npy(look: Preview, stop) -> None:
+    import numpy as np
+    array = np.load(look.path, mmap_mode="r", allow_pickle=False)
+    rows = len(array)
+    look.rows = rows
+    if array.dtype.kind != "f":
+        return
+    chunk = 1 << 16
+    for start in range(0, rows, chunk):
+        if stop():
+            raise Stopped
+        block = np.asarray(array[start:start + chunk]).reshape(-1, len(look.columns))
+        bad = ~np.isfinite(block)
+        if bad.any():
+            counts = bad.sum(0)
+            for column, n in zip(look.columns, counts):
+                column.missing += int(n)
+            if look.first_missing is None:
+                r, c = (int(v) for v in np.argwhere(bad)[0])
+                look.first_missing = f"row {start + r + 1:,}, column '{look.columns[c].name}'"
+    look.missing = sum(c.missing for c in look.columns)
+
+
+def _scan_ts(look: Preview, stop, progress) -> None:
+    classes, lengths, missing = _ts_counts(look, look.path, stop, progress)
+    look.classes = {k: classes[k] for k in sort_classes(classes)}
+    look.sequences, look.missing = sum(classes.values()), missing
+    look.lengths = (min(lengths), max(lengths))
+    test = paired_test_file(look.path)
+    if test is not None:
+        look.test_file = test
+        test_classes, _, _ = _ts_counts(look, test, stop, progress)
+        look.test_sequences = sum(test_classes.values())
+
+
+def _ts_counts(look: Preview, path: Path, stop, progress) -> tuple[Counter, list, int]:
+    """Sequences per class, each one's length and the missing values of one ``.ts`` file."""
+    header = headers.read_ts_header(path)
+    declared = set(header.class_labels)
+    classes: Counter = Counter()
+    lengths: list[int] = []
+    missing = 0
+    with open(path, encoding="utf-8-sig") as f:
+        in_data = False
+        for number, line in enumerate(f, 1):
+            s = line.strip()
+            if not s or s.startswith("#"):
+                continue
+            if not in_data:
+                in_data = s.lower().startswith("@data")
+                continue
+            parts = s.split(":")
+            label = parts.pop().strip()
+            if len(lengths) % CHECK_EVERY == 0 and lengths:
+                if stop():
+                    raise Stopped
+                if progress is not None:
+                    progress(len(lengths))
+            if look.problem is None and len(parts) != look.channels:
+                look.problem = (f"{path}: line {number} holds {len(parts)} channels, but the "
+                                f"file has {look.channels}; every series needs the same number")
+            if look.problem is None and declared and label not in declared:
+                look.problem = (f"{path}: line {number} has the class '{label}', which the "
+                                "header's @classLabel does not list")
+            classes[label] += 1
+            lengths.append(parts[0].count(",") + 1 if parts else 0)
+            missing += s.count("?") + s.lower().count("nan")
+    if not lengths:
+        raise PreviewError(f"{path} holds no series after @data")
+    return classes, lengths, missing
