@@ -23,7 +23,7 @@ from typing import Callable
 
 from designer.graph import headers
 from designer.graph.datasets import DataProblem
-from designer.graph.layers.sequences import paired_test_file, sort_classes
+from designer.graph.layers.sequences import sort_classes
 from designer.graph.task_guess import guess_task
 
 HEAD_ROWS = 20
@@ -31,7 +31,6 @@ SAMPLE_TIMES = 200       # first time stamps read for the rows' spacing
 MAX_DISTINCT = 200       # a column with more distinct values is no label
 CHECK_EVERY = 4096       # rows between looks at stop()
 PROGRESS_EVERY = 50_000
-SHOWN_CHANNELS = 4       # .ts channels shown in the first rows
 
 
 class PreviewError(Exception):
@@ -157,7 +156,8 @@ def read_head(path: str | Path) -> Preview:
         task = guess_task(path)
         suffix = path.suffix.lower()
         if suffix == ".ts":
-            return _ts_head(path, task)
+            from .preview_ts import ts_head
+            return ts_head(path, task)
         header = headers.read_table_header(path)
     except DataProblem as e:
         raise PreviewError(str(e)) from None
@@ -210,40 +210,6 @@ def _npy_head(path: Path) -> list:
     return [[f"{v:.6g}" for v in row] for row in head]
 
 
-def _ts_head(path: Path, task: str) -> Preview:
-    header = headers.read_ts_header(path)
-    shown = min(header.dimensions, SHOWN_CHANNELS)
-    names = ["class", "length"] + [f"channel{j + 1}" for j in range(shown)]
-    if header.dimensions > shown:
-        names.append(f"\u2026 {header.dimensions - shown} more")
-    head = []
-    for i, line in enumerate(_ts_lines(headers.head_text(path, 1 << 20))):
-        if i == HEAD_ROWS:
-            break
-        parts = line.split(":")
-        label = parts.pop().strip()
-        row = [label, str(parts[0].count(",") + 1)]
-        for p in parts[:shown]:
-            cells = p.split(",")
-            row.append(", ".join(c.strip() for c in cells[:4]) + (", \u2026" if len(cells) > 4
-                                                                  else ""))
-        head.append(row + ([""] if header.dimensions > shown else []))
-    return Preview(path, "ts", task, [], names, head, channels=header.dimensions)
-
-
-def _ts_lines(text: str):
-    """The data lines of a ``.ts`` text (after ``@data``, no comments)."""
-    in_data = False
-    for line in text.splitlines():
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        if not in_data:
-            in_data = s.lower().startswith("@data")
-            continue
-        yield s
-
-
 # ----------------------------------------------------------------------------- scan --
 def scan(look: Preview, stop: Callable[[], bool] = lambda: False,
          progress: Callable[[int], None] | None = None) -> Preview:
@@ -258,7 +224,8 @@ def scan(look: Preview, stop: Callable[[], bool] = lambda: False,
     """
     try:
         if look.format == "ts":
-            _scan_ts(look, stop, progress)
+            from .preview_ts import scan_ts
+            scan_ts(look, stop, progress)
         elif look.format == "npy":
             _scan_npy(look, stop)
         else:
@@ -355,52 +322,3 @@ def _scan_npy(look: Preview, stop) -> None:
                 r, c = (int(v) for v in np.argwhere(bad)[0])
                 look.first_missing = f"row {start + r + 1:,}, column '{look.columns[c].name}'"
     look.missing = sum(c.missing for c in look.columns)
-
-
-def _scan_ts(look: Preview, stop, progress) -> None:
-    classes, lengths, missing = _ts_counts(look, look.path, stop, progress)
-    look.classes = {k: classes[k] for k in sort_classes(classes)}
-    look.sequences, look.missing = sum(classes.values()), missing
-    look.lengths = (min(lengths), max(lengths))
-    test = paired_test_file(look.path)
-    if test is not None:
-        look.test_file = test
-        test_classes, _, _ = _ts_counts(look, test, stop, progress)
-        look.test_sequences = sum(test_classes.values())
-
-
-def _ts_counts(look: Preview, path: Path, stop, progress) -> tuple[Counter, list, int]:
-    """Sequences per class, each one's length and the missing values of one ``.ts`` file."""
-    header = headers.read_ts_header(path)
-    declared = set(header.class_labels)
-    classes: Counter = Counter()
-    lengths: list[int] = []
-    missing = 0
-    with open(path, encoding="utf-8-sig") as f:
-        in_data = False
-        for number, line in enumerate(f, 1):
-            s = line.strip()
-            if not s or s.startswith("#"):
-                continue
-            if not in_data:
-                in_data = s.lower().startswith("@data")
-                continue
-            parts = s.split(":")
-            label = parts.pop().strip()
-            if len(lengths) % CHECK_EVERY == 0 and lengths:
-                if stop():
-                    raise Stopped
-                if progress is not None:
-                    progress(len(lengths))
-            if look.problem is None and len(parts) != look.channels:
-                look.problem = (f"{path}: line {number} holds {len(parts)} channels, but the "
-                                f"file has {look.channels}; every series needs the same number")
-            if look.problem is None and declared and label not in declared:
-                look.problem = (f"{path}: line {number} has the class '{label}', which the "
-                                "header's @classLabel does not list")
-            classes[label] += 1
-            lengths.append(parts[0].count(",") + 1 if parts else 0)
-            missing += s.count("?") + s.lower().count("nan")
-    if not lengths:
-        raise PreviewError(f"{path} holds no series after @data")
-    return classes, lengths, missing

@@ -75,7 +75,8 @@ def forecast_view(run_dir: str | Path, which: str = "best", device: str = "cpu",
             "checkpoint_step": int(model.meta["step"]), "run_dir": str(run_dir)}
     if scores:
         arrays = forecast_arrays(model, source)
-        view["report"] = forecast_report(source, arrays)
+        view["report"] = {**forecast_report(source, arrays), "file": str(source.path),
+                          "split": "test", "checkpoint_step": view["checkpoint_step"]}
         origins, truth, mask = arrays["origins"], arrays["truth"], arrays["mask"]
         view.update(origins=origins, pred=arrays["pred"])
         view["baselines"] = {name: source.baseline(origins, name)

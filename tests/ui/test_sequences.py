@@ -89,10 +89,10 @@ def test_new_from_data_previews_a_table_and_opens_the_project_init_makes(window,
     assert model.headerData(0, Qt.Horizontal) == "date\ntime"
     assert model.headerData(1, Qt.Horizontal) == "sales\nnumber, 3 empty"
     assert model.data(model.index(4, 1)) == "(empty)"
-    assert dialog.forecast.isChecked() and dialog.chosen_targets() == ["sales"]
-    assert "guessed from the file" in dialog.guess.text()
+    assert dialog.choice.forecast.isChecked() and dialog.choice.chosen_targets() == ["sales"]
+    assert "guessed from the file" in dialog.choice.guess.text()
     assert dialog.out_edit.text() == str(tmp_path / "sales.json")
-    dialog.horizon.setValue(3)
+    dialog.choice.horizon.setValue(3)
     with qtbot.waitSignal(dialog.finished, timeout=20_000):
         dialog.create_button.click()
     out = tmp_path / "sales.json"
@@ -135,10 +135,10 @@ def test_a_bad_file_is_one_sentence_in_the_dialog_and_a_ts_file_is_classified(
     assert not dialog.create_button.isEnabled() and dialog.table.preview_model.rowCount() == 0
     dialog.set_data_path(toy_ts(tmp_path))
     qtbot.waitUntil(lambda: dialog.preview is not None and dialog.preview.scanned)
-    assert dialog.classify.isChecked() and not dialog.forecast.isEnabled()
+    assert dialog.choice.classify.isChecked() and not dialog.choice.forecast.isEnabled()
     assert dialog.summary.text().startswith("36 sequences of 2 channels, 4 to 8 steps long, "
                                             "3 classes; Toy_TEST.ts beside it holds 12 more")
-    assert dialog.classes.text() == "3: down (12), flat (12), up (12) (sequences each)"
+    assert dialog.choice.classes.text() == "3: down (12), flat (12), up (12) (sequences each)"
     assert not dialog.message.isVisible() and dialog.create_button.isEnabled()
     dialog.reject()
 

@@ -13,16 +13,14 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBox,
-                               QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QListWidget, QListWidgetItem, QMessageBox,
-                               QProgressBar, QPushButton, QRadioButton, QSpinBox,
-                               QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QLabel,
+                               QLineEdit, QMessageBox, QProgressBar, QPushButton, QVBoxLayout)
 
 from designer.graph.project import SUFFIX
 
 from ..worker import Job
 from .preview_table import PreviewTable
+from .task_choice import TaskChoice
 from .workers import InitWorker, PreviewWorker
 
 DATA_FILTER = ("Data files (*.csv *.tsv *.txt *.npy *.ts);;CSV tables (*.csv *.tsv *.txt);;"
@@ -83,56 +81,8 @@ class NewFromDataDialog(QDialog):
         self.table = PreviewTable()
         self.table.setMinimumHeight(180)
 
-        self.forecast = QRadioButton("Forecast a series")
-        self.forecast.setToolTip("Each row is a time step; the net reads the last rows and "
-                                 "forecasts the target's next values")
-        self.classify = QRadioButton("Classify sequences")
-        self.classify.setToolTip("Each sequence (a line of a .ts file, or the rows of one "
-                                 "series id of a long-format CSV) has a class to predict")
-        self.tasks = QButtonGroup(self)
-        self.tasks.addButton(self.forecast)
-        self.tasks.addButton(self.classify)
-        self.forecast.setChecked(True)
-        self.tasks.buttonToggled.connect(self._task_changed)
-        self.guess = QLabel()
-        self.guess.setTextFormat(Qt.PlainText)
-        self.guess.setStyleSheet("color: palette(placeholder-text);")
-        self.targets = QListWidget()
-        self.targets.setToolTip("The columns to forecast (tick several for a joint forecast)")
-        self.targets.itemChanged.connect(self._choice_changed)
-        self.horizon = QSpinBox()
-        self.horizon.setRange(1, 100_000)
-        self.horizon.setSuffix(" step ahead")
-        self.horizon.setToolTip("How many rows after the last one read the net forecasts")
-        self.horizon.valueChanged.connect(
-            lambda v: self.horizon.setSuffix(" step ahead" if v == 1 else " steps ahead"))
-        self.label = QComboBox()
-        self.label.setToolTip("The column that holds each sequence's class")
-        self.label.currentIndexChanged.connect(self._choice_changed)
-        self.classes = QLabel()
-        self.classes.setWordWrap(True)
-        self.classes.setTextFormat(Qt.PlainText)
-        self.task_pages = QStackedWidget()
-        page = QWidget()
-        form = QFormLayout(page)
-        form.setContentsMargins(0, 0, 0, 0)
-        form.addRow("Target", self.targets)
-        form.addRow("Horizon", self.horizon)
-        self.task_pages.addWidget(page)
-        page = QWidget()
-        self.classes_form = QFormLayout(page)
-        self.classes_form.setContentsMargins(0, 0, 0, 0)
-        self.classes_form.addRow("Label", self.label)
-        self.classes_form.addRow("Classes", self.classes)
-        self.task_pages.addWidget(page)
-        box = QGroupBox("What to learn")
-        lay = QVBoxLayout(box)
-        row = QHBoxLayout()
-        row.addWidget(self.forecast)
-        row.addWidget(self.classify)
-        row.addWidget(self.guess, 1)
-        lay.addLayout(row)
-        lay.addWidget(self.task_pages)
+        self.choice = TaskChoice()
+        self.choice.changed.connect(self._choice_changed)
 
         self.out_edit = QLineEdit()
         self.out_edit.textEdited.connect(self._out_typed)
@@ -163,7 +113,7 @@ class NewFromDataDialog(QDialog):
         outer.addWidget(self.summary)
         outer.addWidget(self.busy)
         outer.addWidget(self.table, 1)
-        outer.addWidget(box)
+        outer.addWidget(self.choice)
         outer.addLayout(bottom)
         outer.addWidget(self.message)
         outer.addWidget(self.buttons)
@@ -213,7 +163,7 @@ class NewFromDataDialog(QDialog):
         self.preview = look
         self.table.set_preview(look)
         self.summary.setText(look.summary())
-        self._fill_choices(look)
+        self.choice.fill(look)
         if not self._out_edited:
             self.out_edit.setText(str(self._default_out(look.path)))
         self._update_create()
@@ -254,71 +204,15 @@ class NewFromDataDialog(QDialog):
             self.busy.setVisible(self.init_job is not None)
 
     # ---------------------------------------------------------------------- choices --
-    def _fill_choices(self, look) -> None:
-        self.tasks.blockSignals(True)
-        (self.classify if look.task == "classify" else self.forecast).setChecked(True)
-        self.tasks.blockSignals(False)
-        self.guess.setText(f"({look.task}: guessed from the file, as rnn-designer init "
-                           "guesses)")
-        self.targets.blockSignals(True)
-        self.targets.clear()
-        default = look.default_target()
-        for name in look.target_choices():
-            item = QListWidgetItem(name)
-            item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
-            item.setCheckState(Qt.Checked if name == default else Qt.Unchecked)
-            self.targets.addItem(item)
-        rows = min(max(self.targets.count(), 1), 5)
-        self.targets.setFixedHeight(rows * (self.targets.sizeHintForRow(0) if
-                                            self.targets.count() else 20)
-                                    + 2 * self.targets.frameWidth() + 2)
-        self.targets.blockSignals(False)
-        self.label.blockSignals(True)
-        self.label.clear()
-        for name in look.label_choices():
-            self.label.addItem(name, name)
-        if self.label.count():
-            self.label.setCurrentIndex(self.label.count() - 1)  # init's default: the last
-        self.label.blockSignals(False)
-        self.classes_form.setRowVisible(self.label, look.format != "ts")
-        self.forecast.setEnabled(look.format != "ts")
-        self.classify.setEnabled(look.format != "npy")
-        self._task_changed()
-
-    def _task_changed(self, *_) -> None:
-        self.task_pages.setCurrentIndex(1 if self.classify.isChecked() else 0)
-        self._choice_changed()
-
     def _choice_changed(self, *_) -> None:
-        self._show_classes()
+        self.choice.show_classes(self.preview)
         if self.preview is not None:
-            self.table.preview_model.set_chosen(
-                [self.label.currentData()] if self.task == "classify" else self.chosen_targets())
+            self.table.preview_model.set_chosen(self.choice.chosen_columns())
         self._update_create()
-
-    def _show_classes(self) -> None:
-        look = self.preview
-        if look is None or not self.classify.isChecked():
-            return
-        if not look.scanned:
-            self.classes.setText("counting\u2026")
-            return
-        counts = look.class_counts(self.label.currentData())
-        if counts is None:
-            self.classes.setText("this column holds too many different values to be a label")
-            return
-        shown = ", ".join(f"{k} ({v:,})" for k, v in list(counts.items())[:12])
-        more = f", \u2026 {len(counts) - 12} more" if len(counts) > 12 else ""
-        unit = "sequences" if look.format == "ts" else "rows"
-        self.classes.setText(f"{len(counts)}: {shown}{more} ({unit} each)")
 
     @property
     def task(self) -> str:
-        return "classify" if self.classify.isChecked() else "forecast"
-
-    def chosen_targets(self) -> list[str]:
-        return [self.targets.item(i).text() for i in range(self.targets.count())
-                if self.targets.item(i).checkState() == Qt.Checked]
+        return self.choice.task
 
     def _update_create(self) -> None:
         why = self.why_not()
@@ -337,7 +231,7 @@ class NewFromDataDialog(QDialog):
         if self.task == "forecast" and not self.preview.target_choices():
             return (f"{self.preview.path.name} has no column of numbers to forecast; "
                     "a table to forecast needs one")
-        if self.task == "forecast" and not self.chosen_targets():
+        if self.task == "forecast" and not self.choice.chosen_targets():
             return "Tick the column(s) to forecast."
         if not self.out_edit.text().strip():
             return "Say where to save the project."
@@ -387,11 +281,8 @@ class NewFromDataDialog(QDialog):
         replace = out.exists()
         if replace and not self.ask_replace(out):
             return False
-        job = {"data": str(self.preview.path), "task": self.task, "out": str(out),
-               "target": ",".join(self.chosen_targets()) if self.task == "forecast" else
-               (self.label.currentData() or "") if self.preview.format != "ts" else None,
-               "horizon": self.horizon.value() if self.task == "forecast" else None,
-               "replace": replace}
+        job = {"data": str(self.preview.path), "out": str(out), "replace": replace,
+               **self.choice.init_args(self.preview)}
         worker = InitWorker(job)
         worker.result.connect(self._created)
         worker.failed.connect(self._create_failed)
