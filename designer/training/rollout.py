@@ -86,7 +86,7 @@ def forecast_view(run_dir: str | Path, which: str = "best", device: str = "cpu",
                                       for name, b in view["baselines"].items()}
     first = int(source.origins("test")[0])
     rounds = default_rounds(source) if rounds is None else rounds
-    view["rollout"] = roll_out(model, source, first if origin is None else origin, rounds)
+    view["rollout"] = roll_out(model, source, first if origin is None else origin, rounds, x)
     view["default_rounds"] = default_rounds(source)
     return view
 
@@ -104,8 +104,9 @@ def origin_range(source) -> tuple[int, int]:
     return source.seq_len - 1 + source.lead, len(source.x) - 1
 
 
-def roll_out(model, source, origin: int, rounds: int) -> dict:
-    """Forecast ``rounds`` horizons from ``origin``, each from the forecasts before it.
+def roll_out(model, source, origin: int, rounds: int, axis: np.ndarray | None = None) -> dict:
+    """Forecast ``rounds`` horizons from ``origin``, each from the forecasts before it
+    (``axis``: the rows' `time_axis`, when it is at hand).
 
     Returns
     -------
@@ -156,7 +157,8 @@ def roll_out(model, source, origin: int, rounds: int) -> dict:
         ok = ~np.isnan(truth[:, j])
         rmse.append(float(np.sqrt(np.mean((values[ok, j] - truth[ok, j]) ** 2)))
                     if ok.any() else None)
-    axis, _ = time_axis(source)
+    if axis is None:
+        axis, _ = time_axis(source)
     return {"origin": origin, "rows": forecast_rows, "x": positions(axis, forecast_rows),
             "values": values, "truth": truth, "rmse": rmse, "note": note,
             "range": (lo, last)}

@@ -85,6 +85,7 @@ class GeneratePanel(QWidget):
         for name in ("prime", "length", "seconds", "count", "streams", "temperature", "top_k",
                      "seed", "device"):
             setattr(self, name, getattr(self.settings, name))
+        self.sequences = SequenceResults(self.generate, self.busy_changed, self)
         self.go = QPushButton(resources.icon("generate"), "Generate")
         self.go.setDefault(True)
         self.go.clicked.connect(self.generate)
@@ -107,6 +108,7 @@ class GeneratePanel(QWidget):
         lv = QVBoxLayout(left)
         lv.setContentsMargins(6, 6, 6, 6)
         lv.addWidget(self.settings)
+        lv.addWidget(self.sequences.forecast.controls)
         lv.addLayout(buttons)
         lv.addWidget(self.status)
         lv.addWidget(self.hint)
@@ -118,7 +120,6 @@ class GeneratePanel(QWidget):
         self.audio = AudioView()
         self.audio.message.connect(self._audio_message)
         self.mnist_page = self._mnist_page()
-        self.sequences = SequenceResults(self.generate, self.busy_changed, self)
         self.pages = QStackedWidget()
         for page in (self.texts, self.audio, self.mnist_page, *self.sequences.pages):
             self.pages.addWidget(page)
@@ -172,6 +173,7 @@ class GeneratePanel(QWidget):
         self.settings.set_kind(self.kind)
         self.go.setText(BUTTONS.get(self.kind, "Generate"))
         self.pages.setCurrentIndex(KINDS.index(self.kind))
+        self.sequences.forecast.controls.setVisible(self.kind == "series")
 
     # ------------------------------------------------------------------------ runs --
     def _runs_changed(self, *_) -> None:
@@ -219,6 +221,7 @@ class GeneratePanel(QWidget):
     def generate(self, extra: dict | None = None) -> bool:
         """Start generating from the selected run (``extra``: settings of a sequence run's
         job, such as a roll-out's origin); False when it cannot start."""
+        extra = extra if isinstance(extra, dict) else None  # a button's "checked" is not
         run = self.current_run()
         if self.job is not None:
             return False

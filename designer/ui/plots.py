@@ -217,6 +217,8 @@ class ChartsPanel(QWidget):
 
     def _update_labels(self) -> None:
         unit = self.units.currentData()
+        if self.curves and all(c.run.kind == "series" for c in self.curves.values()):
+            unit = "squared error / 2, z-scored"  # EuclideanLoss on the z-scored target
         self.loss.setTitle(f"Loss ({unit}) \u2014 line: training, dots: validation",
                            size="9pt")
         targets = {", ".join(c.run.targets) for c in self.curves.values() if c.run.targets}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from PySide6.QtCore import QEventLoop, Qt, QTimer
+from PySide6.QtWidgets import QApplication
 
 from . import actions
 
@@ -54,6 +55,7 @@ def train_then_generate(window, steps: int, device: str | None = None,
                            [int(window.width() * 0.58), int(window.width() * 0.42)],
                            Qt.Horizontal)
         window.resizeDocks([window.output_dock], [int(window.height() * 0.5)], Qt.Vertical)
+        QApplication.processEvents()  # the docks take their sizes before the net is fitted
     if controller.charts.panel is not None:
         controller.charts.panel.refresh()
     window.view.fit()  # the docks grew while training: fit the net to what is left

@@ -139,7 +139,7 @@ class ConfusionChart(QWidget):
                 self.bars.addItem(label)
         self.bars.setXRange(0, 1.12, padding=0)
         self.bars.getAxis("bottom").setTicks([[(0, "0"), (0.5, "50%"), (1, "100%")]])
-        self.bars.setLabel("bottom", "accuracy of the class", **{"font-size": "8pt"})
+        self.bars.setLabel("bottom", "class accuracy", **{"font-size": "8pt"})
 
     def _set_ticks(self) -> None:
         """Class names on both axes; along x, every n-th one when they do not all fit."""

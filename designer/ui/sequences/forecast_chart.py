@@ -13,7 +13,7 @@ import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import (QApplication, QComboBox, QHBoxLayout, QLabel, QPushButton,
+from PySide6.QtWidgets import (QApplication, QComboBox, QFormLayout, QLabel, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
 COLORS = {"history": "#8d96a0", "model": "#2f7de1", "baseline": "#e8590c",
@@ -54,7 +54,7 @@ class ForecastChart(QWidget):
         self.target.currentIndexChanged.connect(self.redraw)
         self.lead = QSpinBox()
         self.lead.setRange(1, 1)
-        self.lead.setSuffix(" ahead")
+        self.lead.setSuffix(" steps ahead")
         self.lead.setToolTip("Draw the forecasts made this many steps before the time they "
                              "forecast (1: the next step)")
         self.lead.valueChanged.connect(self.redraw)
@@ -74,26 +74,27 @@ class ForecastChart(QWidget):
         self.headline.setTextFormat(Qt.RichText)
         self.legend = QLabel()
         self.legend.setTextFormat(Qt.RichText)
+        self.legend.setWordWrap(True)
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.note.setTextFormat(Qt.PlainText)
+        # the settings go in the Generate panel's left column, under its own
         self.controls = QWidget()
-        row = QHBoxLayout(self.controls)
-        row.setContentsMargins(0, 0, 0, 0)
-        self.target_label = QLabel("Target")
-        for w in (self.target_label, self.target, QLabel("Draw forecasts"), self.lead,
-                  QLabel("Roll out"), self.rounds, self.restart):
-            row.addWidget(w)
-        row.addStretch(1)
-        row.addWidget(self.legend)
+        self.controls_form = QFormLayout(self.controls)
+        self.controls_form.setContentsMargins(0, 0, 0, 0)
+        self.controls_form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        self.controls_form.addRow("Target", self.target)
+        self.controls_form.addRow("Draw", self.lead)
+        self.controls_form.addRow("Roll out", self.rounds)
+        self.controls_form.addRow("", self.restart)
         self.controls.setEnabled(False)
         self.canvas = QWidget()     # holds the plot once there is one
         QVBoxLayout(self.canvas).setContentsMargins(0, 0, 0, 0)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.addWidget(self.headline)
-        lay.addWidget(self.controls)
         lay.addWidget(self.canvas, 1)
+        lay.addWidget(self.legend)
         lay.addWidget(self.note)
 
     # --------------------------------------------------------------------- results --
@@ -126,9 +127,7 @@ class ForecastChart(QWidget):
             box.blockSignals(True)
         self.target.clear()
         self.target.addItems(view["targets"])
-        several = len(view["targets"]) > 1
-        self.target.setVisible(several)
-        self.target_label.setVisible(several)
+        self.controls_form.setRowVisible(self.target, len(view["targets"]) > 1)
         self.lead.setRange(1, view["horizon"])
         self.lead.setValue(view["horizon"])
         self.lead.setEnabled(view["horizon"] > 1)

@@ -94,6 +94,9 @@ class TaskChoice(QGroupBox):
         rows = min(max(self.targets.count(), 1), TARGET_ROWS)
         row_height = self.targets.sizeHintForRow(0) if self.targets.count() else 20
         self.targets.setFixedHeight(rows * row_height + 2 * self.targets.frameWidth() + 2)
+        checked = self.targets.findItems(default or "", Qt.MatchExactly)
+        if checked:
+            self.targets.scrollToItem(checked[0])  # the default target in sight
         self.targets.blockSignals(False)
         self.label.blockSignals(True)
         self.label.clear()
