@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,6 +259,7 @@ def _scan_csv(look: Preview, stop, progress) -> None:
                 continue
             rows += 1
             if rows % CHECK_EVERY == 0:
+                time.sleep(0)  # hand the interpreter to the window's thread now and then
                 if stop():
                     raise Stopped
                 if progress is not None and rows % PROGRESS_EVERY < CHECK_EVERY:
