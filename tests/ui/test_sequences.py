@@ -81,6 +81,8 @@ def test_new_from_data_previews_a_table_and_opens_the_project_init_makes(window,
                                                                         tmp_path):
     from designer.training.init import init_project
     data = weekly(tmp_path)
+    file_menu = window.menuBar().actions()[0].menu().actions()
+    assert file_menu.index(window.act.new_from_data) == file_menu.index(window.act.open) - 1
     dialog = open_dialog(window, qtbot, data)
     assert dialog.summary.text() == ("120 rows of 2 columns, weekly rows (a season of 52); 3 "
                                      "empty cells, the first at row 5 (line 6), column 'sales'")
@@ -178,7 +180,7 @@ def test_a_forecasting_run_draws_its_test_forecasts_and_rolls_them_out(qtbot, fo
     panel, run = panel_on(qtbot, forecaster)
     chart = panel.sequences.forecast
     assert run.kind == "series" and panel.go.text() == "Evaluate"
-    assert panel.pages.currentWidget() is chart
+    assert panel.pages.currentWidget() is chart and chart.controls.isVisibleTo(panel)
     evaluate(qtbot, panel)
     report = evaluate_run(forecaster)
     assert chart.view["report"]["rmse"] == pytest.approx(report["rmse"])
@@ -210,6 +212,7 @@ def test_a_classifier_shows_its_confusion_matrix_and_per_class_accuracy(qtbot, c
     panel, run = panel_on(qtbot, classifier)
     chart = panel.sequences.confusion
     assert run.kind == "classes" and panel.pages.currentWidget() is chart
+    assert not panel.sequences.forecast.controls.isVisibleTo(panel)
     evaluate(qtbot, panel)
     report = evaluate_run(classifier)
     assert chart.report["confusion"] == report["confusion"]
@@ -254,6 +257,7 @@ def test_the_charts_draw_rmse_for_a_forecaster_and_accuracy_for_a_classifier(qtb
     charts.refresh()
     assert charts.rmse_widget.isVisible() and not charts.accuracy_widget.isVisible()
     assert "RMSE of sales" in charts.rmse.titleLabel.text
+    assert "Loss (squared error / 2, z-scored)" in charts.loss.titleLabel.text  # not nats
     x, y = charts.curves[id(run)].items["val_rmse"].getData()
     assert len(x) == 2 and np.allclose(y, run.series["val_rmse"].column("value"))
     live = Run(runs.next_number(), "live", {"graph": {"layers": [
@@ -264,4 +268,4 @@ def test_the_charts_draw_rmse_for_a_forecaster_and_accuracy_for_a_classifier(qtb
               "tokens_per_s": 10.0})
     charts.refresh()
     assert charts.rmse_widget.isVisible() and charts.accuracy_widget.isVisible()
-    assert live.kind == "classes"
+    assert live.kind == "classes" and "Loss (nats)" in charts.loss.titleLabel.text
