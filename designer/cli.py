@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     if cmd in ("train", "generate", "init", "evaluate", "predict", "inspect"):
         from designer.training import commands
         return getattr(commands, cmd)(args)
-    from designer.ui.app import main as gui_main
+    from designer.ui.shell.app import main as gui_main
     return gui_main(args, DEFAULT_PROJECT)
 
 

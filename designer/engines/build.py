@@ -7,56 +7,23 @@ contiguous batches can continue where the last one stopped.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from designer.graph.model import Graph, Layer
-from designer.graph.shapes import LayerInfo, resolve_params
+from designer.graph.model import Graph
+from designer.graph.shapes import resolve_params
+
+from . import layers as _layers  # noqa: F401  (registers the builders of the plain layers)
+from . import recurrent as _recurrent  # noqa: F401  (and of the recurrent ones)
+from .builders import BUILDERS, BuildContext, BuildError, builder  # noqa: F401  (public here)
+from .layers import per_sample
 
 RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple")
 CLASS_LOSSES = ("SoftmaxWithLoss",)
 REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
 ENGINE_NAMES = {"cudnn": "CUDNN", "caffe": "CAFFE", "CUDNN": "CUDNN", "CAFFE": "CAFFE"}
-
-
-class BuildError(Exception):
-    """The graph cannot be built into a module; ``str()`` says why, for a user."""
-
-
-@dataclass
-class BuildContext:
-    """What a builder sees: the layer, its resolved parameters and inferred shapes."""
-
-    name: str
-    layer: Layer
-    params: dict
-    info: LayerInfo
-    dims: dict
-    extra: dict = field(default_factory=dict)
-
-    def input_shape(self, i: int = 0) -> tuple:
-        return self.info.inputs[i].shape
-
-    def int_dim(self, value, what: str) -> int:
-        if isinstance(value, int):
-            return value
-        raise BuildError(f"{self.name}: {what} is '{value}', which is not known yet; make the "
-                         "data readable so that the designer can work it out")
-
-
-BUILDERS: dict[str, Callable[[BuildContext], nn.Module]] = {}
-
-
-def builder(*type_ids: str):
-    """Register a function ``BuildContext -> nn.Module`` for the given layer type ids."""
-    def register(fn):
-        for t in type_ids:
-            BUILDERS[t] = fn
-        return fn
-    return register
 
 
 @dataclass
@@ -84,8 +51,6 @@ class Net(nn.Module):
 
     def __init__(self, graph: Graph, engine: str | None = None) -> None:
         super().__init__()
-        from . import layers as _layers  # noqa: F401  (registers the builders)
-        from . import recurrent as _recurrent  # noqa: F401
         errors = graph.errors()
         if errors:
             raise BuildError(f"the net has {len(errors)} problem(s); the first: {errors[0]}")
@@ -147,7 +112,6 @@ class Net(nn.Module):
     def squared_error(self, out: "NetOutput", loss: str) -> torch.Tensor:
         """The mean squared difference, in the target's units, between a regression loss
         layer's predictions and labels (a 0-dim tensor; the RMSE is its square root)."""
-        from .layers import per_sample
         (pred_at, label_at), axes = self.wiring[loss], self.layers[loss].batch_axes
         label = out.blobs[label_at].detach()
         diff = per_sample(out.blobs[pred_at].detach(), axes[0]) - per_sample(label, axes[1])

@@ -5,8 +5,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .build import BuildContext, builder
+from .builders import BuildContext, builder
 from .fillers import fill_bias, fill_weight
+from .unrolled import lstm_unit
 
 
 class Feed(nn.Module):
@@ -278,5 +279,4 @@ def _scale(ctx: BuildContext) -> nn.Module:
 
 @builder("LSTMUnit")
 def _lstm_unit(ctx: BuildContext) -> nn.Module:
-    from .unrolled import lstm_unit
     return Lambda(lstm_unit, "LSTM_UNIT")

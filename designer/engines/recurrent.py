@@ -21,8 +21,10 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .build import BuildContext, builder
+from .builders import BuildContext, builder
 from .fillers import fill_bias, fill_weight
+from .recurrent_state import check_lengths, zero_state
+from .unrolled import UnrolledRecurrent
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
 DIRECTION_SUFFIXES = ("", "_reverse")  # torch's parameter names: weight_ih_l0_reverse
@@ -35,36 +37,12 @@ class CaptureUnsupported(RuntimeError):
     """Raised while a CUDA graph is being captured by a layer that needs the host to decide."""
 
 
-def zero_state(kind: str, levels: int, n: int, hidden: int, like: torch.Tensor) -> tuple:
-    h = like.new_zeros(levels, n, hidden)
-    return (h, like.new_zeros(levels, n, hidden)) if kind in ("LSTM", "LSTMSimple") else (h,)
-
-
 def reset_points(cont: torch.Tensor, has_state: bool) -> list[int]:
     """The steps where some sequence restarts (step 0 only matters with a carried state)."""
     if cont.is_cuda and torch.cuda.is_current_stream_capturing():
         raise CaptureUnsupported("the cuDNN engine reads reset positions on the host")
     rows = (cont == 0).any(1).nonzero().flatten().tolist()
     return [t for t in rows if t > 0 or has_state]
-
-
-def check_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> None:
-    """Raise ``ValueError`` unless ``lengths`` holds one length in [0, steps] per sequence.
-
-    Reading the values needs the host: the check is skipped while a CUDA graph is captured.
-    """
-    if tuple(lengths.shape) != (batch,):
-        raise ValueError(f"{name}: 'lengths' must hold one length per sequence, ({batch},), "
-                         f"not {tuple(lengths.shape)}")
-    if lengths.is_floating_point() or lengths.is_complex():
-        raise ValueError(f"{name}: 'lengths' must hold whole numbers, not {lengths.dtype}")
-    if lengths.is_cuda and torch.cuda.is_current_stream_capturing():
-        return
-    lo, hi = int(lengths.min()), int(lengths.max())
-    if lo < 0 or hi > steps:
-        bad = lo if lo < 0 else hi
-        raise ValueError(f"{name}: a sequence's length is {bad}, but lengths must lie between "
-                         f"0 and the {steps} steps of the batch")
 
 
 def host_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> torch.Tensor:
@@ -211,5 +189,4 @@ def _recurrent(ctx: BuildContext) -> nn.Module:
                            p.get("bidirectional", False), ctx.name)
         _fill_cudnn(m, p)
         return m
-    from .unrolled import UnrolledRecurrent
     return UnrolledRecurrent.from_params(kind, e, p, name=ctx.name)

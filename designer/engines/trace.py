@@ -24,7 +24,8 @@ import torch
 
 from .convert import cudnn_to_caffe
 from .expansion import Expansion, expand_params
-from .recurrent import CudnnRecurrent, zero_state
+from .recurrent import CudnnRecurrent
+from .recurrent_state import zero_state
 from .unrolled import UnrolledRecurrent, run_reference
 
 GATE_NAMES = {"LSTM": ("i", "f", "o", "g"), "LSTMSimple": ("i", "f", "o", "g"),

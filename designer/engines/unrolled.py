@@ -29,7 +29,7 @@ from torch import nn
 from .expansion import GATES, SUFFIXES, Expansion, expand_params
 from .fillers import fill_bias, fill_weight
 from .lstm_steps import UnrolledLSTMSteps, infer_steps
-from .recurrent import check_lengths, zero_state
+from .recurrent_state import check_lengths, zero_state
 from .step_plans import compile_step_plan, run_step_plan
 
 

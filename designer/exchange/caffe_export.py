@@ -21,8 +21,9 @@ from .errors import ExchangeError
 from .textformat import Enum, Message
 
 HIDDEN = "rnn_designer"
-CAFFE_TYPES = {"CharText": "Input", "WavAudio": "Input", "MnistRows": "Input", "LSTM": "Lstm",
-               "LSTMSimple": "LstmSimple", "GRU": "GRU", "RNN": "RNN"}
+CAFFE_TYPES = {"CharText": "Input", "WavAudio": "Input", "MnistRows": "Input",
+               "TimeSeries": "Input", "SequenceClasses": "Input", "LSTM": "Lstm",
+               "LSTMSimple": "LstmSimple", "GRU": "GRU", "RNN": "RNN", "L1Loss": "MAELoss"}
 DATA_BLOBS = {"data": "data", "cont": "clip", "label": "label"}
 
 
@@ -62,21 +63,32 @@ def _blob_names(g: Graph) -> dict[tuple[str, str], str]:
 def _layer(g: Graph, layer: Layer, blobs: dict, notes: list) -> Message:
     spec = layer.spec
     caffe_type = CAFFE_TYPES.get(layer.type, layer.type)  # the rest share their names
+    if caffe_type == "Input" and not all(D.known(d) for port in spec.outputs
+                                         for d in g.output(layer.name, port.name).shape):
+        caffe_type = layer.type
+        notes.append(f"{layer.name}: Caffe's Input layer needs fixed shapes, but the steps T "
+                     f"are only known once the data is read; the file keeps it as "
+                     f"{layer.type}, which rnn-designer reads back")
     msg = Message().add("name", layer.name).add("type", caffe_type)
+    linked = []
     for port in spec.inputs:
         link = g.link_into(layer.name, port.name)
         if link is not None:
             msg.add("bottom", blobs[(link.src, link.src_port)])
+            linked.append(port.name)
     for port in spec.outputs:
         msg.add("top", blobs[(layer.name, port.name)])
     p = _effective(g, layer)
     block = PARAMS.get(layer.type)
-    if block is not None:
+    if block is not None and (caffe_type == "Input") == layer.spec.is_source:
         block(msg, g, layer, p, notes)
     exact = Message().add("type", layer.type)
     for key, value in layer.params.items():
         for v in (value if isinstance(value, list) else [value]):
             exact.add(key, v)
+    if linked != [port.name for port in spec.inputs][:len(linked)]:
+        for port in linked:  # an optional input is left out before one that is linked
+            exact.add("bottom_ports", port)
     msg.add(HIDDEN, exact, hidden=True)
     return msg
 
@@ -168,6 +180,12 @@ def _recurrent(msg, g, layer, p, notes):
                      "CAFFE it runs one level")
     if p["batch_first"]:
         notes.append(f"{layer.name}: batch_first has no Caffe field; MyCaffe reads (T, N, ...)")
+    if p.get("bidirectional"):
+        notes.append(f"{layer.name}: Caffe and MyCaffe run one direction; the file keeps "
+                     "bidirectional on its #@ line, which rnn-designer reads back")
+    if g.link_into(layer.name, "lengths") is not None:
+        notes.append(f"{layer.name}: Caffe and MyCaffe have no sequence lengths (their third "
+                     "bottom is a static input); the lengths bottom is for rnn-designer")
     if layer.type == "GRU":
         notes.append(f"{layer.name}: Caffe and MyCaffe have no GRU layer; the file names it GRU, "
                      "which rnn-designer reads back")
@@ -203,6 +221,23 @@ def _loss(msg, g, layer, p, notes):
     msg.add("loss_param", loss.add("normalization", Enum("VALID")))
 
 
+def _regression_loss(msg, g, layer, p, notes):
+    if p["loss_weight"] != 1.0:
+        msg.add("loss_weight", p["loss_weight"])
+    msg.add("exclude", Message().add("phase", Enum("RUN")))
+    if layer.type == "L1Loss":
+        notes.append(f"{layer.name}: written as MyCaffe's MAELoss (Caffe has no L1 loss); "
+                     "MyCaffe may normalise the sum of absolute differences otherwise than "
+                     "L1Loss's division by N, which scales the loss only")
+
+
+def _sequence_last(msg, g, layer, p, notes):
+    msg.add("sequence_last_param", Message().add("batch_first", p["batch_first"])
+            .add("bidirectional", p["bidirectional"]))
+    notes.append(f"{layer.name}: Caffe and MyCaffe have no SequenceLast layer; the file names "
+                 "it SequenceLast, which rnn-designer reads back")
+
+
 def _block(name: str, *keys, enums=()):
     def write(msg, g, layer, p, notes):
         b = Message()
@@ -227,7 +262,9 @@ def _relu(msg, g, layer, p, notes):
 
 
 PARAMS = {
-    "CharText": _data, "WavAudio": _data, "MnistRows": _data,
+    "CharText": _data, "WavAudio": _data, "MnistRows": _data, "TimeSeries": _data,
+    "SequenceClasses": _data, "EuclideanLoss": _regression_loss, "L1Loss": _regression_loss,
+    "SequenceLast": _sequence_last,
     "Embed": _embed, "InnerProduct": _inner_product,
     "LSTM": _recurrent, "GRU": _recurrent, "RNN": _recurrent, "LSTMSimple": _lstm_simple,
     "SoftmaxWithLoss": _loss, "Reshape": _reshape, "ReLU": _relu,

@@ -205,7 +205,8 @@ class _Builder:
     def wire(self, layer: CaffeLayer, made: str, ports_in, ports_out) -> None:
         spec = self.graph.layer(made).spec
         if made in self.exact:  # bottoms and tops follow the ports, optional ones last
-            ports_in = [p.name for p in spec.inputs]
+            named = layer.msg.message(HIDDEN).all("bottom_ports")
+            ports_in = [str(p) for p in named] or [p.name for p in spec.inputs]
             ports_out = [p.name for p in spec.outputs]
         if len(layer.bottoms) > len(ports_in):
             raise ExchangeError(f"layer '{layer.name}' ({layer.type}) has "

@@ -204,6 +204,27 @@ def _loss(b, layer):
     b.losses.append(made)
 
 
+def _regression_loss(type_id: str):
+    def convert(b, layer):
+        params = {}
+        weight = layer.msg.get("loss_weight", 1.0)
+        if float(weight) != 1.0:
+            params["loss_weight"] = float(weight)
+        if type_id == "L1Loss":
+            b.note(f"{layer.name}: MyCaffe's {layer.type} becomes an L1Loss (the sum of "
+                   "absolute differences / N), which may scale the loss otherwise")
+        made = b.add(layer, type_id, params)
+        b.wire(layer, made, ("pred", "label"), ("loss",))
+        b.losses.append(made)
+    return convert
+
+
+def _sequence_last(b, layer):
+    p = _param(layer, "sequence_last_param")
+    return {"batch_first": _num(p, "batch_first", False, bool),
+            "bidirectional": _num(p, "bidirectional", False, bool)}
+
+
 def _accuracy(b, layer):
     p = _param(layer, "accuracy_param")
     if p.has("ignore_label"):
@@ -272,6 +293,10 @@ CONVERTERS = {
     "dropout": _simple("Dropout", params=_dropout),
     "softmax": _simple("Softmax", params=_softmax_axis),
     "softmaxwithloss": _loss,
+    "euclideanloss": _regression_loss("EuclideanLoss"),
+    "maeloss": _regression_loss("L1Loss"),
+    "l1loss": _regression_loss("L1Loss"),
+    "sequencelast": _simple("SequenceLast", ("x", "lengths"), ("y",), _sequence_last),
     "accuracy": _simple("Accuracy", ("logits", "label"), ("accuracy",), _accuracy),
     "relu": _simple("ReLU", params=_relu),
     "tanh": _simple("TanH"),

@@ -1,22 +1,23 @@
 """A trained net as an ONNX model, runnable step by step in ONNX Runtime.
 
-Inputs: ``tokens`` (int64, ``(T, N)``) for a text or audio net, or ``data`` (float) for one that
-reads real values; and, per recurrent layer, ``<layer>.h0`` (and ``<layer>.c0`` for an LSTM) of
-shape ``(num_layers, N, H)``. A state input may be left out: it defaults to zeros.
+Inputs: ``tokens`` (int64, ``(T, N)``) for a text or audio net, or ``data`` (float, ``(T, N, F)``)
+for one that reads real values; ``lengths`` (int64, ``(N)``: each sequence's valid steps) when a
+layer reads the lengths of padded sequences; and, per recurrent layer, ``<layer>.h0`` (and
+``<layer>.c0`` for an LSTM) of shape ``(num_layers * directions, N, H)``. A state input may be
+left out: it defaults to zeros.
 
-Outputs: ``logits`` (what the loss layer reads; without a loss layer, the net's last layer under
-its own name) and ``<layer>.hT`` / ``<layer>.cT``, so generation feeds one step at a time and
-carries the state from ``hT`` to ``h0``. T and N are dynamic (``--unrolled`` fixes T: the net is
-unrolled over that many steps). ``metadata_props`` holds the vocabulary (``vocab``, a JSON list
-of the characters in id order) and the data description (``data``: the audio codec, the number
-of classes...).
+Outputs: ``logits`` (what a SoftmaxWithLoss reads), ``prediction`` (what a regression loss,
+EuclideanLoss or L1Loss, reads) or, without a loss layer, the net's last layer under its own
+name; and ``<layer>.hT`` / ``<layer>.cT``, so generation feeds one step at a time and carries the
+state from ``hT`` to ``h0``. T and N are dynamic (``--unrolled`` fixes T: the net is unrolled
+over that many steps). ``metadata_props`` holds what a user needs to read the data the way the
+net was trained and to read its output (see :mod:`onnx_metadata`).
 
 The loss and accuracy layers, and the labels they read, are left out: they only matter while
 training. So is dropout, which is the identity at inference.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -30,12 +31,14 @@ from designer.graph.atomic import atomic_write_bytes
 
 from . import onnx_recurrent
 from .errors import ExchangeError
+from .onnx_metadata import metadata
 from .onnx_ops import CONVERTERS, OnnxBuilder
 from .source import ModelSource
 
 OPSET = 17
 IR_VERSION = 8
-TRAINING_ONLY = ("SoftmaxWithLoss", "Accuracy")
+TRAINING_ONLY = ("SoftmaxWithLoss", "Accuracy", "EuclideanLoss", "L1Loss")
+REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
 
 
 def export_onnx(source: ModelSource, out: str | os.PathLike, unrolled: bool = False,
@@ -55,23 +58,26 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     layers = net.needed(tuple(w[0] for w in wanted))
     b = OnnxBuilder()
     b.reserve(output_names + [f"{n}.{s}" for n in layers if n in net.recurrent
-                              for s in ("hT", "cT", "h0", "c0")] + ["tokens", "data"])
+                              for s in ("hT", "cT", "h0", "c0")] + ["tokens", "data", "lengths"])
     values: dict = {}  # (layer, output index) -> ONNX value name
     states: list[tuple[str, list[str]]] = []
-    batch_axis = None
     for name in layers:
         layer = graph.layer(name)
         module = net.layers[name]
         info = graph.info(name)
         if name in net.sources:
-            x, batch_axis = _data_input(b, layer, graph)
+            x, _ = _data_input(b, layer, graph)
             values[(name, 0)] = x
+            if _reads(net, layers, name, "lengths"):
+                index = layer.spec.output_index("lengths")
+                values[(name, index)] = b.add_input("lengths", TensorProto.INT64, ["N"])
             continue
         ins = [None if w is None else values.get(w) for w in net.wiring[name]]
         shapes = [None if t is None else t.shape for t in info.inputs]
         if layer.type in RECURRENT_TYPES:
-            values[(name, 0)] = _recurrent(b, name, module, ins[0], info, unrolled, steps,
-                                           batch_axis, states, notes)
+            lengths = ins[2] if len(ins) > 2 else None
+            values[(name, 0)] = _recurrent(b, name, module, ins[0], lengths, info, unrolled,
+                                           steps, states, notes)
             continue
         convert = CONVERTERS.get(layer.type)
         if convert is None:
@@ -90,7 +96,7 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="rnn-designer", producer_version=__version__)
     model.ir_version = IR_VERSION
-    helper.set_model_props(model, _metadata(source, net, states))
+    helper.set_model_props(model, metadata(source, net, states))
     try:
         model = shape_inference.infer_shapes(model, strict_mode=True)
         _fill_output_shapes(model)
@@ -104,13 +110,23 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
 def _outputs(net, graph) -> tuple[list, list[str]]:
     """What the model outputs: the loss's logits, else the layers nothing reads."""
     if net.losses:
-        return [net.logits_source()], ["logits"]
+        regression = graph.layer(net.losses[0]).type in REGRESSION_LOSSES
+        return [net.logits_source()], ["prediction" if regression else "logits"]
     read = {w[0] for name in net.order for w in net.wiring[name] if w is not None}
     ends = [n for n in net.order if n not in read and n not in net.sources
             and graph.layer(n).type not in TRAINING_ONLY]
     if not ends:
         raise ExchangeError("the net has no layer whose output could be exported")
     return [(n, 0) for n in ends], list(ends)
+
+
+def _reads(net, layers, source: str, port: str) -> bool:
+    """Whether a layer that is exported reads the data layer ``source``'s output ``port``."""
+    ports = net.ports[source]
+    if port not in ports:
+        return False
+    wire = (source, ports.index(port))
+    return any(wire in net.wiring[n] for n in layers if n != source)
 
 
 def _data_input(b: OnnxBuilder, layer, graph) -> tuple[str, int]:
@@ -125,50 +141,35 @@ def _data_input(b: OnnxBuilder, layer, graph) -> tuple[str, int]:
     return b.add_input("data", TensorProto.FLOAT, ["T", "N"] + list(t.shape[2:])), 1
 
 
-def _recurrent(b, name, module, x, info, unrolled, steps, batch_axis, states, notes) -> str:
+def _recurrent(b, name, module, x, lengths, info, unrolled, steps, states, notes) -> str:
     lstm = module.kind in ("LSTM", "LSTMSimple")
+    chains = module.levels * getattr(module, "directions", 1)
     xs = x
     if module.batch_first:
         xs = b.op("Transpose", [x], f"{name}/time_major", perm=[1, 0, 2])
     n = b.shape_slice(xs, 1, 2, f"{name}/batch")
-    full = b.op("Concat", [b.ints(f"{name}/levels", [module.levels]), n,
+    full = b.op("Concat", [b.ints(f"{name}/levels", [chains]), n,
                            b.ints(f"{name}/hidden", [module.hidden])], f"{name}/state_shape",
                 axis=0)
     inits = []
     for suffix in ("h0", "c0")[:2 if lstm else 1]:
         state = b.add_input(f"{name}.{suffix}", TensorProto.FLOAT,
-                            [module.levels, "N", module.hidden])
+                            [chains, "N", module.hidden])
         b.initializers.append(onnx.numpy_helper.from_array(
-            np.zeros((module.levels, 1, module.hidden), np.float32), state))  # the default
+            np.zeros((chains, 1, module.hidden), np.float32), state))  # the default
         inits.append(b.op("Expand", [state, full], f"{name}/{suffix}"))
     if unrolled:
         t_ = steps or info.inputs[0].shape[1 if module.batch_first else 0]
         if not isinstance(t_, int):
             raise ExchangeError(f"{name}: give the number of steps to unroll over (--steps)")
-        y, finals = onnx_recurrent.unrolled(b, name, module, xs, inits, int(t_))
+        y, finals = onnx_recurrent.unrolled(b, name, module, xs, inits, int(t_), lengths)
         notes.append(f"{name}: unrolled over {t_} steps, so the model reads exactly {t_} steps")
     else:
-        y, finals = onnx_recurrent.fused(b, name, module, xs, inits)
+        y, finals = onnx_recurrent.fused(b, name, module, xs, inits, lengths)
     if module.batch_first:
         y = b.op("Transpose", [y], f"{name}/batch_major", perm=[1, 0, 2])
     states.append((name, finals))
     return y
-
-
-def _metadata(source: ModelSource, net, states) -> dict:
-    data = source.data_meta
-    props = {"rnn_designer": __version__, "project": source.project.name,
-             "engines": json.dumps(net.engines),
-             "states": json.dumps({n: len(f) for n, f in states})}
-    vocab = data.pop("vocab", None)
-    if vocab is not None:
-        props["vocab"] = json.dumps(vocab, ensure_ascii=False)
-    data.pop("path", None)
-    if data:
-        props["data"] = json.dumps(data, ensure_ascii=False)
-    if source.meta is not None:
-        props["step"] = str(source.meta.get("step"))
-    return props
 
 
 def _fill_output_shapes(model) -> None:

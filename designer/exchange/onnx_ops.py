@@ -202,6 +202,40 @@ def lstm_unit(b, name, c_prev, gates, cont, hidden: int):
     return c, h
 
 
+def sequence_last(b, name, module, p, ins, shapes):
+    """Each sequence's step ``lengths - 1`` (clamped into the steps; the last step without
+    lengths); for a bidirectional input the backward half is read at the first step."""
+    x = ins[0]
+    if p["batch_first"]:
+        x = b.op("Transpose", [x], f"{name}/time_major", perm=[1, 0, 2])
+    if ins[1] is None:
+        last = b.op("Gather", [x, b.const(f"{name}/last_step", np.int64(-1))], f"{name}/last",
+                    axis=0)
+    else:
+        one = b.ints(f"{name}/one", [1])
+        steps = b.shape_slice(x, 0, 1, f"{name}/steps")
+        at = b.op("Sub", [ins[1], one], f"{name}/at")
+        at = b.op("Max", [b.op("Min", [at, b.op("Sub", [steps, one], f"{name}/end")],
+                                f"{name}/at_max"), b.ints(f"{name}/zero", [0])], f"{name}/at_min")
+        index = b.op("Unsqueeze", [at, b.ints(f"{name}/axes", [0, 2])], f"{name}/index")
+        wide = b.op("Concat", [one, b.shape_slice(x, 1, 3, f"{name}/nh")], f"{name}/wide",
+                    axis=0)
+        index = b.op("Expand", [index, wide], f"{name}/indices")
+        picked = b.op("GatherElements", [x, index], f"{name}/picked", axis=0)
+        last = b.op("Squeeze", [picked, b.ints(f"{name}/step_axis", [0])], f"{name}/last")
+    if not p["bidirectional"]:
+        return [b.op("Identity", [last], name)]
+    half = int(shapes[0][2]) // 2
+    axis = b.ints(f"{name}/features", [1])
+    forward = b.op("Slice", [last, b.ints(f"{name}/f0", [0]), b.ints(f"{name}/f1", [half]),
+                             axis], f"{name}/forward")
+    first = b.op("Gather", [x, b.const(f"{name}/first_step", np.int64(0))], f"{name}/first",
+                 axis=0)
+    backward = b.op("Slice", [first, b.ints(f"{name}/b0", [half]),
+                              b.ints(f"{name}/b1", [INT64_MAX]), axis], f"{name}/backward")
+    return [b.op("Concat", [forward, backward], name, axis=1)]
+
+
 def lstm_unit_layer(b, name, module, p, ins, shapes):
     return list(lstm_unit(b, name, ins[0], ins[1], ins[2], int(shapes[0][-1])))
 
@@ -210,5 +244,5 @@ CONVERTERS = {
     "Embed": embed, "InnerProduct": inner_product, "Reshape": reshape, "Dropout": identity,
     "ReLU": relu, "TanH": unary("Tanh"), "Sigmoid": unary("Sigmoid"), "Softmax": softmax,
     "Clip": clip, "Eltwise": eltwise, "Concat": concat, "Slice": slice_, "Scale": scale,
-    "LSTMUnit": lstm_unit_layer,
+    "LSTMUnit": lstm_unit_layer, "SequenceLast": sequence_last,
 }

@@ -11,12 +11,21 @@ torch's gate order is rearranged into ONNX's:
 ``unrolled`` writes instead the very nodes the CAFFE engine runs (``expansion``): per step SCALE,
 INNER_PRODUCT, ELTWISE and LSTM_UNIT (or GRU_UNIT, TANH/RELU), over a fixed number of steps.
 
-The state of a layer is one ``(num_layers, N, H)`` tensor per kind (h, and c for an LSTM): the
-graph takes it as ``<layer>.h0``/``<layer>.c0`` and gives it back as ``<layer>.hT``/``.cT``.
+The state of a layer is one ``(num_layers * directions, N, H)`` tensor per kind (h, and c for an
+LSTM), in torch's order (index ``2 * level + direction``): the graph takes it as
+``<layer>.h0``/``<layer>.c0`` and gives it back as ``<layer>.hT``/``.cT``.
+
+A bidirectional layer is one ``direction="bidirectional"`` op per level, both directions'
+weights in ONNX's gate order; its ``Y`` (T, 2, N, H) becomes (T, N, 2H), forward half first.
+``lengths`` become the op's ``sequence_lens`` (int32): padded steps give zero outputs and the
+final state is each sequence's after its last valid step (the backward direction's, after step
+0), as torch's packed sequences. A length of 0 is run as 1 and then undone (no output, the
+state as it came in), which is what the designer's engines do.
 """
 from __future__ import annotations
 
 import numpy as np
+from onnx import TensorProto
 
 from designer.engines.convert import caffe_to_cudnn, cudnn_to_caffe
 from designer.engines.expansion import expand_params
@@ -60,47 +69,77 @@ def _reorder(w: np.ndarray, kind: str) -> np.ndarray:
     return np.concatenate([blocks[j] for j in TORCH_TO_ONNX[kind]], axis=0)
 
 
-def _levels(b: OnnxBuilder, name: str, state: str, levels: int) -> list[str]:
+def _levels(b: OnnxBuilder, name: str, state: str, levels: int, dirs: int = 1) -> list[str]:
     if levels == 1:
         return [state]
-    return b.op("Split", [state, b.ints(f"{name}/levels", [1] * levels)], f"{name}/{state}",
+    return b.op("Split", [state, b.ints(f"{name}/levels", [dirs] * levels)], f"{name}/{state}",
                 outputs=levels, axis=0)
 
 
-def fused(b: OnnxBuilder, name: str, module, x: str, states: list[str]):
+def _directions(w: dict, key: str, kind: str, dirs: int) -> np.ndarray:
+    """(directions, ...) of one torch tensor, each direction in ONNX's gate order."""
+    return np.stack([_reorder(w[f"{key}{s}"], kind) for s in ("", "_reverse")[:dirs]])
+
+
+def fused(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=None):
     """ONNX LSTM/GRU/RNN ops, one per level; returns (y, final states)."""
     kind = "LSTM" if module.kind == "LSTMSimple" else module.kind
     w, h = torch_weights(module), module.hidden
-    inits = [_levels(b, name, s, module.levels) for s in states]
+    dirs = getattr(module, "directions", 1)
+    inits = [_levels(b, name, s, module.levels, dirs) for s in states]
     finals = [[] for _ in states]
+    seq_lens, alive = "", None
+    if lengths is not None:
+        one = b.op("Cast", [b.ints(f"{name}/one", [1])], f"{name}/one_i32", to=TensorProto.INT32)
+        as_int = b.op("Cast", [lengths], f"{name}/lengths_i32", to=TensorProto.INT32)
+        seq_lens = b.op("Max", [as_int, one], f"{name}/sequence_lens")
+        alive = b.op("Greater", [as_int, b.op("Sub", [one, one], f"{name}/zero")],
+                     f"{name}/alive")
     for k in range(module.levels):
-        wk = b.const(f"{name}.W_l{k}", _reorder(w[f"weight_ih_l{k}"], kind)[None])
-        rk = b.const(f"{name}.R_l{k}", _reorder(w[f"weight_hh_l{k}"], kind)[None])
-        bias = np.concatenate([_reorder(w[f"bias_ih_l{k}"], kind),
-                               _reorder(w[f"bias_hh_l{k}"], kind)])[None]
+        wk = b.const(f"{name}.W_l{k}", _directions(w, f"weight_ih_l{k}", kind, dirs))
+        rk = b.const(f"{name}.R_l{k}", _directions(w, f"weight_hh_l{k}", kind, dirs))
+        bias = np.concatenate([_directions(w, f"bias_ih_l{k}", kind, dirs),
+                               _directions(w, f"bias_hh_l{k}", kind, dirs)], axis=1)
         bk = b.const(f"{name}.B_l{k}", bias)
         hint = f"{name}/l{k}" if module.levels > 1 else name
         extra = {}
+        if dirs == 2:
+            extra["direction"] = "bidirectional"
         if kind == "GRU":
             extra["linear_before_reset"] = 1
         if kind == "RNN":
             relu = layer_settings(module)["nonlinearity"] == "relu"
-            extra["activations"] = ["Relu" if relu else "Tanh"]
-        outs = b.op(kind, [x, wk, rk, bk, ""] + [s[k] for s in inits], hint,
+            extra["activations"] = ["Relu" if relu else "Tanh"] * dirs
+        outs = b.op(kind, [x, wk, rk, bk, seq_lens] + [s[k] for s in inits], hint,
                     outputs=1 + len(states), hidden_size=h, **extra)
-        x = b.op("Squeeze", [outs[0], b.ints(f"{hint}/dir", [1])], f"{hint}/y")
+        if dirs == 1:
+            x = b.op("Squeeze", [outs[0], b.ints(f"{hint}/dir", [1])], f"{hint}/y")
+        else:  # (T, 2, N, H) -> (T, N, 2H), the forward half first
+            y = b.op("Transpose", [outs[0]], f"{hint}/y_tnd", perm=[0, 2, 1, 3])
+            x = b.op("Reshape", [y, b.ints(f"{hint}/y_shape", [0, 0, -1])], f"{hint}/y")
         for i, final in enumerate(outs[1:]):
             finals[i].append(final)
-    return x, [f[0] if len(f) == 1 else b.op("Concat", f, f"{name}/final{i}", axis=0)
-               for i, f in enumerate(finals)]
+    finals = [f[0] if len(f) == 1 else b.op("Concat", f, f"{name}/final{i}", axis=0)
+              for i, f in enumerate(finals)]
+    if alive is not None:  # a sequence of length 0: no output, its state as it came in
+        keep = b.op("Unsqueeze", [alive, b.ints(f"{name}/keep_axes", [0, 2])], f"{name}/keep")
+        x = b.op("Where", [keep, x, b.const(f"{name}/no_output", np.float32(0.0))],
+                 f"{name}/y_kept")
+        finals = [b.op("Where", [keep, f, s], f"{name}/final{i}_kept")
+                  for i, (f, s) in enumerate(zip(finals, states))]
+    return x, finals
 
 
-def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps: int):
+def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps: int,
+             lengths=None):
     """The unrolled net over ``steps`` steps, node for node; returns (y, final states)."""
     settings = layer_settings(module)
+    dirs = getattr(module, "directions", 1)
     params = {"num_output": module.hidden, "num_layers": module.levels,
-              "dropout_ratio": settings["dropout"], "nonlinearity": settings["nonlinearity"]}
-    exp = expand_params(module.kind, params, steps, "N", settings["input_size"], name)
+              "dropout_ratio": settings["dropout"], "nonlinearity": settings["nonlinearity"],
+              "bidirectional": dirs == 2}
+    exp = expand_params(module.kind, params, steps, "N", settings["input_size"], name,
+                        lengths is not None)
     weights = caffe_weights(module)
     consts = {}
 
@@ -113,14 +152,15 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
 
     ones = b.op("ConstantOfShape", [b.shape_slice(x, 0, 2, f"{name}/cont")], f"{name}/cont",
                 value=_float_tensor(1.0))
-    blobs = {"x": x, "cont": ones}
+    blobs = {"x": x, "cont": ones, "lengths": lengths}
     lstm = module.kind in ("LSTM", "LSTMSimple")
-    inits = [_levels(b, name, s, module.levels) for s in states]
+    inits = [_levels(b, name, s, module.levels * dirs) for s in states]
     for k in range(module.levels):
         p = f"L{k}/" if module.levels > 1 else ""
-        blobs[f"{p}h_0"] = inits[0][k]
-        if lstm:
-            blobs[f"{p}c_0"] = inits[1][k]
+        for d, sfx in enumerate(("", "_reverse")[:dirs]):
+            blobs[f"{p}h_0{sfx}"] = inits[0][k * dirs + d]
+            if lstm:
+                blobs[f"{p}c_0{sfx}"] = inits[1][k * dirs + d]
     for node in exp.nodes:
         hint = f"{name}/{node.name}"
         bot = [blobs[v] for v in node.bottoms]
@@ -146,7 +186,20 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
         elif node.type in ("TANH", "RELU"):
             tops = [b.op("Tanh" if node.type == "TANH" else "Relu", bot, hint)]
         elif node.type == "CONCAT":
-            tops = [b.op("Concat", bot, hint, axis=0)]
+            tops = [b.op("Concat", bot, hint, axis=node.params.get("axis", 0))]
+        elif node.type == "SEQUENCE_MASK":  # valid (T, N): step < length
+            at = b.ints(f"{hint}/steps", np.arange(node.params["steps"]).reshape(-1, 1))
+            less = b.op("Less", [at, b.op("Unsqueeze", [bot[0], b.ints(f"{hint}/axes", [0])],
+                                          f"{hint}/lengths")], f"{hint}/less")
+            tops = [b.op("Cast", [less], hint, to=TensorProto.FLOAT)]
+        elif node.type == "HOLD":  # the new state where the step is valid, else the old
+            keep = b.op("Greater", [b.op("Unsqueeze", [bot[-1], b.ints(f"{hint}/axes", [-1])],
+                                         f"{hint}/valid"), b.const(f"{hint}/zero",
+                                                                   np.float32(0.0))],
+                        f"{hint}/keep")
+            half = (len(bot) - 1) // 2
+            tops = [b.op("Where", [keep, new, old], f"{hint}/{i}")
+                    for i, (new, old) in enumerate(zip(bot[:half], bot[half:-1]))]
         elif node.type == "DROPOUT":
             tops = [b.op("Identity", bot, hint)]
         else:  # pragma: no cover - the expansion makes only the types above
@@ -155,7 +208,7 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
     per = 2 if lstm else 1
     finals = []
     for i in range(per):
-        parts = [blobs[exp.outputs[1 + per * k + i]] for k in range(module.levels)]
+        parts = [blobs[exp.outputs[1 + per * k + i]] for k in range(module.levels * dirs)]
         finals.append(parts[0] if len(parts) == 1 else
                       b.op("Concat", parts, f"{name}/final{i}", axis=0))
     return blobs[exp.outputs[0]], finals

@@ -22,10 +22,13 @@ from designer.graph.atomic import atomic_write_bytes, atomic_write_text
 from designer.graph.shapes import resolve_params
 
 from .errors import ExchangeError
+from .pytorch_snippets import data_constant, helpers, main_block
 from .source import ModelSource
 
 RESERVED = {"self", "state", "new_state", "torch", "nn", "F", "tokens", "data", "cont", "Model",
-            "load", "caffe_reshape", "lstm_unit", "Path", "VOCAB"}
+            "load", "caffe_reshape", "lstm_unit", "Path", "VOCAB", "lengths", "packed",
+            "sequence_last", "DATA", "test_input"}
+TRAINING_ONLY = ("SoftmaxWithLoss", "Accuracy", "EuclideanLoss", "L1Loss")
 TORCH_RNN = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN", "LSTMSimple": "nn.LSTM"}
 
 
@@ -76,7 +79,7 @@ class _Writer:
         wanted = tuple(w[0] for w in logits) if logits else None
         for name in net.needed(wanted):
             layer = g.layer(name)
-            if layer.type in ("SoftmaxWithLoss", "Accuracy"):
+            if layer.type in TRAINING_ONLY:
                 continue
             if name in net.sources:
                 self._data(name, layer)
@@ -98,7 +101,11 @@ class _Writer:
         var = "tokens" if t.dtype == "index" else "data"
         self.inputs.append(var)
         self.values[(name, 0)] = var
-        self.values[(name, 1)] = "cont"  # made in forward() when a layer reads it
+        ports = [port.name for port in layer.spec.outputs]
+        if "cont" in ports:
+            self.values[(name, ports.index("cont"))] = "cont"  # made when a layer reads it
+        if "lengths" in ports:
+            self.values[(name, ports.index("lengths"))] = "lengths"  # an input when read
 
     def _in(self, name, i=0) -> str:
         w = self.net.wiring[name][i]
@@ -107,6 +114,8 @@ class _Writer:
         if self.values.get(w) == "cont" and not self.made_cont:
             self.made_cont = True
             self.body.append(f"cont = torch.ones({self.inputs[0]}.shape[:2])  # no restarts")
+        if self.values.get(w) == "lengths" and "lengths" not in self.inputs:
+            self.inputs.append("lengths")
         return self.values[w]
 
     def _layer(self, name, layer):
@@ -166,6 +175,8 @@ class _Writer:
             args.append("batch_first=True")
         if kind == "RNN" and p.get("nonlinearity") == "relu":
             args.append("nonlinearity='relu'")
+        if p.get("bidirectional"):
+            args.append("bidirectional=True")
         engine = self.net.engines.get(name, "CAFFE")
         how = "the cuDNN engine" if engine == "CUDNN" else \
             "the unrolled Caffe engine; its weights are converted to torch's gate order"
@@ -177,6 +188,10 @@ class _Writer:
                       f"self.{var} = {cls}({', '.join(args)})"]
         for key, value in torch_state(module).items():
             self.weights[f"{var}.{key}"] = value
+        wires = self.net.wiring[name]
+        if len(wires) > 2 and wires[2] is not None:  # padded sequences of different lengths
+            self.helpers.add("packed")
+            return f"packed(self.{var}, {x}, state.get({name!r}), {self._in(name, 2)})"
         return f"self.{var}({x}, state.get({name!r}))"
 
     def _function(self, name, var, layer, p, x, info) -> str:
@@ -208,6 +223,10 @@ class _Writer:
         if t == "LSTMUnit":
             self.helpers.add("lstm_unit")
             return f"lstm_unit({x}, {self._in(name, 1)}, {self._in(name, 2)})"
+        if t == "SequenceLast":
+            self.helpers.add("sequence_last")
+            return (f"sequence_last({x}, {self._in(name, 1)}, batch_first={p['batch_first']}, "
+                    f"bidirectional={p['bidirectional']})")
         raise ExchangeError(f"{name}: a {t} layer has no PyTorch form yet")
 
     def _scale(self, name, var, p, x, info) -> str:
@@ -268,15 +287,17 @@ class _Writer:
         if vocab is not None:
             lines += ["# the characters, in id order",
                       f"VOCAB = {json.dumps(vocab, ensure_ascii=False)}", ""]
-        lines += _helpers(self.helpers)
+        lines += data_constant(self.source, self.net)
+        lines += helpers(self.helpers)
         lines += ["", "class Model(nn.Module):",
                   '    """The net as drawn in rnn-designer: one attribute per layer."""', "",
                   "    def __init__(self):", "        super().__init__()"]
         lines += [f"        {line}" for chunk in self.init for line in chunk.split("\n")]
-        lines += ["", f"    def forward(self, {args}, state=None):",
+        params = ", ".join(f"{a}=None" if a == "lengths" else a for a in self.inputs)
+        lines += ["", f"    def forward(self, {params}, state=None):",
                   "        state = {} if state is None else state", "        new_state = {}"]
         lines += [f"        {line}" for line in self.body]
-        lines += _main(self.inputs[0], self.g, vocab)
+        lines += main_block(self.inputs, self.g, vocab)
         return "\n".join(lines) + "\n"
 
 
@@ -293,68 +314,6 @@ def torch_state(module) -> dict:
     kind = "LSTM" if module.kind == "LSTMSimple" else module.kind
     sd = {k: v.detach() for k, v in module.named_parameters()}
     return caffe_to_cudnn(kind, sd, module.levels)
-
-
-def _helpers(names: set) -> list[str]:
-    out = []
-    if "caffe_reshape" in names:
-        out += ["", "def caffe_reshape(x, shape, axis, num_axes):",
-                '    """Caffe\'s Reshape: dims [axis, axis + num_axes) become shape (0 copies a '
-                'dim, -1 infers)."""',
-                "    a = axis if axis >= 0 else axis + x.dim() + 1",
-                "    end = x.dim() if num_axes < 0 else a + num_axes",
-                "    new = [x.shape[a + i] if s == 0 else s for i, s in enumerate(shape)]",
-                "    return x.reshape(*x.shape[:a], *new, *x.shape[end:])", ""]
-    if "lstm_unit" in names:
-        out += ["", "def lstm_unit(c_prev, gates, cont):",
-                '    """One LSTM step, Caffe\'s LSTM_UNIT: gates [i, f, o, g]."""',
-                "    h = c_prev.shape[-1]",
-                "    i, f, o = torch.sigmoid(gates[..., :3 * h]).split(h, -1)",
-                "    g = torch.tanh(gates[..., 3 * h:])",
-                "    c = f * (cont.unsqueeze(-1) * c_prev) + i * g",
-                "    return c, o * torch.tanh(c)", ""]
-    return out
-
-
-def _main(first: str, g, vocab) -> list[str]:
-    t = g.output(g.sources()[0], "data")
-    lines = ["", "", "def load(folder=Path(__file__).resolve().parent):",
-             '    """The model with its trained weights, in eval mode."""',
-             "    from safetensors.torch import load_file",
-             "    model = Model()",
-             '    model.load_state_dict(load_file(str(folder / "weights.safetensors")))',
-             "    return model.eval()", "", "",
-             "def test_input():", '    """A fixed input: 5 steps of 2 sequences."""']
-    if t.dtype == "index":
-        v = len(vocab) if vocab else g.dims.get("V", 2)
-        lines.append(f"    return torch.arange(10).remainder({v}).view(5, 2)")
-    else:
-        shape = tuple(5 if i == 0 and not isinstance(d, int) else d for i, d in
-                      enumerate(t.shape))
-        shape = tuple(2 if d == g.dims.get("N") else d for d in shape)
-        lines.append(f"    return torch.linspace(0, 1, steps={_numel(shape)}).view{shape!r}")
-    lines += ["", "", 'if __name__ == "__main__":', "    model = load()",
-              "    with torch.no_grad():", "        out, state = model(test_input())",
-              '    print("output", tuple(out.shape))',
-              '    print("first values", [round(v, 6) for v in out.flatten()[:5].tolist()])',
-              '    print("sum", round(out.double().sum().item(), 6))']
-    if vocab is not None:
-        lines += ["    # greedy continuation of a newline, one character at a time",
-                  '    start = VOCAB.index("\\n") if "\\n" in VOCAB else 0',
-                  '    ids, text = torch.tensor([[start]]), ""',
-                  "    state = None", "    with torch.no_grad():", "        for _ in range(80):",
-                  "            out, state = model(ids, state)",
-                  "            ids = out.reshape(1, -1)[-1:].argmax(-1).view(1, 1)",
-                  "            text += VOCAB[ids.item()]",
-                  '    print("greedy text:", repr(text))']
-    return lines
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def generate(source: ModelSource) -> tuple[str, dict]:

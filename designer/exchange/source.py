@@ -79,9 +79,8 @@ def _from_run(path: Path, which: str) -> ModelSource:
     except (P.ProjectError, KeyError) as e:
         raise ExchangeError(f"{meta_file} holds no usable project ({e})") from None
     graph = project.graph
-    data = ck.meta.get("data", {})
-    if "num_classes" in data:
-        graph.pin_dims({"V": int(data["num_classes"])})
+    from designer.training.generate import trained_dims
+    graph.pin_dims(trained_dims(ck.meta.get("data", {})))
     for name, engine in ck.meta.get("engines", {}).items():
         if name in graph and graph.layer(name).type in ("LSTM", "GRU", "RNN"):
             graph.set_param(name, "engine", engine)

@@ -34,6 +34,10 @@ OPTIMIZER_MOMENTS = {"Adam": 2, "AdamW": 2, "RMSProp": 1}
 FUSED = ("Adam", "AdamW", "SGD")  # fused on CUDA: gradients kept, no temporaries
 CUDA_LIBRARIES = 96 * MIB  # cuBLAS, cuBLASLt and cuDNN workspaces from torch's allocator
 CUDA_GRAPH_STREAM = 64 * MIB  # the same again for the side stream a CUDA graph is captured on
+# bf16 on the unrolled engine: the bf16 GEMMs' cuBLASLt workspaces on both streams and the
+# fused step kernels' buffers; measured 100-160 MiB on an H200 whatever the net's size
+# (tests/benchmarks/RESULTS.md, "Memory"), so counted as one constant
+UNROLLED_BF16 = 128 * MIB
 RUNTIME = {"cpu": 400 * MIB, "cuda": 600 * MIB}  # the process: torch's libraries, CUDA context
 
 
@@ -163,12 +167,20 @@ def estimate(graph, setup: Setup | None = None) -> MemoryEstimate | None:
     if gpu:
         captured = setup.cuda_graphs and kept_grads and not _capture_blocked(graph, setup)
         backward += CUDA_LIBRARIES + (CUDA_GRAPH_STREAM if captured else 0)
+        if act_bytes < 4 and _any_unrolled(graph, setup):
+            backward += UNROLLED_BF16
     # the optimizer's temporaries: none when fused; on the CPU one tensor at a time (the
     # largest layer's, at most); torch's foreach kernels on a GPU, all at once
     step = 0 if kept_grads else 4 * (params if gpu else largest) if moments else 0
     return MemoryEstimate("cuda" if gpu else "cpu", setup.engine, setup.precision, kind,
                           weights, weights, moments * weights, activations, batch, backward,
                           step, layers, kept_grads)
+
+
+def _any_unrolled(graph, setup: Setup) -> bool:
+    """Whether a recurrent layer runs on the unrolled (CAFFE) engine."""
+    return any(layer.type in RECURRENT and _engine(layer, setup) != "CUDNN"
+               for layer in graph.layers())
 
 
 def _capture_blocked(graph, setup: Setup) -> bool:

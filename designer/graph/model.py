@@ -22,6 +22,7 @@ from .errors import DuplicateNameError, GraphError, GraphWarning, ParamError, Po
 from .shapes import LayerInfo, infer_layer
 from .signals import Signal
 from .spec import LayerSpec, TensorInfo
+from .validate import collect
 
 __all__ = ["Graph", "Layer", "LayerInfo", "Link"]
 
@@ -132,7 +133,6 @@ class Graph:
 
     def problems(self) -> list[GraphError]:
         """Every problem: per layer, in topological order, then data notes (warnings)."""
-        from .validate import collect  # local: validate builds on the model
         return collect(self)
 
     def errors(self) -> list[GraphError]:

@@ -221,8 +221,9 @@ def generate(model: TrainedModel, n: int, prime: str = "", temperature: float | 
     n
         Characters (text) or samples (audio) per stream.
     prime
-        Text runs: what every stream continues (a newline when empty). Audio runs start from
-        one sample of silence.
+        Text runs: what every stream continues (a newline when empty). Audio runs continue a
+        quarter second of the training audio kept with the run (``codec["prime"]``; runs from
+        before it was kept start from one sample of silence); it is not part of the output.
     temperature, top_k
         ``None``: the run's data layer's defaults.
     seed
@@ -267,7 +268,8 @@ def generate(model: TrainedModel, n: int, prime: str = "", temperature: float | 
     else:
         from .data.quantize import Quantizer
         quantizer = Quantizer.from_dict(model.codec["quantizer"])
-        start = [int(quantizer.encode(np.zeros(1))[0])]
+        start = [int(c) for c in model.codec.get("prime") or []] or \
+            [int(quantizer.encode(np.zeros(1))[0])]
 
     def pieces(ids: np.ndarray) -> list:
         if quantizer is None:

@@ -1,9 +1,11 @@
 """The designer window: the only package that imports PySide6 and pyqtgraph.
 
-``app.main`` starts it; ``main_window.MainWindow`` is the window; ``editor`` holds the node
-editor (document, undo commands, scene and items); ``unrolled_view`` draws the expansion of a
-recurrent layer; ``trainer`` trains the project from the window (``worker`` threads, ``plots``
-and ``device_panel`` charts, ``output_window`` with the Generate panel). torch is imported only
-inside the worker threads, when a run or a generation starts; pyqtgraph only when the charts,
-the device panel or a waveform are first shown.
+One subpackage per part of the window (README.md, "Where things are"): ``shell`` starts the app
+and holds the window, its menus and files; ``editor`` the palette and the canvas; ``forms`` the
+Properties dock; ``problems`` the Problems dock; ``unrolled`` the unrolled view; ``train`` the
+Train toolbar; ``output``, ``charts`` and ``device`` the docks training fills; ``inspect`` the
+Inspect view; ``exchange`` File > Import/Export; ``resume`` continuing a run; ``memory`` the
+memory estimate; ``runs`` the runs and worker threads; ``look`` themes and icons. torch is
+imported only inside the worker threads, when a run or a generation starts; pyqtgraph only when
+the charts, the device panel or a waveform are first shown.
 """

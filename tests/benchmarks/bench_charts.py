@@ -36,9 +36,9 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=3_000_000)
     a = ap.parse_args()
     from PySide6.QtCore import QSettings
-    from designer.ui.app import make_app
-    from designer.ui.main_window import MainWindow
-    from designer.ui.runs import Run
+    from designer.ui.runs.run import Run
+    from designer.ui.shell.app import make_app
+    from designer.ui.shell.main_window import MainWindow
     app = make_app()
     tmp = tempfile.mkdtemp()
     w = MainWindow(settings=QSettings(f"{tmp}/b.ini", QSettings.IniFormat), restore=False)

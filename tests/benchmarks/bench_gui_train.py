@@ -70,8 +70,8 @@ class Window:
 
     def __init__(self, project: Path, device: str, engine: str | None) -> None:
         from PySide6.QtCore import QSettings, Qt, QTimer
-        from designer.ui.app import make_app
-        from designer.ui.main_window import MainWindow
+        from designer.ui.shell.app import make_app
+        from designer.ui.shell.main_window import MainWindow
         self.app = make_app()
         self.tmp = tempfile.TemporaryDirectory()
         settings = QSettings(str(Path(self.tmp.name) / "bench.ini"), QSettings.IniFormat)

@@ -132,7 +132,8 @@ def main() -> None:
         for engine in a.engines.split(","):
             cmd = [sys.executable, __file__, "--device", a.device, "--steps", str(a.steps),
                    "--precision", a.precision, "--one", path, engine]
-            env = {**os.environ, "PYTHONPATH": str(ROOT)}
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
             if a.fixed_mmap_threshold:
                 env["MALLOC_MMAP_THRESHOLD_"] = "131072"
             done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)

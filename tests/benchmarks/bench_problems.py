@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from designer.graph import project as P  # noqa: E402
-from designer.ui.app import make_app  # noqa: E402
-from designer.ui.main_window import MainWindow  # noqa: E402
+from designer.ui.shell.app import make_app  # noqa: E402
+from designer.ui.shell.main_window import MainWindow  # noqa: E402
 from tests.benchmarks.bench_graph import generated  # noqa: E402
 
 

@@ -57,7 +57,7 @@ def startup(starts: int) -> dict:
 
 
 def _app():
-    from designer.ui.app import make_app
+    from designer.ui.shell.app import make_app
     return make_app()
 
 
@@ -97,7 +97,7 @@ def unrolled(moves: int) -> dict:
 
     from designer.graph import project as P
     from designer.ui.editor.document import Document
-    from designer.ui.unrolled_view import UnrolledView
+    from designer.ui.unrolled.view import UnrolledView
     app = _app()
     doc = Document(P.load(PROJECT))
     builds, paints, fits = [], [], []
@@ -144,7 +144,7 @@ def canvas(layers: int, moves: int) -> dict:
     from PySide6.QtWidgets import QApplication
 
     from designer.graph import project as P
-    from designer.ui.main_window import MainWindow
+    from designer.ui.shell.main_window import MainWindow
     from tests.benchmarks.bench_graph import generated
     _app()
     data = generated(layers)

@@ -78,3 +78,52 @@ def shapes_project(folder: Path) -> Project:
                  ("ip.y", "prob.x")])
     assert g.errors() == []
     return Project(g, "shapes")
+
+
+def classes_project(folder: Path, kind: str = "LSTM", engine: str = "CUDNN",
+                    bidirectional: bool = False, levels: int = 1,
+                    loss: str = "SoftmaxWithLoss") -> Project:
+    """Labelled sequences of different lengths (a long-format CSV): SequenceClasses ->
+    recurrent (reading the lengths) -> SequenceLast (by the lengths) -> InnerProduct -> loss."""
+    rows = ["series_id,step,a,b,label"]
+    for s, n in enumerate((7, 3, 5, 1, 6, 2)):
+        rows += [f"{s},{t},{(s * 7 + t) % 5 * 0.3:.2f},{(t * 3 - s) * 0.1:.2f},"
+                 f"{'ab'[s % 2]}" for t in range(n)]
+    (folder / "seqs.csv").write_text("\n".join(rows) + "\n")
+    g = Graph(project_dir=folder)
+    g.add_layer("SequenceClasses", "data", {"file": "seqs.csv", "batch_size": 4})
+    g.add_layer(kind, "rnn1", {"num_output": 5, "engine": engine, "num_layers": levels,
+                               "bidirectional": bidirectional})
+    g.add_layer("SequenceLast", "last", {"bidirectional": bidirectional})
+    g.add_layer("InnerProduct", "ip1", {"num_output": "K"})
+    g.add_layer(loss, "loss")
+    link_all(g, [("data.data", "rnn1.x"), ("data.lengths", "rnn1.lengths"),
+                 ("rnn1.y", "last.x"), ("data.lengths", "last.lengths"), ("last.y", "ip1.x"),
+                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")])
+    assert g.errors() == []
+    p = Project(g, "classes")
+    p.save(folder / "classes.json")
+    return p
+
+
+def series_project(folder: Path, loss: str = "EuclideanLoss") -> Project:
+    """A forecaster: TimeSeries -> LSTM -> SequenceLast -> InnerProduct (P) -> a regression
+    loss."""
+    rows = ["week,co2,temp"] + [f"{i},{300 + i * 0.1 + (i % 7) * 0.5:.3f},{(i % 11) * 0.4:.2f}"
+                                for i in range(120)]
+    (folder / "series.csv").write_text("\n".join(rows) + "\n")
+    g = Graph(project_dir=folder)
+    g.add_layer("TimeSeries", "data", {"file": "series.csv", "target": "co2", "seq_len": 8,
+                                       "horizon": 3, "batch_size": 4})
+    g.add_layer("LSTM", "lstm1", {"num_output": 6})
+    g.add_layer("SequenceLast", "last")
+    g.add_layer("InnerProduct", "ip1", {"num_output": "P"})
+    g.add_layer(loss, "loss")
+    link_all(g, [("data.data", "lstm1.x"), ("lstm1.y", "last.x"), ("last.y", "ip1.x"),
+                 ("ip1.y", "loss.pred"), ("data.label", "loss.label")])
+    assert g.errors() == []
+    p = Project(g, "forecast", "", {"type": "Adam", "base_lr": 0.01, "max_steps": 4},
+                {"log_interval": 2, "eval_interval": 2, "eval_batches": 1,
+                 "checkpoint_interval": 2, "sample_interval": 0, "device": "cpu"})
+    p.save(folder / "forecast.json")
+    return p

@@ -167,3 +167,19 @@ def test_a_bidirectional_net_cannot_write_one_symbol_after_another(tmp_path):
                                                                     steps=2)))
     with pytest.raises(GenerateError, match="lstm1 is bidirectional: its backward half reads"):
         generate(load_trained(tmp_path / "run"), 5, "Speak")
+
+
+def test_audio_generation_continues_a_loud_excerpt_of_the_training_audio():
+    """A sample-level model started from silence tends to stay there: the prime kept with the
+    run is the first quarter second at least as loud as the whole file, not its silent start."""
+    from designer.training.data.audio import prime_excerpt
+    from designer.training.data.quantize import Quantizer
+    rate = 8000
+    t = np.arange(rate) / rate
+    samples = np.concatenate([np.zeros(rate), 0.5 * np.sin(2 * np.pi * 440 * t)])
+    q = Quantizer.for_samples("mu_law_256", samples)
+    classes = q.encode(samples)
+    rms = float(np.sqrt(np.mean(samples ** 2)))
+    prime = prime_excerpt(samples, classes, rate, rms)
+    assert len(prime) == rate // 4
+    assert np.sqrt(np.mean(q.decode(np.array(prime)) ** 2)) > 0.3  # the tone, not the silence

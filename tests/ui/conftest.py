@@ -7,7 +7,7 @@ from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
 from PySide6.QtGui import QImage, QMouseEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from designer.ui.main_window import MainWindow
+from designer.ui.shell.main_window import MainWindow
 from tests.conftest import PROJECTS
 
 

@@ -9,7 +9,7 @@ from PySide6.QtGui import (QDragEnterEvent, QDragMoveEvent, QDropEvent, QMouseEv
 from PySide6.QtWidgets import QApplication
 
 from designer.graph.model import Link
-from designer.ui import mime
+from designer.ui.editor import mime
 from designer.ui.editor.node_item import PortItem
 from tests.conftest import need_data
 from tests.ui.conftest import drag, mouse, snapshot, view_pos
@@ -216,7 +216,7 @@ def test_auto_layout_puts_layers_in_rows_and_undoes_as_one_step(char_rnn):
 
 
 def test_the_context_menu_offers_what_fits_the_item_under_the_cursor(char_rnn):
-    from designer.ui import actions
+    from designer.ui.shell import actions
     w = char_rnn
     menu = actions.context_menu(w, w.scene.node("lstm1").sceneBoundingRect().center())
     assert w.scene.selected_names() == ["lstm1"]

@@ -6,8 +6,8 @@ import pynvml
 import pytest
 
 from designer.monitor import DeviceInfo
-from designer.ui.device_panel import DevicePanel
-from designer.ui.pickers import DevicePicker, device_choices
+from designer.ui.device.panel import DevicePanel
+from designer.ui.train.pickers import DevicePicker, device_choices
 from tests.monitor.fake_nvml import FakeNvml, datacenter_gpu
 
 

@@ -6,11 +6,11 @@ import types
 import numpy as np
 import pytest
 
-from designer.ui.audio_view import AudioView
-from designer.ui.generate_panel import GeneratePanel
-from designer.ui.generation import playback
-from designer.ui.run_list import RunList
-from designer.ui.runs import Run
+from designer.ui.output.audio_view import AudioView
+from designer.ui.output.generate_panel import GeneratePanel
+from designer.ui.output.generation import playback
+from designer.ui.runs.run import Run
+from designer.ui.runs.run_list import RunList
 
 
 def project_of(data_type: str) -> dict:

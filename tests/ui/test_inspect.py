@@ -6,8 +6,8 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication
 
-from designer.ui import actions
 from designer.ui.inspect.search import PatternError, find_units
+from designer.ui.shell import actions
 from tests.ui.conftest import train_and_wait
 
 

@@ -8,8 +8,8 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMessageBox
 
 from designer.graph import project as P
-from designer.ui import theme
-from designer.ui.main_window import MainWindow
+from designer.ui.look import theme
+from designer.ui.shell.main_window import MainWindow
 from tests.conftest import PROJECTS, ROOT
 from tests.ui.conftest import not_blank, snapshot
 
@@ -56,7 +56,7 @@ def test_unsaved_changes_are_not_lost_without_asking(char_rnn):
 
 
 def test_saving_a_new_project_asks_where_then_remembers_it(window, tmp_path, monkeypatch):
-    from designer.ui import files
+    from designer.ui.shell import files
     target = tmp_path / "fresh"
     monkeypatch.setattr(files.QFileDialog, "getSaveFileName",
                         lambda *a, **k: (str(target), ""))
@@ -115,7 +115,7 @@ def test_clicking_a_problem_selects_its_layer(char_rnn, qtbot):
 
 
 def test_light_and_dark_themes(char_rnn, settings, qtbot):
-    from designer.ui import actions
+    from designer.ui.shell import actions
     try:
         actions.set_theme(char_rnn, "dark")
         assert theme.colors.name == "dark" and settings.value("theme") == "dark"
@@ -152,8 +152,8 @@ def test_the_window_opens_without_importing_torch():
     code = (
         "import sys\n"
         "from PySide6.QtWidgets import QApplication\n"
-        "from designer.ui.app import make_app\n"
-        "from designer.ui.main_window import MainWindow\n"
+        "from designer.ui.shell.app import make_app\n"
+        "from designer.ui.shell.main_window import MainWindow\n"
         "app = make_app()\n"
         "w = MainWindow(restore=False)\n"
         f"w.files.open_path({str(PROJECTS / 'char-rnn-shakespeare.json')!r})\n"
@@ -167,3 +167,27 @@ def test_the_window_opens_without_importing_torch():
                          cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
+
+
+def test_reference_cycles_are_collected_in_the_gui_thread_only(char_rnn, qtbot):
+    """A cycle holding a Qt object, collected in a worker thread, deadlocks Qt against the
+    GIL: with a window open, automatic collection is off and a GUI-thread timer collects."""
+    import gc
+    import threading
+    import weakref
+
+    class Node:
+        pass
+
+    assert not gc.isenabled()
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    gone = weakref.ref(a)
+    collected_in = []
+    a.__dict__["probe"] = weakref.finalize(a, lambda: collected_in.append(
+        threading.current_thread() is threading.main_thread()))
+    del a, b
+    kept = [[] for _ in range(2 * gc.get_threshold()[0])]  # past the threshold of generation 0
+    qtbot.waitUntil(lambda: gone() is None, timeout=5000)  # the timer's collection
+    del kept
+    assert collected_in == [True]

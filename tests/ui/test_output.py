@@ -3,7 +3,7 @@ MNIST runs get their held-out accuracy and a few predictions."""
 import numpy as np
 import pytest
 
-from designer.ui import actions
+from designer.ui.shell import actions
 from tests.conftest import DATA, need_data
 from tests.ui.conftest import train_and_wait
 

@@ -1,7 +1,7 @@
 """The palette: every layer type by category, a search box, drags that carry only the id."""
 from designer.graph import registry
-from designer.ui import mime
-from designer.ui.palette import LayerPalette
+from designer.ui.editor import mime
+from designer.ui.editor.palette import LayerPalette
 
 
 def test_every_layer_type_is_listed_under_its_category(qtbot):

@@ -1,7 +1,7 @@
 """The properties editor: a form generated from the layer's spec; every change goes through the
 undo stack, and the canvas follows."""
 from designer.graph.model import Link
-from designer.ui.param_editors import ChoiceEditor, FloatEditor, IntEditor, TextEditor
+from designer.ui.forms.param_editors import ChoiceEditor, FloatEditor, IntEditor, TextEditor
 from tests.conftest import need_data
 
 

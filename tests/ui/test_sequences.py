@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from designer.ui.generate_panel import GeneratePanel
-from designer.ui.run_list import RunList
-from designer.ui.runs import Run
+from designer.ui.output.generate_panel import GeneratePanel
+from designer.ui.runs.run_list import RunList
+from designer.ui.runs.run import Run
 from designer.ui.sequences import menu as sequences_menu
 
 
@@ -247,7 +247,7 @@ def test_picking_another_run_clears_the_result_of_the_one_before(qtbot, forecast
 # --------------------------------------------------------------------------- charts --
 def test_the_charts_draw_rmse_for_a_forecaster_and_accuracy_for_a_classifier(qtbot,
                                                                             forecaster):
-    from designer.ui.plots import ChartsPanel
+    from designer.ui.charts.plots import ChartsPanel
     runs = RunList()
     charts = ChartsPanel(runs)
     qtbot.addWidget(charts)

@@ -5,7 +5,7 @@ import json
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from designer.ui.runs import Run
+from designer.ui.runs.run import Run
 from tests.ui.conftest import snapshot, tiny_project, train_and_wait
 
 
@@ -218,8 +218,8 @@ def test_closing_mid_run_exits_the_process_with_code_0(tmp_path):
     code = (
         "import sys\n"
         "from PySide6.QtCore import QTimer\n"
-        "from designer.ui.app import make_app\n"
-        "from designer.ui.main_window import MainWindow\n"
+        "from designer.ui.shell.app import make_app\n"
+        "from designer.ui.shell.main_window import MainWindow\n"
         "app = make_app()\n"
         "w = MainWindow(restore=False)\n"
         f"w.files.open_path({str(tiny_project(tmp_path))!r})\n"

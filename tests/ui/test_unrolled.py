@@ -6,8 +6,8 @@ import pytest
 
 from designer.engines.expansion import expand
 from designer.graph import project as P
-from designer.ui import unrolled_layout as U
-from designer.ui.unrolled_items import StepGroup, UnrolledNode
+from designer.ui.unrolled import layout as U
+from designer.ui.unrolled.items import StepGroup, UnrolledNode
 from tests.conftest import PROJECTS, need_data
 
 

@@ -47,6 +47,7 @@ class AudioSource(SequenceSource):
         self.frames = len(samples)
         self.rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64))))
         classes = self.quantizer.encode(samples)
+        self.prime = prime_excerpt(samples, classes, wav.rate, self.rms)
         super().__init__(path, classes, self.quantizer.classes, params, seed, "samples", None,
                          wav.notes)
 
@@ -59,10 +60,11 @@ class AudioSource(SequenceSource):
 
     @property
     def codec(self) -> dict:
-        """The quantiser, the sample rate and the training audio's RMS as plain data (for a
-        checkpoint); see :func:`codec_to_wav`."""
+        """The quantiser, the sample rate, the training audio's RMS and a short excerpt of it
+        (``prime``, classes: what generation continues) as plain data (for a checkpoint); see
+        :func:`codec_to_wav`."""
         return {"quantizer": self.quantizer.to_dict(), "sample_rate": self.sample_rate,
-                "rms": self.rms}
+                "rms": self.rms, "prime": self.prime}
 
     def classes_to_samples(self, classes) -> np.ndarray:
         """Samples (float64 in [-1, 1]) of generated classes (a list, array or tensor)."""
@@ -79,6 +81,26 @@ class AudioSource(SequenceSource):
             The file cannot be written.
         """
         return write_wav(path, self.classes_to_samples(classes), self.sample_rate)
+
+
+PRIME_SECONDS = 0.25
+
+
+def prime_excerpt(samples: np.ndarray, classes: np.ndarray, rate: int, rms: float) -> list[int]:
+    """The first stretch of ``PRIME_SECONDS`` at least as loud as the whole file, as classes.
+
+    A sample-level model started from silence tends to stay there (a pause predicts a pause);
+    started inside speech, it goes on with speech. The excerpt is stored with the run so that
+    generation needs no access to the training file.
+    """
+    width = max(1, int(rate * PRIME_SECONDS))
+    frames = len(samples) // width
+    if frames == 0:
+        return [int(c) for c in classes[:width]]
+    power = np.square(samples[:frames * width].reshape(frames, width), dtype=np.float64)
+    loud = np.flatnonzero(np.sqrt(power.mean(1)) >= rms)
+    k = int(loud[0]) if len(loud) else int(power.mean(1).argmax())
+    return [int(c) for c in classes[k * width:(k + 1) * width]]
 
 
 def codec_to_wav(classes, path: str | Path, codec: dict) -> Path:

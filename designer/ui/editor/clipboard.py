@@ -8,7 +8,7 @@ from PySide6.QtCore import QMimeData
 from designer.graph import registry
 from designer.graph.errors import GraphError
 from designer.graph.model import Link
-from designer.ui import mime
+from designer.ui.editor import mime
 
 
 def to_mime(graph, names: list[str]) -> QMimeData:

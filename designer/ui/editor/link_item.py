@@ -10,7 +10,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyle
 
-from designer.ui import describe, theme
+from designer.ui.editor import describe
+from designer.ui.look import theme
 
 LABEL_FONT = theme.font(7.2, mono=True)
 LANE_GAP = 22.0

@@ -10,7 +10,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyle
 
-from designer.ui import describe, theme
+from designer.ui.editor import describe
+from designer.ui.look import theme
 
 W, H = 200.0, 60.0
 GRID = 10.0

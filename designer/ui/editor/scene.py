@@ -15,7 +15,7 @@ from PySide6.QtGui import QBrush, QColor, QPainter, QPixmap
 from PySide6.QtWidgets import QGraphicsScene
 
 from designer.graph.errors import GraphWarning
-from designer.ui import theme
+from designer.ui.look import theme
 
 from .link_item import LinkItem
 from .node_item import H, W, NodeItem, PortItem

@@ -8,7 +8,8 @@ from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsView
 
 from designer.graph.errors import GraphError
-from designer.ui import mime, theme
+from designer.ui.editor import mime
+from designer.ui.look import theme
 
 from .layout import ROW
 from .node_item import GRID, H, W

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from designer.graph.connecting import ConnectVerdict
 from designer.graph.errors import GraphError
-from designer.ui import describe, theme
+from designer.ui.editor import describe
+from designer.ui.look import theme
 
 from .link_item import route
 from .node_item import PortItem

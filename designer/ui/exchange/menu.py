@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from designer.ui import theme
+from designer.ui.look import theme
 
 from .dialog import ExportDialog
 from .picture import save_picture
@@ -113,7 +113,7 @@ class ExchangeActions:
 
     def start(self, request: ExportRequest):
         """Export in a worker thread; returns the job (``None`` if one is running)."""
-        from designer.ui.worker import Job
+        from designer.ui.runs.worker import Job
         if self.job is not None:
             self.w.statusBar().showMessage("An export is already running", 5000)
             return None

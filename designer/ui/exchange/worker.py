@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from designer.ui.worker import failure
+from designer.ui.runs.worker import failure
 
 
 @dataclass

@@ -18,7 +18,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem
 
-from designer.ui import theme
+from designer.ui.look import theme
 
 from .surprise import surprise_color
 

@@ -23,7 +23,7 @@ import time
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
-from designer.ui.worker import failure
+from designer.ui.runs.worker import failure, written_for_users
 
 
 class InspectWorker(QObject):
@@ -46,9 +46,8 @@ class InspectWorker(QObject):
                           seconds=time.perf_counter() - started)
             self.done.emit(result)
         except Exception as e:  # noqa: BLE001 - reported in the view, nothing escapes
-            from designer.ui.worker import _foreseen
-            info = failure(e, _foreseen(e) or type(e).__name__ in ("ProbeError",
-                                                                    "InspectError"))
+            info = failure(e, written_for_users(e)
+                           or type(e).__name__ in ("ProbeError", "InspectError"))
             info.update(job=job["id"], what=job["what"], run=job.get("run"))
             self.failed.emit(info)
 

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QHeaderView, QStyledItemDelegate, QToolButton, QT
                                QTreeWidgetItem)
 
 from designer.graph.validate import severity
-from designer.ui import resources, theme
+from designer.ui.look import resources, theme
 
 EVENTS = ("layer_added", "layer_removed", "layer_renamed", "link_added", "link_removed",
           "shapes_changed", "dims_changed", "param_changed")

@@ -12,7 +12,7 @@ import logging
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from designer.ui.worker import Job, failure
+from designer.ui.runs.worker import Job, failure
 
 log = logging.getLogger("designer.ui")
 

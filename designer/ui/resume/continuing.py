@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from designer.ui.runs import Run, RunError, last_checkpoint
-from designer.ui.worker import TrainRequest
+from designer.ui.runs.run import Run, RunError, last_checkpoint
+from designer.ui.runs.worker import TrainRequest
 
 ACTIVE = ("starting", "running", "paused", "stopping")
 
@@ -68,7 +68,7 @@ def open_run(controller) -> Run | None:
     """File > Open Run...: pick a run folder, say where it stands, and continue it."""
     from PySide6.QtWidgets import QFileDialog
 
-    from designer.ui.run_list import runs_root
+    from designer.ui.runs.run_list import runs_root
     folder = QFileDialog.getExistingDirectory(controller.w, "Open a run to continue",
                                               str(runs_root()))
     if not folder:

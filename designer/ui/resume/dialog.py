@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, QSpinBox,
                                QVBoxLayout)
 
-from designer.ui.runs import engines_text
+from designer.ui.runs.run import engines_text
 
 
 class ContinueDialog(QDialog):

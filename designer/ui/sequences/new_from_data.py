@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHBoxLayo
 
 from designer.graph.project import SUFFIX
 
-from ..worker import Job
+from designer.ui.runs.worker import Job
 from .preview_table import PreviewTable
 from .task_choice import TaskChoice
 from .workers import InitWorker, PreviewWorker

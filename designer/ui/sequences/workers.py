@@ -7,7 +7,7 @@ import copy
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from ..worker import failure
+from designer.ui.runs.worker import failure
 
 # errors whose message is written for users: no traceback
 FORESEEN = {"PreviewError", "InitError", "DataError", "CheckpointError", "GenerateError",

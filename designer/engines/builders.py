@@ -1,0 +1,52 @@
+"""The builder registry: one function ``BuildContext -> nn.Module`` per layer type id.
+
+The layer modules (``layers``, ``recurrent``) register their builders here with :func:`builder`;
+``build.Net`` looks them up. Keeping the registry apart lets ``build`` import the layer modules
+at the top without an import loop.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from torch import nn
+
+from designer.graph.elements import Layer
+from designer.graph.shapes import LayerInfo
+
+
+class BuildError(Exception):
+    """The graph cannot be built into a module; ``str()`` says why, for a user."""
+
+
+@dataclass
+class BuildContext:
+    """What a builder sees: the layer, its resolved parameters and inferred shapes."""
+
+    name: str
+    layer: Layer
+    params: dict
+    info: LayerInfo
+    dims: dict
+    extra: dict = field(default_factory=dict)
+
+    def input_shape(self, i: int = 0) -> tuple:
+        return self.info.inputs[i].shape
+
+    def int_dim(self, value, what: str) -> int:
+        if isinstance(value, int):
+            return value
+        raise BuildError(f"{self.name}: {what} is '{value}', which is not known yet; make the "
+                         "data readable so that the designer can work it out")
+
+
+BUILDERS: dict[str, Callable[[BuildContext], nn.Module]] = {}
+
+
+def builder(*type_ids: str):
+    """Register a function ``BuildContext -> nn.Module`` for the given layer type ids."""
+    def register(fn):
+        for t in type_ids:
+            BUILDERS[t] = fn
+        return fn
+    return register

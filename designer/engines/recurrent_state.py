@@ -1,0 +1,32 @@
+"""What both recurrent engines share: a zero state, and the check of per-sequence lengths.
+
+State: LSTM ``(h, c)``, GRU and RNN ``(h,)``, each ``(levels, N, H)``.
+"""
+from __future__ import annotations
+
+import torch
+
+
+def zero_state(kind: str, levels: int, n: int, hidden: int, like: torch.Tensor) -> tuple:
+    """A zero state of ``kind``'s shape, each tensor ``(levels, n, hidden)`` like ``like``."""
+    h = like.new_zeros(levels, n, hidden)
+    return (h, like.new_zeros(levels, n, hidden)) if kind in ("LSTM", "LSTMSimple") else (h,)
+
+
+def check_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> None:
+    """Raise ``ValueError`` unless ``lengths`` holds one length in [0, steps] per sequence.
+
+    Reading the values needs the host: the check is skipped while a CUDA graph is captured.
+    """
+    if tuple(lengths.shape) != (batch,):
+        raise ValueError(f"{name}: 'lengths' must hold one length per sequence, ({batch},), "
+                         f"not {tuple(lengths.shape)}")
+    if lengths.is_floating_point() or lengths.is_complex():
+        raise ValueError(f"{name}: 'lengths' must hold whole numbers, not {lengths.dtype}")
+    if lengths.is_cuda and torch.cuda.is_current_stream_capturing():
+        return
+    lo, hi = int(lengths.min()), int(lengths.max())
+    if lo < 0 or hi > steps:
+        bad = lo if lo < 0 else hi
+        raise ValueError(f"{name}: a sequence's length is {bad}, but lengths must lie between "
+                         f"0 and the {steps} steps of the batch")

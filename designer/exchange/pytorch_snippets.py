@@ -1,0 +1,158 @@
+"""The fixed pieces of an exported ``model.py``: helper functions, the data constant, the
+``__main__`` block.
+
+Each helper is written out only when a layer of the net needs it, and computes what the
+designer's engine computes (``designer.engines.layers`` and ``designer.engines.recurrent``).
+"""
+from __future__ import annotations
+
+import json
+
+CAFFE_RESHAPE = '''
+def caffe_reshape(x, shape, axis, num_axes):
+    """Caffe's Reshape: dims [axis, axis + num_axes) become shape (0 copies a dim, -1 infers)."""
+    a = axis if axis >= 0 else axis + x.dim() + 1
+    end = x.dim() if num_axes < 0 else a + num_axes
+    new = [x.shape[a + i] if s == 0 else s for i, s in enumerate(shape)]
+    return x.reshape(*x.shape[:a], *new, *x.shape[end:])
+'''
+
+LSTM_UNIT = '''
+def lstm_unit(c_prev, gates, cont):
+    """One LSTM step, Caffe's LSTM_UNIT: gates [i, f, o, g]."""
+    h = c_prev.shape[-1]
+    i, f, o = torch.sigmoid(gates[..., :3 * h]).split(h, -1)
+    g = torch.tanh(gates[..., 3 * h:])
+    c = f * (cont.unsqueeze(-1) * c_prev) + i * g
+    return c, o * torch.tanh(c)
+'''
+
+PACKED = '''
+def packed(rnn, x, state, lengths):
+    """Run ``rnn`` over padded sequences, sequence n valid for its first ``lengths[n]`` steps
+    (``None``: all of them):
+    padded steps give zeros and the final state is each sequence's after its last valid step
+    (the backward direction's: after the first step). A length of 0 gives no output and leaves
+    the state as it came in."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    if lengths is None:  # every step counts
+        return rnn(x, state)
+    first = rnn.batch_first
+    lengths = lengths.to("cpu", torch.int64)
+    steps, n = (x.shape[1], x.shape[0]) if first else (x.shape[0], x.shape[1])
+    if state is None:
+        zeros = x.new_zeros(rnn.num_layers * (2 if rnn.bidirectional else 1), n,
+                            rnn.hidden_size)
+        state = (zeros, zeros.clone()) if isinstance(rnn, nn.LSTM) else zeros
+    seqs = pack_padded_sequence(x, lengths.clamp(min=1), batch_first=first,
+                                enforce_sorted=False)
+    y, new = rnn(seqs, state)
+    y, _ = pad_packed_sequence(y, batch_first=first, total_length=steps)
+    alive = (lengths > 0).to(x.device)
+    if not bool(alive.all()):
+        y = torch.where(alive.view((-1, 1, 1) if first else (1, -1, 1)), y, 0.0)
+        keep = alive.view(1, -1, 1)
+        if isinstance(new, tuple):
+            new = tuple(torch.where(keep, a, b) for a, b in zip(new, state))
+        else:
+            new = torch.where(keep, new, state)
+    return y, new
+'''
+
+SEQUENCE_LAST = '''
+def sequence_last(x, lengths, batch_first, bidirectional):
+    """Each sequence's output at its last valid step (the last step without lengths); after a
+    bidirectional layer the backward half is read at the first step, where it has read all."""
+    if batch_first:
+        x = x.transpose(0, 1)
+    if lengths is None:
+        last = x[-1]
+    else:
+        at = (lengths.to(x.device).long() - 1).clamp(0, x.shape[0] - 1)
+        last = x[at, torch.arange(x.shape[1], device=x.device)]
+    if not bidirectional:
+        return last
+    half = x.shape[2] // 2
+    return torch.cat([last[:, :half], x[0, :, half:]], 1)
+'''
+
+HELPERS = {"caffe_reshape": CAFFE_RESHAPE, "lstm_unit": LSTM_UNIT, "packed": PACKED,
+           "sequence_last": SEQUENCE_LAST}
+
+
+def helpers(names: set) -> list[str]:
+    """The source lines of the helpers ``names``, in a fixed order."""
+    out = []
+    for name, text in HELPERS.items():
+        if name in names:
+            out += text.split("\n")
+    return out
+
+
+def data_constant(source, net) -> list[str]:
+    """``DATA = {...}``: how the net reads its data (a forecaster's columns, statistics and
+    forecast mode; a classifier's classes), when the source is a trained run."""
+    data = source.data_meta
+    kind = data.get("kind")
+    if kind == "series":
+        keys = ("inputs", "targets", "time_column", "stats", "predict", "horizon", "seq_len",
+                "period")
+        comment = ("# how the run read its series: 'data' holds the inputs z-scored with "
+                   "stats x_mean/x_std;\n# the output is (N, horizon * targets): times "
+                   "y_std, plus y_mean (predict level), the\n# last value in the window "
+                   "(change) or the value one period before (season)")
+    elif kind == "classes":
+        keys = ("classes", "features", "stats", "frame")
+        comment = ("# how the run read its sequences: features z-scored with stats mean/std; "
+                   "the output's\n# class scores are in the order of 'classes'")
+    else:
+        return []
+    kept = {k: data[k] for k in keys if k in data}
+    return comment.split("\n") + [f"DATA = {json.dumps(kept, ensure_ascii=False)}", ""]
+
+
+def main_block(inputs: list[str], g, vocab) -> list[str]:
+    """``load()``, ``test_input()`` and the ``__main__`` block."""
+    t = g.output(g.sources()[0], "data")
+    lines = ["", "", "def load(folder=Path(__file__).resolve().parent):",
+             '    """The model with its trained weights, in eval mode."""',
+             "    from safetensors.torch import load_file",
+             "    model = Model()",
+             '    model.load_state_dict(load_file(str(folder / "weights.safetensors")))',
+             "    return model.eval()", "", "",
+             "def test_input():",
+             '    """Fixed inputs: 5 steps of 2 sequences (the second 3 steps long, when the net '
+             'reads lengths)."""']
+    if t.dtype == "index":
+        v = len(vocab) if vocab else g.dims.get("V", 2)
+        first = f"torch.arange(10).remainder({v}).view(5, 2)"
+    else:
+        shape = tuple(5 if i == 0 and not isinstance(d, int) else d for i, d in
+                      enumerate(t.shape))
+        shape = tuple(2 if d == g.dims.get("N") else d for d in shape)
+        first = f"torch.linspace(0, 1, steps={_numel(shape)}).view{shape!r}"
+    steps = t.shape[0] if isinstance(t.shape[0], int) else 5
+    given = [first] + [f"torch.tensor([{steps}, {min(3, steps)}])"] * ("lengths" in inputs)
+    lines.append(f"    return ({', '.join(given)},)")
+    lines += ["", "", 'if __name__ == "__main__":', "    model = load()",
+              "    with torch.no_grad():", "        out, state = model(*test_input())",
+              '    print("output", tuple(out.shape))',
+              '    print("first values", [round(v, 6) for v in out.flatten()[:5].tolist()])',
+              '    print("sum", round(out.double().sum().item(), 6))']
+    if vocab is not None:
+        lines += ["    # greedy continuation of a newline, one character at a time",
+                  '    start = VOCAB.index("\\n") if "\\n" in VOCAB else 0',
+                  '    ids, text = torch.tensor([[start]]), ""',
+                  "    state = None", "    with torch.no_grad():", "        for _ in range(80):",
+                  "            out, state = model(ids, state)",
+                  "            ids = out.reshape(1, -1)[-1:].argmax(-1).view(1, 1)",
+                  "            text += VOCAB[ids.item()]",
+                  '    print("greedy text:", repr(text))']
+    return lines
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n

@@ -1,0 +1,429 @@
+"""Click-to-train: Train / Pause / Resume / Stop, the worker thread, and where records go.
+
+Pressing Train takes a snapshot of the project (``Project.to_dict()``), so the run cannot race
+the edits made while it trains, and starts a `TrainWorker` in its own thread. Records come
+back through a queued signal; each is appended to its `Run` (cheap), logged when worth
+logging, and shown in the status bar. The charts redraw from their own timer, never per record.
+
+Closing the window while a run trains stops it at the next step boundary; the loop writes a
+checkpoint and the window closes once the thread has ended.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QProgressDialog
+
+from designer.ui.runs.run import Run, device_text, engines_text, status_text
+from designer.ui.runs.run_list import RunList, new_run_dir, runs_root
+from designer.ui.runs.worker import Job, TrainRequest, TrainWorker
+
+from .pickers import DevicePicker, EnginePicker, device_choices
+
+log = logging.getLogger("designer.ui")
+
+IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
+
+
+class TrainingController(QObject):
+    """Trains the window's project in a worker thread and routes what the run reports.
+
+    Parameters
+    ----------
+    window
+        The `MainWindow`; its actions ``train``, ``pause``, ``resume`` and ``stop`` call here.
+
+    Signals
+    -------
+    state_changed(str)
+        ``idle``, ``starting``, ``running``, ``paused`` or ``stopping``.
+    run_ended(Run)
+        A run's thread has ended (finished, stopped or failed).
+    """
+
+    state_changed = Signal(str)
+    run_ended = Signal(object)
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        from designer.ui.output.window import OutputPanel
+        from .panels import ChartsHost, DeviceHost
+        self.w = window
+        self.runs = RunList(self)
+        from designer.ui.resume import ask_and_continue
+        self.runs.continue_requested.connect(lambda run: ask_and_continue(self, run.run_dir))
+        self.state = IDLE
+        self.job: Job | None = None
+        self.token = None
+        self.tap = None
+        self.run: Run | None = None
+        self._gpus_listed = False
+        self._closing = False
+        self.last_error: str | None = None
+
+        self.device_picker = DevicePicker()
+        self.engine_picker = EnginePicker()
+        self.device_picker.picked.connect(self._device_picked)
+        self.engine_picker.currentIndexChanged.connect(self._target_changed)
+        self.output = OutputPanel(self.runs)
+        self.charts = ChartsHost(self)
+        self.device = DeviceHost(self)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(160)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        self.status = QLabel()
+        self.status.hide()
+
+        QTimer.singleShot(400, self, self.list_gpus)  # after the first paint: NVML may be slow
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    # --------------------------------------------------------------------- set-up --
+    def install(self) -> None:
+        """Put the pickers, docks and status widgets into the window (called once)."""
+        w = self.w
+        tb = w.train_toolbar
+        tb.addSeparator()
+        tb.addWidget(QLabel(" Device "))
+        tb.addWidget(self.device_picker)
+        tb.addWidget(QLabel("  Engine "))
+        tb.addWidget(self.engine_picker)
+        w.output_dock.setWidget(self.output)
+        w.charts_dock.setWidget(self.charts)  # built when a run starts or a folder is added
+        w.device_dock.setWidget(self.device)
+        w.device_dock.visibilityChanged.connect(self.device.shown)
+        w.statusBar().insertPermanentWidget(0, self.status)
+        w.statusBar().insertPermanentWidget(1, self.progress)
+        w.doc.settings_changed.connect(self._settings_changed)
+        self._settings_changed("training")
+        self._target_changed()
+        self._update_actions()
+
+    def list_gpus(self) -> None:
+        """Fill the device picker with the GPUs NVML lists (once)."""
+        if self._gpus_listed:
+            return
+        self._gpus_listed = True
+        from designer.monitor import list_devices
+        current = self.device_picker.device()
+        self.device_picker.set_choices(device_choices(list_devices()))
+        self.device_picker.follow_project(self.w.doc.project.training_settings()["device"]
+                                          if current == "auto" else current)
+
+    def _settings_changed(self, section: str) -> None:
+        """Follow the project's ``device`` setting when it changes (or a project opens),
+        not on every training-setting edit, so a device the user picked stays picked."""
+        if section in ("training", "project"):
+            setting = self.w.doc.project.training_settings()["device"]
+            if section == "project" or setting != getattr(self, "_device_setting", None):
+                self.device_picker.follow_project(setting)
+            self._device_setting = setting
+
+    def _device_picked(self, choice) -> None:
+        if self.state == IDLE:
+            self.device.watch(choice.monitor)
+        self._target_changed()
+
+    def _target_changed(self, *args) -> None:
+        """The memory estimate follows the device and engine the next run will use."""
+        memory = getattr(self.w, "memory", None)
+        if memory is not None:
+            memory.set_target(self.device_picker.device(), self.engine_picker.engine())
+
+    # ----------------------------------------------------------------------- actions --
+    def train(self, steps: int | None = None, device: str | None = None,
+              engine: str | None = None) -> Run | None:
+        """Start a run on a snapshot of the project (what the Train button does).
+
+        Parameters
+        ----------
+        steps, device, engine
+            Overrides for this run (``None``: the project's ``max_steps``, the device picker,
+            the engine picker).
+
+        Returns
+        -------
+        Run or None
+            The new run, or ``None`` when one is already training or the net is not valid.
+        """
+        if self.job is not None or self._closing:
+            self.w.show_message("A run is already training; stop it before starting another")
+            return None
+        project = self.w.doc.project
+        refusal = self.refusal()
+        if refusal:
+            self.w.show_message(refusal)
+            self.w.problems_dock.raise_()
+            self.output.log_error(refusal)
+            return None
+        self.list_gpus()
+        snapshot = project.to_dict()
+        stem = project.path.stem if project.path else project.name
+        out = new_run_dir(stem, runs_root())
+        run = Run(self.runs.next_number(), project.name, snapshot)
+        run.run_dir = out
+        request = TrainRequest(snapshot, str(project.path) if project.path else None, str(out),
+                               steps, device or self.device_picker.device(),
+                               engine if engine is not None else self.engine_picker.engine())
+        return self.launch(run, request, new=True)
+
+    def open_run(self) -> Run | None:
+        """File > Open Run...: pick a run folder and continue it (`designer.ui.resume`)."""
+        from designer.ui.resume import open_run
+        return open_run(self)
+
+    def launch(self, run: Run, request: TrainRequest, new: bool = False) -> Run:
+        """Start the worker for ``run`` with ``request``; ``new``: list the run too (else it is
+        listed already: a run continued)."""
+        from designer.training.control import StopToken, WeightsTap  # threading, no torch
+        self.token = StopToken()
+        self.tap = WeightsTap()
+        worker = TrainWorker(request, self.token, self.tap)
+        worker.record.connect(self._record)
+        worker.failed.connect(self._failed)
+        worker.download.connect(self._download)
+        self.job = Job(worker, "training", self)
+        self.job.done.connect(self._ended)
+        self.run = run
+        self._started_at = time.strftime("%H:%M:%S")
+        if self.w.inspect_view is not None:  # before it is listed: the view then follows it
+            self.w.inspect_view.follow_run(run, self.tap)
+        if new:
+            self.runs.add(run)
+        self.output.begin_run(run, request)
+        self.device.watch_training(request.device)
+        self.show_docks()
+        self._set_state(STARTING)
+        self.job.start()
+        return run
+
+    def pause(self) -> None:
+        if self.token is not None and self.state in (STARTING, RUNNING):
+            self.token.pause()
+            self._set_state(PAUSED)
+            self.w.show_message("Pausing after this step\u2026")
+
+    def resume(self) -> None:
+        if self.token is not None and self.state == PAUSED:
+            self.token.resume()
+            self._set_state(RUNNING)
+
+    def stop(self) -> None:
+        if self.token is not None and self.state in (STARTING, RUNNING, PAUSED):
+            self.token.stop()
+            self._set_state(STOPPING)
+            self.w.statusBar().showMessage("Stopping after this step and saving a "
+                                           "checkpoint\u2026")
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None
+
+    def show_docks(self) -> None:
+        """Bring the charts, the output and the device panel forward."""
+        w = self.w
+        for dock in (w.charts_dock, w.output_dock, w.device_dock):
+            dock.show()
+            dock.raise_()
+        self.charts.ensure()
+        self.device.ensure()
+        if w.charts_dock.height() < 0.38 * w.height():
+            w.resizeDocks([w.charts_dock], [int(0.44 * w.height())], Qt.Vertical)
+
+    # ---------------------------------------------------------------- the records --
+    @Slot(object)
+    def _record(self, rec: dict) -> None:
+        run = self.run
+        if run is None:
+            return
+        run.add(rec)
+        kind = rec["kind"]
+        if self.w.inspect_view is not None and kind in ("start", "weights", "val", "done"):
+            self.w.inspect_view.run_record(run, rec)
+        if kind == "weights":
+            return
+        if kind == "start":
+            if self.state == STARTING:
+                self._set_state(RUNNING)
+            self.runs.changed.emit(run)
+            self.device.watch_training(rec["device"])
+            self.progress.setRange(0, max(1, rec["steps"]))
+            self.progress.setValue(rec["step"])
+            self._update_banner()
+        elif kind == "train":
+            self.charts.schedule()
+            self.progress.setValue(min(rec["step"], self.progress.maximum()))
+            self.status.setText(status_text(run, rec))
+        elif kind == "paused":
+            self.runs.changed.emit(run)
+            self.w.show_message(f"Paused at step {rec['step']:,}")
+        elif kind == "resumed":
+            self.runs.changed.emit(run)
+        elif kind == "error":
+            self.last_error = rec["message"]
+            self.w.notify("Training stopped", rec["message"])
+            self.w.statusBar().showMessage(f"Training stopped: {rec['message']}", 20000)
+            log.error("training stopped: %s", rec["message"])
+        elif kind == "warning":
+            self.charts.schedule()
+            self.runs.changed.emit(run)
+            self.w.statusBar().showMessage(f"Run #{run.number}: {rec['message']}", 20000)
+            log.warning("training: %s", rec["message"])
+        elif kind == "done":
+            self.runs.changed.emit(run)
+        elif kind == "val":
+            self.runs.changed.emit(run)  # the table's best loss; the charts redraw
+        self.output.add_record(run, rec)
+
+    @Slot(int, int)
+    def _download(self, done: int, total: int) -> None:
+        """A named corpus is being fetched before the run starts (the first time only)."""
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+        self.status.setText(f"Downloading the corpus: {done / 2**20:,.1f}"
+                            + (f" of {total / 2**20:,.1f}" if total > 0 else "") + " MiB\u2026")
+
+    @Slot(object)
+    def _failed(self, info: dict) -> None:
+        self.last_error = info["message"]
+        run = self.run
+        if run is not None:
+            run.state = "failed"
+            self.runs.changed.emit(run)
+        self.output.log_error(f"Training failed: {info['message']}", info.get("details", ""))
+        self.w.statusBar().showMessage(f"Training failed: {info['message']}", 30000)
+        log.error("training failed: %s%s", info["message"],
+                  "\n" + info["details"] if info.get("details") else "")
+        if not self._closing:
+            self.w.notify("Training failed", _sentence(info["message"]), info.get("details", ""))
+
+    @Slot()
+    def _ended(self) -> None:
+        run, self.run = self.run, None
+        if self.job is not None:
+            self.job.deleteLater()  # its thread has ended
+        self.job, self.token, self.tap = None, None, None
+        self._set_state(IDLE)
+        self.progress.hide()
+        self.status.hide()
+        if run is not None:
+            if run.state in (STARTING, RUNNING, PAUSED, STOPPING):
+                run.state = "ended"
+            self.runs.changed.emit(run)
+            if run.state in ("finished", "stopped", "early_stop", "time_limit"):
+                self.w.statusBar().showMessage(
+                    f"Run #{run.number} {run.state.replace('_', ' ')} at step {run.step:,}; "
+                    f"checkpoints in {run.run_dir}", 20000)
+            self.output.generate.select_run(run)
+            self.run_ended.emit(run)
+
+    # ------------------------------------------------------------------------ state --
+    def _set_state(self, state: str) -> None:
+        self.state = state
+        self._update_actions()
+        self._update_banner()
+        busy = state != IDLE
+        self.progress.setVisible(busy)
+        self.status.setVisible(busy)
+        if state == STARTING:
+            self.progress.setRange(0, 0)  # busy until the run reports its steps
+            self.status.setText("Starting: loading torch and the data\u2026")
+        elif state == PAUSED:
+            self.status.setText(self.status.text().split("  \u00b7  ")[0] + "  \u00b7  paused")
+        self.state_changed.emit(state)
+
+    def refusal(self) -> str:
+        """Why the net cannot train now (its first error, the smoke step's failure, or memory
+        it cannot have on the chosen device), or ''."""
+        errors = self.w.doc.graph.errors()
+        if errors:
+            return f"The net cannot train yet: {errors[0]}"
+        memory = getattr(self.w, "memory", None)
+        if memory is not None and memory.message:
+            return _sentence(memory.message)
+        smoke = getattr(self.w, "smoke", None)
+        if smoke is not None and smoke.result is not None and smoke.result["status"] == "failed":
+            return f"The net cannot train yet: {smoke.result['message']}"
+        return ""
+
+    def refresh_train_action(self, *args) -> None:
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        a, s = self.w.act, self.state
+        refusal = self.refusal() if s == IDLE else ""
+        a.train.setEnabled(s == IDLE and not self._closing and not refusal)
+        a.train.setToolTip(refusal or "Train a snapshot of the net in the background (F5)")
+        smoke = getattr(self.w, "smoke", None)
+        if smoke is not None:
+            smoke.hold(s != IDLE)
+        a.pause.setVisible(s != PAUSED)
+        a.pause.setEnabled(s in (STARTING, RUNNING))
+        a.resume.setVisible(s == PAUSED)
+        a.resume.setEnabled(s == PAUSED)
+        a.stop.setEnabled(s in (STARTING, RUNNING, PAUSED))
+
+    def _update_banner(self) -> None:
+        run = self.run
+        if self.state == IDLE or run is None:
+            self.w.set_banner(None)
+            return
+        where = ""
+        if run.device:
+            where = f" on {device_text(run.device, run.device_name)} ({engines_text(run.engines)})"
+        verb = {PAUSED: "Paused", STOPPING: "Stopping"}.get(self.state, "Training")
+        self.w.set_banner(
+            f"{verb} run #{run.number}{where}: a snapshot of this net taken at "
+            f"{self._started_at}. Edits you make now apply to the next run, not this one.")
+
+    def refresh_theme(self) -> None:
+        self.charts.refresh_theme()
+        self.device.refresh_theme()
+        self.output.generate.audio.refresh_theme()
+        self.output.generate.sequences.refresh_theme()
+        if self.w.inspect_view is not None:
+            self.w.inspect_view.refresh_theme()
+        self._update_banner()
+
+    # ---------------------------------------------------------------------- closing --
+    def shutdown(self) -> None:
+        """Stop the run (it saves a checkpoint) and any generation, and wait for their
+        threads; called when the window closes and when the application quits."""
+        if self._closing and self.job is None:
+            self.output.generate.shutdown()
+            self.device.shutdown()
+            if self.w.inspect_view is not None:
+                self.w.inspect_view.shutdown()
+            return
+        self._closing = True
+        if self.job is not None:
+            job = self.job
+            self.token.stop()
+            self._set_state(STOPPING)
+            dialog = QProgressDialog("Stopping the training run and saving a checkpoint\u2026",
+                                     "", 0, 0, self.w)
+            dialog.setCancelButton(None)
+            dialog.setWindowTitle("Stopping")
+            dialog.setMinimumDuration(0)
+            dialog.setWindowModality(Qt.WindowModal)
+            dialog.show()
+            loop = QEventLoop()
+            job.done.connect(loop.quit)
+            if job.running:
+                loop.exec(QEventLoop.ExcludeUserInputEvents)
+            dialog.close()
+            dialog.deleteLater()
+        self.output.generate.shutdown()
+        self.device.shutdown()
+        if self.w.inspect_view is not None:
+            self.w.inspect_view.shutdown()
+
+
+def _sentence(text: str) -> str:
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
