@@ -88,34 +88,53 @@ def _classify(model: TrainedModel, source) -> dict:
             "per_class_accuracy": per_class}
 
 
-def _forecast(model: TrainedModel, source) -> dict:
+def forecast_arrays(model: TrainedModel, source, split: str = "test") -> dict:
+    """The net's forecasts of every window of ``split`` in the target's units, with the truth:
+    ``{"origins": (N,), "pred": (N, horizon, targets), "truth": ..., "mask": ...}`` (``mask``:
+    the true value was read from the file, not filled in)."""
     preds, truths, masks, origins = [], [], [], []
-    for chunk in source.eval_chunks(None, "test"):
+    for chunk in source.eval_chunks(None, split):
         out = outputs(model, source, source.window_batch(chunk)).numpy()
         preds.append(source.to_units(out, chunk))
         truth, mask = source.truth(chunk)
         truths.append(truth)
         masks.append(mask)
         origins.append(chunk)
-    pred, truth = np.concatenate(preds), np.concatenate(truths)
-    mask, origins = np.concatenate(masks), np.concatenate(origins)
-    names = ["seasonal_naive", "persistence"] if source.period else ["persistence"]
-    baselines = [{"name": name, **_errors(source.baseline(origins, name), truth, mask)}
-                 for name in names]
+    return {"origins": np.concatenate(origins), "pred": np.concatenate(preds),
+            "truth": np.concatenate(truths), "mask": np.concatenate(masks)}
+
+
+def baseline_names(source) -> list[str]:
+    """The simple forecasts a forecaster is compared with, the main one first."""
+    return ["seasonal_naive", "persistence"] if source.period else ["persistence"]
+
+
+def _forecast(model: TrainedModel, source) -> dict:
+    return forecast_report(source, forecast_arrays(model, source))
+
+
+def forecast_report(source, arrays: dict) -> dict:
+    """The ``evaluate`` report of a forecaster from its ``forecast_arrays``."""
+    pred, truth = arrays["pred"], arrays["truth"]
+    mask, origins = arrays["mask"], arrays["origins"]
+    baselines = [{"name": name, **error_scores(source.baseline(origins, name), truth, mask)}
+                 for name in baseline_names(source)]
     if source.period:
         baselines[0]["period"] = source.period
-    scores = _errors(pred, truth, mask)
+    scores = error_scores(pred, truth, mask)
     report = {"task": "forecast", **scores, "n": int(len(origins)),
               "values": int(mask.sum()), "horizon": source.horizon,
               "targets": list(source.targets), "baseline": baselines[0],
               "baselines": baselines}
     if len(source.targets) > 1:
-        report["per_target"] = {t: _errors(pred[..., j], truth[..., j], mask[..., j])
+        report["per_target"] = {t: error_scores(pred[..., j], truth[..., j], mask[..., j])
                                 for j, t in enumerate(source.targets)}
     return report
 
 
-def _errors(pred: np.ndarray, truth: np.ndarray, mask: np.ndarray) -> dict:
+def error_scores(pred: np.ndarray, truth: np.ndarray, mask: np.ndarray) -> dict:
+    """``{"rmse", "mae"}`` of ``pred`` against ``truth`` where ``mask`` (``None`` when no
+    value counts)."""
     diff = (pred - truth)[mask]
     if not diff.size:
         return {"rmse": None, "mae": None}

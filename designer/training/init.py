@@ -8,15 +8,13 @@ learn and few enough to train on a CPU in a couple of minutes.
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 import os
 from pathlib import Path
 
 import numpy as np
 
-from designer.graph import headers
+from designer.graph import task_guess
 from designer.graph.datasets import DataProblem
 from designer.graph.model import Graph
 from designer.graph.project import Project
@@ -31,7 +29,6 @@ MS_PER_UNIT = 4.2e-6
 BUDGET_MS = 100_000   # the training steps' share of "a couple of minutes"
 FRAMES_FROM = 60     # sequences longer than this are read in frames...
 FRAME_STEPS = 40     # ...of as many steps as make them about this long
-LABEL_NAMES = ("label", "class", "target", "y", "category", "activity", "classlabel")
 
 
 class InitError(Exception):
@@ -39,52 +36,27 @@ class InitError(Exception):
 
 
 def guess_task(path: Path, target: str | None = None) -> str:
-    """``classify`` or ``forecast``, from the file's kind and first rows."""
-    suffix = path.suffix.lower()
-    if suffix == ".ts":
-        return "classify"
-    if suffix == ".npy":
-        return "forecast"
+    """``classify`` or ``forecast``, from the file's kind and first rows
+    (`designer.graph.task_guess`)."""
     try:
-        header = headers.read_csv_header(path)
+        return task_guess.guess_task(path, target)
     except DataProblem as e:
         raise DataError(str(e)) from None
-    return "classify" if _long_format(path, header, target) else "forecast"
-
-
-def _long_format(path: Path, header, target: str | None) -> bool:
-    cols = list(header.columns)
-    label = target if target in cols else cols[-1]
-    if len(cols) < 3 or cols[0] == header.time_column or label == cols[0]:
-        return False
-    text = headers.head_text(path)
-    rows = list(csv.reader(io.StringIO(text), delimiter=header.delimiter))
-    rows = rows[1:] if header.has_header else rows
-    rows = [r for r in rows if len(r) == len(cols)]
-    ids = [r[0].strip() for r in rows]
-    if len(rows) < 4 or len(set(ids)) > len(rows) / 2:
-        return False
-    runs = sum(1 for a, b in zip(ids, ids[1:]) if a != b) + 1
-    if runs != len(set(ids)):
-        return False  # an id's rows do not come together: not one series per id
-    j = cols.index(label)
-    per_id: dict[str, set] = {}
-    for r in rows:
-        per_id.setdefault(r[0].strip(), set()).add(r[j].strip())
-    constant = all(len(v) == 1 for v in per_id.values())
-    named = label.strip().lower() in LABEL_NAMES or not header.numeric[j]
-    return constant and (named or len(per_id) >= 3)
 
 
 def init_project(data: str | os.PathLike, task: str | None = None, target: str | None = None,
-                 out: str | os.PathLike | None = None, horizon: int | None = None
-                 ) -> tuple[Path, list[str]]:
+                 out: str | os.PathLike | None = None, horizon: int | None = None,
+                 replace: bool = False) -> tuple[Path, list[str]]:
     """Write the project for ``data``; returns its path and lines that say what was chosen.
+
+    ``replace``: write over an existing ``out`` (the window asks the user first); the file is
+    written atomically either way, so a failure leaves what was there.
 
     Raises
     ------
     InitError
-        The file is missing, ``out`` already exists, or the options do not fit.
+        The file is missing, ``out`` already exists (and ``replace`` is off), or the options
+        do not fit.
     DataError
         The data itself cannot be used (one sentence naming the file and the problem).
     """
@@ -93,7 +65,7 @@ def init_project(data: str | os.PathLike, task: str | None = None, target: str |
         raise InitError(f"{path} does not exist" if not path.exists() else
                         f"{path} is a folder; give the data file")
     target_path = Path(out) if out else Path.cwd() / (path.stem + ".json")
-    if target_path.exists():
+    if target_path.exists() and not (replace and target_path.is_file()):
         raise InitError(f"{target_path} already exists; give another --out (nothing was "
                         "written)")
     if horizon is not None and horizon < 1:

@@ -171,6 +171,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
            "data": source.describe(), "notes": notes, "seed": seed,
            "resumed": ck is not None, "memory": None if memory is None else memory.total,
            "vocab": source.vocab, "num_classes": source.num_classes,
+           "targets": list(getattr(source, "targets", ())) or None,
            "probe": None if probe is None else probe.to_dict()}
     for note in notes:
         yield {"kind": "note", "step": step, "message": note}

@@ -14,6 +14,7 @@ familiar to the net. ``to_units`` undoes both, so evaluation speaks in the targe
 """
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Iterator
 
@@ -232,6 +233,17 @@ class SeriesSource(Source):
         origins = np.asarray(origins, dtype=np.int64)
         out = np.asarray(output, dtype=np.float64).reshape(len(origins), self.horizon, -1)
         return out * np.asarray(self.stats["y_std"]) + self._base(origins)
+
+    def with_values(self, x: np.ndarray, y: np.ndarray) -> "SeriesSource":
+        """The same source (columns, statistics, season, windows) reading other values: ``x``
+        (rows, inputs) and ``y`` (rows, targets) in units, as long as the file's or longer. A
+        roll-out writes its forecasts there and reads them back as history."""
+        other = copy.copy(self)
+        other.x = np.asarray(x, dtype=np.float64)
+        other.y = np.asarray(y, dtype=np.float64)
+        other._xn = ((other.x - self.stats["x_mean"]) / self.stats["x_std"]).astype(np.float32)
+        other.y_missing = np.zeros(other.y.shape, bool)
+        return other
 
     def truth(self, origins) -> tuple[np.ndarray, np.ndarray]:
         """The true future values (N, horizon, targets) in units, and where they were read

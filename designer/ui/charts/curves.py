@@ -15,10 +15,11 @@ from designer.ui.runs.run import Run
 SYMBOLS_BELOW = 60           # draw point markers while a curve is this short
 DENSE_ABOVE = 400            # and draw it with a 1-pixel line past this many points
 DOWNSAMPLE_FACTOR = 1.5      # points kept per pixel of width when a curve is downsampled
-WIDTHS = {"loss": 2, "accuracy": 2, "lr": 1.5, "tokens_per_s": 1.5}
+WIDTHS = {"loss": 2, "accuracy": 2, "rmse": 2, "lr": 1.5, "tokens_per_s": 1.5}
 
 PLOT_OF = {"loss_raw": "loss", "loss": "loss", "val_loss": "loss", "accuracy": "accuracy",
-           "val_accuracy": "accuracy", "lr": "lr", "tokens_per_s": "tokens"}
+           "val_accuracy": "accuracy", "rmse": "rmse", "val_rmse": "rmse", "lr": "lr",
+           "tokens_per_s": "tokens"}
 
 
 class CompactAxis(pg.AxisItem):
@@ -80,6 +81,10 @@ class RunCurves:
             "val_accuracy": charts.accuracy.plot(pen=pg.mkPen(c, width=1.5, style=Qt.DashLine),
                                                  symbol="o", symbolSize=6, symbolBrush=c,
                                                  symbolPen=pg.mkPen(c)),
+            "rmse": charts.rmse.plot(pen=pg.mkPen(c, width=2)),
+            "val_rmse": charts.rmse.plot(pen=pg.mkPen(c, width=1.5, style=Qt.DashLine),
+                                         symbol="o", symbolSize=6, symbolBrush=c,
+                                         symbolPen=pg.mkPen(c)),
             "lr": charts.lr.plot(pen=pg.mkPen(c, width=1.5)),
             "tokens_per_s": charts.tokens.plot(pen=pg.mkPen(c, width=1.5)),
         }
@@ -116,9 +121,7 @@ class RunCurves:
                 self.bounds.pop(name, None)
                 continue
             x = series.column(x_key)
-            if name == "loss":
-                y = series.smoothed(smoothing)
-            elif name == "accuracy":
+            if name in ("loss", "accuracy", "rmse"):
                 y = series.smoothed(smoothing)
             else:
                 y = series.column("value")
@@ -126,7 +129,7 @@ class RunCurves:
                 y = y * scale
             item.setData(x, y)
             self.bounds[name] = _bounds(x, y)
-            if name in ("loss", "accuracy", "lr", "tokens_per_s"):
+            if name in WIDTHS:
                 self._style(name, item, n)
 
     def _mark_events(self, x_key: str) -> None:

@@ -1,4 +1,5 @@
-"""Live training charts (pyqtgraph): loss, accuracy, learning rate and tokens/s of every run.
+"""Live training charts (pyqtgraph): loss, accuracy (classifiers) or RMSE in the target's units
+(forecasters), learning rate and tokens/s of every run.
 
 Each run's curves are created once, when the run is added. New records only mark the charts
 stale (:meth:`ChartsPanel.schedule`); within 100 ms a timer hands the curves the runs' numpy
@@ -97,11 +98,12 @@ class ChartsPanel(QWidget):
         bar.addWidget(self.add_button)
 
         # plots
-        self.loss_widget, self.accuracy_widget, self.lr_widget, self.tokens_widget = (
-            self._plot(t) for t in ("Loss", "Accuracy", "Learning rate", "Tokens/s"))
-        self.loss, self.accuracy, self.lr, self.tokens = (
+        (self.loss_widget, self.accuracy_widget, self.lr_widget, self.tokens_widget,
+         self.rmse_widget) = (self._plot(t) for t in ("Loss", "Accuracy", "Learning rate",
+                                                      "Tokens/s", "RMSE"))
+        self.loss, self.accuracy, self.lr, self.tokens, self.rmse = (
             w.getPlotItem() for w in (self.loss_widget, self.accuracy_widget, self.lr_widget,
-                                      self.tokens_widget))
+                                      self.tokens_widget, self.rmse_widget))
         self.legend = self.loss.addLegend(offset=(-8, 8), labelTextSize="8pt",
                                           verSpacing=-6)
         self.grid = grid = QGridLayout()
@@ -139,7 +141,7 @@ class ChartsPanel(QWidget):
         self.timer.timeout.connect(self._tick)
         self.ranges = {name: RangeKeeper(plot) for name, plot in
                        (("loss", self.loss), ("accuracy", self.accuracy), ("lr", self.lr),
-                        ("tokens", self.tokens))}
+                        ("tokens", self.tokens), ("rmse", self.rmse))}
         for signal in (self.x_axis.currentIndexChanged, self.units.currentIndexChanged):
             signal.connect(self._settings_changed)
         self.log_x.toggled.connect(self._settings_changed)
@@ -171,20 +173,24 @@ class ChartsPanel(QWidget):
             axis.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         return widget
 
-    def _arrange(self, accuracy: bool) -> None:
-        """Loss on the left (over accuracy, for nets with an Accuracy layer), learning rate
-        and tokens/s on the right."""
-        for widget in (self.loss_widget, self.accuracy_widget):
+    def _arrange(self, accuracy: bool, rmse: bool = False) -> None:
+        """Loss on the left, over accuracy (nets with an Accuracy layer) and RMSE (nets with
+        a regression loss); learning rate and tokens/s on the right."""
+        for widget in (self.loss_widget, self.accuracy_widget, self.rmse_widget):
             self.grid.removeWidget(widget)
-        if accuracy:  # ten rows: loss 6, accuracy 4; learning rate 5, tokens/s 5
-            self.grid.addWidget(self.loss_widget, 0, 0, 6, 1)
-            self.grid.addWidget(self.accuracy_widget, 6, 0, 4, 1)
-        else:
-            self.grid.addWidget(self.loss_widget, 0, 0, 10, 1)
+        below = [w for w, shown in ((self.accuracy_widget, accuracy), (self.rmse_widget, rmse))
+                 if shown]
+        # ten rows: loss 10, or 6 over 4, or 4 over 3 and 3; learning rate 5, tokens/s 5
+        spans = {0: [10], 1: [6, 4], 2: [4, 3, 3]}[len(below)]
+        row = 0
+        for widget, span in zip([self.loss_widget] + below, spans):
+            self.grid.addWidget(widget, row, 0, span, 1)
+            row += span
         self.accuracy_widget.setVisible(accuracy)
+        self.rmse_widget.setVisible(rmse)
 
     def plot_items(self) -> list:
-        return [self.loss, self.accuracy, self.lr, self.tokens]
+        return [self.loss, self.accuracy, self.lr, self.tokens, self.rmse]
 
     # --------------------------------------------------------------------- settings --
     @property
@@ -212,8 +218,14 @@ class ChartsPanel(QWidget):
 
     def _update_labels(self) -> None:
         unit = self.units.currentData()
+        if self.curves and all(c.run.kind == "series" for c in self.curves.values()):
+            unit = "squared error / 2, z-scored"  # EuclideanLoss on the z-scored target
         self.loss.setTitle(f"Loss ({unit}) \u2014 line: training, dots: validation",
                            size="9pt")
+        targets = {", ".join(c.run.targets) for c in self.curves.values() if c.run.targets}
+        what = targets.pop() if len(targets) == 1 else "each run's target"
+        self.rmse.setTitle(f"RMSE of {what}, in its units \u2014 line: training, dots: "
+                           "validation", size="9pt")
         x = "step" if self.x_key == "step" else "seconds"
         for plot in self.plot_items():
             plot.setLabel("bottom", x, **{"font-size": "8pt"})
@@ -267,18 +279,21 @@ class ChartsPanel(QWidget):
         True when something was redrawn."""
         fresh = self._drawn_settings != self._settings_version
         self._drawn_settings = self._settings_version
-        any_accuracy, changed = False, fresh
+        any_accuracy, any_rmse, changed = False, False, fresh
         for curves in self.curves.values():
             run = curves.run
             any_accuracy |= run.has("accuracy") or run.has("val_accuracy")
+            any_rmse |= run.has("rmse") or run.has("val_rmse")
             version = run.version
             if fresh or version != curves.drawn_version:
                 curves.drawn_version = version
                 curves.update(self.x_key, self.smoothing_weight, self.scale)
                 self.table.update_run(run)
                 changed = True
-        if any_accuracy == self.accuracy_widget.isHidden():
-            self._arrange(any_accuracy)
+        if any_accuracy == self.accuracy_widget.isHidden() or \
+                any_rmse == self.rmse_widget.isHidden():
+            self._arrange(any_accuracy, any_rmse)
+            self._update_labels()
         if changed:
             self._keep_ranges(fit=fresh)
         return changed

@@ -5,9 +5,10 @@ into the panel as the model produces them, each coloured by how surprised the mo
 was to write it (hover a character for its top guesses there); several streams are written at
 once and shown side by side. Audio runs generate seconds of sound, drawn as waveforms with their levels, played
 where the platform can, and saved as WAV. MNIST runs report their held-out accuracy and draw a
-few digits with the model's guesses. Temperature and top-k start from the run's data layer's
-defaults (``LayerSpec.generation``); output that is near-silence or one short loop gets a
-one-line hint.
+few digits with the model's guesses. Forecasting runs draw their test split's forecasts and a
+roll-out beyond the horizon; classifiers their confusion matrix (``designer.ui.sequences``).
+Temperature and top-k start from the run's data layer's defaults (``LayerSpec.generation``);
+output that is near-silence or one short loop gets a one-line hint.
 
 The work runs in a `GenerateWorker` thread (torch is imported there), on the device the run
 trained on (its GPU, its step replayed from a CUDA graph) or, if picked, on the CPU.
@@ -25,13 +26,15 @@ from designer.ui.look import resources
 from designer.ui.runs.run import Run, device_text
 from designer.ui.runs.run_list import RunList
 from designer.ui.runs.worker import GenerateWorker, Job
+from designer.ui.sequences.results import SEQUENCE_KINDS, SequenceResults
 
 from .audio_view import AudioView
 from .digits import DigitGrid
 from .generation.settings_form import SettingsForm
 from .generation.text_streams import TextStreams
 
-KINDS = ("text", "audio", "mnist")
+KINDS = ("text", "audio", "mnist") + SEQUENCE_KINDS
+BUTTONS = {"mnist": "Predict", "series": "Evaluate", "classes": "Evaluate"}
 
 
 def checkpoint_for(run: Run, wanted: str) -> str:
@@ -83,6 +86,7 @@ class GeneratePanel(QWidget):
         for name in ("prime", "length", "seconds", "count", "streams", "temperature", "top_k",
                      "seed", "device"):
             setattr(self, name, getattr(self.settings, name))
+        self.sequences = SequenceResults(self.generate, self.busy_changed, self)
         self.go = QPushButton(resources.icon("generate"), "Generate")
         self.go.setDefault(True)
         self.go.clicked.connect(self.generate)
@@ -105,6 +109,7 @@ class GeneratePanel(QWidget):
         lv = QVBoxLayout(left)
         lv.setContentsMargins(6, 6, 6, 6)
         lv.addWidget(self.settings)
+        lv.addWidget(self.sequences.forecast.controls)
         lv.addLayout(buttons)
         lv.addWidget(self.status)
         lv.addWidget(self.hint)
@@ -117,7 +122,7 @@ class GeneratePanel(QWidget):
         self.audio.message.connect(self._audio_message)
         self.mnist_page = self._mnist_page()
         self.pages = QStackedWidget()
-        for page in (self.texts, self.audio, self.mnist_page):
+        for page in (self.texts, self.audio, self.mnist_page, *self.sequences.pages):
             self.pages.addWidget(page)
         top = QHBoxLayout()
         top.setContentsMargins(6, 6, 6, 0)
@@ -167,8 +172,9 @@ class GeneratePanel(QWidget):
     def _set_kind(self, kind: str) -> None:
         self.kind = kind if kind in KINDS else "text"
         self.settings.set_kind(self.kind)
-        self.go.setText("Predict" if self.kind == "mnist" else "Generate")
+        self.go.setText(BUTTONS.get(self.kind, "Generate"))
         self.pages.setCurrentIndex(KINDS.index(self.kind))
+        self.sequences.forecast.controls.setVisible(self.kind == "series")
 
     # ------------------------------------------------------------------------ runs --
     def _runs_changed(self, *_) -> None:
@@ -203,6 +209,7 @@ class GeneratePanel(QWidget):
         run = self.current_run()
         if run is not None and run.kind and run.kind != self.kind:
             self._set_kind(run.kind)
+        self.sequences.select(run)
         self.settings.set_trained_on(device_text(run.device, run.device_name)
                                      if run and run.device else None)
         self.go.setEnabled(run is not None and self.job is None)
@@ -212,8 +219,10 @@ class GeneratePanel(QWidget):
     def busy(self) -> bool:
         return self.job is not None
 
-    def generate(self) -> bool:
-        """Start generating from the selected run; False when it cannot start."""
+    def generate(self, extra: dict | None = None) -> bool:
+        """Start generating from the selected run (``extra``: settings of a sequence run's
+        job, such as a roll-out's origin); False when it cannot start."""
+        extra = extra if isinstance(extra, dict) else None  # a button's "checked" is not
         run = self.current_run()
         if self.job is not None:
             return False
@@ -233,11 +242,16 @@ class GeneratePanel(QWidget):
         elif self.kind == "audio":
             job.update(seconds=self.seconds.value(), path=self.audio.new_path(time.time_ns()))
             self.audio.started()
+        elif self.kind in SEQUENCE_KINDS:
+            job.update(self.sequences.job(self.kind), **(extra or {}))
         else:
             job.update(count=self.count.value())
-        worker = GenerateWorker(job)
-        worker.scored.connect(self._scored)
-        worker.text.connect(self._text)
+        if self.kind in SEQUENCE_KINDS:
+            worker = self.sequences.worker(job)
+        else:
+            worker = GenerateWorker(job)
+            worker.scored.connect(self._scored)
+            worker.text.connect(self._text)
         worker.progress.connect(self._progress)
         worker.result.connect(self._result)
         worker.failed.connect(self._failed)
@@ -245,7 +259,8 @@ class GeneratePanel(QWidget):
         self.job.done.connect(self._ended)
         self._started = time.perf_counter()
         self.status.setStyleSheet("")
-        self.status.setText(f"Loading run #{run.number} ({which} checkpoint)\u2026")
+        self.status.setText(f"Loading run #{run.number} ({which} checkpoint)\u2026" if
+                            self.kind not in SEQUENCE_KINDS else self.sequences.loading(job))
         self.go.setEnabled(False)
         self.stop_button.setEnabled(self.kind in ("text", "audio"))
         self.busy_changed.emit(True)
@@ -289,6 +304,10 @@ class GeneratePanel(QWidget):
         took = time.perf_counter() - self._started
         if result["kind"] in ("text", "audio"):
             self._written(result, took)
+        elif result["kind"] in SEQUENCE_KINDS:
+            status, line = self.sequences.show(result)
+            self.status.setText(f"{status} ({took:.1f} s)")
+            self.message.emit(line)
         else:
             self.digits.set_predictions(result["images"], result["predicted"], result["truth"])
             self.accuracy.setText(f"Held-out accuracy: <b>{result['accuracy']:.2%}</b> on "

@@ -124,16 +124,19 @@ class OutputPanel(QTabWidget):
             if now - self._last_progress >= PROGRESS_EVERY_S or rec["step"] == run.steps:
                 self._last_progress = now
                 acc = f", accuracy {rec['accuracy']:.1%}" if rec.get("accuracy") is not None \
-                    else ""
-                self._append(f"{n} step {rec['step']:,}: loss {_loss(rec['loss'])}{acc}, "
+                    else f", RMSE {rec['rmse']:.4g}" if rec.get("rmse") is not None else ""
+                self._append(f"{n} step {rec['step']:,}: loss "
+                             f"{_loss(rec['loss'], run.kind)}{acc}, "
                              f"{rec['tokens_per_s']:,.0f} tokens/s, "
                              f"{rec['ms_per_step']:.0f} ms/step")
         elif kind == "val":
             acc = f", accuracy {rec['val_accuracy']:.2%}" if rec.get("val_accuracy") is not \
-                None else ""
+                None else f", RMSE {rec['val_rmse']:.4g}" if rec.get("val_rmse") is not None \
+                else ""
             best = "  (best)" if rec.get("best") else ""
             self._append(f"{n} step {rec['step']:,}: validation loss "
-                         f"{_loss(rec['val_loss'])}{acc}{best}", bold=bool(rec.get("best")))
+                         f"{_loss(rec['val_loss'], run.kind)}{acc}{best}",
+                         bold=bool(rec.get("best")))
         elif kind == "sample":
             mean = mean_surprise(rec.get("surprise") or [])
             how = f" (the model's own surprise: {mean:.2f} nats a character)" if mean else ""
@@ -161,7 +164,8 @@ class OutputPanel(QTabWidget):
                          self._warning(), bold=True)
         elif kind == "done":
             best = rec.get("best_val_loss")
-            best_text = f", best validation loss {_loss(best)}" if best is not None else ""
+            best_text = f", best validation loss {_loss(best, run.kind)}" if best is not None \
+                else ""
             self._append(f"\u25a0 Run #{run.number} {rec['reason'].replace('_', ' ')} at step "
                          f"{rec['step']:,} after {rec['time']:.1f} s{best_text}",
                          self._accent(), bold=True)
@@ -169,7 +173,10 @@ class OutputPanel(QTabWidget):
                       f"({device_text(run.device, run.device_name)})")
 
 
-def _loss(nats: float | None) -> str:
+def _loss(nats: float | None, kind: str | None = None) -> str:
+    """A cross-entropy in nats and bits; a regression loss (a forecaster's) as it is."""
     if nats is None or not math.isfinite(nats):
         return "not a number"
+    if kind == "series":
+        return f"{nats:.4g}"
     return f"{nats:.4f} nats ({nats / math.log(2):.3f} bits)"

@@ -11,12 +11,14 @@ import math
 from pathlib import Path
 
 ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled"}
-DATA_KINDS = {"CharText": "text", "WavAudio": "audio", "MnistRows": "mnist"}
+DATA_KINDS = {"CharText": "text", "WavAudio": "audio", "MnistRows": "mnist",
+              "TimeSeries": "series", "SequenceClasses": "classes"}
 
 # (record kind, record key) -> series name
 METRICS = {("train", "loss"): "loss", ("train", "lr"): "lr",
            ("train", "tokens_per_s"): "tokens_per_s", ("train", "accuracy"): "accuracy",
-           ("val", "val_loss"): "val_loss", ("val", "val_accuracy"): "val_accuracy"}
+           ("train", "rmse"): "rmse", ("val", "val_loss"): "val_loss",
+           ("val", "val_accuracy"): "val_accuracy", ("val", "val_rmse"): "val_rmse"}
 
 
 class RunError(Exception):
@@ -44,7 +46,8 @@ def device_text(device: str | None, name: str | None = None) -> str:
 
 
 def data_kind(project: dict | None) -> str | None:
-    """``text``, ``audio`` or ``mnist`` from a project dict's data layer."""
+    """``text``, ``audio``, ``mnist``, ``series`` or ``classes`` from a project dict's data
+    layer."""
     try:
         for layer in project["graph"]["layers"]:
             if layer["type"] in DATA_KINDS:
@@ -85,6 +88,7 @@ class Run:
         self._time_offset = 0.0  # a continued run's clock goes on from where it stopped
         self.vocab: list | None = None      # text runs: the characters, from the start record
         self.num_classes: int | None = None
+        self.targets: list | None = None    # forecasting runs: the columns forecast
         self.probe: dict | None = None      # the held-out snippet inspected (a Probe dict)
         self.saturation: list = []          # [(step, {level: {gate: fraction}})], by step
         from .series import Series  # numpy: not on the way to the first paint
@@ -129,6 +133,7 @@ class Run:
             self.steps, self.step = record.get("steps"), record.get("step", 0)
             self.vocab, self.probe = record.get("vocab"), record.get("probe")
             self.num_classes = record.get("num_classes")
+            self.targets = record.get("targets")
             self.state = "running"
             if record.get("resumed"):  # continued: what came after its checkpoint is redone
                 self.truncate(self.step)
@@ -201,6 +206,7 @@ class Run:
             run.engines = dict(meta.get("engines") or {})
             run.device, run.device_name = meta.get("device"), meta.get("device_name")
             run.steps = meta.get("step")
+            run.targets = (meta.get("data") or {}).get("targets")
         elif project:
             run.engines = {la["name"]: la.get("params", {}).get("engine", "CUDNN")
                            for la in project["graph"]["layers"]

@@ -18,6 +18,7 @@ from designer.ui.editor import clipboard
 from designer.ui.editor.layout import layered_positions
 from designer.ui.exchange.menu import add_to_file_menu
 from designer.ui.look import resources, theme
+from designer.ui.sequences import menu as sequences_menu
 
 
 def _action(window, text: str, slot=None, shortcut=None, icon: str | None = None,
@@ -114,6 +115,7 @@ def build(w) -> SimpleNamespace:
     mb = w.menuBar()
     m = mb.addMenu("&File")
     m.addActions([a.new, a.open])
+    sequences_menu.add_to_file_menu(w, m, a, before=a.open)
     a.recent_menu = m.addMenu("Open &Recent")
     a.recent_menu.aboutToShow.connect(lambda: w.files.fill_recent_menu(a.recent_menu))
     m.addAction(a.open_run)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtCore import QEventLoop, Qt, QTimer
+from PySide6.QtWidgets import QApplication
 
 from . import actions
 
@@ -49,6 +50,12 @@ def train_then_generate(window, steps: int, device: str | None = None,
     if panel.generate():
         wait_for(panel.busy_changed)
     panel.text_view.verticalScrollBar().setValue(0)  # show the prime the text follows
+    if run.kind in ("series", "classes"):  # the forecast or the confusion matrix: room for it
+        window.resizeDocks([window.output_dock, window.charts_dock],
+                           [int(window.width() * 0.58), int(window.width() * 0.42)],
+                           Qt.Horizontal)
+        window.resizeDocks([window.output_dock], [int(window.height() * 0.5)], Qt.Vertical)
+        QApplication.processEvents()  # the docks take their sizes before the net is fitted
     if controller.charts.panel is not None:
         controller.charts.panel.refresh()
     window.view.fit()  # the docks grew while training: fit the net to what is left

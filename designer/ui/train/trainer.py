@@ -402,6 +402,7 @@ class TrainingController(QObject):
         self.charts.refresh_theme()
         self.device.refresh_theme()
         self.output.generate.audio.refresh_theme()
+        self.output.generate.sequences.refresh_theme()
         if self.w.inspect_view is not None:
             self.w.inspect_view.refresh_theme()
         self._update_banner()

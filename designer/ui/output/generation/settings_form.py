@@ -83,12 +83,14 @@ class SettingsForm(QWidget):
             self.form.addRow(label, w)
 
     def set_kind(self, kind: str) -> None:
-        """Show the rows of ``kind`` (text, audio or mnist) and its temperature and top-k."""
+        """Show the rows of ``kind`` (text, audio, mnist, series or classes) and its
+        temperature and top-k."""
         self.kind = kind
         writes = (self.streams, self.temperature, self.top_k, self.seed, self.device)
         rows = {"text": (self.prime, self.length, *writes),
                 "audio": (self.seconds, *writes),
-                "mnist": (self.count, self.seed)}[kind]
+                "mnist": (self.count, self.seed),
+                "series": (self.device,), "classes": (self.device,)}[kind]
         for w in (self.prime, self.length, self.seconds, self.count, *writes):
             self.form.setRowVisible(w, w in rows)
         d = self.defaults.get(kind)

@@ -1,0 +1,215 @@
+"""A first look at a data file before a project is made of it (the window's New from Data).
+
+>>> look = read_head(Path("co2_weekly.csv"))        # the header and the first rows: instant
+>>> scan(look).summary()
+"2,284 rows of 2 columns; 59 empty cells, the first at row 24 (line 25), column 'co2'"
+
+`read_head` reads what the designer reads of every data file, its first 64 KiB
+(`designer.graph.headers`): the columns, which hold numbers, times or text, and the first rows.
+`scan` then reads the whole file once, line by line, for the number of rows, the empty cells
+(and where the first one is), the first cell that would stop training, and for labelled
+sequences their number, lengths and classes. It keeps counts only, checks ``stop()`` as it
+goes (a new pick abandons it) and reports ``progress(rows)``. No torch; the task is guessed
+as ``rnn-designer init`` guesses it. Problems are one sentence naming the file.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import time
+from pathlib import Path
+from typing import Callable
+
+from designer.graph import headers
+from designer.graph.datasets import DataProblem
+from designer.graph.task_guess import guess_task
+
+from .preview_model import (CHECK_EVERY, HEAD_ROWS, MAX_DISTINCT, PROGRESS_EVERY, SAMPLE_TIMES,
+                            Column, Preview, PreviewError, Stopped, count)
+
+__all__ = ["Column", "Preview", "PreviewError", "Stopped", "read_head", "scan"]
+
+# ----------------------------------------------------------------------------- head --
+def read_head(path: str | Path) -> Preview:
+    """The header and first rows of a CSV, ``.npy`` or ``.ts`` file (its first 64 KiB).
+
+    Raises
+    ------
+    PreviewError
+        The file is missing, empty, binary, not UTF-8, or not of its kind.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise PreviewError(f"{path} does not exist" if not path.exists() else
+                           f"{path} is a folder; pick the data file")
+    try:
+        task = guess_task(path)
+        suffix = path.suffix.lower()
+        if suffix == ".ts":
+            from .preview_ts import ts_head
+            return ts_head(path, task)
+        header = headers.read_table_header(path)
+    except DataProblem as e:
+        raise PreviewError(str(e)) from None
+    except OSError as e:
+        raise PreviewError(f"{path} cannot be read ({e.strerror or e})") from None
+    columns = [Column(n, "time" if n == header.time_column else
+                      "number" if num else "text")
+               for n, num in zip(header.columns, header.numeric)]
+    if suffix == ".npy":
+        return Preview(path, "npy", task, columns, list(header.columns), _npy_head(path),
+                       rows=header.rows)
+    text = headers.head_text(path)
+    reader = csv.reader(io.StringIO(text), delimiter=header.delimiter)
+    body = [r for r in reader if any(c.strip() for c in r)]
+    body = body[1:] if header.has_header else body
+    head = [[c.strip() for c in r] for r in body[:HEAD_ROWS]]
+    times = []
+    if header.time_column is not None:
+        j = list(header.columns).index(header.time_column)
+        times = [r[j] for r in body[:SAMPLE_TIMES] if j < len(r)]
+    return Preview(path, "csv", task, columns, list(header.columns), head,
+                   time_column=header.time_column, spacing=_spacing(times))
+
+
+def _spacing(times: list[str]) -> str | None:
+    """How far apart the first rows are, and the season that gives (as training finds it)."""
+    days = [headers.parse_time(t) for t in times]
+    days = [d for d in days if d is not None]
+    if len(days) < 3:
+        return None
+    steps = sorted(b - a for a, b in zip(days, days[1:]))
+    step = steps[len(steps) // 2]
+    names = ((1 / 48, "half-hourly"), (1 / 24, "hourly"), (1, "daily"), (7, "weekly"),
+             (30.4, "monthly"), (91.3, "quarterly"), (365.25, "yearly"))
+    name = next((n for d, n in names if 0.9 * d <= step <= 1.1 * d), None)
+    if name is None:
+        return None
+    period = headers.seasonal_period(step)
+    return f"{name} rows" + (f" (a season of {period})" if period else "")
+
+
+def _npy_head(path: Path) -> list:
+    import numpy as np
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise PreviewError(f"{path} cannot be read as a .npy array "
+                           f"({str(e).splitlines()[0]})") from None
+    head = np.asarray(array[:HEAD_ROWS], dtype=np.float64).reshape(min(len(array), HEAD_ROWS), -1)
+    return [[f"{v:.6g}" for v in row] for row in head]
+
+
+# ----------------------------------------------------------------------------- scan --
+def scan(look: Preview, stop: Callable[[], bool] = lambda: False,
+         progress: Callable[[int], None] | None = None) -> Preview:
+    """Read the whole file once and fill in ``look``'s counts (see the module doc).
+
+    Raises
+    ------
+    PreviewError
+        The file cannot be read to its end (a problem with a cell is ``look.problem``).
+    Stopped
+        ``stop()`` returned True.
+    """
+    try:
+        if look.format == "ts":
+            from .preview_ts import scan_ts
+            scan_ts(look, stop, progress)
+        elif look.format == "npy":
+            _scan_npy(look, stop)
+        else:
+            _scan_csv(look, stop, progress)
+    except UnicodeDecodeError:
+        raise PreviewError(f"{look.path} is not UTF-8 text; save it as UTF-8") from None
+    except csv.Error as e:
+        raise PreviewError(f"{look.path} is not a well-formed CSV file ({e})") from None
+    except DataProblem as e:
+        raise PreviewError(str(e)) from None
+    except OSError as e:
+        raise PreviewError(f"{look.path} cannot be read ({e.strerror or e})") from None
+    look.scanned = True
+    return look
+
+
+def _scan_csv(look: Preview, stop, progress) -> None:
+    header = headers.read_csv_header(look.path)
+    columns, width = look.columns, len(look.columns)
+    track_series = look.task == "classify"
+    ids: set = set()
+    lengths: list[int] = []
+    last_id, rows = None, 0
+    with open(look.path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.reader(f, delimiter=header.delimiter)
+        if header.has_header:
+            next(reader, None)
+        for r in reader:
+            if not any(c.strip() for c in r):
+                continue
+            rows += 1
+            if rows % CHECK_EVERY == 0:
+                time.sleep(0)  # hand the interpreter to the window's thread now and then
+                if stop():
+                    raise Stopped
+                if progress is not None and rows % PROGRESS_EVERY < CHECK_EVERY:
+                    progress(rows)
+            if len(r) > width and look.problem is None:
+                look.problem = (f"{look.path}: line {reader.line_num} has {len(r)} cells, but "
+                                f"the header names {count(width, 'column')}")
+            for j, column in enumerate(columns):
+                cell = r[j].strip() if j < len(r) else ""
+                if headers.is_missing(cell):
+                    column.missing += 1
+                    if look.first_missing is None:
+                        look.first_missing = (f"row {rows:,} (line {reader.line_num:,}), "
+                                              f"column '{column.name}'")
+                    continue
+                if column.kind == "number" and look.problem is None and \
+                        header.number(cell) is None:
+                    look.problem = (f"{look.path}: row {rows:,} (line {reader.line_num:,}), "
+                                    f"column '{column.name}' holds '{cell[:40]}', which is "
+                                    "not a number")
+                if column.values is not None and column.kind != "time":
+                    column.values[cell] += 1
+                    if len(column.values) > MAX_DISTINCT:
+                        column.values = None
+            if track_series and r:
+                key = r[0].strip()
+                if key != last_id:
+                    if key in ids and look.problem is None:
+                        look.problem = (f"{look.path}: line {reader.line_num:,} goes back to "
+                                        f"series '{key}'; the rows of a series must come "
+                                        "together")
+                    ids.add(key)
+                    lengths.append(0)
+                    last_id = key
+                lengths[-1] += 1
+    look.rows = rows
+    look.missing = sum(c.missing for c in columns)
+    if track_series and lengths:
+        look.sequences, look.lengths = len(ids), (min(lengths), max(lengths))
+    if rows == 0:
+        raise PreviewError(f"{look.path} holds no data rows")
+
+
+def _scan_npy(look: Preview, stop) -> None:
+    import numpy as np
+    array = np.load(look.path, mmap_mode="r", allow_pickle=False)
+    rows = len(array)
+    look.rows = rows
+    if array.dtype.kind != "f":
+        return
+    chunk = 1 << 16
+    for start in range(0, rows, chunk):
+        if stop():
+            raise Stopped
+        block = np.asarray(array[start:start + chunk]).reshape(-1, len(look.columns))
+        bad = ~np.isfinite(block)
+        if bad.any():
+            counts = bad.sum(0)
+            for column, n in zip(look.columns, counts):
+                column.missing += int(n)
+            if look.first_missing is None:
+                r, c = (int(v) for v in np.argwhere(bad)[0])
+                look.first_missing = f"row {start + r + 1:,}, column '{look.columns[c].name}'"
+    look.missing = sum(c.missing for c in look.columns)
