@@ -18,16 +18,15 @@ import torch
 
 from designer.graph.layers.sequences import paired_test_file
 
-from .base import STATE_VERSION, Source, check_eval_count, split_generator
+from .base import Source, check_eval_count
+from .cursors import SPLITS, ShuffledSplits
 from .errors import DataError
 from .labelled import Sequences, read_sequences
-from .series import restore_cursors
 
 SPLIT_SEED = 0x53455143  # fixed: which sequences validate and test must not follow the seed
-SPLITS = ("train", "val", "test")
 
 
-class ClassesSource(Source):
+class ClassesSource(ShuffledSplits, Source):
     """Padded batches of labelled sequences.
 
     Parameters
@@ -200,25 +199,6 @@ class ClassesSource(Source):
         return {"batch_size": self.batch_size, "sequences": int(len(self.lengths)),
                 "train_sequences": self.split_size("train"), "classes": len(self.classes)}
 
-    def _reset_cursors(self) -> None:
-        self._cursors = {s: {"generator": split_generator(self.seed, s), "order": None,
-                             "pass_state": None, "position": 0, "drawn": 0} for s in SPLITS}
-
-    def state_dict(self) -> dict:
-        state = {"version": STATE_VERSION, "kind": self.kind, **self._fingerprint(),
-                 "splits": {}}
-        for split, cur in self._cursors.items():
-            saved = {"generator": cur["generator"].get_state(), "position": cur["position"],
-                     "drawn": cur["drawn"]}
-            if cur["pass_state"] is not None:
-                saved["pass_state"] = cur["pass_state"]
-            state["splits"][split] = saved
-        return state
-
-    def load_state_dict(self, state: dict) -> None:
-        self._check_state(state, self._fingerprint())
-        self._reset_cursors()
-        restore_cursors(self._cursors, state, self.split_size)
 
 
 def _stratified(labels: list, members: list[int], fraction: float) -> tuple[list, list]:

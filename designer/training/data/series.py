@@ -24,14 +24,14 @@ import torch
 from designer.graph import headers
 from designer.graph.datasets import DataProblem
 
-from .base import STATE_VERSION, Source, byte_state, check_eval_count, split_generator
+from .base import Source, check_eval_count
+from .cursors import SPLITS, ShuffledSplits
 from .errors import DataError
 from .table import detect_period, header_of, read_table
 
-SPLITS = ("train", "val", "test")
 
 
-class SeriesSource(Source):
+class SeriesSource(ShuffledSplits, Source):
     """Windows of a table for forecasting.
 
     Parameters
@@ -300,40 +300,7 @@ class SeriesSource(Source):
                 "horizon": self.horizon, "rows": int(len(self.x)),
                 "train_windows": self.split_size("train")}
 
-    def _reset_cursors(self) -> None:
-        self._cursors = {s: {"generator": split_generator(self.seed, s), "order": None,
-                             "pass_state": None, "position": 0, "drawn": 0} for s in SPLITS}
-
-    def state_dict(self) -> dict:
-        state = {"version": STATE_VERSION, "kind": self.kind, **self._fingerprint(),
-                 "splits": {}}
-        for split, cur in self._cursors.items():
-            saved = {"generator": cur["generator"].get_state(), "position": cur["position"],
-                     "drawn": cur["drawn"]}
-            if cur["pass_state"] is not None:
-                saved["pass_state"] = cur["pass_state"]
-            state["splits"][split] = saved
-        return state
-
-    def load_state_dict(self, state: dict) -> None:
-        self._check_state(state, self._fingerprint())
-        self._reset_cursors()
-        restore_cursors(self._cursors, state, self.split_size)
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'s' if n != 1 else ''}"
-
-
-def restore_cursors(cursors: dict, state: dict, size) -> None:
-    """Put saved shuffling cursors back (the pass's order is redrawn from its saved state)."""
-    for split, saved in state.get("splits", {}).items():
-        if split not in cursors:
-            continue
-        cur = cursors[split]
-        if "pass_state" in saved:
-            cur["pass_state"] = byte_state(saved["pass_state"])
-            cur["generator"].set_state(byte_state(saved["pass_state"]))
-            cur["order"] = torch.randperm(size(split), generator=cur["generator"])
-        cur["generator"].set_state(byte_state(saved["generator"]))
-        cur["position"], cur["drawn"] = int(saved["position"]), int(saved["drawn"])
