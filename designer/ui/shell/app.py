@@ -106,7 +106,7 @@ def run_window(path: str | None, unrolled: str | None = None,
             except RunError as e:
                 window.alert("Cannot inspect this folder", str(e))
         if device:
-            window.training.list_gpus()
+            window.training.target.list_gpus()
             window.training.device_picker.select(device)
         if train_steps is not None:  # start training right away, as if Train were pressed
             window.training.train(steps=train_steps, device=device)

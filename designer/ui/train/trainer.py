@@ -20,7 +20,7 @@ from designer.ui.runs.run import Run, device_text, engines_text, status_text
 from designer.ui.runs.run_list import RunList, new_run_dir, runs_root
 from designer.ui.runs.worker import Job, TrainRequest, TrainWorker
 
-from .pickers import DevicePicker, EnginePicker, device_choices
+from .target import TrainTarget
 
 log = logging.getLogger("designer.ui")
 
@@ -59,14 +59,13 @@ class TrainingController(QObject):
         self.token = None
         self.tap = None
         self.run: Run | None = None
-        self._gpus_listed = False
         self._closing = False
         self.last_error: str | None = None
 
-        self.device_picker = DevicePicker()
-        self.engine_picker = EnginePicker()
+        self.target = TrainTarget(window, self)
+        self.device_picker = self.target.device_picker
+        self.engine_picker = self.target.engine_picker
         self.device_picker.picked.connect(self._device_picked)
-        self.engine_picker.currentIndexChanged.connect(self._target_changed)
         self.output = OutputPanel(self.runs)
         self.charts = ChartsHost(self)
         self.device = DeviceHost(self)
@@ -77,7 +76,7 @@ class TrainingController(QObject):
         self.status = QLabel()
         self.status.hide()
 
-        QTimer.singleShot(400, self, self.list_gpus)  # after the first paint: NVML may be slow
+        QTimer.singleShot(400, self, self.target.list_gpus)  # after the first paint
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -86,53 +85,18 @@ class TrainingController(QObject):
     def install(self) -> None:
         """Put the pickers, docks and status widgets into the window (called once)."""
         w = self.w
-        tb = w.train_toolbar
-        tb.addSeparator()
-        tb.addWidget(QLabel(" Device "))
-        tb.addWidget(self.device_picker)
-        tb.addWidget(QLabel("  Engine "))
-        tb.addWidget(self.engine_picker)
+        self.target.install(w.train_toolbar)
         w.output_dock.setWidget(self.output)
         w.charts_dock.setWidget(self.charts)  # built when a run starts or a folder is added
         w.device_dock.setWidget(self.device)
         w.device_dock.visibilityChanged.connect(self.device.shown)
         w.statusBar().insertPermanentWidget(0, self.status)
         w.statusBar().insertPermanentWidget(1, self.progress)
-        w.doc.settings_changed.connect(self._settings_changed)
-        self._settings_changed("training")
-        self._target_changed()
         self._update_actions()
-
-    def list_gpus(self) -> None:
-        """Fill the device picker with the GPUs NVML lists (once)."""
-        if self._gpus_listed:
-            return
-        self._gpus_listed = True
-        from designer.monitor import list_devices
-        current = self.device_picker.device()
-        self.device_picker.set_choices(device_choices(list_devices()))
-        self.device_picker.follow_project(self.w.doc.project.training_settings()["device"]
-                                          if current == "auto" else current)
-
-    def _settings_changed(self, section: str) -> None:
-        """Follow the project's ``device`` setting when it changes (or a project opens),
-        not on every training-setting edit, so a device the user picked stays picked."""
-        if section in ("training", "project"):
-            setting = self.w.doc.project.training_settings()["device"]
-            if section == "project" or setting != getattr(self, "_device_setting", None):
-                self.device_picker.follow_project(setting)
-            self._device_setting = setting
 
     def _device_picked(self, choice) -> None:
         if self.state == IDLE:
             self.device.watch(choice.monitor)
-        self._target_changed()
-
-    def _target_changed(self, *args) -> None:
-        """The memory estimate follows the device and engine the next run will use."""
-        memory = getattr(self.w, "memory", None)
-        if memory is not None:
-            memory.set_target(self.device_picker.device(), self.engine_picker.engine())
 
     # ----------------------------------------------------------------------- actions --
     def train(self, steps: int | None = None, device: str | None = None,
@@ -163,7 +127,7 @@ class TrainingController(QObject):
             self.w.problems_dock.raise_()
             self.output.log_error(refusal)
             return None
-        self.list_gpus()
+        self.target.list_gpus()
         snapshot = project.to_dict()
         stem = project.path.stem if project.path else project.name
         out = new_run_dir(stem, runs_root())
@@ -412,10 +376,7 @@ class TrainingController(QObject):
         """Stop the run (it saves a checkpoint) and any generation, and wait for their
         threads; called when the window closes and when the application quits."""
         if self._closing and self.job is None:
-            self.output.generate.shutdown()
-            self.device.shutdown()
-            if self.w.inspect_view is not None:
-                self.w.inspect_view.shutdown()
+            self._shut_others()
             return
         self._closing = True
         if self.job is not None:
@@ -439,6 +400,10 @@ class TrainingController(QObject):
                 loop.exec(QEventLoop.ExcludeUserInputEvents)
             dialog.close()
             dialog.deleteLater()
+        self._shut_others()
+
+    def _shut_others(self) -> None:
+        """Stop generating, the device's sampling and the Inspect view's worker."""
         self.output.generate.shutdown()
         self.device.shutdown()
         if self.w.inspect_view is not None:
