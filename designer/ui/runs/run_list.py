@@ -106,3 +106,19 @@ class RunList(QObject):
             if run.run_dir is not None and (kind is None or run.kind == kind):
                 return run
         return None
+
+    def latest_trained_layer(self, name: str, type_id: str, units, levels) -> Run | None:
+        """The latest run with a checkpoint whose project has a recurrent layer ``name`` of
+        this type, ``num_output`` and ``num_layers`` (weights the drawn layer can take)."""
+        want = (type_id, units, levels)
+        for run in reversed(self.runs):
+            folder = run.run_dir
+            if folder is None or not any((Path(folder) / f"{w}.json").is_file()
+                                         for w in ("best", "last")):
+                continue
+            for la in (run.project or {}).get("graph", {}).get("layers", []):
+                params = la.get("params", {})
+                if la.get("name") == name and (la.get("type"), params.get("num_output"),
+                                               params.get("num_layers", 1)) == want:
+                    return run
+        return None

@@ -309,19 +309,10 @@ class MainWindow(QMainWindow):
         recurrent layer ``layer`` of the same type and size as the drawn one: its run folder
         and label, or ``None`` (the parity chart then uses freshly initialised weights)."""
         drawn = self.doc.graph.layer(layer)
-        want = (drawn.type, drawn.effective_params().get("num_output"),
-                drawn.effective_params().get("num_layers", 1))
-        for run in reversed(self.training.runs.runs):
-            folder = run.run_dir
-            if folder is None or not any((Path(folder) / f"{w}.json").is_file()
-                                         for w in ("best", "last")):
-                continue
-            for la in (run.project or {}).get("graph", {}).get("layers", []):
-                params = la.get("params", {})
-                if la.get("name") == layer and (la.get("type"), params.get("num_output"),
-                                                params.get("num_layers", 1)) == want:
-                    return folder, f"run #{run.number}"
-        return None
+        params = drawn.effective_params()
+        run = self.training.runs.latest_trained_layer(
+            layer, drawn.type, params.get("num_output"), params.get("num_layers", 1))
+        return None if run is None else (run.run_dir, f"run #{run.number}")
 
     def show_unrolled_safely(self, name: str | None = None) -> None:
         names = self.scene.selected_names()
