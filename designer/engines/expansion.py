@@ -302,3 +302,50 @@ def expand(graph, layer: str, steps: int | None = None) -> Expansion:
     lengths = any(port.name == "lengths" for port in lay.spec.inputs) and \
         graph.link_into(layer, "lengths") is not None
     return expand_params(lay.type, params, int(steps), n_, x.shape[2], layer, lengths)
+
+
+def read_levels(exp: Expansion, read_chain, make_level) -> list | None:
+    """Walk ``exp``'s nodes level by level, as the fast executors compile them.
+
+    Each level is one chain per direction (``read_chain(take, bottom, prefix, suffix,
+    reverse)``, which takes its nodes with ``take(*types)`` and returns ``None`` when they
+    are not the expected ones), the two directions' CONCAT when bidirectional and an optional
+    DROPOUT. Returns ``[make_level(chains, out, dropout, dropped)]`` per level, or ``None``
+    when the nodes are not exactly that pattern.
+    """
+    nodes, i, levels = exp.nodes, 0, []
+
+    def take(*kinds):
+        nonlocal i
+        if i >= len(nodes) or nodes[i].type not in kinds:
+            raise LookupError
+        i += 1
+        return nodes[i - 1]
+
+    try:
+        bottom = "x"
+        for lv in range(exp.levels):
+            p = f"L{lv}/" if exp.levels > 1 else ""
+            chains = []
+            for d in range(exp.directions):
+                chain = read_chain(take, bottom, p, SUFFIXES[d], d == 1)
+                if chain is None:
+                    return None
+                chains.append(chain)
+            out = chains[0].out
+            if exp.directions == 2:
+                cat = take("CONCAT")
+                if cat.bottoms != (chains[0].out, chains[1].out) or cat.params["axis"] != 2:
+                    return None
+                out = cat.tops[0]
+            drop, dropped = 0.0, out
+            if i < len(nodes) and nodes[i].type == "DROPOUT":
+                d = take("DROPOUT")
+                if d.bottoms != (out,):
+                    return None
+                drop, dropped = d.params["dropout_ratio"], d.tops[0]
+            levels.append(make_level(chains, out, drop, dropped))
+            bottom = dropped
+    except (LookupError, KeyError, ValueError, IndexError):
+        return None
+    return levels if i == len(nodes) else None

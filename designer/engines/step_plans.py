@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .expansion import SUFFIXES
+from .expansion import read_levels
 from .gru_steps import UnrolledGRUSteps, UnrolledRNNSteps
 
 
@@ -43,42 +43,8 @@ def compile_step_plan(exp) -> list[StepLevel] | None:
     """Check that ``exp`` is the expected GRU or RNN net and return the plan, else ``None``."""
     if exp.kind not in ("GRU", "RNN"):
         return None
-    nodes, i, plans = exp.nodes, 0, []
-
-    def take(*kinds):
-        nonlocal i
-        if i >= len(nodes) or nodes[i].type not in kinds:
-            raise LookupError
-        i += 1
-        return nodes[i - 1]
-
-    try:
-        bottom = "x"
-        for lv in range(exp.levels):
-            p = f"L{lv}/" if exp.levels > 1 else ""
-            chains = []
-            for d in range(exp.directions):
-                chain = _chain(take, exp, bottom, p, SUFFIXES[d], d == 1)
-                if chain is None:
-                    return None
-                chains.append(chain)
-            out = chains[0].out
-            if exp.directions == 2:
-                cat = take("CONCAT")
-                if cat.bottoms != (chains[0].out, chains[1].out) or cat.params["axis"] != 2:
-                    return None
-                out = cat.tops[0]
-            drop, dropped = 0.0, out
-            if i < len(nodes) and nodes[i].type == "DROPOUT":
-                d = take("DROPOUT")
-                if d.bottoms != (out,):
-                    return None
-                drop, dropped = d.params["dropout_ratio"], d.tops[0]
-            plans.append(StepLevel(chains, out, drop, dropped))
-            bottom = dropped
-    except (LookupError, KeyError, ValueError, IndexError):
-        return None
-    return plans if i == len(nodes) else None
+    return read_levels(exp, lambda take, bottom, p, s, rev: _chain(take, exp, bottom, p, s, rev),
+                       StepLevel)
 
 
 def _chain(take, exp, bottom: str, p: str, s: str, reverse: bool) -> StepChain | None:

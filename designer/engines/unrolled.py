@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .expansion import GATES, SUFFIXES, Expansion, expand_params
+from .expansion import GATES, SUFFIXES, Expansion, expand_params, read_levels
 from .fillers import fill_bias, fill_weight
 from .lstm_steps import UnrolledLSTMSteps, infer_steps
 from .recurrent_state import check_lengths, zero_state
@@ -147,42 +147,9 @@ def compile_lstm_plan(exp: Expansion) -> list[LevelPlan] | None:
     """Check that ``exp`` is the expected LSTM net and return the plan, else ``None``."""
     if exp.kind not in ("LSTM", "LSTMSimple"):
         return None
-    nodes, i, plans, t_ = exp.nodes, 0, [], exp.steps
-
-    def take(kind):
-        nonlocal i
-        if i >= len(nodes) or nodes[i].type != kind:
-            raise LookupError
-        i += 1
-        return nodes[i - 1]
-
-    try:
-        bottom = "x"
-        for lv in range(exp.levels):
-            p = f"L{lv}/" if exp.levels > 1 else ""
-            chains = []
-            for d in range(exp.directions):
-                chain = _compile_chain(take, bottom, p, SUFFIXES[d], d == 1, t_)
-                if chain is None:
-                    return None
-                chains.append(chain)
-            out = chains[0].out
-            if exp.directions == 2:
-                cat = take("CONCAT")
-                if cat.bottoms != (chains[0].out, chains[1].out) or cat.params["axis"] != 2:
-                    return None
-                out = cat.tops[0]
-            drop, dropped = 0.0, out
-            if i < len(nodes) and nodes[i].type == "DROPOUT":
-                d = take("DROPOUT")
-                if d.bottoms != (out,):
-                    return None
-                drop, dropped = d.params["dropout_ratio"], d.tops[0]
-            plans.append(LevelPlan(chains, out, drop, dropped))
-            bottom = dropped
-    except (LookupError, KeyError, ValueError):
-        return None
-    return plans if i == len(nodes) else None
+    return read_levels(
+        exp, lambda take, bottom, p, s, rev: _compile_chain(take, bottom, p, s, rev, exp.steps),
+        LevelPlan)
 
 
 def _compile_chain(take, bottom: str, p: str, s: str, reverse: bool, t_: int):
