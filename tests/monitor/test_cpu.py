@@ -6,6 +6,7 @@ import time
 import pynvml
 import pytest
 
+from designer.monitor import cpu as cpu_module
 from designer.monitor import GPU_FIELDS, CpuMonitor, list_devices, open_monitor, training_gpu
 
 
@@ -53,11 +54,16 @@ def test_cpu_utilisation_is_measured_from_opening_and_between_polls():
     assert second.time > first.time
 
 
-def test_two_polls_within_one_tick_repeat_the_last_value_instead_of_inventing_one():
+def test_two_polls_within_one_tick_repeat_the_last_value_instead_of_inventing_one(monkeypatch):
+    # The kernel's counters, as psutil would give them: 4 CPU-seconds pass (1 busy) before the
+    # first poll, then none before the second, as when two polls land inside one kernel tick.
+    # (Timing two real polls cannot promise that: on a loaded machine a tick may fall between.)
+    readings = iter([(10.0, 40.0), (11.0, 44.0), (11.0, 44.0)])
+    monkeypatch.setattr(cpu_module, "_busy_and_total", lambda: next(readings))
     with CpuMonitor() as monitor:
-        time.sleep(0.05)
         first = monitor.poll()
-        again = monitor.poll()  # microseconds later: no tick has passed
+        again = monitor.poll()
+    assert first.cpu_util_pct == 25.0
     assert again.cpu_util_pct == first.cpu_util_pct
 
 
