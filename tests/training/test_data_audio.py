@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import struct
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -287,10 +286,9 @@ def test_audio_batches_are_reproducible_and_resumable(tmp_path, batching):
 # ---------------------------------------------------------------------------- real audio --
 @need_data("speech_8k.wav")
 @pytest.mark.parametrize("quantization", ["mu_law_256", "uniform_128"])
-def test_the_speech_file_loads_fast(quantization):
-    start = time.perf_counter()
+def test_the_speech_file_opens_with_its_header_and_splits(quantization):
+    # how fast it opens is bench_data_open.py's to record, not a unit test's
     source = open_source(layer("WavAudio", quantization=quantization), seed=0)
-    assert time.perf_counter() - start < 1.0
     assert source.kind == "audio" and source.sample_rate == 8000
     assert source.split_size("train") + source.split_size("val") == 1_404_893
     assert read_header(source.path).encoding == "16-bit PCM"

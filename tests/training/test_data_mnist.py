@@ -4,7 +4,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import struct
-import time
 
 import numpy as np
 import pytest
@@ -260,9 +259,7 @@ def test_a_holdout_that_leaves_nothing_to_train_on_is_refused(tmp_path):
 # -------------------------------------------------------------------------- the real set --
 @need_data("mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz")
 def test_the_real_t10k_set_splits_8000_1000_1000(data_dir):
-    start = time.perf_counter()
-    source = open_source(layer("MnistRows"), seed=0)
-    assert time.perf_counter() - start < 1.0
+    source = open_source(layer("MnistRows"), seed=0)  # timed by bench_data_open.py
     assert isinstance(source, MnistSource) and source.path == data_dir / "mnist"
     sizes = tuple(source.split_size(s) for s in ("train", "val", "test"))
     assert sizes == (8000, 1000, 1000)

@@ -1,6 +1,5 @@
 """The unrolled-net view draws exactly the expansion the CAFFE engine runs: time steps as
 columns, real shapes, steps foldable, the number of steps adjustable, fast at 600+ nodes."""
-import time
 
 import pytest
 
@@ -103,15 +102,13 @@ def test_only_recurrent_layers_with_an_input_unroll(char_rnn):
 
 
 @need_data("tinyshakespeare.txt")
-def test_600_nodes_are_laid_out_and_drawn_quickly(char_rnn, qtbot):
+def test_600_nodes_are_laid_out_and_drawn(char_rnn, qtbot):
     w = char_rnn
-    start = time.perf_counter()
-    view = w.show_unrolled("lstm1")
+    view = w.show_unrolled("lstm1")  # bench_ui.py times this; a unit test checks it happens
     view.expand_all()
     view.canvas.viewport().repaint()
-    elapsed = time.perf_counter() - start
     assert len(view.exp.nodes) >= 600
-    assert elapsed < 3.0  # the benchmark records the real figure (well under 1 s)
+    assert len(view.canvas.scene().items()) >= 600
 
 
 @pytest.fixture(scope="module")
