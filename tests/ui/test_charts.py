@@ -149,9 +149,9 @@ def test_a_run_reads_a_damaged_metrics_file(tmp_path):
 
 
 # ----------------------------------------------------------------------------- memory --
-def test_a_curve_of_100000_points_redraws_in_bounded_time_and_memory(qtbot, tiny):
+def test_a_curve_of_100000_points_draws_a_few_points_a_pixel_in_bounded_memory(qtbot, tiny):
     """Chart memory stays flat: 100,000 points live in numpy buffers (no object per point),
-    and clipping plus peak downsampling keep a redraw about as cheap as for 1,000."""
+    and clipping plus peak downsampling keep what a redraw draws bounded by the width."""
     import tracemalloc
     w = tiny
     w.training.show_docks()
@@ -187,5 +187,8 @@ def test_a_curve_of_100000_points_redraws_in_bounded_time_and_memory(qtbot, tiny
     assert len(run.series["loss"]) == 100_000
     assert grown < 16 * 2**20            # the buffers: 4 metrics x 4 columns x 8 B x 131,072
     assert after - grown < 4 * 2**20     # redraws add nothing that stays
-    # bounded, far from 100x the work (loose: CI shares 2 cores; bench_charts.py times it)
-    assert big < max(20 * small, 150)
+    # What keeps a redraw cheap is what it draws: clipped and downsampled by peaks, a curve of
+    # 100,000 points puts a few per pixel of width on screen (bench_charts.py times the redraw).
+    item = charts.curves[id(run)].items["loss"]
+    shown = len(item.curve.xData)
+    assert 0 < shown <= 4 * max(view.width(), 1) < 100_000, shown
