@@ -189,7 +189,7 @@ def test_reference_cycles_are_collected_in_the_gui_thread_only(char_rnn, qtbot):
         threading.current_thread() is threading.main_thread()))
     del a, b
     kept = [[] for _ in range(2 * gc.get_threshold()[0])]  # past the threshold of generation 0
-    qtbot.waitUntil(lambda: gone() is None, timeout=5000)  # the timer's collection
+    qtbot.waitUntil(lambda: gone() is None, timeout=15_000)  # the timer's collection
     del kept
     assert window_timer().isActive()
     assert collected_in == [True]
