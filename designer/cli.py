@@ -87,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("project")
     t.add_argument("--steps", type=int)
     t.add_argument("--device", choices=("auto", "cpu", "cuda"))
-    t.add_argument("--engine", choices=("cudnn", "caffe"), help="run every recurrent layer "
-                   "on this engine")
+    t.add_argument("--engine", choices=("cudnn", "caffe", "persist"), help="run every "
+                   "recurrent layer on this engine (persist: LSTMs only; others on cuDNN)")
     t.add_argument("--out", metavar="RUN_DIR", help="where metrics and checkpoints go")
     t.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last "
                    "checkpoint")

@@ -12,18 +12,20 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from designer.graph.layers.recurrent import weight_layout
 from designer.graph.model import Graph
 from designer.graph.shapes import resolve_params
 
 from . import layers as _layers  # noqa: F401  (registers the builders of the plain layers)
-from . import recurrent as _recurrent  # noqa: F401  (and of the recurrent ones)
+from . import recurrent_builder as _recurrent  # noqa: F401  (and of the recurrent ones)
 from .builders import BUILDERS, BuildContext, BuildError, builder  # noqa: F401  (public here)
 from .layers import per_sample
 
 RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple")
 CLASS_LOSSES = ("SoftmaxWithLoss",)
 REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
-ENGINE_NAMES = {"cudnn": "CUDNN", "caffe": "CAFFE", "CUDNN": "CUDNN", "CAFFE": "CAFFE"}
+ENGINE_NAMES = {"cudnn": "CUDNN", "caffe": "CAFFE", "persist": "PERSIST", "CUDNN": "CUDNN",
+                "CAFFE": "CAFFE", "PERSIST": "PERSIST"}
 
 
 @dataclass
@@ -55,7 +57,7 @@ class Net(nn.Module):
         if errors:
             raise BuildError(f"the net has {len(errors)} problem(s); the first: {errors[0]}")
         if engine is not None and engine not in ENGINE_NAMES:
-            raise BuildError(f"unknown engine '{engine}' (use cudnn or caffe)")
+            raise BuildError(f"unknown engine '{engine}' (use cudnn, caffe or persist)")
         self.order = graph.topological_order()
         self.types: dict[str, str] = {}
         self.ports: dict[str, list[str]] = {}
@@ -135,7 +137,7 @@ class Net(nn.Module):
         out = []
         for name in self.recurrent:
             wires = self.wiring[name]
-            if self.engines[name] != "CUDNN":
+            if weight_layout(self.engines[name]) != "CUDNN":
                 continue
             if len(wires) > 2 and wires[2] is not None:
                 out.append(f"{name} runs on cuDNN with a 'lengths' input: packing the padded "

@@ -121,9 +121,9 @@ def bench(args) -> int:
     if _errors_block(proj):
         return 1
     engines = [e.strip().lower() for e in args.engines.split(",") if e.strip()]
-    bad = [e for e in engines if e not in ("cudnn", "caffe")]
+    bad = [e for e in engines if e not in ("cudnn", "caffe", "persist")]
     if bad or not engines:
-        print(f"rnn-designer: unknown engine '{(bad or [''])[0]}' (use cudnn, caffe)",
+        print(f"rnn-designer: unknown engine '{(bad or [''])[0]}' (use cudnn, caffe, persist)",
               file=sys.stderr)
         return 2
     want = args.device or ("cuda" if torch.cuda.is_available() else "cpu")

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import torch
 
+from designer.graph.layers.recurrent import weight_layout
+
 TORCH_TO_CAFFE_LSTM = (0, 1, 3, 2)  # torch blocks [i, f, g, o] -> caffe [i, f, o, g]
 SUFFIXES = ("", "_reverse")  # the forward and the backward direction, as torch names them
 
@@ -82,6 +84,7 @@ def convert_layer(kind: str, sd: dict, levels: int, src: str, dst: str) -> dict:
 
     Both directions of a bidirectional layer are converted (its tensors show it has two).
     """
+    src, dst = weight_layout(src), weight_layout(dst)
     if src == dst:
         return dict(sd)
     if src == "CUDNN":
@@ -100,13 +103,14 @@ def convert_state_dict(state: dict, layers: dict, src: dict, dst: dict) -> dict:
     layers
         Recurrent layer name -> ``(kind, num_layers)``.
     src, dst
-        Recurrent layer name -> engine (``CUDNN`` or ``CAFFE``) the state has / should have.
+        Recurrent layer name -> engine (``CUDNN``, ``CAFFE`` or ``PERSIST``, which holds
+        the cuDNN engine's tensors) the state has / should have.
     """
     out = {}
     per_layer: dict[str, dict] = {}
     for key, value in state.items():
         _, name, rest = key.split(".", 2)
-        if name in layers and src.get(name) != dst.get(name):
+        if name in layers and _layout(src.get(name)) != _layout(dst.get(name)):
             per_layer.setdefault(name, {})[rest] = value
         else:
             out[key] = value
@@ -115,3 +119,7 @@ def convert_state_dict(state: dict, layers: dict, src: dict, dst: dict) -> dict:
         for rest, value in convert_layer(kind, sd, levels, src[name], dst[name]).items():
             out[f"layers.{name}.{rest}"] = value
     return out
+
+
+def _layout(engine: str | None) -> str | None:
+    return None if engine is None else weight_layout(engine)

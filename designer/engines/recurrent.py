@@ -21,10 +21,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .builders import BuildContext, builder
-from .fillers import fill_bias, fill_weight
 from .recurrent_state import check_lengths, zero_state
-from .unrolled import UnrolledRecurrent
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
 DIRECTION_SUFFIXES = ("", "_reverse")  # torch's parameter names: weight_ih_l0_reverse
@@ -162,31 +159,3 @@ class CudnnRecurrent(nn.Module):
         if self.batch_first:
             y = y.transpose(0, 1)
         return y, state
-
-
-def _fill_cudnn(m: CudnnRecurrent, params: dict) -> None:
-    filler = params["weight_filler"]
-    if filler == "torch_default":
-        return
-    g = GATES[m.kind]
-    for k in range(m.levels):
-        for sfx in DIRECTION_SUFFIXES[:m.directions]:
-            fill_weight(getattr(m.rnn, f"weight_ih_l{k}{sfx}"), filler, m.hidden, g)
-            fill_weight(getattr(m.rnn, f"weight_hh_l{k}{sfx}"), filler, m.hidden, g)
-            # one effective bias, as the Caffe net has: all of it in bias_ih
-            fill_bias(getattr(m.rnn, f"bias_ih_l{k}{sfx}"), params["bias_filler"])
-            fill_bias(getattr(m.rnn, f"bias_hh_l{k}{sfx}"), 0.0)
-
-
-@builder("LSTM", "GRU", "RNN", "LSTMSimple")
-def _recurrent(ctx: BuildContext) -> nn.Module:
-    p = ctx.params
-    kind = ctx.layer.type
-    e = ctx.int_dim(ctx.input_shape()[2], "the input size")
-    if kind != "LSTMSimple" and p.get("engine", "CUDNN") == "CUDNN":
-        m = CudnnRecurrent(kind, e, p["num_output"], p["num_layers"], p["dropout_ratio"],
-                           p["batch_first"], p.get("nonlinearity", "tanh"),
-                           p.get("bidirectional", False), ctx.name)
-        _fill_cudnn(m, p)
-        return m
-    return UnrolledRecurrent.from_params(kind, e, p, name=ctx.name)

@@ -61,7 +61,7 @@ class LayerSteps:
     """Everything one traced recurrent layer did, level by level."""
 
     kind: str
-    engine: str            # CUDNN or CAFFE: the engine the layer trains on
+    engine: str            # CUDNN, CAFFE or PERSIST: the engine the layer trains on
     hidden: int
     levels: list
 
@@ -83,7 +83,8 @@ def describe(module) -> dict:
                 "nonlinearity": module.nonlinearity, "clip": module.clip,
                 "batch_first": module.batch_first}
     rnn = module.rnn
-    return {"kind": module.kind, "engine": "CUDNN", "input_size": rnn.input_size,
+    engine = getattr(module, "engine_name", "CUDNN")  # PERSIST holds the same tensors
+    return {"kind": module.kind, "engine": engine, "input_size": rnn.input_size,
             "hidden": module.hidden, "levels": module.levels,
             "nonlinearity": getattr(rnn, "nonlinearity", "tanh"), "clip": 0.0,
             "batch_first": module.batch_first}

@@ -169,6 +169,10 @@ def _inner_product(msg, g, layer, p, notes):
 
 def _recurrent(msg, g, layer, p, notes):
     h = p["num_output"]
+    if p["engine"] == "PERSIST":
+        notes.append(f"{layer.name}: Caffe and MyCaffe have no PERSIST engine; the file says "
+                     "CUDNN, whose weights PERSIST holds")
+        p = dict(p, engine="CUDNN")
     r = Message().add("engine", Enum(p["engine"])).add("num_output", h)
     r.add("weight_filler", _filler(p, h, h, "uniform")).add("bias_filler", _bias(p))
     r.add("debug_info", False).add("expose_hidden", False)

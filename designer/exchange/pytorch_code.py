@@ -19,6 +19,7 @@ from designer import __version__
 from designer.engines.build import RECURRENT_TYPES
 from designer.engines.convert import caffe_to_cudnn
 from designer.graph.atomic import atomic_write_bytes, atomic_write_text
+from designer.graph.layers.recurrent import weight_layout
 from designer.graph.shapes import resolve_params
 
 from .errors import ExchangeError
@@ -178,7 +179,7 @@ class _Writer:
         if p.get("bidirectional"):
             args.append("bidirectional=True")
         engine = self.net.engines.get(name, "CAFFE")
-        how = "the cuDNN engine" if engine == "CUDNN" else \
+        how = "the cuDNN engine" if weight_layout(engine) == "CUDNN" else \
             "the unrolled Caffe engine; its weights are converted to torch's gate order"
         if kind == "LSTMSimple":
             how = "the caffe-lstm LSTM_SIMPLE layer; its weights are converted to torch's " \

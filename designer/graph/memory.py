@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from . import dims as D
+from .layers.recurrent import weight_layout
 from .memory_layers import RECURRENT, Context, rule
 from .shapes import resolve_params
 
@@ -183,14 +184,15 @@ def estimate(graph, setup: Setup | None = None) -> MemoryEstimate | None:
 
 def _any_unrolled(graph, setup: Setup) -> bool:
     """Whether a recurrent layer runs on the unrolled (CAFFE) engine."""
-    return any(layer.type in RECURRENT and _engine(layer, setup) != "CUDNN"
+    return any(layer.type in RECURRENT and weight_layout(_engine(layer, setup)) != "CUDNN"
                for layer in graph.layers())
 
 
 def _capture_blocked(graph, setup: Setup) -> bool:
     """A cuDNN-engine layer with a ``cont`` input finds its resets on the host, so the step
     is not captured in a CUDA graph (as ``Net.capture_blockers`` says)."""
-    return any(_engine(layer, setup) == "CUDNN" and graph.link_into(layer.name, "cont")
+    return any(weight_layout(_engine(layer, setup)) == "CUDNN" and
+               graph.link_into(layer.name, "cont")
                for layer in graph.layers() if layer.type in RECURRENT)
 
 
@@ -283,7 +285,10 @@ def training_report(graph, device: str, solver: dict, training: dict,
     out = {"device": device, "estimate": est.to_json(), "engines": {}, "capacity": None,
            "where": None, "fits": True, "message": None}
     if any(layer.type in ("LSTM", "GRU", "RNN") for layer in graph.layers()):
-        for engine in ("cudnn", "caffe"):
+        engines = ("cudnn", "caffe") + (
+            ("persist",) if device == "cuda" and any(layer.type == "LSTM"
+                                                     for layer in graph.layers()) else ())
+        for engine in engines:
             other = estimate(graph, setup(engine))
             out["engines"][engine] = None if other is None else other.total
     if room is not None:
@@ -305,7 +310,7 @@ def report_lines(rep: dict) -> list[str]:
                      ("optimizer", "optimizer_state"), ("activations", "activations"),
                      ("batch", "batch"), ("backward", "backward")) if est[f])]
     extra = []
-    names = {"cudnn": "all cuDNN", "caffe": "all unrolled"}
+    names = {"cudnn": "all cuDNN", "caffe": "all unrolled", "persist": "all persistent"}
     for engine, total in rep["engines"].items():
         if total is not None:
             extra.append(f"{names[engine]} {size_text(total)}")

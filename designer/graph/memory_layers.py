@@ -27,12 +27,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import prod
 
+from .layers.recurrent import weight_layout
+
 RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple")
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
 
 # values per hidden unit, level and time step that a recurrent level keeps (see the module doc)
 UNROLLED_PER_LEVEL = {"LSTM": 6, "LSTMSimple": 6, "GRU": 5, "RNN": 2}
 CUDNN_GPU_PER_LEVEL = {"LSTM": 5, "GRU": 4, "RNN": 1}
+PERSIST_FP32_PER_LEVEL = 5  # the PERSIST engine's activated gates (4) and c_t, in fp32
 CPU_FUSED_PER_LEVEL = {"GRU": 7, "RNN": 1}
 ONEDNN_H, ONEDNN_MAX_EH = 6.5, 4.0  # the oneDNN LSTM workspace per level and step, as
 # much of it as is written to (it reserves about half as much again, never touched)
@@ -178,12 +181,19 @@ def _recurrent(ctx: Context, params: int) -> Kept:
     dropout = p.get("dropout_ratio", 0.0) if levels > 1 else 0.0
     tokens = t_ * n
     seq = tokens * h  # values of one (T, N, H) sequence
-    cudnn = kind != "LSTMSimple" and ctx.engine == "CUDNN"
+    cudnn = kind != "LSTMSimple" and weight_layout(ctx.engine) == "CUDNN"
     gpu = ctx.device == "cuda"
     b = ctx.act_bytes if cudnn and gpu else 4  # the unrolled steps run in float32
     masks = (levels - 1) * seq * ctx.mask_bytes() if dropout else 0
     k = Kept(inputs=[0], backward=4 * (2 * seq + tokens * e))
-    if cudnn and gpu:
+    if ctx.engine == "PERSIST" and kind == "LSTM" and gpu and not p.get("bidirectional"):
+        # per level: the activated gates and c_t in fp32, h_t in the run's type (the last
+        # level's is the output); the dropped-out inputs of the upper levels; backward has
+        # one level's pre-activation gradients (4H, fp32) at a time
+        k.outputs = [0]
+        k.extra = levels * PERSIST_FP32_PER_LEVEL * 4 * seq + 2 * (levels - 1) * b * seq + masks
+        k.backward += 4 * GATES[kind] * seq
+    elif cudnn and gpu:
         reserve = levels * CUDNN_GPU_PER_LEVEL[kind] * seq + (levels - 1) * seq
         k.outputs = [0]
         k.extra = b * reserve + masks

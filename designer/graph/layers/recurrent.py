@@ -14,6 +14,14 @@ from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
 from .common import bias_filler, num_output, weight_filler
 
 ENGINES = ("CUDNN", "CAFFE")
+LSTM_ENGINES = ENGINES + ("PERSIST",)  # PERSIST: the persistent kernel, LSTM only
+
+
+def weight_layout(engine: str) -> str:
+    """The engine whose parameters ``engine`` holds: PERSIST keeps the cuDNN engine's
+    (torch.nn.LSTM's, with two biases), so converting, exporting and loading treat it as
+    CUDNN."""
+    return "CUDNN" if engine == "PERSIST" else engine
 
 # gates per unit, and the element-wise FLOPs of one unit step per hidden value (approximate:
 # activations and the products and sums that combine them)
@@ -82,7 +90,7 @@ def _biases(kind: str, engine: str) -> int:
         return 2
     if kind == "LSTMSimple":
         return 1
-    return 2 if engine == "CUDNN" else 1
+    return 2 if weight_layout(engine) == "CUDNN" else 1
 
 
 def _layers(ctx):
@@ -134,7 +142,11 @@ def _common(kind: str) -> tuple:
                   "the forward half first) and the parameters double", shaping=True),
         ParamSpec("engine", "choice", "CUDNN",
                   "CUDNN: the fused kernel (torch.nn." + kind + "); CAFFE: the unrolled net, "
-                  "one small layer per time step", choices=ENGINES),
+                  "one small layer per time step" + (
+                      "; PERSIST: cuDNN's weights, the recurrence in one persistent kernel per "
+                      "level with the weights held on chip (CUDA with Triton; elsewhere it runs "
+                      "on cuDNN and says so)" if kind == "LSTM" else ""),
+                  choices=LSTM_ENGINES if kind == "LSTM" else ENGINES),
         weight_filler("uniform"),
         bias_filler(),
     )

@@ -401,7 +401,7 @@ class InspectView(QWidget):
 
 def _level_name(lv, seen) -> str:
     count = sum(1 for other in seen.layers if other.layer == lv.layer)
-    engine = {"CUDNN": "cuDNN", "CAFFE": "unrolled"}.get(lv.engine, lv.engine)
+    engine = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent"}.get(lv.engine, lv.engine)
     where = f"{lv.layer} ({lv.kind} {lv.hidden}, {engine})"
     return where if count == 1 else f"{lv.layer} level {lv.level + 1} of {count} " \
                                     f"({lv.kind} {lv.hidden}, {engine})"

@@ -10,7 +10,7 @@ import json
 import math
 from pathlib import Path
 
-ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled"}
+ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent"}
 DATA_KINDS = {"CharText": "text", "WavAudio": "audio", "MnistRows": "mnist",
               "TimeSeries": "series", "SequenceClasses": "classes"}
 

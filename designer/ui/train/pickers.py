@@ -137,6 +137,9 @@ ENGINES = (
      "(torch.nn.LSTM)"),
     ("caffe", "All unrolled (Caffe)", "Every LSTM/GRU/RNN runs as Caffe's unrolled net: one "
      "small layer per time step"),
+    ("persist", "All persistent (LSTM)", "Every LSTM runs its recurrence in one persistent "
+     "kernel per level, the weights held on the GPU's chip (CUDA with Triton); GRU and RNN "
+     "layers, and any layer the kernel cannot run, run on cuDNN and the log says why"),
 )
 
 

@@ -1,0 +1,184 @@
+"""The PERSIST engine: an LSTM layer whose recurrence runs in one persistent kernel per level.
+
+The layer holds exactly the cuDNN engine's parameters (``torch.nn.LSTM``'s, gate order i, f, g,
+o), so checkpoints, weight conversion to and from the unrolled net, exports and inspection treat
+it as a cuDNN layer. Only the way it runs differs: for each level, the input transform of all
+steps is one GEMM, the recurrence is one launch of ``triton_persist._forward`` (the recurrent
+weights stay on the chip for the whole sequence, one grid-wide barrier per step), and backward is
+one launch of ``triton_persist._backward`` followed by GEMMs over all steps for the weight and
+input gradients. Dropout between levels is applied as the cuDNN engine applies it.
+
+Where the kernel cannot run (no CUDA device or no Triton, a GRU or RNN, a bidirectional layer,
+padded ``lengths``, a type other than fp32/bf16), the layer runs on the cuDNN engine and says
+why once (``fallback``, and a warning).
+"""
+from __future__ import annotations
+
+import math
+import os
+import warnings
+
+import torch
+from torch import nn
+
+from .recurrent import CudnnRecurrent
+
+try:
+    from . import triton_persist as kernels
+    from .triton_persist import triton
+except Exception:  # noqa: BLE001
+    kernels, triton = None, None
+
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"  # Triton's CPU interpreter (tests)
+BATCH_BLOCK = 32     # batch rows a program handles at once
+
+
+def _sm_count(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 1
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(n, 1))))
+
+
+TUNE: dict = {}   # overrides of plan()'s choices (the benchmark's sweep)
+
+
+def plan(hidden: int, batch: int, device: torch.device) -> dict:
+    """The grid and block sizes for a level of ``hidden`` units and ``batch`` sequences.
+
+    The grid is (unit blocks, batch blocks), at most one program per SM: they must all be
+    resident at once for the barrier. On the CPU interpreter it is one program.
+    """
+    if INTERPRET or device.type != "cuda":
+        units, sms = _pow2(max(hidden, 4)), 1
+    else:
+        units, sms = TUNE.get("U", 16), _sm_count(device)
+    unit_blocks = math.ceil(hidden / units)
+    if unit_blocks > sms:
+        units = _pow2(math.ceil(hidden / sms))
+        unit_blocks = math.ceil(hidden / units)
+    batch_blocks = max(1, min(math.ceil(batch / 16), sms // unit_blocks))
+    rows = math.ceil(batch / batch_blocks)
+    bn = TUNE.get("BN", min(32, max(16, _pow2(rows))))
+    rows = math.ceil(rows / bn) * bn
+    cfg = {"grid": (unit_blocks, math.ceil(batch / rows)), "rows_per": rows, "U": units,
+           "BN": bn, "HP": _pow2(hidden), "KC": 64, "RC": 64, "warps": 4}
+    cfg.update({k: v for k, v in TUNE.items() if k not in ("U", "BN")})
+    cfg["KC"], cfg["RC"] = min(cfg["KC"], cfg["HP"]), min(cfg["RC"], cfg["HP"])
+    dot = units >= 16 and bn >= 16
+    cfg["fwd_dot"] = dot and cfg["KC"] >= 16
+    cfg["bwd_dot"] = dot and cfg["RC"] >= 16
+    return cfg
+
+
+class _Level(torch.autograd.Function):
+    """One LSTM level's recurrence: (pre, W_hh, h0, c0) -> (y, h_T, c_T)."""
+
+    @staticmethod
+    def forward(ctx, pre, w_hh, h0, c0):
+        steps, batch, four_h = pre.shape
+        hidden = four_h // 4
+        cfg = plan(hidden, batch, pre.device)
+        dtype = pre.dtype
+        hs = torch.empty(steps + 1, batch, hidden, device=pre.device, dtype=dtype)
+        hs[0] = h0
+        cs = torch.empty(steps + 1, batch, hidden, device=pre.device, dtype=torch.float32)
+        cs[0] = c0
+        acts = torch.empty(steps, batch, four_h, device=pre.device, dtype=torch.float32)
+        bar = torch.zeros(1, device=pre.device, dtype=torch.int32)
+        w = w_hh.to(dtype).contiguous()
+        kernels._forward[cfg["grid"]](
+            pre.contiguous(), w, hs, cs, acts, bar, steps, batch, hidden, cfg["rows_per"],
+            HP=cfg["HP"], U=cfg["U"], BN=cfg["BN"], KC=cfg["KC"], DOT=cfg["fwd_dot"],
+            LOWP=dtype == torch.bfloat16, num_warps=cfg["warps"])
+        ctx.save_for_backward(w, hs, cs, acts)
+        ctx.cfg, ctx.w_dtype = cfg, w_hh.dtype
+        y = hs[1:]
+        return y, hs[steps].clone(), cs[steps].to(dtype)
+
+    @staticmethod
+    def backward(ctx, dy, dh_last, dc_last):
+        w, hs, cs, acts = ctx.saved_tensors
+        cfg = ctx.cfg
+        steps, batch, hidden = dy.shape[0], hs.shape[1], hs.shape[2]
+        dev = hs.device
+        dy = torch.zeros(steps, batch, hidden, device=dev) if dy is None else dy.contiguous()
+        dh = (torch.zeros(batch, hidden, device=dev) if dh_last is None
+              else dh_last.float().contiguous().clone())
+        dc = (torch.zeros(batch, hidden, device=dev) if dc_last is None
+              else dc_last.float().contiguous().clone())
+        dz = torch.empty(steps, batch, 4 * hidden, device=dev, dtype=torch.float32)
+        bar = torch.zeros(1, device=dev, dtype=torch.int32)
+        kernels._backward[cfg["grid"]](
+            dy, acts, cs, w, dz, dh, dc, bar, steps, batch, hidden, cfg["rows_per"],
+            HP=cfg["HP"], U=cfg["U"], BN=cfg["BN"], RC=cfg["RC"], DOT=cfg["bwd_dot"],
+            LOWP=w.dtype == torch.bfloat16, num_warps=cfg["warps"])
+        # dW_hh = sum_t dz_t^T h_{t-1}: one GEMM over all steps
+        d_w = dz.reshape(-1, 4 * hidden).t().mm(hs[:-1].reshape(-1, hidden).float())
+        return (dz.to(hs.dtype), d_w.to(ctx.w_dtype), dh.to(hs.dtype), dc.to(hs.dtype))
+
+
+def fallback_reason(module: "PersistRecurrent", x) -> str | None:
+    """Why the persistent kernel cannot run this call (``None`` when it can)."""
+    if kernels is None or triton is None:
+        return "Triton is not installed"
+    if module.kind != "LSTM":
+        return f"the persistent kernel runs LSTM layers, not {module.kind}"
+    if module.directions != 1:
+        return "the persistent kernel runs one direction (the layer is bidirectional)"
+    if not isinstance(x, torch.Tensor):
+        return "padded lengths run on cuDNN's packed sequences"
+    if not (x.is_cuda or INTERPRET):
+        return "the layer runs on the CPU"
+    if x.dtype not in (torch.float32, torch.bfloat16) and not torch.is_autocast_enabled():
+        return f"the persistent kernel runs fp32 and bf16, not {x.dtype}"
+    return None
+
+
+class PersistRecurrent(CudnnRecurrent):
+    """An LSTM with the cuDNN engine's parameters, run by the persistent kernel where it can."""
+
+    engine_name = "PERSIST"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fallback = None   # why the last call ran on cuDNN (None: it ran persistent)
+        self._warned = set()
+
+    def _call(self, x, state):
+        reason = fallback_reason(self, x)
+        self.fallback = reason
+        if reason is not None:
+            if reason not in self._warned:
+                self._warned.add(reason)
+                warnings.warn(f"{self.name}: engine PERSIST runs on the cuDNN engine here: "
+                              f"{reason}.", RuntimeWarning, stacklevel=3)
+            return super()._call(x, state)
+        return self._persistent(x, state)
+
+    def _persistent(self, x, state):
+        h0s, c0s = state
+        dtype = torch.bfloat16 if (x.is_cuda and torch.is_autocast_enabled("cuda") and
+                                   torch.get_autocast_dtype("cuda") == torch.bfloat16) \
+            else x.dtype
+        hs, cs = [], []
+        inp = x
+        with torch.autocast(x.device.type, enabled=False):
+            for k, (w_ih, w_hh, b_ih, b_hh) in enumerate(self._weights()):
+                pre = torch.addmm((b_ih + b_hh).to(dtype), inp.reshape(-1, inp.shape[-1])
+                                  .to(dtype), w_ih.to(dtype).t())
+                pre = pre.view(inp.shape[0], inp.shape[1], -1)
+                y, h, c = _Level.apply(pre, w_hh, h0s[k].to(dtype), c0s[k].to(dtype))
+                hs.append(h)
+                cs.append(c)
+                inp = y
+                if k + 1 < self.levels and self.rnn.dropout and self.training:
+                    inp = nn.functional.dropout(inp, self.rnn.dropout, True)
+        return inp, (torch.stack(hs), torch.stack(cs))
+
+    def _weights(self):
+        for names in self._weight_names:
+            yield tuple(getattr(self.rnn, n) for n in names)

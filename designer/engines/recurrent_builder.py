@@ -1,0 +1,47 @@
+"""The builder of the recurrent layers: each engine's module for an LSTM, GRU or RNN as drawn.
+
+``CUDNN``: ``CudnnRecurrent`` (torch.nn); ``PERSIST``: ``PersistRecurrent`` (the same parameters,
+its recurrence in one persistent kernel per level); ``CAFFE`` and every ``LSTMSimple``:
+``UnrolledRecurrent``. The two cuDNN-layout engines are filled alike.
+"""
+from __future__ import annotations
+
+from torch import nn
+
+from designer.graph.layers.recurrent import weight_layout
+
+from .builders import BuildContext, builder
+from .fillers import fill_bias, fill_weight
+from .persist import PersistRecurrent
+from .recurrent import DIRECTION_SUFFIXES, GATES, CudnnRecurrent
+from .unrolled import UnrolledRecurrent
+
+
+def _fill_cudnn(m: CudnnRecurrent, params: dict) -> None:
+    filler = params["weight_filler"]
+    if filler == "torch_default":
+        return
+    g = GATES[m.kind]
+    for k in range(m.levels):
+        for sfx in DIRECTION_SUFFIXES[:m.directions]:
+            fill_weight(getattr(m.rnn, f"weight_ih_l{k}{sfx}"), filler, m.hidden, g)
+            fill_weight(getattr(m.rnn, f"weight_hh_l{k}{sfx}"), filler, m.hidden, g)
+            # one effective bias, as the Caffe net has: all of it in bias_ih
+            fill_bias(getattr(m.rnn, f"bias_ih_l{k}{sfx}"), params["bias_filler"])
+            fill_bias(getattr(m.rnn, f"bias_hh_l{k}{sfx}"), 0.0)
+
+
+@builder("LSTM", "GRU", "RNN", "LSTMSimple")
+def _recurrent(ctx: BuildContext) -> nn.Module:
+    p = ctx.params
+    kind = ctx.layer.type
+    e = ctx.int_dim(ctx.input_shape()[2], "the input size")
+    engine = p.get("engine", "CUDNN")
+    if kind != "LSTMSimple" and weight_layout(engine) == "CUDNN":
+        cls = PersistRecurrent if engine == "PERSIST" else CudnnRecurrent
+        m = cls(kind, e, p["num_output"], p["num_layers"], p["dropout_ratio"],
+                p["batch_first"], p.get("nonlinearity", "tanh"),
+                p.get("bidirectional", False), ctx.name)
+        _fill_cudnn(m, p)
+        return m
+    return UnrolledRecurrent.from_params(kind, e, p, name=ctx.name)

@@ -1,0 +1,172 @@
+"""The PERSIST engine's kernels: one launch runs a whole LSTM level through all its time steps.
+
+A launch has ``P`` programs, at most one per streaming multiprocessor, all resident at once.
+Program ``p`` owns the hidden units ``u = p*U .. p*U+U-1``: their rows of the recurrent weights
+(the four gates' rows, 4U x H) stay in that SM's L1 cache and registers for the whole sequence,
+and their cell state never leaves the program's slice of the state buffers. Each time step ends
+with one grid-wide barrier (a counter in global memory, release/acquire), after which every
+program reads the full ``h_{t-1}`` from L2 (``.cg`` loads: other SMs wrote it).
+
+Forward, per step t and batch block: ``z = pre[t] + h_{t-1} W_hh[rows]^T`` for the program's
+rows; the gates and ``c_t = f c_{t-1} + i g``, ``h_t = o tanh(c_t)`` for its units; the
+activated gates and ``c_t`` are kept for backward.
+
+Backward, per step (T-1 .. 0), two phases around one barrier:
+  A. each program turns the gradient reaching its units' ``h_t`` and ``c_t`` into the gradients
+     of its rows' pre-activations ``dz[t]`` (written out: they are also what ``dW_hh``,
+     ``dW_ih`` and ``dx`` are made of, in GEMMs over all steps after the kernel);
+  B. after the barrier, ``dh_{t-1}[:, u] = dz[t] W_hh[:, u]`` over all 4H rows, for its units.
+Gate order is torch's (i, f, g, o), so the weights are the cuDNN engine's, unconverted.
+
+The accumulation is fp32 whatever the input type (fp32, or bf16 under autocast). Run with
+``TRITON_INTERPRET=1`` on a CPU, a launch must have one program (nothing runs alongside it).
+"""
+from __future__ import annotations
+
+try:
+    import triton
+    import triton.language as tl
+except Exception:  # noqa: BLE001 - no Triton: the engine falls back to cuDNN
+    triton = None
+
+
+if triton is not None:
+
+    @triton.jit
+    def _tanh(x):
+        return 1.0 - 2.0 / (tl.exp(2.0 * x) + 1.0)
+
+    @triton.jit
+    def _grid_sync(BAR, target):
+        """Wait until every program has arrived: ``target`` = P x (barriers so far)."""
+        tl.debug_barrier()  # the whole program's stores are issued before it says it arrived
+        tl.atomic_add(BAR, 1, sem="release", scope="gpu")
+        seen = tl.atomic_add(BAR, 0, sem="acquire", scope="gpu")
+        while seen < target:
+            seen = tl.atomic_add(BAR, 0, sem="acquire", scope="gpu")
+        tl.debug_barrier()
+
+    @triton.jit
+    def _mm(a, w, DOT: tl.constexpr, LOWP: tl.constexpr):
+        """a [M, K] @ w [K, U] in fp32: tensor cores in bf16 (LOWP), exact FMAs in fp32, and
+        a broadcast product for blocks too narrow for ``tl.dot``."""
+        if DOT:
+            if LOWP:
+                return tl.dot(a.to(tl.bfloat16), w.to(tl.bfloat16))
+            return tl.dot(a, w, input_precision="ieee")
+        return tl.sum(a.to(tl.float32)[:, :, None] * w.to(tl.float32)[None, :, :], axis=1)
+
+    @triton.jit
+    def _forward(PRE, W, HS, CS, ACTS, BAR, T, N, H, ROWS_PER,
+                 HP: tl.constexpr, U: tl.constexpr, BN: tl.constexpr, KC: tl.constexpr,
+                 DOT: tl.constexpr, LOWP: tl.constexpr):
+        """PRE (T, N, 4H): x W_ih^T + biases. HS (T+1, N, H): HS[0] = h0 in, h_t out at t+1.
+        CS (T+1, N, H) fp32 likewise. ACTS (T, N, 4H) fp32: the activated gates. Program
+        (p, q) owns units p*U.. and batch rows q*ROWS_PER.. (ROWS_PER a multiple of BN).
+        The loop over the hidden size is unrolled (HP = H rounded up to a power of two), so
+        that the loads of h_{t-1} are all in flight at once."""
+        p = tl.program_id(0)
+        P = tl.num_programs(0) * tl.num_programs(1)
+        n_lo = tl.program_id(1) * ROWS_PER
+        n_hi = tl.minimum(n_lo + ROWS_PER, N)
+        u = p * U + tl.arange(0, U)
+        um = u < H
+        for t in range(T):
+            for n0 in range(n_lo, n_hi, BN):
+                n = n0 + tl.arange(0, BN)
+                nm = n < n_hi
+                zi = tl.zeros((BN, U), dtype=tl.float32)
+                zf = tl.zeros((BN, U), dtype=tl.float32)
+                zg = tl.zeros((BN, U), dtype=tl.float32)
+                zo = tl.zeros((BN, U), dtype=tl.float32)
+                for k0 in tl.static_range(0, HP, KC):
+                    k = k0 + tl.arange(0, KC)
+                    km = k < H
+                    a = tl.load(HS + (t * N + n[:, None]) * H + k[None, :],
+                                mask=nm[:, None] & km[None, :], other=0.0, cache_modifier=".cg")
+                    w_ptr = W + u[None, :] * H + k[:, None]
+                    wm = km[:, None] & um[None, :]
+                    zi += _mm(a, tl.load(w_ptr, mask=wm, other=0.0), DOT, LOWP)
+                    zf += _mm(a, tl.load(w_ptr + H * H, mask=wm, other=0.0), DOT, LOWP)
+                    zg += _mm(a, tl.load(w_ptr + 2 * H * H, mask=wm, other=0.0), DOT, LOWP)
+                    zo += _mm(a, tl.load(w_ptr + 3 * H * H, mask=wm, other=0.0), DOT, LOWP)
+                m = nm[:, None] & um[None, :]
+                g_ptr = (t * N + n[:, None]) * 4 * H + u[None, :]
+                i = tl.sigmoid(zi + tl.load(PRE + g_ptr, mask=m, other=0.0).to(tl.float32))
+                f = tl.sigmoid(zf + tl.load(PRE + g_ptr + H, mask=m, other=0.0).to(tl.float32))
+                g = _tanh(zg + tl.load(PRE + g_ptr + 2 * H, mask=m, other=0.0).to(tl.float32))
+                o = tl.sigmoid(zo + tl.load(PRE + g_ptr + 3 * H, mask=m, other=0.0)
+                               .to(tl.float32))
+                s_ptr = (t * N + n[:, None]) * H + u[None, :]
+                c = f * tl.load(CS + s_ptr, mask=m, other=0.0) + i * g
+                h = o * _tanh(c)
+                tl.store(ACTS + g_ptr, i, mask=m)
+                tl.store(ACTS + g_ptr + H, f, mask=m)
+                tl.store(ACTS + g_ptr + 2 * H, g, mask=m)
+                tl.store(ACTS + g_ptr + 3 * H, o, mask=m)
+                tl.store(CS + N * H + s_ptr, c, mask=m)
+                tl.store(HS + N * H + s_ptr, h.to(HS.dtype.element_ty), mask=m)
+            if t + 1 < T:
+                _grid_sync(BAR, (t + 1) * P)
+
+    @triton.jit
+    def _backward(DY, ACTS, CS, W, DZ, DH, DC, BAR, T, N, H, ROWS_PER,
+                  HP: tl.constexpr, U: tl.constexpr, BN: tl.constexpr, RC: tl.constexpr,
+                  DOT: tl.constexpr, LOWP: tl.constexpr):
+        """DY (T, N, H): the loss's gradient on each output h_t. DH, DC (N, H) fp32: in, the
+        gradient on the last state; out, on the first. DZ (T, N, 4H) fp32: the gradient of
+        each pre-activation (out). The grid is the forward's."""
+        p = tl.program_id(0)
+        P = tl.num_programs(0) * tl.num_programs(1)
+        n_lo = tl.program_id(1) * ROWS_PER
+        n_hi = tl.minimum(n_lo + ROWS_PER, N)
+        u = p * U + tl.arange(0, U)
+        um = u < H
+        for s in range(T):
+            t = T - 1 - s
+            for n0 in range(n_lo, n_hi, BN):  # A: this program's units, through the cell
+                n = n0 + tl.arange(0, BN)
+                m = (n < n_hi)[:, None] & um[None, :]
+                st = n[:, None] * H + u[None, :]
+                s_ptr = t * N * H + st
+                g_ptr = ACTS + (t * N + n[:, None]) * 4 * H + u[None, :]
+                dh = tl.load(DY + s_ptr, mask=m, other=0.0).to(tl.float32) + \
+                    tl.load(DH + st, mask=m, other=0.0)
+                i = tl.load(g_ptr, mask=m, other=0.0)
+                f = tl.load(g_ptr + H, mask=m, other=0.0)
+                g = tl.load(g_ptr + 2 * H, mask=m, other=0.0)
+                o = tl.load(g_ptr + 3 * H, mask=m, other=0.0)
+                c = tl.load(CS + N * H + s_ptr, mask=m, other=0.0)
+                cp = tl.load(CS + s_ptr, mask=m, other=0.0)
+                tc = _tanh(c)
+                dc = tl.load(DC + st, mask=m, other=0.0) + dh * o * (1.0 - tc * tc)
+                z_ptr = DZ + (t * N + n[:, None]) * 4 * H + u[None, :]
+                tl.store(z_ptr, dc * g * i * (1.0 - i), mask=m)
+                tl.store(z_ptr + H, dc * cp * f * (1.0 - f), mask=m)
+                tl.store(z_ptr + 2 * H, dc * i * (1.0 - g * g), mask=m)
+                tl.store(z_ptr + 3 * H, dh * tc * o * (1.0 - o), mask=m)
+                tl.store(DC + st, dc * f, mask=m)
+            _grid_sync(BAR, (s + 1) * P)
+            for n0 in range(n_lo, n_hi, BN):  # B: dh_{t-1}[:, u] = dz[t] W[:, u], all rows
+                n = n0 + tl.arange(0, BN)
+                nm = n < n_hi
+                acc = tl.zeros((BN, U), dtype=tl.float32)
+                for gate in tl.static_range(4):
+                    for k0 in tl.static_range(0, HP, RC):
+                        r = k0 + tl.arange(0, RC)
+                        rm = r < H
+                        dz = tl.load(DZ + (t * N + n[:, None]) * 4 * H + gate * H + r[None, :],
+                                     mask=nm[:, None] & rm[None, :], other=0.0,
+                                     cache_modifier=".cg")
+                        w = tl.load(W + (gate * H + r[:, None]) * H + u[None, :],
+                                    mask=rm[:, None] & um[None, :], other=0.0)
+                        acc += _mm(dz, w, DOT, LOWP)
+                tl.store(DH + n[:, None] * H + u[None, :], acc,
+                         mask=nm[:, None] & um[None, :])
+
+    @triton.jit
+    def _barriers_only(BAR, T):
+        """T grid-wide barriers and nothing else: what one step's synchronisation costs."""
+        P = tl.num_programs(0) * tl.num_programs(1)
+        for t in range(T):
+            _grid_sync(BAR, (t + 1) * P)

@@ -1,0 +1,164 @@
+"""The PERSIST engine's kernels against the cuDNN engine, layer only, on a CUDA machine.
+
+python tests/benchmarks/bench_persist.py [--check] [--time]
+
+``--check``: outputs, final states and every gradient of a PERSIST LSTM against a cuDNN one
+with the same weights (fp32 with TF32 off, and bf16 autocast), at the bench size and at sizes off
+the kernel's tiles. ``--time``: forward + backward of the layer (2 x 512, T=100) at N=16, 64 and
+256, fp32 and bf16, median of 30 after warm-up, CUDA events; the two engines alternate.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from designer.engines.persist import PersistRecurrent  # noqa: E402
+from designer.engines.recurrent import CudnnRecurrent  # noqa: E402
+
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+
+
+def pair(e, h, levels):
+    torch.manual_seed(0)
+    ref = CudnnRecurrent("LSTM", e, h, levels, 0.0, False).cuda()
+    per = PersistRecurrent("LSTM", e, h, levels, 0.0, False).cuda()
+    per.load_state_dict(ref.state_dict())
+    return ref, per
+
+
+def step(m, x, w, bf16):
+    x.grad = None
+    m.zero_grad(set_to_none=True)
+    with torch.autocast("cuda", torch.bfloat16, enabled=bf16):
+        y, (h, c) = m(x)
+        loss = (y.float() * w).sum() + 0.5 * h.float().sum() + 0.1 * c.float().pow(2).sum()
+    loss.backward()
+    return [y.float(), h.float(), c.float(), x.grad] + [p.grad for p in m.parameters()]
+
+
+def check():
+    for e, h, levels, t, n in ((512, 512, 2, 100, 64), (512, 512, 2, 50, 16),
+                               (300, 200, 2, 30, 5), (64, 1024, 1, 20, 3), (80, 256, 2, 40, 33)):
+        ref, per = pair(e, h, levels)
+        x = torch.randn(t, n, e, device="cuda", requires_grad=True)
+        w = torch.randn(t, n, h, device="cuda")
+        for bf16 in (False, True):
+            a, b = step(ref, x, w, bf16), step(per, x, w, bf16)
+            rel = max(float((u - v).abs().max() / u.abs().max().clamp_min(1e-12))
+                      for u, v in zip(a, b))
+            print(json.dumps({"check": f"LSTM {levels}x{h} E={e} T={t} N={n}",
+                              "precision": "bf16" if bf16 else "fp32", "max_rel": rel,
+                              "persistent": per.fallback is None}), flush=True)
+
+
+def timed(m, x, w, bf16, reps=30):
+    for _ in range(5):
+        step(m, x, w, bf16)
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        step(m, x, w, bf16)
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def time_all():
+    ref, per = pair(512, 512, 2)
+    for n in (16, 64, 256):
+        x = torch.randn(100, n, 512, device="cuda", requires_grad=True)
+        w = torch.randn(100, n, 512, device="cuda")
+        for bf16 in (False, True):
+            c, p = timed(ref, x, w, bf16), timed(per, x, w, bf16)
+            print(json.dumps({"time": f"LSTM 2x512 T=100 N={n}", "precision":
+                              "bf16" if bf16 else "fp32", "cudnn_ms": round(c, 3),
+                              "persist_ms": round(p, 3), "speedup": round(c / p, 2)}), flush=True)
+
+
+def forward_only(m, x, bf16, reps=20):
+    with torch.no_grad(), torch.autocast("cuda", torch.bfloat16, enabled=bf16):
+        for _ in range(3):
+            m(x)
+        times = []
+        for _ in range(reps):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            m(x)
+            b.record()
+            torch.cuda.synchronize()
+            times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def barrier_cost():
+    """Microseconds per grid-wide barrier, for grids of 32 and 128 programs, T = 1000."""
+    from designer.engines import triton_persist as k
+    for grid in ((32, 1), (128, 1), (32, 4)):
+        bar = torch.zeros(1, device="cuda", dtype=torch.int32)
+        k._barriers_only[grid](bar, 1000)
+        times = []
+        for _ in range(10):
+            bar.zero_()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            k._barriers_only[grid](bar, 1000)
+            b.record()
+            torch.cuda.synchronize()
+            times.append(a.elapsed_time(b))
+        print(json.dumps({"barrier_us": round(statistics.median(times), 3),
+                          "programs": grid[0] * grid[1]}), flush=True)
+
+
+SWEEP = [{}, {"warps": 8}, {"U": 4}, {"U": 8}, {"U": 32}, {"KC": 32, "RC": 32},
+         {"KC": 128, "RC": 128}, {"BN": 16}]
+
+
+def sweep():
+    from designer.engines import persist
+    ref, per = pair(512, 512, 2)
+    for n in (16, 64, 256):
+        x = torch.randn(100, n, 512, device="cuda", requires_grad=True)
+        w = torch.randn(100, n, 512, device="cuda")
+        for bf16 in (False, True):
+            c = timed(ref, x, w, bf16, 20)
+            cf = forward_only(ref, x, bf16)
+            for tune in SWEEP:
+                persist.TUNE.clear()
+                persist.TUNE.update(tune)
+                try:
+                    p = timed(per, x, w, bf16, 20)
+                    pf = forward_only(per, x, bf16)
+                except Exception as e:  # noqa: BLE001 - a config that does not compile
+                    print(json.dumps({"tune": tune, "N": n, "error": str(e)[:200]}), flush=True)
+                    continue
+                print(json.dumps({"N": n, "bf16": bf16, "tune": tune,
+                                  "plan": persist.plan(512, n, x.device)["grid"],
+                                  "cudnn_ms": round(c, 2), "persist_ms": round(p, 2),
+                                  "x": round(c / p, 2), "cudnn_fwd_ms": round(cf, 2),
+                                  "persist_fwd_ms": round(pf, 2)}), flush=True)
+    persist.TUNE.clear()
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--time", action="store_true")
+    ap.add_argument("--sweep", action="store_true")
+    a = ap.parse_args()
+    print(torch.__version__, torch.cuda.get_device_name(), flush=True)
+    if a.check:
+        check()
+    if a.sweep:
+        barrier_cost()
+        sweep()
+    if a.time:
+        time_all()
