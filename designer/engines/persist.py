@@ -55,7 +55,9 @@ def plan(hidden: int, batch: int, device: torch.device) -> dict:
     if INTERPRET or device.type != "cuda":
         units, sms = _pow2(max(hidden, 4)), 1
     else:
-        units, sms = TUNE.get("U", 16), _sm_count(device)
+        # 16 units a program (its 64 rows of W_hh); 32 for wide batches, where the batch
+        # blocks use the SMs (chosen by the sweep in bench_persist.py, RESULTS.md)
+        units, sms = TUNE.get("U", 32 if batch >= 128 else 16), _sm_count(device)
     unit_blocks = math.ceil(hidden / units)
     if unit_blocks > sms:
         units = _pow2(math.ceil(hidden / sms))
@@ -65,12 +67,10 @@ def plan(hidden: int, batch: int, device: torch.device) -> dict:
     bn = TUNE.get("BN", min(32, max(16, _pow2(rows))))
     rows = math.ceil(rows / bn) * bn
     cfg = {"grid": (unit_blocks, math.ceil(batch / rows)), "rows_per": rows, "U": units,
-           "BN": bn, "HP": _pow2(hidden), "KC": 64, "RC": 64, "warps": 4}
+           "BN": bn, "KC": 64, "RC": 128, "STAGES": 3, "warps": 4}
     cfg.update({k: v for k, v in TUNE.items() if k not in ("U", "BN")})
-    cfg["KC"], cfg["RC"] = min(cfg["KC"], cfg["HP"]), min(cfg["RC"], cfg["HP"])
-    dot = units >= 16 and bn >= 16
-    cfg["fwd_dot"] = dot and cfg["KC"] >= 16
-    cfg["bwd_dot"] = dot and cfg["RC"] >= 16
+    cfg["fwd_dot"] = 4 * units >= 16 and bn >= 16 and cfg["KC"] >= 16
+    cfg["bwd_dot"] = units >= 16 and bn >= 16 and cfg["RC"] >= 16
     return cfg
 
 
@@ -92,8 +92,8 @@ class _Level(torch.autograd.Function):
         w = w_hh.to(dtype).contiguous()
         kernels._forward[cfg["grid"]](
             pre.contiguous(), w, hs, cs, acts, bar, steps, batch, hidden, cfg["rows_per"],
-            HP=cfg["HP"], U=cfg["U"], BN=cfg["BN"], KC=cfg["KC"], DOT=cfg["fwd_dot"],
-            LOWP=dtype == torch.bfloat16, num_warps=cfg["warps"])
+            U=cfg["U"], BN=cfg["BN"], KC=cfg["KC"], DOT=cfg["fwd_dot"], STAGES=cfg["STAGES"],
+            num_warps=cfg["warps"])
         ctx.save_for_backward(w, hs, cs, acts)
         ctx.cfg, ctx.w_dtype = cfg, w_hh.dtype
         y = hs[1:]
@@ -114,8 +114,8 @@ class _Level(torch.autograd.Function):
         bar = torch.zeros(1, device=dev, dtype=torch.int32)
         kernels._backward[cfg["grid"]](
             dy, acts, cs, w, dz, dh, dc, bar, steps, batch, hidden, cfg["rows_per"],
-            HP=cfg["HP"], U=cfg["U"], BN=cfg["BN"], RC=cfg["RC"], DOT=cfg["bwd_dot"],
-            LOWP=w.dtype == torch.bfloat16, num_warps=cfg["warps"])
+            U=cfg["U"], BN=cfg["BN"], RC=cfg["RC"], DOT=cfg["bwd_dot"], STAGES=cfg["STAGES"],
+            num_warps=cfg["warps"])
         # dW_hh = sum_t dz_t^T h_{t-1}: one GEMM over all steps
         d_w = dz.reshape(-1, 4 * hidden).t().mm(hs[:-1].reshape(-1, hidden).float())
         return (dz.to(hs.dtype), d_w.to(ctx.w_dtype), dh.to(hs.dtype), dc.to(hs.dtype))

@@ -47,63 +47,67 @@ if triton is not None:
         tl.debug_barrier()
 
     @triton.jit
-    def _mm(a, w, DOT: tl.constexpr, LOWP: tl.constexpr):
-        """a [M, K] @ w [K, U] in fp32: tensor cores in bf16 (LOWP), exact FMAs in fp32, and
-        a broadcast product for blocks too narrow for ``tl.dot``."""
-        if DOT:
-            if LOWP:
-                return tl.dot(a.to(tl.bfloat16), w.to(tl.bfloat16))
-            return tl.dot(a, w, input_precision="ieee")
-        return tl.sum(a.to(tl.float32)[:, :, None] * w.to(tl.float32)[None, :, :], axis=1)
+    def _rows_times(A, a_stride, n, nm, W, rows, rm, w_stride, K,
+                    BN: tl.constexpr, R: tl.constexpr, KC: tl.constexpr, DOT: tl.constexpr,
+                    STAGES: tl.constexpr):
+        """``A[n, :K] @ W[rows, :K]^T`` as a [BN, R] fp32 block; ``A`` is read from L2 (other
+        programs wrote it), the weights through L1, where they stay between steps."""
+        acc = tl.zeros((BN, R), dtype=tl.float32)
+        for k0 in tl.range(0, K, KC, num_stages=STAGES):
+            k = k0 + tl.arange(0, KC)
+            km = k < K
+            a = tl.load(A + n[:, None] * a_stride + k[None, :], mask=nm[:, None] & km[None, :],
+                        other=0.0, cache_modifier=".cg").to(tl.float32)
+            w = tl.load(W + rows[None, :] * w_stride + k[:, None],
+                        mask=km[:, None] & rm[None, :], other=0.0).to(tl.float32)  # [KC, R]
+            if DOT:
+                acc += tl.dot(a, w, input_precision="ieee")
+            else:
+                acc += tl.sum(a[:, :, None] * w[None, :, :], axis=1)
+        return acc
 
     @triton.jit
     def _forward(PRE, W, HS, CS, ACTS, BAR, T, N, H, ROWS_PER,
-                 HP: tl.constexpr, U: tl.constexpr, BN: tl.constexpr, KC: tl.constexpr,
-                 DOT: tl.constexpr, LOWP: tl.constexpr):
+                 U: tl.constexpr, BN: tl.constexpr, KC: tl.constexpr, DOT: tl.constexpr,
+                 STAGES: tl.constexpr):
         """PRE (T, N, 4H): x W_ih^T + biases. HS (T+1, N, H): HS[0] = h0 in, h_t out at t+1.
         CS (T+1, N, H) fp32 likewise. ACTS (T, N, 4H) fp32: the activated gates. Program
-        (p, q) owns units p*U.. and batch rows q*ROWS_PER.. (ROWS_PER a multiple of BN).
-        The loop over the hidden size is unrolled (HP = H rounded up to a power of two), so
-        that the loads of h_{t-1} are all in flight at once."""
+        (p, q) owns units p*U.. and batch rows q*ROWS_PER.. (ROWS_PER a multiple of BN)."""
         p = tl.program_id(0)
         P = tl.num_programs(0) * tl.num_programs(1)
         n_lo = tl.program_id(1) * ROWS_PER
         n_hi = tl.minimum(n_lo + ROWS_PER, N)
+        j = tl.arange(0, 4 * U)                 # the program's rows, gate-major: gate*U + unit
+        gate = j // U
+        rows = gate * H + p * U + (j % U)
+        rm = (p * U + (j % U)) < H
         u = p * U + tl.arange(0, U)
         um = u < H
         for t in range(T):
             for n0 in range(n_lo, n_hi, BN):
                 n = n0 + tl.arange(0, BN)
                 nm = n < n_hi
-                zi = tl.zeros((BN, U), dtype=tl.float32)
-                zf = tl.zeros((BN, U), dtype=tl.float32)
-                zg = tl.zeros((BN, U), dtype=tl.float32)
-                zo = tl.zeros((BN, U), dtype=tl.float32)
-                for k0 in tl.static_range(0, HP, KC):
-                    k = k0 + tl.arange(0, KC)
-                    km = k < H
-                    a = tl.load(HS + (t * N + n[:, None]) * H + k[None, :],
-                                mask=nm[:, None] & km[None, :], other=0.0, cache_modifier=".cg")
-                    w_ptr = W + u[None, :] * H + k[:, None]
-                    wm = km[:, None] & um[None, :]
-                    zi += _mm(a, tl.load(w_ptr, mask=wm, other=0.0), DOT, LOWP)
-                    zf += _mm(a, tl.load(w_ptr + H * H, mask=wm, other=0.0), DOT, LOWP)
-                    zg += _mm(a, tl.load(w_ptr + 2 * H * H, mask=wm, other=0.0), DOT, LOWP)
-                    zo += _mm(a, tl.load(w_ptr + 3 * H * H, mask=wm, other=0.0), DOT, LOWP)
+                z = _rows_times(HS + t * N * H, H, n, nm, W, rows, rm, H, H,
+                                BN, 4 * U, KC, DOT, STAGES)
+                m4 = nm[:, None] & rm[None, :]
+                row_ptr = (t * N + n[:, None]) * 4 * H + rows[None, :]
+                z += tl.load(PRE + row_ptr, mask=m4, other=0.0).to(tl.float32)
+                tl.store(ACTS + row_ptr, z, mask=m4)
+                tl.debug_barrier()  # the four gates of a unit were computed by other threads
                 m = nm[:, None] & um[None, :]
-                g_ptr = (t * N + n[:, None]) * 4 * H + u[None, :]
-                i = tl.sigmoid(zi + tl.load(PRE + g_ptr, mask=m, other=0.0).to(tl.float32))
-                f = tl.sigmoid(zf + tl.load(PRE + g_ptr + H, mask=m, other=0.0).to(tl.float32))
-                g = _tanh(zg + tl.load(PRE + g_ptr + 2 * H, mask=m, other=0.0).to(tl.float32))
-                o = tl.sigmoid(zo + tl.load(PRE + g_ptr + 3 * H, mask=m, other=0.0)
-                               .to(tl.float32))
+                g_ptr = ACTS + (t * N + n[:, None]) * 4 * H + u[None, :]
+                i = tl.sigmoid(tl.load(g_ptr, mask=m, other=0.0))
+                f = tl.sigmoid(tl.load(g_ptr + H, mask=m, other=0.0))
+                g = _tanh(tl.load(g_ptr + 2 * H, mask=m, other=0.0))
+                o = tl.sigmoid(tl.load(g_ptr + 3 * H, mask=m, other=0.0))
                 s_ptr = (t * N + n[:, None]) * H + u[None, :]
                 c = f * tl.load(CS + s_ptr, mask=m, other=0.0) + i * g
                 h = o * _tanh(c)
-                tl.store(ACTS + g_ptr, i, mask=m)
-                tl.store(ACTS + g_ptr + H, f, mask=m)
-                tl.store(ACTS + g_ptr + 2 * H, g, mask=m)
-                tl.store(ACTS + g_ptr + 3 * H, o, mask=m)
+                tl.debug_barrier()  # every thread has read z before it is overwritten
+                tl.store(g_ptr, i, mask=m)
+                tl.store(g_ptr + H, f, mask=m)
+                tl.store(g_ptr + 2 * H, g, mask=m)
+                tl.store(g_ptr + 3 * H, o, mask=m)
                 tl.store(CS + N * H + s_ptr, c, mask=m)
                 tl.store(HS + N * H + s_ptr, h.to(HS.dtype.element_ty), mask=m)
             if t + 1 < T:
@@ -111,8 +115,8 @@ if triton is not None:
 
     @triton.jit
     def _backward(DY, ACTS, CS, W, DZ, DH, DC, BAR, T, N, H, ROWS_PER,
-                  HP: tl.constexpr, U: tl.constexpr, BN: tl.constexpr, RC: tl.constexpr,
-                  DOT: tl.constexpr, LOWP: tl.constexpr):
+                  U: tl.constexpr, BN: tl.constexpr, RC: tl.constexpr, DOT: tl.constexpr,
+                  STAGES: tl.constexpr):
         """DY (T, N, H): the loss's gradient on each output h_t. DH, DC (N, H) fp32: in, the
         gradient on the last state; out, on the first. DZ (T, N, 4H) fp32: the gradient of
         each pre-activation (out). The grid is the forward's."""
@@ -151,16 +155,17 @@ if triton is not None:
                 n = n0 + tl.arange(0, BN)
                 nm = n < n_hi
                 acc = tl.zeros((BN, U), dtype=tl.float32)
-                for gate in tl.static_range(4):
-                    for k0 in tl.static_range(0, HP, RC):
-                        r = k0 + tl.arange(0, RC)
-                        rm = r < H
-                        dz = tl.load(DZ + (t * N + n[:, None]) * 4 * H + gate * H + r[None, :],
-                                     mask=nm[:, None] & rm[None, :], other=0.0,
-                                     cache_modifier=".cg")
-                        w = tl.load(W + (gate * H + r[:, None]) * H + u[None, :],
-                                    mask=rm[:, None] & um[None, :], other=0.0)
-                        acc += _mm(dz, w, DOT, LOWP)
+                for r0 in tl.range(0, 4 * H, RC, num_stages=STAGES):
+                    r = r0 + tl.arange(0, RC)
+                    rm = r < 4 * H
+                    dz = tl.load(DZ + (t * N + n[:, None]) * 4 * H + r[None, :],
+                                 mask=nm[:, None] & rm[None, :], other=0.0, cache_modifier=".cg")
+                    w = tl.load(W + r[:, None] * H + u[None, :],
+                                mask=rm[:, None] & um[None, :], other=0.0).to(tl.float32)
+                    if DOT:
+                        acc += tl.dot(dz, w, input_precision="ieee")
+                    else:
+                        acc += tl.sum(dz[:, :, None] * w[None, :, :], axis=1)
                 tl.store(DH + n[:, None] * H + u[None, :], acc,
                          mask=nm[:, None] & um[None, :])
 

@@ -119,7 +119,7 @@ def barrier_cost():
 
 
 SWEEP = [{}, {"warps": 8}, {"U": 4}, {"U": 8}, {"U": 32}, {"KC": 32, "RC": 32},
-         {"KC": 128, "RC": 128}, {"BN": 16}]
+         {"KC": 128, "RC": 128}]
 
 
 def sweep():

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The PERSIST engine on a CUDA machine, in one run: parity with cuDNN, the cost of a grid-wide
+# barrier, a sweep of the kernel's block sizes (layer only), then `rnn-designer bench` rows with
+# all three engines (the whole training step, Adam, the Char-RNN bench config).
+#   bash tests/benchmarks/gpu_persist.sh OUT_DIR [--no-sweep]
+set -uo pipefail
+out=${1:-.}
+mkdir -p "$out"
+py=${PYTHON:-python3}
+$py -c "import torch, triton, sys; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name(), 'python', sys.version.split()[0])"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+echo "== parity: PERSIST against cuDNN, outputs, states and every gradient"
+timeout 90 $py -W ignore tests/benchmarks/bench_persist.py --check
+if [ "${2:-}" != "--no-sweep" ]; then
+  echo "== barrier cost and block-size sweep (layer forward + backward, T=100)"
+  timeout 300 $py -W ignore tests/benchmarks/bench_persist.py --sweep
+fi
+mk() {  # kind levels hidden -> path
+  $py - "$@" <<'PY'
+import json, sys
+kind, levels, hidden = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+p = json.load(open("tests/benchmarks/char-rnn-bench.json"))
+lay = next(l for l in p["graph"]["layers"] if l["name"] == "lstm1")
+lay["type"], lay["params"]["num_layers"], lay["params"]["num_output"] = kind, levels, hidden
+emb = next(l for l in p["graph"]["layers"] if l["name"] == "embed")
+emb["params"]["num_output"] = hidden
+path = f"/tmp/bench-{kind}-{levels}x{hidden}.json"
+json.dump(p, open(path, "w"))
+print(path)
+PY
+}
+row() {  # label project extra-args...
+  label=$1; shift; proj=$1; shift
+  echo "== $label"
+  timeout 100 $py -W ignore -m designer bench "$proj" --engines cudnn,caffe,persist --device cuda \
+      --steps 30 --warmup 5 --json "$@" > "$out/row.json" 2> "$out/row.err" || { tail -3 "$out/row.err"; return; }
+  $py - "$label" "$out/row.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[2]))["rows"]
+by = {r["engine"].lower(): r for r in rows}
+c, u, p = by["cudnn"], by["caffe"], by["persist"]
+print("ROW | %s | cudnn %.2f ms | unrolled %.2f ms (%.2fx) | persist %.2f ms (%.2fx cuDNN's speed)" % (
+    sys.argv[1], c["ms_step"], u["ms_step"], u["ms_step"] / c["ms_step"], p["ms_step"],
+    c["ms_step"] / p["ms_step"]))
+PY
+  cat "$out/row.json" >> "$out/rows.jsonl"
+}
+L2=$(mk LSTM 2 512)
+row "LSTM 2x512 N=64 fp32" "$L2"
+row "LSTM 2x512 N=16 fp32" "$L2" --batch 16
+row "LSTM 2x512 N=64 bf16" "$L2" --precision bf16
+row "LSTM 2x512 N=16 bf16" "$L2" --batch 16 --precision bf16
+row "LSTM 2x512 N=256 fp32" "$L2" --batch 256
