@@ -123,15 +123,20 @@ SWEEP = [{}, {"warps": 8}, {"U": 4}, {"U": 8}, {"U": 32}, {"KC": 32, "RC": 32},
 
 
 def sweep():
+    """The configurations of SWEEP (or of $PERSIST_SWEEP, a JSON list) at N = 16, 64 and 256
+    (or $PERSIST_SWEEP_N, comma-separated)."""
+    import os
     from designer.engines import persist
+    configs = json.loads(os.environ.get("PERSIST_SWEEP", "null")) or SWEEP
+    sizes = [int(v) for v in os.environ.get("PERSIST_SWEEP_N", "16,64,256").split(",")]
     ref, per = pair(512, 512, 2)
-    for n in (16, 64, 256):
+    for n in sizes:
         x = torch.randn(100, n, 512, device="cuda", requires_grad=True)
         w = torch.randn(100, n, 512, device="cuda")
         for bf16 in (False, True):
             c = timed(ref, x, w, bf16, 20)
             cf = forward_only(ref, x, bf16)
-            for tune in SWEEP:
+            for tune in configs:
                 persist.TUNE.clear()
                 persist.TUNE.update(tune)
                 try:
