@@ -137,9 +137,10 @@ ENGINES = (
      "(torch.nn.LSTM)"),
     ("caffe", "All unrolled (Caffe)", "Every LSTM/GRU/RNN runs as Caffe's unrolled net: one "
      "small layer per time step"),
-    ("persist", "All persistent (LSTM)", "Every LSTM runs its recurrence in one persistent "
-     "kernel per level, the weights held on the GPU's chip (CUDA with Triton); GRU and RNN "
-     "layers, and any layer the kernel cannot run, run on cuDNN and the log says why"),
+    ("persist", "All persistent (LSTM, experimental)", "Every LSTM runs its recurrence in one "
+     "persistent kernel per level, one grid-wide barrier a step (CUDA with Triton; slower "
+     "than cuDNN so far); GRU and RNN layers, and any layer the kernel cannot run, run on "
+     "cuDNN and the log says why"),
 )
 
 
