@@ -131,14 +131,6 @@ class ClassesSource(ShuffledSplits, Source):
     def split_size(self, split: str = "train") -> int:
         return len(self.parts.get(split, ()))
 
-    @property
-    def batches_per_epoch(self) -> int:
-        return max(1, self.split_size("train") // self.global_batch_size)
-
-    @property
-    def epoch(self) -> float:
-        return self._cursors["train"]["drawn"] / self.batches_per_epoch
-
     def describe(self) -> str:
         steps = [len(s) for s in self.seqs.series]
         parts = ", ".join(f"{self.split_size(s):,} {s}" for s in SPLITS if self.split_size(s))

@@ -12,7 +12,16 @@ SPLITS = ("train", "val", "test")
 class ShuffledSplits:
     """A mixin for a `Source` whose batches are drawn from its splits in shuffled passes:
     one cursor per split (a generator, the pass's order and the position in it), saved and
-    restored with the source's ``_fingerprint()``, which the subclass defines."""
+    restored with the source's ``_fingerprint()`` and counted in epochs of the train split,
+    whose size is the subclass's ``split_size``."""
+
+    @property
+    def batches_per_epoch(self) -> int:
+        return max(1, self.split_size("train") // self.global_batch_size)
+
+    @property
+    def epoch(self) -> float:
+        return self._cursors["train"]["drawn"] / self.batches_per_epoch
 
     def _reset_cursors(self) -> None:
         self._cursors = {s: {"generator": split_generator(self.seed, s), "order": None,

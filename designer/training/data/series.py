@@ -177,14 +177,6 @@ class SeriesSource(ShuffledSplits, Source):
     def split_size(self, split: str = "train") -> int:
         return len(self._origins.get(split, ()))
 
-    @property
-    def batches_per_epoch(self) -> int:
-        return max(1, self.split_size("train") // self.global_batch_size)
-
-    @property
-    def epoch(self) -> float:
-        return self._cursors["train"]["drawn"] / self.batches_per_epoch
-
     def describe(self) -> str:
         rows = len(self.x)
         parts = ", ".join(f"{self.split_size(s):,} {s}" for s in SPLITS if self.split_size(s))
