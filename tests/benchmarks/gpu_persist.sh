@@ -16,18 +16,7 @@ if [ "${2:-}" != "--no-sweep" ]; then
   timeout 300 $py -W ignore tests/benchmarks/bench_persist.py --sweep
 fi
 mk() {  # kind levels hidden -> path
-  $py - "$@" <<'PY'
-import json, sys
-kind, levels, hidden = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-p = json.load(open("tests/benchmarks/char-rnn-bench.json"))
-lay = next(l for l in p["graph"]["layers"] if l["name"] == "lstm1")
-lay["type"], lay["params"]["num_layers"], lay["params"]["num_output"] = kind, levels, hidden
-emb = next(l for l in p["graph"]["layers"] if l["name"] == "embed")
-emb["params"]["num_output"] = hidden
-path = f"/tmp/bench-{kind}-{levels}x{hidden}.json"
-json.dump(p, open(path, "w"))
-print(path)
-PY
+  $py tests/benchmarks/bench_project.py "$@"
 }
 row() {  # label project extra-args...
   label=$1; shift; proj=$1; shift
