@@ -34,8 +34,6 @@ BATCH_BLOCK = 32     # batch rows a program handles at once
 
 
 def _sm_count(device: torch.device) -> int:
-    if device.type != "cuda":
-        return 1
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
