@@ -23,6 +23,8 @@ from torch import nn
 
 from .recurrent import CudnnRecurrent
 
+from . import persist_cuda
+
 try:
     from . import triton_persist as kernels
     from .triton_persist import triton
@@ -72,8 +74,46 @@ def plan(hidden: int, batch: int, device: torch.device) -> dict:
     return cfg
 
 
+class _CudaLevel(torch.autograd.Function):
+    """One LSTM level's recurrence on the CUDA C++ kernels: (pre, W_hh, h0, c0) -> (y, h_T, c_T).
+    The kernels run in fp32 whatever the input type (bf16 under autocast is cast on the way in
+    and out)."""
+
+    @staticmethod
+    def forward(ctx, pre, w_hh, h0, c0):
+        steps, batch, four_h = pre.shape
+        hidden, dev, dtype = four_h // 4, pre.device, pre.dtype
+        cfg = persist_cuda.plan_for(hidden, batch, dev)
+        hs = torch.empty(steps + 1, batch, hidden, device=dev, dtype=torch.float32)
+        hs[0] = h0
+        cs = torch.empty(steps + 1, batch, hidden, device=dev, dtype=torch.float32)
+        cs[0] = c0
+        acts = torch.empty(steps, batch, four_h, device=dev, dtype=torch.float32)
+        w = w_hh.float().contiguous()
+        persist_cuda.forward(pre.float().contiguous(), w, hs, cs, acts, cfg)
+        ctx.save_for_backward(w, hs, cs, acts)
+        ctx.cfg, ctx.w_dtype, ctx.dtype = cfg, w_hh.dtype, dtype
+        return hs[1:].to(dtype), hs[steps].to(dtype), cs[steps].to(dtype)
+
+    @staticmethod
+    def backward(ctx, dy, dh_last, dc_last):
+        w, hs, cs, acts = ctx.saved_tensors
+        steps, batch, hidden = hs.shape[0] - 1, hs.shape[1], hs.shape[2]
+        dev = hs.device
+        dy = (torch.zeros(steps, batch, hidden, device=dev) if dy is None
+              else dy.float().contiguous())
+        dh = (torch.zeros(batch, hidden, device=dev) if dh_last is None
+              else dh_last.float().contiguous().clone())
+        dc = (torch.zeros(batch, hidden, device=dev) if dc_last is None
+              else dc_last.float().contiguous().clone())
+        dz = torch.empty(steps, batch, 4 * hidden, device=dev, dtype=torch.float32)
+        persist_cuda.backward(dy, acts, cs, w, dz, dh, dc, ctx.cfg)
+        d_w = dz.reshape(-1, 4 * hidden).t().mm(hs[:-1].reshape(-1, hidden))
+        return (dz.to(ctx.dtype), d_w.to(ctx.w_dtype), dh.to(ctx.dtype), dc.to(ctx.dtype))
+
+
 class _Level(torch.autograd.Function):
-    """One LSTM level's recurrence: (pre, W_hh, h0, c0) -> (y, h_T, c_T)."""
+    """One LSTM level's recurrence on the Triton kernels: (pre, W_hh, h0, c0) -> (y, h_T, c_T)."""
 
     @staticmethod
     def forward(ctx, pre, w_hh, h0, c0):
@@ -119,10 +159,20 @@ class _Level(torch.autograd.Function):
         return (dz.to(hs.dtype), d_w.to(ctx.w_dtype), dh.to(hs.dtype), dc.to(hs.dtype))
 
 
+def kernel_for(hidden: int, batch: int, device: torch.device) -> str | None:
+    """Which kernels run a level: "cuda" (CUDA C++, compiled by NVRTC) where the GPU's registers
+    hold W_hh, else "triton"; None where neither can."""
+    choice = TUNE.get("kernel")
+    if device.type == "cuda" and not INTERPRET and choice != "triton" and \
+            persist_cuda.available() and persist_cuda.ready(hidden, batch, device):
+        return "cuda"
+    if kernels is not None and triton is not None and choice != "cuda":
+        return "triton"
+    return None
+
+
 def fallback_reason(module: "PersistRecurrent", x) -> str | None:
     """Why the persistent kernel cannot run this call (``None`` when it can)."""
-    if kernels is None or triton is None:
-        return "Triton is not installed"
     if module.kind != "LSTM":
         return f"the persistent kernel runs LSTM layers, not {module.kind}"
     if module.directions != 1:
@@ -133,6 +183,11 @@ def fallback_reason(module: "PersistRecurrent", x) -> str | None:
         return "the layer runs on the CPU"
     if x.dtype not in (torch.float32, torch.bfloat16) and not torch.is_autocast_enabled():
         return f"the persistent kernel runs fp32 and bf16, not {x.dtype}"
+    if kernel_for(module.hidden, x.shape[1], x.device) is None:
+        return ("neither NVRTC nor Triton can build the persistent kernel here"
+                if not x.is_cuda or persist_cuda.plan_for(module.hidden, x.shape[1], x.device)
+                else f"the recurrent weights of {module.hidden} units do not fit on this GPU's "
+                     "chip, and Triton is not installed")
     return None
 
 
@@ -169,7 +224,9 @@ class PersistRecurrent(CudnnRecurrent):
                 pre = torch.addmm((b_ih + b_hh).to(dtype), inp.reshape(-1, inp.shape[-1])
                                   .to(dtype), w_ih.to(dtype).t())
                 pre = pre.view(inp.shape[0], inp.shape[1], -1)
-                y, h, c = _Level.apply(pre, w_hh, h0s[k].to(dtype), c0s[k].to(dtype))
+                level = _CudaLevel if kernel_for(self.hidden, inp.shape[1], inp.device) \
+                    == "cuda" else _Level
+                y, h, c = level.apply(pre, w_hh, h0s[k].to(dtype), c0s[k].to(dtype))
                 hs.append(h)
                 cs.append(c)
                 inp = y

@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from designer.engines import persist  # noqa: E402
 from designer.engines.persist import PersistRecurrent  # noqa: E402
 from designer.engines.recurrent import CudnnRecurrent  # noqa: E402
 
@@ -55,7 +56,8 @@ def check():
                       for u, v in zip(a, b))
             print(json.dumps({"check": f"LSTM {levels}x{h} E={e} T={t} N={n}",
                               "precision": "bf16" if bf16 else "fp32", "max_rel": rel,
-                              "persistent": per.fallback is None}), flush=True)
+                              "persistent": per.fallback is None,
+                              "kernel": persist.kernel_for(h, n, x.device)}), flush=True)
 
 
 def timed(m, x, w, bf16, reps=30):
@@ -73,15 +75,31 @@ def timed(m, x, w, bf16, reps=30):
 
 
 def time_all():
-    ref, per = pair(512, 512, 2)
-    for n in (16, 64, 256):
+    """Layer forward + backward and forward alone, cuDNN against PERSIST on each of its
+    kernels (CUDA C++ and Triton), in one process; sizes from $PERSIST_TIME (JSON list of
+    [levels, hidden, N]) or the Char-RNN bench layer at N = 16, 64, 256."""
+    import os
+    sizes = json.loads(os.environ.get("PERSIST_TIME", "null")) or \
+        [[2, 512, 16], [2, 512, 64], [2, 512, 256]]
+    kinds = os.environ.get("PERSIST_KERNELS", "cuda,triton").split(",")
+    for levels, h, n in sizes:
+        ref, per = pair(512, h, levels)
         x = torch.randn(100, n, 512, device="cuda", requires_grad=True)
-        w = torch.randn(100, n, 512, device="cuda")
+        w = torch.randn(100, n, h, device="cuda")
         for bf16 in (False, True):
-            c, p = timed(ref, x, w, bf16), timed(per, x, w, bf16)
-            print(json.dumps({"time": f"LSTM 2x512 T=100 N={n}", "precision":
-                              "bf16" if bf16 else "fp32", "cudnn_ms": round(c, 3),
-                              "persist_ms": round(p, 3), "speedup": round(c / p, 2)}), flush=True)
+            row = {"time": f"LSTM {levels}x{h} T=100 N={n}",
+                   "precision": "bf16" if bf16 else "fp32",
+                   "cudnn_ms": round(timed(ref, x, w, bf16), 3),
+                   "cudnn_fwd_ms": round(forward_only(ref, x, bf16), 3)}
+            for kind in kinds:
+                persist.TUNE["kernel"] = kind
+                if persist.kernel_for(h, n, x.device) != kind:
+                    continue
+                row[f"{kind}_ms"] = round(timed(per, x, w, bf16), 3)
+                row[f"{kind}_fwd_ms"] = round(forward_only(per, x, bf16), 3)
+                row[f"{kind}_x"] = round(row["cudnn_ms"] / row[f"{kind}_ms"], 2)
+            persist.TUNE.clear()
+            print(json.dumps(row), flush=True)
 
 
 def forward_only(m, x, bf16, reps=20):
@@ -126,7 +144,6 @@ def sweep():
     """The configurations of SWEEP (or of $PERSIST_SWEEP, a JSON list) at N = 16, 64 and 256
     (or $PERSIST_SWEEP_N, comma-separated)."""
     import os
-    from designer.engines import persist
     configs = json.loads(os.environ.get("PERSIST_SWEEP", "null")) or SWEEP
     sizes = [int(v) for v in os.environ.get("PERSIST_SWEEP_N", "16,64,256").split(",")]
     ref, per = pair(512, 512, 2)

@@ -1,0 +1,180 @@
+"""Build and launch the PERSIST engine's CUDA kernels (source: persist_cu.SOURCE).
+
+The kernels are compiled at first use by NVRTC, the run-time compiler that ships with PyTorch's
+CUDA builds (no nvcc needed), once per layer shape, and launched on PyTorch's current stream
+through the driver API (so a CUDA graph captures them like any other kernel). ``plan`` picks the
+compile-time constants; ``why_not`` says why a shape cannot run (the engine then uses cuDNN).
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import threading
+import warnings
+
+import torch
+
+from .persist_cu import SOURCE
+
+THREADS = 256
+MAX_WEIGHTS_PER_THREAD = 128   # registers a thread gives to its slice of W_hh
+_cache: dict = {}
+_failed: dict = {}     # what could not be built, and why
+_lock = threading.Lock()
+
+
+def _round4(n: int) -> int:
+    return 4 * math.ceil(n / 4)
+
+
+def plan(hidden: int, batch: int, sms: int, smem_limit: int) -> dict | None:
+    """The grid and the compile-time constants for a level, or None when W_hh is too big to
+    stay in the registers of ``sms`` blocks.
+
+    ``U`` units a block (its 4U rows of W_hh forward, its U columns backward): the largest
+    power of two with hidden * U / 64 <= 128 registers of weights a thread. The remaining SMs
+    split the batch (at least 4 sequences a block); a block runs its sequences in chunks of NBC.
+    """
+    units = 64
+    while units > 1 and hidden * units > MAX_WEIGHTS_PER_THREAD * THREADS // 4:
+        units //= 2
+    unit_blocks = math.ceil(hidden / units)
+    if unit_blocks > sms:
+        return None
+    batch_blocks = max(1, min(math.ceil(batch / 4), sms // unit_blocks))
+    per_block = math.ceil(batch / batch_blocks)
+    batch_blocks = math.ceil(batch / per_block)
+    ks, rs = THREADS // (4 * units), THREADS // units
+    kw, rw = _round4(math.ceil(hidden / ks)), _round4(math.ceil(4 * hidden / rs))
+    nbc = 16 if per_block > 8 else (8 if per_block > 4 else 4)
+    while True:
+        smem_f = 4 * nbc * (ks * (kw + 4) + THREADS)
+        smem_b = 4 * nbc * (rs * (rw + 4) + THREADS)
+        if max(smem_f, smem_b) <= smem_limit or nbc == 4:
+            break
+        nbc //= 2
+    if max(smem_f, smem_b) > smem_limit:
+        return None
+    return {"grid": (unit_blocks, batch_blocks), "NB": per_block, "U": units, "NBC": nbc,
+            "KW": kw, "RW": rw, "smem_fwd": smem_f, "smem_bwd": smem_b}
+
+
+def _device_limits(device: torch.device) -> tuple[int, int, str]:
+    props = torch.cuda.get_device_properties(device)
+    smem = getattr(props, "shared_memory_per_block_optin", 48 * 1024)
+    return props.multi_processor_count, smem, f"{props.major}{props.minor}"
+
+
+def _nvrtc(defines: dict, arch: str) -> bytes:
+    from torch.cuda import _utils
+    lib = _utils._get_gpu_rtc_library()
+    prog = ctypes.c_void_p()
+    src = SOURCE.encode()
+    if lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"persist.cu", 0, None, None):
+        raise RuntimeError("NVRTC could not create the program")
+    opts = [f"--gpu-architecture=sm_{arch}".encode()] + \
+        [f"-DP_{k}={v}".encode() for k, v in defines.items()]
+    arr = (ctypes.c_char_p * len(opts))(*opts)
+    try:
+        if lib.nvrtcCompileProgram(prog, len(opts), arr):
+            size = ctypes.c_size_t()
+            lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+            log = ctypes.create_string_buffer(size.value)
+            lib.nvrtcGetProgramLog(prog, log)
+            raise RuntimeError("NVRTC could not compile the persistent kernels:\n"
+                               + log.value.decode(errors="replace"))
+        size = ctypes.c_size_t()
+        lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+        cubin = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetCUBIN(prog, cubin)
+        return cubin.raw
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+def _occupancy(kernel, smem: int) -> int:
+    from torch.cuda import _utils
+    libcuda = _utils._get_gpu_runtime_library()
+    n = ctypes.c_int()
+    _utils._check_cuda(libcuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        ctypes.byref(n), kernel.func, THREADS, ctypes.c_size_t(smem)))
+    return n.value
+
+
+def kernels(cfg: dict, hidden: int, device: torch.device):
+    """(forward, backward) kernels for this plan, compiled and loaded once per shape."""
+    _, _, arch = _device_limits(device)
+    key = (hidden, cfg["U"], cfg["NBC"], cfg["KW"], cfg["RW"], arch, device.index)
+    with _lock:
+        if key not in _cache:
+            from torch.cuda import _utils
+            cubin = _nvrtc({"H": hidden, "U": cfg["U"], "NBC": cfg["NBC"], "KW": cfg["KW"],
+                            "RW": cfg["RW"]}, arch)
+            with torch.cuda.device(device):
+                k = _utils._cuda_load_module(cubin, ["persist_fwd", "persist_bwd"])
+            fwd, bwd = k["persist_fwd"], k["persist_bwd"]
+            fwd.set_shared_memory_config(cfg["smem_fwd"])
+            bwd.set_shared_memory_config(cfg["smem_bwd"])
+            blocks = cfg["grid"][0] * cfg["grid"][1]
+            sms = _device_limits(device)[0]
+            for kern, smem in ((fwd, cfg["smem_fwd"]), (bwd, cfg["smem_bwd"])):
+                if _occupancy(kern, smem) * sms < blocks:
+                    raise RuntimeError(f"the {blocks} blocks of the persistent kernel cannot "
+                                       f"all be resident on {sms} SMs")
+            _cache[key] = (fwd, bwd)
+        return _cache[key]
+
+
+def forward(pre, w_hh, hs, cs, acts, cfg):
+    """Run the recurrence: hs[0], cs[0] hold the initial state; fills hs[1:], cs[1:], acts."""
+    steps, batch, four_h = pre.shape
+    hidden = four_h // 4
+    fwd, _ = kernels(cfg, hidden, pre.device)
+    bar = torch.zeros(1, device=pre.device, dtype=torch.int32)
+    fwd(grid=(*cfg["grid"], 1), block=(THREADS, 1, 1),
+        args=[pre, w_hh, hs, cs, acts, bar, steps, batch, cfg["NB"]], shared_mem=cfg["smem_fwd"])
+
+
+def backward(dy, acts, cs, w_hh, dz, dh, dc, cfg):
+    """dh, dc: in, the gradient on the last state; out, on the first. Fills dz."""
+    steps, batch, hidden = dy.shape
+    _, bwd = kernels(cfg, hidden, dy.device)
+    bar = torch.zeros(1, device=dy.device, dtype=torch.int32)
+    bwd(grid=(*cfg["grid"], 1), block=(THREADS, 1, 1),
+        args=[dy, acts, cs, w_hh, dz, dh, dc, bar, steps, batch, cfg["NB"]],
+        shared_mem=cfg["smem_bwd"])
+
+
+def available() -> bool:
+    """PyTorch was built with CUDA and its NVRTC library loads."""
+    if "nvrtc" not in _failed:
+        try:
+            from torch.cuda import _utils
+            _utils._get_gpu_rtc_library()
+            _failed["nvrtc"] = None if torch.version.cuda else "PyTorch has no CUDA"
+        except Exception as e:  # noqa: BLE001 - no NVRTC: the Triton kernels or cuDNN
+            _failed["nvrtc"] = str(e)
+    return _failed["nvrtc"] is None
+
+
+def plan_for(hidden: int, batch: int, device: torch.device) -> dict | None:
+    sms, smem, _ = _device_limits(device)
+    return plan(hidden, batch, sms, smem)
+
+
+def ready(hidden: int, batch: int, device: torch.device) -> dict | None:
+    """The plan for this shape with its kernels built, or None (and one warning saying why)
+    where they cannot be."""
+    cfg = plan_for(hidden, batch, device)
+    if cfg is None:
+        return None
+    try:
+        kernels(cfg, hidden, device)
+    except Exception as e:  # noqa: BLE001 - said once, then the shape runs elsewhere
+        key = (hidden, batch, device.index)
+        if key not in _failed:
+            _failed[key] = str(e)
+            warnings.warn(f"The persistent CUDA kernels for {hidden} units could not be built "
+                          f"({str(e).splitlines()[0]}).", RuntimeWarning, stacklevel=2)
+        return None
+    return cfg
