@@ -16,8 +16,8 @@ import torch
 
 from .persist_cu import SOURCE
 
-THREADS = 256
-MAX_WEIGHTS_PER_THREAD = 128   # registers a thread gives to its slice of W_hh
+THREADS = 512
+MAX_WEIGHTS_PER_THREAD = 64    # registers a thread gives to its slice of W_hh
 _cache: dict = {}
 _failed: dict = {}     # what could not be built, and why
 _lock = threading.Lock()
@@ -32,14 +32,16 @@ def plan(hidden: int, batch: int, sms: int, smem_limit: int) -> dict | None:
     stay in the registers of ``sms`` blocks.
 
     ``U`` units a block (its 4U rows of W_hh forward, its U columns backward): the largest
-    power of two with hidden * U / 64 <= 128 registers of weights a thread. The remaining SMs
-    split the batch (at least 4 sequences a block); a block runs its sequences in chunks of NBC.
+    power of two (4 to 64) with hidden * U * 4 / THREADS <= 64 registers of weights a thread.
+    The remaining SMs split the batch (at least 4 sequences a block); a block runs its
+    sequences in chunks of NBC. ``APRE``: backward phase A's inputs are prefetched into shared
+    memory (where rows are 16-byte aligned and they fit).
     """
     units = 64
-    while units > 1 and hidden * units > MAX_WEIGHTS_PER_THREAD * THREADS // 4:
+    while units > 4 and hidden * units * 4 > MAX_WEIGHTS_PER_THREAD * THREADS:
         units //= 2
     unit_blocks = math.ceil(hidden / units)
-    if unit_blocks > sms:
+    if unit_blocks > sms or hidden * units * 4 > MAX_WEIGHTS_PER_THREAD * THREADS:
         return None
     batch_blocks = max(1, min(math.ceil(batch / 4), sms // unit_blocks))
     per_block = math.ceil(batch / batch_blocks)
@@ -48,15 +50,17 @@ def plan(hidden: int, batch: int, sms: int, smem_limit: int) -> dict | None:
     kw, rw = _round4(math.ceil(hidden / ks)), _round4(math.ceil(4 * hidden / rs))
     nbc = 16 if per_block > 8 else (8 if per_block > 4 else 4)
     while True:
-        smem_f = 4 * nbc * (ks * (kw + 4) + THREADS)
+        smem_f = 4 * nbc * (ks * (kw + 4) + THREADS + 5 * units)
         smem_b = 4 * nbc * (rs * (rw + 4) + THREADS)
         if max(smem_f, smem_b) <= smem_limit or nbc == 4:
             break
         nbc //= 2
     if max(smem_f, smem_b) > smem_limit:
         return None
+    apre = int(hidden % 4 == 0 and smem_b + 4 * 9 * per_block * units <= smem_limit)
+    smem_b += apre * 4 * 9 * per_block * units
     return {"grid": (unit_blocks, batch_blocks), "NB": per_block, "U": units, "NBC": nbc,
-            "KW": kw, "RW": rw, "smem_fwd": smem_f, "smem_bwd": smem_b}
+            "KW": kw, "RW": rw, "APRE": apre, "smem_fwd": smem_f, "smem_bwd": smem_b}
 
 
 def _device_limits(device: torch.device) -> tuple[int, int, str]:
@@ -104,12 +108,13 @@ def _occupancy(kernel, smem: int) -> int:
 def kernels(cfg: dict, hidden: int, device: torch.device):
     """(forward, backward) kernels for this plan, compiled and loaded once per shape."""
     _, _, arch = _device_limits(device)
-    key = (hidden, cfg["U"], cfg["NBC"], cfg["KW"], cfg["RW"], arch, device.index)
+    defines = {"THREADS": THREADS, "H": hidden, "NB": cfg["NB"],
+               **{k: cfg[k] for k in ("U", "NBC", "KW", "RW", "APRE")}}
+    key = (tuple(defines.items()), arch, device.index)
     with _lock:
         if key not in _cache:
             from torch.cuda import _utils
-            cubin = _nvrtc({"H": hidden, "U": cfg["U"], "NBC": cfg["NBC"], "KW": cfg["KW"],
-                            "RW": cfg["RW"]}, arch)
+            cubin = _nvrtc(defines, arch)
             with torch.cuda.device(device):
                 k = _utils._cuda_load_module(cubin, ["persist_fwd", "persist_bwd"])
             fwd, bwd = k["persist_fwd"], k["persist_bwd"]
