@@ -39,18 +39,25 @@ typedef unsigned long long idx_t;   /* no headers under NVRTC: no size_t */
 
 __device__ __forceinline__ float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
+/* Every block arrives (a release add: the block's writes, ordered before it by the CTA
+   barrier, become visible with it) and waits until all P have arrived for this step (an
+   acquire poll: later reads see what the others wrote). */
 __device__ __forceinline__ void grid_sync(unsigned int* bar, unsigned int target) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(bar, 1u);
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(bar) : "memory");
         unsigned int seen;
         do {
             asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(bar) : "memory");
         } while (seen < target);
-        __threadfence();
     }
     __syncthreads();
+}
+
+extern "C" __global__ void persist_barriers(unsigned int* BAR, int T) {
+    /* T grid-wide barriers and nothing else: what one step's synchronisation costs. */
+    const unsigned int P = gridDim.x * gridDim.y;
+    for (int t = 0; t < T; ++t) grid_sync(BAR, (t + 1) * P);
 }
 
 /* 16 bytes from global src to shared dst through L2 only (other SMs wrote src); zeros where
@@ -180,7 +187,7 @@ persist_fwd(const float* __restrict__ PRE, const float* __restrict__ W, float* H
                 CS[(t + 1) * NH + sp] = c;
                 HS[(t + 1) * NH + sp] = o * tanhf(c);
             }
-            __syncthreads();
+            if (n0 + P_NBC < n_hi) __syncthreads();   /* the next chunk reuses hs, red, pres */
         }
         if (t + 1 < T) grid_sync(BAR, (t + 1) * P);
     }

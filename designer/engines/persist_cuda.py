@@ -106,7 +106,8 @@ def _occupancy(kernel, smem: int) -> int:
 
 
 def kernels(cfg: dict, hidden: int, device: torch.device):
-    """(forward, backward) kernels for this plan, compiled and loaded once per shape."""
+    """(forward, backward, barriers-only) kernels for this plan, compiled and loaded once per
+    shape."""
     _, _, arch = _device_limits(device)
     defines = {"THREADS": THREADS, "H": hidden, "NB": cfg["NB"],
                **{k: cfg[k] for k in ("U", "NBC", "KW", "RW", "APRE")}}
@@ -116,7 +117,8 @@ def kernels(cfg: dict, hidden: int, device: torch.device):
             from torch.cuda import _utils
             cubin = _nvrtc(defines, arch)
             with torch.cuda.device(device):
-                k = _utils._cuda_load_module(cubin, ["persist_fwd", "persist_bwd"])
+                k = _utils._cuda_load_module(cubin, ["persist_fwd", "persist_bwd",
+                                                     "persist_barriers"])
             fwd, bwd = k["persist_fwd"], k["persist_bwd"]
             fwd.set_shared_memory_config(cfg["smem_fwd"])
             bwd.set_shared_memory_config(cfg["smem_bwd"])
@@ -126,7 +128,7 @@ def kernels(cfg: dict, hidden: int, device: torch.device):
                 if _occupancy(kern, smem) * sms < blocks:
                     raise RuntimeError(f"the {blocks} blocks of the persistent kernel cannot "
                                        f"all be resident on {sms} SMs")
-            _cache[key] = (fwd, bwd)
+            _cache[key] = (fwd, bwd, k["persist_barriers"])
         return _cache[key]
 
 
@@ -134,7 +136,7 @@ def forward(pre, w_hh, hs, cs, acts, cfg):
     """Run the recurrence: hs[0], cs[0] hold the initial state; fills hs[1:], cs[1:], acts."""
     steps, batch, four_h = pre.shape
     hidden = four_h // 4
-    fwd, _ = kernels(cfg, hidden, pre.device)
+    fwd = kernels(cfg, hidden, pre.device)[0]
     bar = torch.zeros(1, device=pre.device, dtype=torch.int32)
     fwd(grid=(*cfg["grid"], 1), block=(THREADS, 1, 1),
         args=[pre, w_hh, hs, cs, acts, bar, steps, batch, cfg["NB"]], shared_mem=cfg["smem_fwd"])
@@ -143,7 +145,7 @@ def forward(pre, w_hh, hs, cs, acts, cfg):
 def backward(dy, acts, cs, w_hh, dz, dh, dc, cfg):
     """dh, dc: in, the gradient on the last state; out, on the first. Fills dz."""
     steps, batch, hidden = dy.shape
-    _, bwd = kernels(cfg, hidden, dy.device)
+    bwd = kernels(cfg, hidden, dy.device)[1]
     bar = torch.zeros(1, device=dy.device, dtype=torch.int32)
     bwd(grid=(*cfg["grid"], 1), block=(THREADS, 1, 1),
         args=[dy, acts, cs, w_hh, dz, dh, dc, bar, steps, batch, cfg["NB"]],

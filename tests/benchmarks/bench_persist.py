@@ -1,11 +1,12 @@
 """The PERSIST engine's kernels against the cuDNN engine, layer only, on a CUDA machine.
 
-python tests/benchmarks/bench_persist.py [--check] [--time]
+python tests/benchmarks/bench_persist.py [--check] [--barrier] [--time] [--sweep]
 
 ``--check``: outputs, final states and every gradient of a PERSIST LSTM against a cuDNN one
 with the same weights (fp32 with TF32 off, and bf16 autocast), at the bench size and at sizes off
-the kernel's tiles. ``--time``: forward + backward of the layer (2 x 512, T=100) at N=16, 64 and
-256, fp32 and bf16, median of 30 after warm-up, CUDA events; the two engines alternate.
+the kernels' tiles. ``--barrier``: the cost of one grid-wide barrier. ``--time``: forward +
+backward, and forward alone, of the layer (T=100) on cuDNN and on each PERSIST kernel (CUDA C++,
+Triton), median of 30 after warm-up, CUDA events. ``--sweep``: the Triton kernel's block sizes.
 """
 from __future__ import annotations
 
@@ -118,22 +119,33 @@ def forward_only(m, x, bf16, reps=20):
 
 
 def barrier_cost():
-    """Microseconds per grid-wide barrier, for grids of 32 and 128 programs, T = 1000."""
+    """Microseconds per grid-wide barrier (1,000 in one launch, nothing else), for the Triton
+    kernels' barrier and the CUDA kernels' (the grid of the bench layer at N = 64: 128 blocks
+    of 512 threads), and a grid of 32."""
+    from designer.engines import persist_cuda
     from designer.engines import triton_persist as k
-    for grid in ((32, 1), (128, 1), (32, 4)):
+    cfg = persist_cuda.plan_for(512, 64, torch.device("cuda"))
+    cuda_bar = persist_cuda.kernels(cfg, 512, torch.device("cuda"))[2]
+    runs = [("triton", (32, 1), lambda bar, g: k._barriers_only[g](bar, 1000)),
+            ("triton", (128, 1), lambda bar, g: k._barriers_only[g](bar, 1000)),
+            ("cuda", (32, 1), None), ("cuda", (32, 4), None)]
+    for kind, grid, launch in runs:
+        if launch is None:
+            def launch(bar, g):
+                cuda_bar(grid=(*g, 1), block=(persist_cuda.THREADS, 1, 1), args=[bar, 1000])
         bar = torch.zeros(1, device="cuda", dtype=torch.int32)
-        k._barriers_only[grid](bar, 1000)
+        launch(bar, grid)
         times = []
         for _ in range(10):
             bar.zero_()
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             a.record()
-            k._barriers_only[grid](bar, 1000)
+            launch(bar, grid)
             b.record()
             torch.cuda.synchronize()
             times.append(a.elapsed_time(b))
-        print(json.dumps({"barrier_us": round(statistics.median(times), 3),
-                          "programs": grid[0] * grid[1]}), flush=True)
+        print(json.dumps({"kernel": kind, "barrier_us": round(statistics.median(times), 3),
+                          "blocks": grid[0] * grid[1]}), flush=True)
 
 
 SWEEP = [{}, {"warps": 8}, {"U": 4}, {"U": 8}, {"U": 32}, {"KC": 32, "RC": 32},
@@ -175,12 +187,14 @@ if __name__ == "__main__":
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--time", action="store_true")
     ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--barrier", action="store_true")
     a = ap.parse_args()
     print(torch.__version__, torch.cuda.get_device_name(), flush=True)
     if a.check:
         check()
-    if a.sweep:
+    if a.barrier:
         barrier_cost()
+    if a.sweep:
         sweep()
     if a.time:
         time_all()

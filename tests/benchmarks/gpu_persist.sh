@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The PERSIST engine on a CUDA machine, in one run: parity with cuDNN, the cost of a grid-wide
-# barrier, a sweep of the kernel's block sizes (layer only), then `rnn-designer bench` rows with
-# all three engines (the whole training step, Adam, the Char-RNN bench config).
-#   bash tests/benchmarks/gpu_persist.sh OUT_DIR [--no-sweep]
+# barrier, layer-only times of both PERSIST kernels (CUDA C++ and Triton) against cuDNN, then
+# `rnn-designer bench` rows with all three engines (the whole training step, Adam, the Char-RNN
+# bench config).
+#   bash tests/benchmarks/gpu_persist.sh OUT_DIR [--sweep]
 set -uo pipefail
 out=${1:-.}
 mkdir -p "$out"
@@ -10,9 +11,12 @@ py=${PYTHON:-python3}
 $py -c "import torch, triton, sys; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name(), 'python', sys.version.split()[0])"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 echo "== parity: PERSIST against cuDNN, outputs, states and every gradient"
-timeout 90 $py -W ignore tests/benchmarks/bench_persist.py --check
-if [ "${2:-}" != "--no-sweep" ]; then
-  echo "== barrier cost and block-size sweep (layer forward + backward, T=100)"
+timeout 150 $py -W ignore tests/benchmarks/bench_persist.py --check
+echo "== barrier cost; layer forward + backward and forward alone, T=100"
+PERSIST_TIME='[[2,512,16],[2,512,64],[2,512,256],[3,1024,64]]' \
+  timeout 300 $py -W ignore tests/benchmarks/bench_persist.py --barrier --time
+if [ "${2:-}" = "--sweep" ]; then
+  echo "== the Triton kernel's block sizes"
   timeout 300 $py -W ignore tests/benchmarks/bench_persist.py --sweep
 fi
 mk() {  # kind levels hidden -> path
@@ -40,3 +44,5 @@ row "LSTM 2x512 N=16 fp32" "$L2" --batch 16
 row "LSTM 2x512 N=64 bf16" "$L2" --precision bf16
 row "LSTM 2x512 N=16 bf16" "$L2" --batch 16 --precision bf16
 row "LSTM 2x512 N=256 fp32" "$L2" --batch 256
+L3=$(mk LSTM 3 1024)
+row "LSTM 3x1024 N=64 fp32" "$L3"
