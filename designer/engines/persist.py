@@ -3,12 +3,16 @@
 The layer holds exactly the cuDNN engine's parameters (``torch.nn.LSTM``'s, gate order i, f, g,
 o), so checkpoints, weight conversion to and from the unrolled net, exports and inspection treat
 it as a cuDNN layer. Only the way it runs differs: for each level, the input transform of all
-steps is one GEMM, the recurrence is one launch of ``triton_persist._forward`` (the recurrent
-weights stay on the chip for the whole sequence, one grid-wide barrier per step), and backward is
-one launch of ``triton_persist._backward`` followed by GEMMs over all steps for the weight and
-input gradients. Dropout between levels is applied as the cuDNN engine applies it.
+steps is one GEMM, the recurrence is one launch of a persistent kernel (the recurrent weights
+stay on the chip for the whole sequence, one grid-wide barrier per step), and backward is one
+launch of its backward kernel followed by GEMMs over all steps for the weight and input
+gradients. Dropout between levels is applied as the cuDNN engine applies it.
 
-Where the kernel cannot run (no CUDA device or no Triton, a GRU or RNN, a bidirectional layer,
+Two sets of kernels run it: the CUDA C++ ones (``persist_cuda``, compiled by NVRTC at first
+use; the weights live in registers), wherever they can be built and W_hh fits the GPU's register
+files (up to about 1,000 units on an H100/H200); else the Triton ones (``triton_persist``; the
+weights are read through L1 each step), which also run on the CPU under Triton's interpreter
+for the tests. Where neither can run (no CUDA device, a GRU or RNN, a bidirectional layer,
 padded ``lengths``, a type other than fp32/bf16), the layer runs on the cuDNN engine and says
 why once (``fallback``, and a warning).
 """
@@ -108,7 +112,8 @@ class _CudaLevel(torch.autograd.Function):
               else dc_last.float().contiguous().clone())
         dz = torch.empty(steps, batch, 4 * hidden, device=dev, dtype=torch.float32)
         persist_cuda.backward(dy, acts, cs, w, dz, dh, dc, ctx.cfg)
-        d_w = dz.reshape(-1, 4 * hidden).t().mm(hs[:-1].reshape(-1, hidden))
+        lo = ctx.dtype  # bf16 under autocast: the weight gradient's GEMM in bf16 too
+        d_w = dz.reshape(-1, 4 * hidden).to(lo).t().mm(hs[:-1].reshape(-1, hidden).to(lo))
         return (dz.to(ctx.dtype), d_w.to(ctx.w_dtype), dh.to(ctx.dtype), dc.to(ctx.dtype))
 
 

@@ -143,10 +143,10 @@ def _common(kind: str) -> tuple:
         ParamSpec("engine", "choice", "CUDNN",
                   "CUDNN: the fused kernel (torch.nn." + kind + "); CAFFE: the unrolled net, "
                   "one small layer per time step" + (
-                      "; PERSIST (experimental, slower than CUDNN so far): cuDNN's weights, "
-                      "the recurrence in one persistent kernel per level with one grid-wide "
-                      "barrier a step (CUDA with Triton; elsewhere it runs on cuDNN and says "
-                      "so)" if kind == "LSTM" else ""),
+                      "; PERSIST (experimental): cuDNN's weights, the recurrence in one "
+                      "persistent kernel per level, the recurrent weights held on the chip, one "
+                      "grid-wide barrier a step (CUDA GPUs; fastest for small fp32 batches; "
+                      "elsewhere it runs on cuDNN and says so)" if kind == "LSTM" else ""),
                   choices=LSTM_ENGINES if kind == "LSTM" else ENGINES),
         weight_filler("uniform"),
         bias_filler(),
