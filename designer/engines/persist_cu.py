@@ -75,25 +75,36 @@ __device__ __forceinline__ void stage_wait() {
     __syncthreads();
 }
 
-/* acc[0..3] += the slice's dot products with 4 staged rows (stride `row`) of shared memory */
-#define DOT4(W_, X_, ROW_, LEN_)                                                      \
-    _Pragma("unroll")                                                                  \
-    for (int k4 = 0; k4 < (LEN_) / 4; ++k4) {                                          \
-        const float4 x0 = *(const float4*)((X_) + 0 * (ROW_) + 4 * k4);               \
-        const float4 x1 = *(const float4*)((X_) + 1 * (ROW_) + 4 * k4);               \
-        const float4 x2 = *(const float4*)((X_) + 2 * (ROW_) + 4 * k4);               \
-        const float4 x3 = *(const float4*)((X_) + 3 * (ROW_) + 4 * k4);               \
-        const float w0 = W_[4 * k4], w1 = W_[4 * k4 + 1], w2 = W_[4 * k4 + 2],          \
-                    w3 = W_[4 * k4 + 3];                                               \
-        a0 = fmaf(w0, x0.x, a0); a1 = fmaf(w0, x1.x, a1);                              \
-        a2 = fmaf(w0, x2.x, a2); a3 = fmaf(w0, x3.x, a3);                              \
-        a0 = fmaf(w1, x0.y, a0); a1 = fmaf(w1, x1.y, a1);                              \
-        a2 = fmaf(w1, x2.y, a2); a3 = fmaf(w1, x3.y, a3);                              \
-        a0 = fmaf(w2, x0.z, a0); a1 = fmaf(w2, x1.z, a1);                              \
-        a2 = fmaf(w2, x2.z, a2); a3 = fmaf(w2, x3.z, a3);                              \
-        a0 = fmaf(w3, x0.w, a0); a1 = fmaf(w3, x1.w, a1);                              \
-        a2 = fmaf(w3, x2.w, a2); a3 = fmaf(w3, x3.w, a3);                              \
+/* A thread's partial sums for the chunk's NBC rows of shared memory x (stride `row`): for each
+   row b, the dot product of its LEN values with the thread's weights w, written to
+   out[b * out_row]. Four rows at a time: each float4 of x feeds four FMAs. */
+template <int LEN>
+__device__ __forceinline__ void partial_sums(const float (&w)[LEN], const float* x, int row,
+                                             float* out, int out_row) {
+    for (int b0 = 0; b0 < P_NBC; b0 += 4) {
+        float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+        const float* xb = x + b0 * row;
+#pragma unroll
+        for (int k4 = 0; k4 < LEN / 4; ++k4) {
+            const float4 x0 = *(const float4*)(xb + 4 * k4);
+            const float4 x1 = *(const float4*)(xb + row + 4 * k4);
+            const float4 x2 = *(const float4*)(xb + 2 * row + 4 * k4);
+            const float4 x3 = *(const float4*)(xb + 3 * row + 4 * k4);
+            const float w0 = w[4 * k4], w1 = w[4 * k4 + 1], w2 = w[4 * k4 + 2],
+                        w3 = w[4 * k4 + 3];
+            a0 = fmaf(w0, x0.x, a0); a1 = fmaf(w0, x1.x, a1);
+            a2 = fmaf(w0, x2.x, a2); a3 = fmaf(w0, x3.x, a3);
+            a0 = fmaf(w1, x0.y, a0); a1 = fmaf(w1, x1.y, a1);
+            a2 = fmaf(w1, x2.y, a2); a3 = fmaf(w1, x3.y, a3);
+            a0 = fmaf(w2, x0.z, a0); a1 = fmaf(w2, x1.z, a1);
+            a2 = fmaf(w2, x2.z, a2); a3 = fmaf(w2, x3.z, a3);
+            a0 = fmaf(w3, x0.w, a0); a1 = fmaf(w3, x1.w, a1);
+            a2 = fmaf(w3, x2.w, a2); a3 = fmaf(w3, x3.w, a3);
+        }
+        float* o = out + b0 * out_row;
+        o[0] = a0; o[out_row] = a1; o[2 * out_row] = a2; o[3 * out_row] = a3;
     }
+}
 
 extern "C" __global__ void __launch_bounds__(P_THREADS, 1)
 persist_fwd(const float* __restrict__ PRE, const float* __restrict__ W, float* HS, float* CS,
@@ -152,13 +163,7 @@ persist_fwd(const float* __restrict__ PRE, const float* __restrict__ W, float* H
             }
             __syncthreads();
 #endif
-            const float* hk = hs + ks * P_KWP;
-            for (int b0 = 0; b0 < P_NBC; b0 += 4) {
-                float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
-                DOT4(w, hk + b0 * P_HROW, P_HROW, P_KW)
-                float* rd = red + (ks * P_NBC + b0) * P_R + r;
-                rd[0] = a0; rd[P_R] = a1; rd[2 * P_R] = a2; rd[3 * P_R] = a3;
-            }
+            partial_sums<P_KW>(w, hs + ks * P_KWP, P_HROW, red + ks * P_NBC * P_R + r, P_R);
             __syncthreads();
             for (int p = tid; p < P_NBC * P_U; p += P_THREADS) {   /* the cell */
                 const int b = p / P_U, uu = p % P_U, n = n0 + b, unit = u0 + uu;
@@ -304,13 +309,7 @@ persist_bwd(const float* __restrict__ DY, const float* __restrict__ ACTS,
             }
             __syncthreads();
 #endif
-            const float* zk = zs + rs * P_RWP;
-            for (int b0 = 0; b0 < P_NBC; b0 += 4) {
-                float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
-                DOT4(w, zk + b0 * P_ZROW, P_ZROW, P_RW)
-                float* rd = red + (rs * P_NBC + b0) * P_U + uu;
-                rd[0] = a0; rd[P_U] = a1; rd[2 * P_U] = a2; rd[3 * P_U] = a3;
-            }
+            partial_sums<P_RW>(w, zs + rs * P_RWP, P_ZROW, red + rs * P_NBC * P_U + uu, P_U);
             __syncthreads();
             for (int p = tid; p < P_NBC * P_U; p += P_THREADS) {
                 const int b = p / P_U, up = p % P_U, n = n0 + b;
