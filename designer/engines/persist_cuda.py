@@ -108,7 +108,7 @@ def _occupancy(kernel, smem: int) -> int:
 def kernels(cfg: dict, hidden: int, device: torch.device):
     """(forward, backward, barriers-only) kernels for this plan, compiled and loaded once per
     shape."""
-    _, _, arch = _device_limits(device)
+    sms, _, arch = _device_limits(device)
     defines = {"THREADS": THREADS, "H": hidden, "NB": cfg["NB"],
                **{k: cfg[k] for k in ("U", "NBC", "KW", "RW", "APRE")}}
     key = (tuple(defines.items()), arch, device.index)
@@ -123,7 +123,6 @@ def kernels(cfg: dict, hidden: int, device: torch.device):
             fwd.set_shared_memory_config(cfg["smem_fwd"])
             bwd.set_shared_memory_config(cfg["smem_bwd"])
             blocks = cfg["grid"][0] * cfg["grid"][1]
-            sms = _device_limits(device)[0]
             for kern, smem in ((fwd, cfg["smem_fwd"]), (bwd, cfg["smem_bwd"])):
                 if _occupancy(kern, smem) * sms < blocks:
                     raise RuntimeError(f"the {blocks} blocks of the persistent kernel cannot "
