@@ -135,7 +135,7 @@ class UnrolledGRUSteps(torch.autograd.Function):
             args = (cont[t + 1] if nxt else None, acts[t], hns[t], hs[t],
                     hcs[t + 1] if nxt else None, hcs_g[t + 1] if nxt else None)
             if fused:  # INNER_PRODUCT (with b_hc) + GRU_UNIT (+ next SCALE), one kernel
-                k.gru_step_forward(xw[t], hcs_g[t], w, b, hcs[t], *args)
+                k.gru_step_forward(xw[t], hcs_g[t], w, b, hcs[t], *args, chained=t > 0)
             else:
                 torch.addmm(b, hcs_g[t], w_t, out=hl)  # INNER_PRODUCT (with b_hc)
                 k.gru_forward(xw[t], hl, hcs[t], *args)
@@ -210,7 +210,7 @@ class UnrolledRNNSteps(torch.autograd.Function):
             args = (cont[t + 1] if nxt else None, hs[t], hcs[t + 1] if nxt else None,
                     hcs_g[t + 1] if nxt else None, relu)
             if fused:  # INNER_PRODUCT + ELTWISE SUM + TANH/RELU (+ next SCALE), one kernel
-                k.rnn_step_forward(xw[t], hcs_g[t], w, *args)
+                k.rnn_step_forward(xw[t], hcs_g[t], w, *args, chained=t > 0)
             else:
                 torch.addmm(xw[t], hcs_g[t], w_t, out=pre)  # INNER_PRODUCT + ELTWISE SUM
                 k.rnn_forward(pre, *args)
@@ -257,7 +257,7 @@ def _gru_fused_backward(ctx, k, d_hs, dx, dhl):
         nxt = t + 1 < t_
         k.gru_step_backward(dhl_g[t + 1] if nxt else None, w, direct[(t + 1) % 2], d_hs[t],
                             cont[t + 1] if nxt else None, acts[t], hns[t], hcs[t], dx[t],
-                            dhl[t], dhl_g[t], direct[t % 2])
+                            dhl[t], dhl_g[t], direct[t % 2], chained=nxt)
     dhc = direct[0] + dhl_g[0].mm(w).to(hcs.dtype)
     dh0 = dhc * cont[0].unsqueeze(1)
     d_w = dhl_g.view(t_ * n, 3 * h).t().mm(hcs_g.view(t_ * n, h))
@@ -274,7 +274,8 @@ def _rnn_fused_backward(ctx, k, d_hs, dpre):
     for t in range(t_ - 1, -1, -1):
         nxt = t + 1 < t_
         k.rnn_step_backward(dpre_g[t + 1] if nxt else None, w, d_hs[t],
-                            cont[t + 1] if nxt else None, hs[t], dpre[t], dpre_g[t], ctx.relu)
+                            cont[t + 1] if nxt else None, hs[t], dpre[t], dpre_g[t], ctx.relu,
+                            chained=nxt)
     dh0 = dpre_g[0].mm(w).to(hs.dtype) * cont[0].unsqueeze(1)
     d_w = dpre_g.view(t_ * n, h).t().mm(hcs_g.view(t_ * n, h))
     return dpre.to(x_dt), None, dh0.to(h_dt), d_w.to(w_dt), None

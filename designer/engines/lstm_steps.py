@@ -168,7 +168,7 @@ class UnrolledLSTMSteps(torch.autograd.Function):
             hc_next_g = hcs_g[t + 1] if nxt else None
             if fused:  # INNER_PRODUCT + ELTWISE SUM + LSTM_UNIT (+ next SCALE), one kernel
                 tri.step_forward(xw[t], hcs_g[t], w, c_prev, cont[t], cont[t + 1] if nxt else
-                                 None, acts[t], cs[t], hs[t], hc_next, hc_next_g)
+                                 None, acts[t], cs[t], hs[t], hc_next, hc_next_g, t > 0)
             else:
                 torch.addmm(xw[t], hcs_g[t], w_t, out=gates)  # INNER_PRODUCT + ELTWISE SUM
                 args = (gates, c_prev, cont[t], cont[t + 1] if nxt else None, acts[t], cs[t],
@@ -230,7 +230,7 @@ class UnrolledLSTMSteps(torch.autograd.Function):
             c_prev = cs[t - 1] if t > 0 else c0
             tri.step_backward(dgates_g[t + 1] if nxt else None, w, d_hs[t],
                               cont[t + 1] if nxt else None, dc, acts[t], cs[t], c_prev,
-                              cont[t], dgates[t], dgates_g[t], ctx.clip)
+                              cont[t], dgates[t], dgates_g[t], ctx.clip, nxt)
         dh0 = dgates_g[0].mm(w).to(cs.dtype) * cont[0].unsqueeze(1)  # SCALE of step 1
         d_w = dgates_g.view(t_ * n, 4 * h).t().mm(hcs_g.view(t_ * n, h))
         return dgates, None, dh0, dc, d_w, None

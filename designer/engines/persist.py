@@ -4,7 +4,7 @@ The layer holds exactly the cuDNN engine's parameters (``torch.nn.LSTM``'s, gate
 o), so checkpoints, weight conversion to and from the unrolled net, exports and inspection treat
 it as a cuDNN layer. Only the way it runs differs: for each level, the input transform of all
 steps is one GEMM, the recurrence is one launch of a persistent kernel (the recurrent weights
-stay on the chip for the whole sequence, one grid-wide barrier per step), and backward is one
+stay on the chip for the whole sequence, one barrier per step), and backward is one
 launch of its backward kernel followed by GEMMs over all steps for the weight and input
 gradients. Dropout between levels is applied as the cuDNN engine applies it.
 

@@ -2,7 +2,9 @@
 
 One launch runs one LSTM level through all its time steps. Block (ub, bb) of the grid owns the
 hidden units ``ub*U .. ub*U+U-1`` and the sequences ``bb*NB .. bb*NB+NB-1``. All blocks are
-resident at once (one per SM) and meet at one grid-wide barrier per step.
+resident at once (one per SM). Once a step, the blocks of one batch block (which exchange h
+forward and dz backward among themselves, and nothing with the other batch blocks) meet at a
+barrier on their own counter.
 
 The recurrent weights never leave the chip: each thread holds its slice of them in registers for
 the whole launch (``KW`` floats forward, ``RW`` backward; the compile-time constants are chosen
@@ -54,10 +56,22 @@ __device__ __forceinline__ void grid_sync(unsigned int* bar, unsigned int target
     __syncthreads();
 }
 
+/* The blocks that exchange data: with P_GBAR, the unit blocks of one batch block (the others
+   never read what it writes), each group with its own counter on its own 128-byte line; else
+   the whole grid. */
+#if P_GBAR
+#define GROUP_BAR(BAR) ((BAR) + 32 * blockIdx.y)
+#define GROUP_SIZE (gridDim.x)
+#else
+#define GROUP_BAR(BAR) (BAR)
+#define GROUP_SIZE (gridDim.x * gridDim.y)
+#endif
+
 extern "C" __global__ void persist_barriers(unsigned int* BAR, int T) {
-    /* T grid-wide barriers and nothing else: what one step's synchronisation costs. */
-    const unsigned int P = gridDim.x * gridDim.y;
-    for (int t = 0; t < T; ++t) grid_sync(BAR, (t + 1) * P);
+    /* T barriers and nothing else: what one step's synchronisation costs. */
+    unsigned int* bar = GROUP_BAR(BAR);
+    const unsigned int P = GROUP_SIZE;
+    for (int t = 0; t < T; ++t) grid_sync(bar, (t + 1) * P);
 }
 
 /* 16 bytes from global src to shared dst through L2 only (other SMs wrote src); zeros where
@@ -120,7 +134,8 @@ persist_fwd(const float* __restrict__ PRE, const float* __restrict__ W, float* H
     const int tid = threadIdx.x, r = tid % P_R, ks = tid / P_R;
     const int u0 = blockIdx.x * P_U, n_lo = blockIdx.y * NB;
     const int n_hi = min(n_lo + NB, N);
-    const unsigned int P = gridDim.x * gridDim.y;
+    unsigned int* bar = GROUP_BAR(BAR);
+    const unsigned int P = GROUP_SIZE;
     float w[P_KW];
     {
         const int unit = u0 + r % P_U, row = (r / P_U) * P_H + unit;
@@ -194,7 +209,7 @@ persist_fwd(const float* __restrict__ PRE, const float* __restrict__ W, float* H
             }
             if (n0 + P_NBC < n_hi) __syncthreads();   /* the next chunk reuses hs, red, pres */
         }
-        if (t + 1 < T) grid_sync(BAR, (t + 1) * P);
+        if (t + 1 < T) grid_sync(bar, (t + 1) * P);
     }
 }
 
@@ -230,7 +245,8 @@ persist_bwd(const float* __restrict__ DY, const float* __restrict__ ACTS,
     const int tid = threadIdx.x, uu = tid % P_U, rs = tid / P_U;
     const int u0 = blockIdx.x * P_U, n_lo = blockIdx.y * NB, unit = u0 + uu;
     const int n_hi = min(n_lo + NB, N);
-    const unsigned int P = gridDim.x * gridDim.y;
+    unsigned int* bar = GROUP_BAR(BAR);
+    const unsigned int P = GROUP_SIZE;
 #if P_APRE
     float* as = red + P_THREADS * P_NBC;        /* [7][PAIRS]   phase A's inputs */
     float* dhs = as + 7 * P_PAIRS;              /* [PAIRS]      dh of the block's pairs */
@@ -287,7 +303,7 @@ persist_bwd(const float* __restrict__ DY, const float* __restrict__ ACTS,
             DC[sp] = dc * f;
 #endif
         }
-        grid_sync(BAR, (s + 1) * P);
+        grid_sync(bar, (s + 1) * P);
         /* B: dh_{t-1}[n, u] = sum over all 4H rows of dz[t, n, row] W[row, u] */
         const float* dzt = DZ + (idx_t)t * N * 4 * P_H;
         for (int n0 = n_lo; n0 < n_hi; n0 += P_NBC) {

@@ -20,6 +20,7 @@ THREADS = 512
 MAX_WEIGHTS_PER_THREAD = 64    # registers a thread gives to its slice of W_hh
 _cache: dict = {}
 _failed: dict = {}     # what could not be built, and why
+TUNE: dict = {}        # overrides of plan()'s choices ("U", "GBAR"; the benchmark's A/B runs)
 _lock = threading.Lock()
 
 
@@ -27,7 +28,8 @@ def _round4(n: int) -> int:
     return 4 * math.ceil(n / 4)
 
 
-def plan(hidden: int, batch: int, sms: int, smem_limit: int) -> dict | None:
+def plan(hidden: int, batch: int, sms: int, smem_limit: int, units: int | None = None,
+         group_barriers: bool = True) -> dict | None:
     """The grid and the compile-time constants for a level, or None when W_hh is too big to
     stay in the registers of ``sms`` blocks.
 
@@ -35,11 +37,13 @@ def plan(hidden: int, batch: int, sms: int, smem_limit: int) -> dict | None:
     power of two (4 to 64) with hidden * U * 4 / THREADS <= 64 registers of weights a thread.
     The remaining SMs split the batch (at least 4 sequences a block); a block runs its
     sequences in chunks of NBC. ``APRE``: backward phase A's inputs are prefetched into shared
-    memory (where rows are 16-byte aligned and they fit).
+    memory (where rows are 16-byte aligned and they fit). ``GBAR``: the blocks of one batch
+    block synchronise among themselves (their own counter), not the whole grid.
     """
-    units = 64
-    while units > 4 and hidden * units * 4 > MAX_WEIGHTS_PER_THREAD * THREADS:
-        units //= 2
+    if units is None:
+        units = 64
+        while units > 4 and hidden * units * 4 > MAX_WEIGHTS_PER_THREAD * THREADS:
+            units //= 2
     unit_blocks = math.ceil(hidden / units)
     if unit_blocks > sms or hidden * units * 4 > MAX_WEIGHTS_PER_THREAD * THREADS:
         return None
@@ -60,7 +64,8 @@ def plan(hidden: int, batch: int, sms: int, smem_limit: int) -> dict | None:
     apre = int(hidden % 4 == 0 and smem_b + 4 * 9 * per_block * units <= smem_limit)
     smem_b += apre * 4 * 9 * per_block * units
     return {"grid": (unit_blocks, batch_blocks), "NB": per_block, "U": units, "NBC": nbc,
-            "KW": kw, "RW": rw, "APRE": apre, "smem_fwd": smem_f, "smem_bwd": smem_b}
+            "KW": kw, "RW": rw, "APRE": apre, "GBAR": int(group_barriers), "smem_fwd": smem_f,
+            "smem_bwd": smem_b}
 
 
 def _device_limits(device: torch.device) -> tuple[int, int, str]:
@@ -105,12 +110,17 @@ def _occupancy(kernel, smem: int) -> int:
     return n.value
 
 
+def compile_constants(cfg: dict, hidden: int) -> dict:
+    """The source's compile-time constants (``-DP_<name>=<value>``) for a plan."""
+    return {"THREADS": THREADS, "H": hidden, "NB": cfg["NB"],
+            **{k: cfg[k] for k in ("U", "NBC", "KW", "RW", "APRE", "GBAR")}}
+
+
 def kernels(cfg: dict, hidden: int, device: torch.device):
     """(forward, backward, barriers-only) kernels for this plan, compiled and loaded once per
     shape."""
     sms, _, arch = _device_limits(device)
-    defines = {"THREADS": THREADS, "H": hidden, "NB": cfg["NB"],
-               **{k: cfg[k] for k in ("U", "NBC", "KW", "RW", "APRE")}}
+    defines = compile_constants(cfg, hidden)
     key = (tuple(defines.items()), arch, device.index)
     with _lock:
         if key not in _cache:
@@ -131,12 +141,17 @@ def kernels(cfg: dict, hidden: int, device: torch.device):
         return _cache[key]
 
 
+def barrier_counters(cfg: dict, device: torch.device) -> torch.Tensor:
+    """Zeroed arrival counters for one launch: one per batch block, 128 bytes apart."""
+    return torch.zeros(32 * cfg["grid"][1], device=device, dtype=torch.int32)
+
+
 def forward(pre, w_hh, hs, cs, acts, cfg):
     """Run the recurrence: hs[0], cs[0] hold the initial state; fills hs[1:], cs[1:], acts."""
     steps, batch, four_h = pre.shape
     hidden = four_h // 4
     fwd = kernels(cfg, hidden, pre.device)[0]
-    bar = torch.zeros(1, device=pre.device, dtype=torch.int32)
+    bar = barrier_counters(cfg, pre.device)
     fwd(grid=(*cfg["grid"], 1), block=(THREADS, 1, 1),
         args=[pre, w_hh, hs, cs, acts, bar, steps, batch, cfg["NB"]], shared_mem=cfg["smem_fwd"])
 
@@ -145,7 +160,7 @@ def backward(dy, acts, cs, w_hh, dz, dh, dc, cfg):
     """dh, dc: in, the gradient on the last state; out, on the first. Fills dz."""
     steps, batch, hidden = dy.shape
     bwd = kernels(cfg, hidden, dy.device)[1]
-    bar = torch.zeros(1, device=dy.device, dtype=torch.int32)
+    bar = barrier_counters(cfg, dy.device)
     bwd(grid=(*cfg["grid"], 1), block=(THREADS, 1, 1),
         args=[dy, acts, cs, w_hh, dz, dh, dc, bar, steps, batch, cfg["NB"]],
         shared_mem=cfg["smem_bwd"])
@@ -165,7 +180,7 @@ def available() -> bool:
 
 def plan_for(hidden: int, batch: int, device: torch.device) -> dict | None:
     sms, smem, _ = _device_limits(device)
-    return plan(hidden, batch, sms, smem)
+    return plan(hidden, batch, sms, smem, TUNE.get("U"), bool(TUNE.get("GBAR", 1)))
 
 
 def ready(hidden: int, batch: int, device: torch.device) -> dict | None:

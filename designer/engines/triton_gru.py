@@ -15,6 +15,7 @@ import torch
 try:
     import triton
     import triton.language as tl
+    from .triton_lstm import STEP_TILES, await_previous_step, chain_launch
 except Exception:  # noqa: BLE001 - no Triton: the torch ops are used instead
     triton = None
 
@@ -164,8 +165,7 @@ def rnn_backward(dh_out, dhc_next, cont_next, h, dpre, relu: bool):
 if triton is not None:
 
     _CONFIGS = [triton.Config({"BN": bn, "BH": bh, "BK": bk}, num_warps=w)
-                for bn, bh, bk, w in ((16, 32, 64, 4), (16, 64, 32, 4), (32, 32, 64, 4),
-                                      (64, 32, 32, 4), (32, 64, 64, 8))]
+                for bn, bh, bk, w in STEP_TILES]
 
     @triton.jit
     def _tile_product(A, W, rn, rh, mn, mh, N, H, K, q, IEEE: tl.constexpr, BN: tl.constexpr,
@@ -190,7 +190,9 @@ if triton is not None:
     @triton.jit
     def _gru_step_fwd(XW, HCG, W, B, HC, CONTN, ACTS, HNK, HO, HCN, HCNG, N, H,
                       HAS_NEXT: tl.constexpr, WRITE_G: tl.constexpr, IEEE: tl.constexpr,
-                      BN: tl.constexpr, BH: tl.constexpr, BK: tl.constexpr):
+                      GDC: tl.constexpr, BN: tl.constexpr, BH: tl.constexpr,
+                      BK: tl.constexpr):
+        await_previous_step(GDC)
         rn = tl.program_id(0) * BN + tl.arange(0, BN)
         rh = tl.program_id(1) * BH + tl.arange(0, BH)
         mn, mh = rn < N, rh < H
@@ -223,7 +225,9 @@ if triton is not None:
     @triton.jit
     def _gru_step_bwd(DHLN, W, DIRN, DHO, CONTN, ACTS, HN, HC, DX, DHL, DHLG, DIRECT, N, H,
                       HAS_NEXT: tl.constexpr, WRITE_G: tl.constexpr, IEEE: tl.constexpr,
-                      BN: tl.constexpr, BH: tl.constexpr, BK: tl.constexpr):
+                      GDC: tl.constexpr, BN: tl.constexpr, BH: tl.constexpr,
+                      BK: tl.constexpr):
+        await_previous_step(GDC)
         rn = tl.program_id(0) * BN + tl.arange(0, BN)
         rh = tl.program_id(1) * BH + tl.arange(0, BH)
         mn, mh = rn < N, rh < H
@@ -261,7 +265,9 @@ if triton is not None:
     @triton.jit
     def _rnn_step_fwd(XW, HCG, W, CONTN, HO, HCN, HCNG, N, H, HAS_NEXT: tl.constexpr,
                       WRITE_G: tl.constexpr, RELU: tl.constexpr, IEEE: tl.constexpr,
-                      BN: tl.constexpr, BH: tl.constexpr, BK: tl.constexpr):
+                      GDC: tl.constexpr, BN: tl.constexpr, BH: tl.constexpr,
+                      BK: tl.constexpr):
+        await_previous_step(GDC)
         rn = tl.program_id(0) * BN + tl.arange(0, BN)
         rh = tl.program_id(1) * BH + tl.arange(0, BH)
         mn, mh = rn < N, rh < H
@@ -284,7 +290,9 @@ if triton is not None:
     @triton.jit
     def _rnn_step_bwd(DPN, W, DHO, CONTN, HV, DPRE, DPREG, N, H, HAS_NEXT: tl.constexpr,
                       WRITE_G: tl.constexpr, RELU: tl.constexpr, IEEE: tl.constexpr,
-                      BN: tl.constexpr, BH: tl.constexpr, BK: tl.constexpr):
+                      GDC: tl.constexpr, BN: tl.constexpr, BH: tl.constexpr,
+                      BK: tl.constexpr):
+        await_previous_step(GDC)
         rn = tl.program_id(0) * BN + tl.arange(0, BN)
         rh = tl.program_id(1) * BH + tl.arange(0, BH)
         mn, mh = rn < N, rh < H
@@ -313,40 +321,45 @@ def _ieee(w) -> bool:
     return w.dtype == torch.float32 and not torch.backends.cuda.matmul.allow_tf32
 
 
-def gru_step_forward(xw, hc_g, w, b, hc, cont_next, acts, hn_keep, h_out, hc_next, hc_next_g):
+def gru_step_forward(xw, hc_g, w, b, hc, cont_next, acts, hn_keep, h_out, hc_next, hc_next_g,
+                     chained=False):
     n, h = hc.shape
     nxt = hc_next is not None
     g = nxt and hc_next_g is not None and hc_next_g is not hc_next
     _gru_step_fwd[_step_grid(n, h)](
         xw, hc_g, w, b, hc, cont_next if nxt else hc, acts, hn_keep, h_out,
         hc_next if nxt else h_out, hc_next_g if g else h_out, n, h, HAS_NEXT=nxt, WRITE_G=g,
-        IEEE=_ieee(w))
+        IEEE=_ieee(w), **chain_launch(w, chained))
 
 
 def gru_step_backward(dhl_next_g, w, direct_next, dh_out, cont_next, acts, hn, hc, dx, dhl,
-                      dhl_g, direct):
+                      dhl_g, direct, chained=False):
     n, h = hc.shape
     nxt = dhl_next_g is not None
     g = dhl_g is not None and dhl_g is not dhl
     _gru_step_bwd[_step_grid(n, h)](
         dhl_next_g if nxt else dhl, w, direct_next if nxt else direct, dh_out,
         cont_next if nxt else dh_out, acts, hn, hc, dx, dhl, dhl_g if g else dhl, direct, n, h,
-        HAS_NEXT=nxt, WRITE_G=g, IEEE=_ieee(w))
+        HAS_NEXT=nxt, WRITE_G=g, IEEE=_ieee(w), **chain_launch(w, chained))
 
 
-def rnn_step_forward(xw, hc_g, w, cont_next, h_out, hc_next, hc_next_g, relu: bool):
+def rnn_step_forward(xw, hc_g, w, cont_next, h_out, hc_next, hc_next_g, relu: bool,
+                     chained=False):
     n, h = h_out.shape
     nxt = hc_next is not None
     g = nxt and hc_next_g is not None and hc_next_g is not hc_next
     _rnn_step_fwd[_step_grid(n, h)](
         xw, hc_g, w, cont_next if nxt else h_out, h_out, hc_next if nxt else h_out,
-        hc_next_g if g else h_out, n, h, HAS_NEXT=nxt, WRITE_G=g, RELU=relu, IEEE=_ieee(w))
+        hc_next_g if g else h_out, n, h, HAS_NEXT=nxt, WRITE_G=g, RELU=relu, IEEE=_ieee(w),
+        **chain_launch(w, chained))
 
 
-def rnn_step_backward(dpre_next_g, w, dh_out, cont_next, h, dpre, dpre_g, relu: bool):
+def rnn_step_backward(dpre_next_g, w, dh_out, cont_next, h, dpre, dpre_g, relu: bool,
+                      chained=False):
     n, hh = h.shape
     nxt = dpre_next_g is not None
     g = dpre_g is not None and dpre_g is not dpre
     _rnn_step_bwd[_step_grid(n, hh)](
         dpre_next_g if nxt else dpre, w, dh_out, cont_next if nxt else dh_out, h, dpre,
-        dpre_g if g else dpre, n, hh, HAS_NEXT=nxt, WRITE_G=g, RELU=relu, IEEE=_ieee(w))
+        dpre_g if g else dpre, n, hh, HAS_NEXT=nxt, WRITE_G=g, RELU=relu, IEEE=_ieee(w),
+        **chain_launch(w, chained))

@@ -7,6 +7,8 @@ backward, clips the gate gradients when asked (LSTMSimple) and leaves the gradie
 """
 from __future__ import annotations
 
+import os
+
 import torch
 
 try:
@@ -25,6 +27,15 @@ if triton is not None:
     @triton.jit
     def _tanh(x):
         return 1.0 - 2.0 / (tl.exp(2.0 * x) + 1.0)
+
+    @triton.jit
+    def await_previous_step(GDC: tl.constexpr):
+        """With programmatic dependent launch (GDC), a step's kernel is launched while the
+        previous step's still runs: it waits here, before touching memory, until that one has
+        finished and its writes are visible, then lets the next step's kernel launch."""
+        if GDC:
+            tl.extra.cuda.gdc_wait()
+            tl.extra.cuda.gdc_launch_dependents()
 
     @triton.jit
     def _fwd_kernel(G, CP, CONT, CONTN, ACTS, C, HO, HCN, HCNG, H, HAS_NEXT: tl.constexpr,
@@ -99,6 +110,22 @@ def _grid(n: int, h: int):
     return (n, triton.cdiv(h, block)), block
 
 
+_PDL: dict = {}
+
+
+def chain_launch(t: torch.Tensor, chained: bool) -> dict:
+    """Launch options for a step's kernel: programmatic dependent launch (Hopper and newer)
+    where the kernel before it on the stream is the previous step's (``chained``), so its
+    launch overlaps that kernel's run. RNN_DESIGNER_PDL=0 turns it off (comparisons)."""
+    if not (chained and t.is_cuda):
+        return {"GDC": False}
+    dev = t.device.index if t.device.index is not None else torch.cuda.current_device()
+    if dev not in _PDL:
+        _PDL[dev] = (os.environ.get("RNN_DESIGNER_PDL", "1") != "0"
+                     and torch.cuda.get_device_capability(dev)[0] >= 9)
+    return {"GDC": True, "launch_pdl": True} if _PDL[dev] else {"GDC": False}
+
+
 def unit_forward(gates, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next,
                  hc_next_g=None):
     n, h = c_prev.shape
@@ -127,15 +154,21 @@ def unit_backward(dh_out, dhc_next, cont_next, dc, acts, c, c_prev, cont_t, dgat
 # gradients back to h_t (dgates_{t+1} x W_hc) with the unit's backward at step t.
 if triton is not None:
 
+    # Tiles of BN sequences x BH units, BK of the reduction a stage. The narrow ones (BH = 16)
+    # and the long stages (BK = 128, 256) are for small batches, where a step has few tiles and
+    # each program's chain of stages is the step's latency; the autotuner picks per (N, H).
+    STEP_TILES = ((16, 32, 64, 4), (16, 64, 32, 4), (32, 32, 64, 4), (64, 32, 32, 4),
+                  (32, 64, 64, 8), (16, 16, 64, 4), (16, 16, 128, 4), (16, 16, 256, 4),
+                  (16, 32, 128, 4), (32, 16, 128, 4), (64, 16, 64, 4), (16, 16, 128, 2))
     _CONFIGS = [triton.Config({"BN": bn, "BH": bh, "BK": bk}, num_warps=w)
-                for bn, bh, bk, w in ((16, 32, 64, 4), (16, 64, 32, 4), (32, 32, 64, 4),
-                                      (64, 32, 32, 4), (32, 64, 64, 8))]
+                for bn, bh, bk, w in STEP_TILES]
 
     @triton.autotune(configs=_CONFIGS, key=["N", "H", "IEEE"])
     @triton.jit
     def _step_fwd(XW, HC, W, CP, CONT, CONTN, ACTS, C, HO, HCN, HCNG, N, H,
                   HAS_NEXT: tl.constexpr, WRITE_G: tl.constexpr, IEEE: tl.constexpr,
-                  BN: tl.constexpr, BH: tl.constexpr, BK: tl.constexpr):
+                  GDC: tl.constexpr, BN: tl.constexpr, BH: tl.constexpr, BK: tl.constexpr):
+        await_previous_step(GDC)
         rn = tl.program_id(0) * BN + tl.arange(0, BN)
         rh = tl.program_id(1) * BH + tl.arange(0, BH)
         mn, mh = rn < N, rh < H
@@ -189,7 +222,9 @@ if triton is not None:
     @triton.jit
     def _step_bwd(DGN, W, DHO, CONTN, DC, ACTS, C, CP, CONT, DG, DGG, N, H, clip,
                   HAS_NEXT: tl.constexpr, CLIP: tl.constexpr, WRITE_G: tl.constexpr,
-                  IEEE: tl.constexpr, BN: tl.constexpr, BH: tl.constexpr, BK: tl.constexpr):
+                  IEEE: tl.constexpr, GDC: tl.constexpr, BN: tl.constexpr, BH: tl.constexpr,
+                  BK: tl.constexpr):
+        await_previous_step(GDC)
         rn = tl.program_id(0) * BN + tl.arange(0, BN)
         rh = tl.program_id(1) * BH + tl.arange(0, BH)
         mn, mh = rn < N, rh < H
@@ -244,19 +279,21 @@ def _step_grid(n: int, h: int):
 
 
 def step_forward(xw_t, hc_g, w, c_prev, cont_t, cont_next, acts, c_out, h_out, hc_next,
-                 hc_next_g):
-    """One step: gates = xw_t + hc_g x W^T and LSTM_UNIT (+ the next SCALE), one kernel."""
+                 hc_next_g, chained=False):
+    """One step: gates = xw_t + hc_g x W^T and LSTM_UNIT (+ the next SCALE), one kernel
+    (``chained``: the previous step's kernel was the last launched on the stream)."""
     n, h = c_prev.shape
     nxt = hc_next is not None
     g = nxt and hc_next_g is not None and hc_next_g is not hc_next
     _step_fwd[_step_grid(n, h)](
         xw_t, hc_g, w, c_prev, cont_t, cont_next if nxt else cont_t, acts, c_out, h_out,
         hc_next if nxt else h_out, hc_next_g if g else h_out, n, h, HAS_NEXT=nxt, WRITE_G=g,
-        IEEE=w.dtype == torch.float32 and not torch.backends.cuda.matmul.allow_tf32)
+        IEEE=w.dtype == torch.float32 and not torch.backends.cuda.matmul.allow_tf32,
+        **chain_launch(w, chained))
 
 
 def step_backward(dg_next_g, w, dh_out, cont_next, dc, acts, c, c_prev, cont_t, dgates,
-                  dgates_g, clip):
+                  dgates_g, clip, chained=False):
     """One step back: dh = dh_out + cont_{t+1} (dgates_{t+1} x W) and LSTM_UNIT's backward."""
     n, h = c.shape
     nxt = dg_next_g is not None
@@ -265,4 +302,5 @@ def step_backward(dg_next_g, w, dh_out, cont_next, dc, acts, c, c_prev, cont_t, 
         dg_next_g if nxt else dgates, w, dh_out, cont_next if nxt else cont_t, dc, acts, c,
         c_prev, cont_t, dgates, dgates_g if g else dgates, n, h, float(clip), HAS_NEXT=nxt,
         CLIP=clip > 0, WRITE_G=g,
-        IEEE=w.dtype == torch.float32 and not torch.backends.cuda.matmul.allow_tf32)
+        IEEE=w.dtype == torch.float32 and not torch.backends.cuda.matmul.allow_tf32,
+        **chain_launch(w, chained))

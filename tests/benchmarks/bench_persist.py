@@ -82,7 +82,10 @@ def time_all():
     import os
     sizes = json.loads(os.environ.get("PERSIST_TIME", "null")) or \
         [[2, 512, 16], [2, 512, 64], [2, 512, 256]]
+    from designer.engines import persist_cuda
     kinds = os.environ.get("PERSIST_KERNELS", "cuda,triton").split(",")
+    # plan overrides for the CUDA kernels, one timing each (e.g. '[{"GBAR": 0}, {}]')
+    variants = json.loads(os.environ.get("PERSIST_CUDA_TUNE", "null")) or [{}]
     for levels, h, n in sizes:
         ref, per = pair(512, h, levels)
         x = torch.randn(100, n, 512, device="cuda", requires_grad=True)
@@ -93,13 +96,18 @@ def time_all():
                    "cudnn_ms": round(timed(ref, x, w, bf16), 3),
                    "cudnn_fwd_ms": round(forward_only(ref, x, bf16), 3)}
             for kind in kinds:
-                persist.TUNE["kernel"] = kind
-                if persist.kernel_for(h, n, x.device) != kind:
-                    continue
-                row[f"{kind}_ms"] = round(timed(per, x, w, bf16), 3)
-                row[f"{kind}_fwd_ms"] = round(forward_only(per, x, bf16), 3)
-                row[f"{kind}_x"] = round(row["cudnn_ms"] / row[f"{kind}_ms"], 2)
+                for tune in (variants if kind == "cuda" else [{}]):
+                    persist.TUNE["kernel"] = kind
+                    persist_cuda.TUNE.clear()
+                    persist_cuda.TUNE.update(tune)
+                    if persist.kernel_for(h, n, x.device) != kind:
+                        continue
+                    name = kind + "".join(f"_{k}{v}" for k, v in tune.items())
+                    row[f"{name}_ms"] = round(timed(per, x, w, bf16), 3)
+                    row[f"{name}_fwd_ms"] = round(forward_only(per, x, bf16), 3)
+                    row[f"{name}_x"] = round(row["cudnn_ms"] / row[f"{name}_ms"], 2)
             persist.TUNE.clear()
+            persist_cuda.TUNE.clear()
             print(json.dumps(row), flush=True)
 
 
@@ -119,21 +127,26 @@ def forward_only(m, x, bf16, reps=20):
 
 
 def barrier_cost():
-    """Microseconds per grid-wide barrier (1,000 in one launch, nothing else), for the Triton
-    kernels' barrier and the CUDA kernels' (the grid of the bench layer at N = 64: 128 blocks
-    of 512 threads), and a grid of 32."""
+    """Microseconds per barrier (1,000 in one launch, nothing else), for the Triton kernels'
+    grid-wide barrier and the CUDA kernels' (the grid of the bench layer at N = 64: 128 blocks
+    of 512 threads, 4 batch blocks of 32; one counter for the whole grid, or one per batch
+    block), and a grid of 32."""
     from designer.engines import persist_cuda
     from designer.engines import triton_persist as k
-    cfg = persist_cuda.plan_for(512, 64, torch.device("cuda"))
-    cuda_bar = persist_cuda.kernels(cfg, 512, torch.device("cuda"))[2]
+    dev = torch.device("cuda")
     runs = [("triton", (32, 1), lambda bar, g: k._barriers_only[g](bar, 1000)),
-            ("triton", (128, 1), lambda bar, g: k._barriers_only[g](bar, 1000)),
-            ("cuda", (32, 1), None), ("cuda", (32, 4), None)]
+            ("triton", (128, 1), lambda bar, g: k._barriers_only[g](bar, 1000))]
+    for group in (False, True):
+        cfg = persist_cuda.plan(512, 64, *persist_cuda._device_limits(dev)[:2],
+                                group_barriers=group)
+        cuda_bar = persist_cuda.kernels(cfg, 512, dev)[2]
+        for grid in ((32, 1), (32, 4)):
+            runs.append(("cuda group" if group else "cuda grid", grid,
+                         lambda bar, g, f=cuda_bar: f(grid=(*g, 1),
+                                                      block=(persist_cuda.THREADS, 1, 1),
+                                                      args=[bar, 1000])))
     for kind, grid, launch in runs:
-        if launch is None:
-            def launch(bar, g):
-                cuda_bar(grid=(*g, 1), block=(persist_cuda.THREADS, 1, 1), args=[bar, 1000])
-        bar = torch.zeros(1, device="cuda", dtype=torch.int32)
+        bar = torch.zeros(32 * grid[1], device="cuda", dtype=torch.int32)
         launch(bar, grid)
         times = []
         for _ in range(10):

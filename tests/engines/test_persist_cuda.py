@@ -33,6 +33,15 @@ def test_a_plan_keeps_every_block_resident_and_covers_every_unit_row_and_weight(
     assert cfg["APRE"] == 0 or hidden % 4 == 0   # the prefetch copies 16-byte rows
 
 
+def test_each_batch_block_synchronises_on_its_own_counter_line():
+    cfg = persist_cuda.plan(512, 16, **H100)
+    assert cfg["grid"] == (32, 4) and cfg["GBAR"] == 1
+    bar = persist_cuda.barrier_counters(cfg, torch.device("cpu"))
+    assert bar.numel() * 4 == 4 * 128 and not bar.any()   # 4 counters, 128 bytes apart
+    assert "32 * blockIdx.y" in SOURCE
+    assert persist_cuda.plan(512, 16, **H100, group_barriers=False)["GBAR"] == 0
+
+
 def test_weights_too_big_for_the_register_files_get_no_plan():
     assert persist_cuda.plan(2048, 64, **H100) is None
     assert persist_cuda.plan(1024, 64, sms=64, smem_limit=227 * 1024) is None
@@ -74,13 +83,15 @@ NVCC = shutil.which("nvcc")
 
 
 @pytest.mark.skipif(NVCC is None, reason="no nvcc on this machine (NVRTC builds on the GPU)")
-@pytest.mark.parametrize("hidden, batch", [(512, 64), (512, 16), (1024, 64), (50, 3)])
-def test_the_source_builds_for_hopper_within_the_register_budget(tmp_path, hidden, batch):
-    cfg = persist_cuda.plan(hidden, batch, **H100)
+@pytest.mark.parametrize("hidden, batch, group", [(512, 64, True), (512, 16, True),
+                                                  (1024, 64, True), (50, 3, True),
+                                                  (512, 64, False)])
+def test_the_source_builds_for_hopper_within_the_register_budget(tmp_path, hidden, batch,
+                                                                  group):
+    cfg = persist_cuda.plan(hidden, batch, **H100, group_barriers=group)
     src = tmp_path / "persist.cu"
     src.write_text(SOURCE)
-    defines = {"THREADS": persist_cuda.THREADS, "H": hidden, "NB": cfg["NB"],
-               **{k: cfg[k] for k in ("U", "NBC", "KW", "RW", "APRE")}}
+    defines = persist_cuda.compile_constants(cfg, hidden)
     done = subprocess.run([NVCC, "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o",
                            str(tmp_path / "persist.cubin"), str(src)] +
                           [f"-DP_{k}={v}" for k, v in defines.items()],
