@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from .charts import SaturationChart
+from .controls import InspectControls
 from .heatmap import QUANTITIES, StepCharts
 from .unit_panel import UnitPanel
 from .worker import InspectService
@@ -58,41 +58,11 @@ class InspectView(QWidget):
         self._live_job: int | None = None
         self._rest_until = 0.0
 
-        self.run_combo = QComboBox()
-        self.run_combo.setMinimumContentsLength(18)
-        self.run_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.run_combo.setPlaceholderText("no run yet: train one, or add a run folder")
-        self.checkpoint = QComboBox()
-        self.checkpoint.addItem("Best", "best")
-        self.checkpoint.addItem("Last", "last")
-        self.follow = QCheckBox("Follow training")
-        self.follow.setChecked(True)
-        self.follow.setToolTip("While a run trains, show it live: its weights are copied every "
-                               "few steps and inspected on the side (training is not slowed)")
-        self.every = QSpinBox()
-        self.every.setRange(1, 100_000)
-        self.every.setValue(DEFAULT_EVERY)
-        self.every.setPrefix("every ")
-        self.every.setSuffix(" steps")
-        self.level = QComboBox()
-        self.level.setSizeAdjustPolicy(QComboBox.AdjustToContents)
-        self.level.setToolTip("The recurrent layer (and, for stacked layers, the level) shown")
-        self.quantity = QComboBox()
-        self.quantity.setSizeAdjustPolicy(QComboBox.AdjustToContents)
-        self.order = QComboBox()
-        for text, key in (("by number", "number"), ("most active first", "active"),
-                          ("following the pattern first", "pattern")):
-            self.order.addItem(text, key)
-        self.order.setToolTip("How the heatmap's rows are ordered: by unit number, by how "
-                              "much each unit changes over the text, or by how well it "
-                              "follows the pattern searched for (the units listed first)")
-        self.quantity.setToolTip("What the heatmap shows for every unit at every step")
-        self.text = QLineEdit()
-        self.text.setPlaceholderText("type text to inspect (empty: a held-out snippet of the "
-                                     "run's data)")
-        self.text.setClearButtonEnabled(True)
-        self.go = QPushButton("Inspect")
-        self.go.setDefault(True)
+        self.controls = c = InspectControls(DEFAULT_EVERY)
+        self.run_combo, self.checkpoint, self.follow, self.every = (
+            c.run_combo, c.checkpoint, c.follow, c.every)
+        self.level, self.quantity, self.order = c.level, c.quantity, c.order
+        self.text, self.go = c.text, c.go
         self.status = QLabel()
         self.status.setTextFormat(Qt.PlainText)
         self.hover = QLabel(" ")
@@ -115,21 +85,10 @@ class InspectView(QWidget):
         self.split = split
         self._sized = False
 
-        row1 = QHBoxLayout()
-        for w in (QLabel("Run"), self.run_combo, self.checkpoint, self.follow, self.every,
-                  _gap(), QLabel("Layer"), self.level, QLabel("Show"), self.quantity,
-                  QLabel("Units"), self.order):
-            row1.addWidget(w)
-        row1.addStretch(1)
-        row2 = QHBoxLayout()
-        row2.addWidget(QLabel("Text"))
-        row2.addWidget(self.text, 1)
-        row2.addWidget(self.go)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 2)
         lay.setSpacing(3)
-        lay.addLayout(row1)
-        lay.addLayout(row2)
+        lay.addWidget(self.controls)
         lay.addWidget(self.status)
         lay.addWidget(self.hover)
         lay.addWidget(split, 1)
@@ -405,9 +364,3 @@ def _level_name(lv, seen) -> str:
     where = f"{lv.layer} ({lv.kind} {lv.hidden}, {engine})"
     return where if count == 1 else f"{lv.layer} level {lv.level + 1} of {count} " \
                                     f"({lv.kind} {lv.hidden}, {engine})"
-
-
-def _gap() -> QWidget:
-    w = QWidget()
-    w.setFixedWidth(10)
-    return w

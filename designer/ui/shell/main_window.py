@@ -1,8 +1,8 @@
 """The designer window: palette, canvas, properties, problems, and training.
 
 The window wires the parts together; the actions and file handling live in ``actions`` and
-``files``, training in ``designer.ui.train`` (its Output, Charts and Device docks are made here and
-filled by the `TrainingController`).
+``files``, the unrolled and Inspect tabs in ``tabs``, training in ``designer.ui.train`` (its Output,
+Charts and Device docks are made here and filled by the `TrainingController`).
 """
 from __future__ import annotations
 
@@ -25,11 +25,12 @@ from designer.ui.memory import MemoryFit
 from designer.ui.shell.collector import collect_in_gui_thread
 from designer.ui.problems import ProblemsPanel, SmokeChecker
 from designer.ui.shell import actions, files
+from designer.ui.shell.tabs import ViewTabs
 
 APP_NAME = "RNN Designer"
 
 
-class MainWindow(QMainWindow):
+class MainWindow(ViewTabs, QMainWindow):
     """The main window around one :class:`Document`.
 
     Parameters
@@ -280,98 +281,6 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{p.name}[*]{where} \u2014 {APP_NAME}")
         self.setWindowModified(self.doc.is_modified())
 
-    # ----------------------------------------------------------------- unrolled views --
-    def show_unrolled(self, name: str, steps: int | None = None):
-        """Open (or bring forward) the unrolled view of a recurrent layer.
-
-        Raises ``ValueError`` with a sentence when the layer cannot be unrolled.
-        """
-        from designer.engines.expansion import expand
-        from designer.ui.unrolled.view import UnrolledView
-        if name not in self.doc.graph:
-            raise ValueError(f"there is no layer named '{name}'")
-        expand(self.doc.graph, name, steps=1)  # raises ValueError when it cannot unroll
-        if name in self.unrolled:
-            view = self.unrolled[name]
-            if steps is not None:
-                view.set_steps(steps)
-        else:
-            view = UnrolledView(self.doc, name, steps=steps, weights_for=self._weights_for)
-            view.closed.connect(self._forget_unrolled)
-            view.renamed.connect(self._unrolled_renamed)
-            self.unrolled[name] = view
-            self.tabs.addTab(view, resources.icon("unroll"), f"Unrolled: {name}")
-        self.tabs.setCurrentWidget(view)
-        return view
-
-    def _weights_for(self, layer: str):
-        """The latest run of this session (or added folder) that has a checkpoint and a
-        recurrent layer ``layer`` of the same type and size as the drawn one: its run folder
-        and label, or ``None`` (the parity chart then uses freshly initialised weights)."""
-        drawn = self.doc.graph.layer(layer)
-        params = drawn.effective_params()
-        run = self.training.runs.latest_trained_layer(
-            layer, drawn.type, params.get("num_output"), params.get("num_layers", 1))
-        return None if run is None else (run.run_dir, f"run #{run.number}")
-
-    def show_unrolled_safely(self, name: str | None = None) -> None:
-        names = self.scene.selected_names()
-        name = name or (names[0] if names else None)
-        if name is None:
-            return
-        try:
-            self.show_unrolled(name)
-        except ValueError as e:
-            self.statusBar().showMessage(str(e), 8000)
-            self.alert("Cannot unroll this layer", str(e))
-
-    def _unrolled_renamed(self, old: str, new: str) -> None:
-        view = self.unrolled.pop(old, None)
-        if view is not None:
-            self.unrolled[new] = view
-            self.tabs.setTabText(self.tabs.indexOf(view), f"Unrolled: {new}")
-
-    def _forget_unrolled(self, name: str) -> None:
-        view = self.unrolled.pop(name, None)
-        if view is not None:
-            self.tabs.removeTab(self.tabs.indexOf(view))
-            view.deleteLater()
-
-    def show_inspect(self, run=None):
-        """Open (or bring forward) the Inspect view, on ``run`` if given (else the latest)."""
-        from designer.ui.inspect.view import InspectView
-        if self.inspect_view is None:
-            view = InspectView(self.training.runs)
-            self.inspect_view = view
-            index = self.tabs.addTab(view, resources.icon("inspect"), "Inspect")
-            self.tabs.tabBar().setTabData(index, "inspect")
-            if self.training.run is not None and self.training.tap is not None:
-                view.follow_run(self.training.run, self.training.tap)
-        if run is not None:
-            self.inspect_view.select_run(run)
-        self.tabs.setCurrentWidget(self.inspect_view)
-        return self.inspect_view
-
-    def _close_inspect(self) -> None:
-        view, self.inspect_view = self.inspect_view, None
-        if view is not None:
-            view.shutdown()
-            self.tabs.removeTab(self.tabs.indexOf(view))
-            view.deleteLater()
-
-    def _close_tab(self, index: int) -> None:
-        view = self.tabs.widget(index)
-        if view is not None and view is self.inspect_view:
-            self._close_inspect()
-            return
-        for name, w in list(self.unrolled.items()):
-            if w is view:
-                self._forget_unrolled(name)
-
-    def _close_unrolled(self, *_) -> None:
-        for name in list(self.unrolled):
-            self._forget_unrolled(name)
-
     # ---------------------------------------------------------------- dialogs --
     def notify(self, title: str, text: str, details: str = "") -> None:
         """Tell the user something without blocking (a training error: the run goes on or
@@ -421,4 +330,3 @@ class MainWindow(QMainWindow):
             view.shutdown()
         self.save_settings()
         event.accept()
-

@@ -4,6 +4,7 @@ Pressing Train takes a snapshot of the project (``Project.to_dict()``), so the r
 the edits made while it trains, and starts a `TrainWorker` in its own thread. Records come
 back through a queued signal; each is appended to its `Run` (cheap), logged when worth
 logging, and shown in the status bar. The charts redraw from their own timer, never per record.
+What the window shows of each state (the actions, the banner, the status bar) is in ``states``.
 
 Closing the window while a run trains stops it at the next step boundary; the loop writes a
 checkpoint and the window closes once the thread has ended.
@@ -14,17 +15,17 @@ import logging
 import time
 
 from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QProgressDialog
+from PySide6.QtWidgets import QApplication, QProgressDialog
 
-from designer.ui.runs.run import Run, device_text, engines_text, status_text
+from designer.ui.runs.run import Run, status_text
 from designer.ui.runs.run_list import RunList, new_run_dir, runs_root
 from designer.ui.runs.worker import Job, TrainRequest, TrainWorker
 
+from . import states
+from .states import IDLE, PAUSED, RUNNING, STARTING, STOPPING
 from .target import TrainTarget
 
 log = logging.getLogger("designer.ui")
-
-IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
 
 
 class TrainingController(QObject):
@@ -60,6 +61,7 @@ class TrainingController(QObject):
         self.tap = None
         self.run: Run | None = None
         self._closing = False
+        self._started_at = ""
         self.last_error: str | None = None
 
         self.target = TrainTarget(window, self)
@@ -69,12 +71,7 @@ class TrainingController(QObject):
         self.output = OutputPanel(self.runs)
         self.charts = ChartsHost(self)
         self.device = DeviceHost(self)
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(160)
-        self.progress.setTextVisible(False)
-        self.progress.hide()
-        self.status = QLabel()
-        self.status.hide()
+        self.progress, self.status = states.status_widgets()
 
         QTimer.singleShot(400, self, self.target.list_gpus)  # after the first paint
         app = QApplication.instance()
@@ -281,7 +278,8 @@ class TrainingController(QObject):
         log.error("training failed: %s%s", info["message"],
                   "\n" + info["details"] if info.get("details") else "")
         if not self._closing:
-            self.w.notify("Training failed", _sentence(info["message"]), info.get("details", ""))
+            self.w.notify("Training failed", states.sentence(info["message"]),
+                          info.get("details", ""))
 
     @Slot()
     def _ended(self) -> None:
@@ -308,59 +306,21 @@ class TrainingController(QObject):
         self.state = state
         self._update_actions()
         self._update_banner()
-        busy = state != IDLE
-        self.progress.setVisible(busy)
-        self.status.setVisible(busy)
-        if state == STARTING:
-            self.progress.setRange(0, 0)  # busy until the run reports its steps
-            self.status.setText("Starting: loading torch and the data\u2026")
-        elif state == PAUSED:
-            self.status.setText(self.status.text().split("  \u00b7  ")[0] + "  \u00b7  paused")
+        states.show_in_status_bar(self.progress, self.status, state)
         self.state_changed.emit(state)
 
     def refusal(self) -> str:
-        """Why the net cannot train now (its first error, the smoke step's failure, or memory
-        it cannot have on the chosen device), or ''."""
-        errors = self.w.doc.graph.errors()
-        if errors:
-            return f"The net cannot train yet: {errors[0]}"
-        memory = getattr(self.w, "memory", None)
-        if memory is not None and memory.message:
-            return _sentence(memory.message)
-        smoke = getattr(self.w, "smoke", None)
-        if smoke is not None and smoke.result is not None and smoke.result["status"] == "failed":
-            return f"The net cannot train yet: {smoke.result['message']}"
-        return ""
+        """Why the net cannot train now (`states.refusal`), or ''."""
+        return states.refusal(self.w)
 
     def refresh_train_action(self, *args) -> None:
         self._update_actions()
 
     def _update_actions(self) -> None:
-        a, s = self.w.act, self.state
-        refusal = self.refusal() if s == IDLE else ""
-        a.train.setEnabled(s == IDLE and not self._closing and not refusal)
-        a.train.setToolTip(refusal or "Train a snapshot of the net in the background (F5)")
-        smoke = getattr(self.w, "smoke", None)
-        if smoke is not None:
-            smoke.hold(s != IDLE)
-        a.pause.setVisible(s != PAUSED)
-        a.pause.setEnabled(s in (STARTING, RUNNING))
-        a.resume.setVisible(s == PAUSED)
-        a.resume.setEnabled(s == PAUSED)
-        a.stop.setEnabled(s in (STARTING, RUNNING, PAUSED))
+        states.update_actions(self.w, self.state, self._closing)
 
     def _update_banner(self) -> None:
-        run = self.run
-        if self.state == IDLE or run is None:
-            self.w.set_banner(None)
-            return
-        where = ""
-        if run.device:
-            where = f" on {device_text(run.device, run.device_name)} ({engines_text(run.engines)})"
-        verb = {PAUSED: "Paused", STOPPING: "Stopping"}.get(self.state, "Training")
-        self.w.set_banner(
-            f"{verb} run #{run.number}{where}: a snapshot of this net taken at "
-            f"{self._started_at}. Edits you make now apply to the next run, not this one.")
+        self.w.set_banner(states.banner_text(self.run, self.state, self._started_at))
 
     def refresh_theme(self) -> None:
         self.charts.refresh_theme()
@@ -408,8 +368,3 @@ class TrainingController(QObject):
         self.device.shutdown()
         if self.w.inspect_view is not None:
             self.w.inspect_view.shutdown()
-
-
-def _sentence(text: str) -> str:
-    text = text[:1].upper() + text[1:]
-    return text if text.endswith((".", "!", "?")) else text + "."

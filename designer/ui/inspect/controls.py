@@ -1,0 +1,78 @@
+"""The Inspect view's controls, in two rows above its charts: which run and checkpoint, whether
+to follow the run training now and how often, the layer, quantity and row order shown, and the
+text to inspect with its Inspect button.
+"""
+from __future__ import annotations
+
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QSpinBox, QVBoxLayout, QWidget)
+
+
+class InspectControls(QWidget):
+    """The pickers and the text box of the Inspect view (which connects them).
+
+    Parameters
+    ----------
+    every
+        The steps between live updates shown at first.
+    """
+
+    def __init__(self, every: int, parent=None) -> None:
+        super().__init__(parent)
+        self.run_combo = QComboBox()
+        self.run_combo.setMinimumContentsLength(18)
+        self.run_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.run_combo.setPlaceholderText("no run yet: train one, or add a run folder")
+        self.checkpoint = QComboBox()
+        self.checkpoint.addItem("Best", "best")
+        self.checkpoint.addItem("Last", "last")
+        self.follow = QCheckBox("Follow training")
+        self.follow.setChecked(True)
+        self.follow.setToolTip("While a run trains, show it live: its weights are copied every "
+                               "few steps and inspected on the side (training is not slowed)")
+        self.every = QSpinBox()
+        self.every.setRange(1, 100_000)
+        self.every.setValue(every)
+        self.every.setPrefix("every ")
+        self.every.setSuffix(" steps")
+        self.level = QComboBox()
+        self.level.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.level.setToolTip("The recurrent layer (and, for stacked layers, the level) shown")
+        self.quantity = QComboBox()
+        self.quantity.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.order = QComboBox()
+        for text, key in (("by number", "number"), ("most active first", "active"),
+                          ("following the pattern first", "pattern")):
+            self.order.addItem(text, key)
+        self.order.setToolTip("How the heatmap's rows are ordered: by unit number, by how "
+                              "much each unit changes over the text, or by how well it "
+                              "follows the pattern searched for (the units listed first)")
+        self.quantity.setToolTip("What the heatmap shows for every unit at every step")
+        self.text = QLineEdit()
+        self.text.setPlaceholderText("type text to inspect (empty: a held-out snippet of the "
+                                     "run's data)")
+        self.text.setClearButtonEnabled(True)
+        self.go = QPushButton("Inspect")
+        self.go.setDefault(True)
+
+        row1 = QHBoxLayout()
+        for w in (QLabel("Run"), self.run_combo, self.checkpoint, self.follow, self.every,
+                  _gap(), QLabel("Layer"), self.level, QLabel("Show"), self.quantity,
+                  QLabel("Units"), self.order):
+            row1.addWidget(w)
+        row1.addStretch(1)
+        row2 = QHBoxLayout()
+        row2.addWidget(QLabel("Text"))
+        row2.addWidget(self.text, 1)
+        row2.addWidget(self.go)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(3)
+        lay.addLayout(row1)
+        lay.addLayout(row2)
+
+
+def _gap() -> QWidget:
+    w = QWidget()
+    w.setFixedWidth(10)
+    return w
