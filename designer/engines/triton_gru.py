@@ -15,7 +15,7 @@ import torch
 try:
     import triton
     import triton.language as tl
-    from .triton_lstm import STEP_TILES, await_previous_step, chain_launch
+    from .triton_lstm import await_previous_step, chain_launch, step_autotune
 except Exception:  # noqa: BLE001 - no Triton: the torch ops are used instead
     triton = None
 
@@ -164,9 +164,6 @@ def rnn_backward(dh_out, dhc_next, cont_next, h, dpre, relu: bool):
 # product carrying the next step's gradients back to h_conted with the unit's backward.
 if triton is not None:
 
-    _CONFIGS = [triton.Config({"BN": bn, "BH": bh, "BK": bk}, num_warps=w)
-                for bn, bh, bk, w in STEP_TILES]
-
     @triton.jit
     def _tile_product(A, W, rn, rh, mn, mh, N, H, K, q, IEEE: tl.constexpr, BN: tl.constexpr,
                       BH: tl.constexpr, BK: tl.constexpr, TRANS: tl.constexpr):
@@ -186,7 +183,7 @@ if triton is not None:
             acc += tl.dot(a, b, input_precision="ieee" if IEEE else "tf32")
         return acc
 
-    @triton.autotune(configs=_CONFIGS, key=["N", "H", "IEEE"])
+    @step_autotune()
     @triton.jit
     def _gru_step_fwd(XW, HCG, W, B, HC, CONTN, ACTS, HNK, HO, HCN, HCNG, N, H,
                       HAS_NEXT: tl.constexpr, WRITE_G: tl.constexpr, IEEE: tl.constexpr,
@@ -221,7 +218,7 @@ if triton is not None:
             if WRITE_G:
                 tl.store(HCNG + hrow, hv * kn, mask=m2)
 
-    @triton.autotune(configs=_CONFIGS, key=["N", "H", "IEEE"])
+    @step_autotune()
     @triton.jit
     def _gru_step_bwd(DHLN, W, DIRN, DHO, CONTN, ACTS, HN, HC, DX, DHL, DHLG, DIRECT, N, H,
                       HAS_NEXT: tl.constexpr, WRITE_G: tl.constexpr, IEEE: tl.constexpr,
@@ -261,7 +258,7 @@ if triton is not None:
             tl.store(DHLG + row + 2 * H, dn * r, mask=m2)
         tl.store(DIRECT + hrow, dh * z, mask=m2)
 
-    @triton.autotune(configs=_CONFIGS, key=["N", "H", "IEEE"])
+    @step_autotune()
     @triton.jit
     def _rnn_step_fwd(XW, HCG, W, CONTN, HO, HCN, HCNG, N, H, HAS_NEXT: tl.constexpr,
                       WRITE_G: tl.constexpr, RELU: tl.constexpr, IEEE: tl.constexpr,
@@ -286,7 +283,7 @@ if triton is not None:
             if WRITE_G:
                 tl.store(HCNG + hrow, hv * kn, mask=m2)
 
-    @triton.autotune(configs=_CONFIGS, key=["N", "H", "IEEE"])
+    @step_autotune()
     @triton.jit
     def _rnn_step_bwd(DPN, W, DHO, CONTN, HV, DPRE, DPREG, N, H, HAS_NEXT: tl.constexpr,
                       WRITE_G: tl.constexpr, RELU: tl.constexpr, IEEE: tl.constexpr,

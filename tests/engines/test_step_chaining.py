@@ -49,3 +49,19 @@ def test_every_step_tile_is_one_tl_dot_accepts():
             assert size >= 16 and size & (size - 1) == 0
         assert warps in (2, 4, 8)
     assert any(bh == 16 for _, bh, _, _ in triton_lstm.STEP_TILES)   # small batches
+
+
+def test_the_step_kernels_keep_their_autotuning_on_disk_where_triton_can():
+    import inspect
+
+    from designer.engines import triton_gru
+    kernels = (triton_lstm._step_fwd, triton_lstm._step_bwd, triton_gru._gru_step_fwd,
+               triton_gru._gru_step_bwd, triton_gru._rnn_step_fwd, triton_gru._rnn_step_bwd)
+    import os
+    can = "cache_results" in inspect.signature(triton_lstm.triton.autotune).parameters and \
+        os.environ.get("TRITON_INTERPRET") != "1"   # the interpreter caches nothing
+    for k in kernels:
+        assert len(k.configs) == len(triton_lstm.STEP_TILES)
+        assert k.keys == ["N", "H", "IEEE"]
+        if can:
+            assert k.cache_results
