@@ -192,3 +192,28 @@ def test_a_curve_of_100000_points_draws_a_few_points_a_pixel_in_bounded_memory(q
     item = charts.curves[id(run)].items["loss"]
     shown = len(item.curve.xData)
     assert 0 < shown <= 4 * max(view.width(), 1) < 100_000, shown
+
+
+def test_a_forecaster_loss_is_never_shown_in_bits(qtbot, tiny):
+    """nats or bits describe a cross-entropy; a forecaster's loss is a squared error, so the
+    choice hides while only forecasters are charted and never rescales their loss."""
+    tiny.training.show_docks()
+    charts = tiny.training.charts.panel
+    charts.units.setCurrentIndex(1)   # bits, chosen for a text model earlier
+    series = {"graph": {"layers": [{"type": "TimeSeries"}]}}
+    run = Run(tiny.training.runs.next_number(), "co2", series)
+    tiny.training.runs.add(run)
+    for i in range(5):
+        run.add({"kind": "train", "step": i + 1, "loss": 0.5 / (i + 1), "lr": 1e-3,
+                 "tokens_per_s": 1e3, "time": i * 0.1})
+    charts.refresh()
+    _, y = charts.curves[id(run)].items["loss"].getData()
+    assert np.allclose(y, run.series["loss"].column("value"))   # not divided by ln 2
+    assert charts.units.isHidden() and charts.units_label.isHidden()
+    assert "squared error" in charts.loss.titleLabel.text
+    text = Run(tiny.training.runs.next_number(), "words", {"graph": {"layers": [
+        {"type": "CharText"}]}})
+    tiny.training.runs.add(text)
+    assert not charts.units.isHidden()   # a cross-entropy on the chart: the choice is back
+    tiny.training.runs.remove(text)
+    assert charts.units.isHidden()

@@ -77,7 +77,8 @@ class ChartsPanel(QWidget):
         self.units.addItem("nats", "nats")
         self.units.addItem("bits", "bits")
         self.units.setToolTip("Loss in nats (natural log) or bits per symbol (per character "
-                              "for text)")
+                              "for text); a forecaster's loss is a squared error, in neither")
+        self.units_label = QLabel("Loss in")
         self.fit_button = QToolButton()
         self.fit_button.setText("Fit")
         self.fit_button.setToolTip("Show all the data again after zooming or panning (the "
@@ -91,7 +92,7 @@ class ChartsPanel(QWidget):
         bar.setContentsMargins(6, 4, 6, 0)
         for widget in (QLabel("X axis"), self.x_axis, self.log_x, _gap(),
                        QLabel("Smoothing"), self.smoothing, self.smoothing_label, _gap(),
-                       QLabel("Loss in"), self.units):
+                       self.units_label, self.units):
             bar.addWidget(widget)
         bar.addStretch(1)
         bar.addWidget(self.fit_button)
@@ -218,8 +219,12 @@ class ChartsPanel(QWidget):
 
     def _update_labels(self) -> None:
         unit = self.units.currentData()
-        if self.curves and all(c.run.kind == "series" for c in self.curves.values()):
+        series = bool(self.curves) and all(c.run.kind == "series" for c in self.curves.values())
+        if series:
             unit = "squared error / 2, z-scored"  # EuclideanLoss on the z-scored target
+        # nats or bits mean nothing for a squared error: the choice shows for cross-entropies
+        self.units_label.setVisible(not series)
+        self.units.setVisible(not series)
         self.loss.setTitle(f"Loss ({unit}) \u2014 line: training, dots: validation",
                            size="9pt")
         targets = {", ".join(c.run.targets) for c in self.curves.values() if c.run.targets}
@@ -233,12 +238,14 @@ class ChartsPanel(QWidget):
     # ------------------------------------------------------------------------- runs --
     def _added(self, run: Run) -> None:
         self.curves[id(run)] = RunCurves(self, run, self.runs.color(run))
+        self._update_labels()
         self._changed(run)
 
     def _removed(self, run: Run) -> None:
         curves = self.curves.pop(id(run), None)
         if curves is not None:
             curves.remove(self)
+            self._update_labels()
 
     def _changed(self, run: Run) -> None:
         curves = self.curves.get(id(run))
@@ -287,7 +294,8 @@ class ChartsPanel(QWidget):
             version = run.version
             if fresh or version != curves.drawn_version:
                 curves.drawn_version = version
-                curves.update(self.x_key, self.smoothing_weight, self.scale)
+                curves.update(self.x_key, self.smoothing_weight,
+                              1.0 if run.kind == "series" else self.scale)
                 self.table.update_run(run)
                 changed = True
         if any_accuracy == self.accuracy_widget.isHidden() or \
