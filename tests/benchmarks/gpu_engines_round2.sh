@@ -23,68 +23,31 @@ for kind, lv in (("LSTM", 2), ("GRU", 2), ("RNN", 2)):
           else "torch-ops")
 PY
 echo "== bf16: the unrolled engine against cuDNN (outputs and input gradients)"
-$py - <<'PY'
-import torch
-from designer.engines.convert import convert_layer
-from designer.engines.recurrent import CudnnRecurrent
-from designer.engines.unrolled import UnrolledRecurrent
-torch.manual_seed(0)
-for kind in ("LSTM", "GRU", "RNN"):
-    c = CudnnRecurrent(kind, 512, 512, 2, 0.0, False).cuda()
-    u = UnrolledRecurrent(kind, 512, 512, 2).cuda()
-    u.load_state_dict(convert_layer(kind, c.state_dict(), 2, "CUDNN", "CAFFE"))
-    x = torch.randn(100, 64, 512, device="cuda", requires_grad=True)
-    w = torch.randn(100, 64, 512, device="cuda")
-
-    def run(m, bf16):
-        x.grad = None
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-            y, _ = m(x)
-        (y.float() * w).sum().backward()
-        return y.float().detach(), x.grad.clone()
-    y32, g32 = run(c, False)
-    for name, m in (("cuDNN", c), ("unrolled", u)):
-        y, g = run(m, True)
-        print(kind, name, "bf16 vs fp32 cuDNN: max |dy| %.3e  rel |dgrad| %.3e" % (
-            (y - y32).abs().max(), (g - g32).abs().max() / g32.abs().max()))
-PY
+$py -W ignore tests/benchmarks/bf16_check.py 64
 # one project per row, made from the bench config
 mk() {  # kind levels hidden -> path
   $py tests/benchmarks/bench_project.py "$@"
 }
-row() {  # label project extra-args...
-  label=$1; shift; proj=$1; shift
-  echo "== $label"
-  $py -m designer bench "$proj" --engines cudnn,caffe --device cuda --steps 30 --warmup 5 --json "$@" \
-      > "$out/row.json" 2> "$out/row.err" || { tail -3 "$out/row.err"; return; }
-  $py - "$label" "$out/row.json" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[2]))["rows"]
-by = {r["engine"].lower(): r for r in rows}
-c, u = by.get("cudnn"), by.get("caffe")
-print("ROW | %s | cudnn %.2f ms | unrolled %.2f ms | unrolled/cudnn %.2fx" % (
-    sys.argv[1], c["ms_step"], u["ms_step"], u["ms_step"] / c["ms_step"]))
-PY
-  cat "$out/row.json" >> "$out/rows.jsonl"
-}
+source tests/benchmarks/bench_rows.sh
+E=cudnn,caffe
 L2=$(mk LSTM 2 512); L3=$(mk LSTM 3 1024); G2=$(mk GRU 2 512); R2=$(mk RNN 2 512)
-row "LSTM 2x512 N=64 fp32" "$L2"
-row "LSTM 2x512 N=16 fp32" "$L2" --batch 16
-row "LSTM 2x512 N=256 fp32" "$L2" --batch 256
-row "LSTM 3x1024 N=64 fp32" "$L3"
-row "GRU 2x512 N=64 fp32" "$G2"
-row "RNN 2x512 N=64 fp32" "$R2"
-row "LSTM 2x512 N=64 bf16" "$L2" --precision bf16
-row "GRU 2x512 N=64 bf16" "$G2" --precision bf16
-row "LSTM 2x512 N=16 bf16" "$L2" --batch 16 --precision bf16
-row "RNN 2x512 N=64 bf16" "$R2" --precision bf16
+row "LSTM 2x512 N=64 fp32" "$L2" $E
+row "LSTM 2x512 N=16 fp32" "$L2" $E --batch 16
+row "LSTM 2x512 N=256 fp32" "$L2" $E --batch 256
+row "LSTM 3x1024 N=64 fp32" "$L3" $E
+row "GRU 2x512 N=64 fp32" "$G2" $E
+row "RNN 2x512 N=64 fp32" "$R2" $E
+row "LSTM 2x512 N=64 bf16" "$L2" $E --precision bf16
+row "GRU 2x512 N=64 bf16" "$G2" $E --precision bf16
+row "LSTM 2x512 N=16 bf16" "$L2" $E --batch 16 --precision bf16
+row "RNN 2x512 N=64 bf16" "$R2" $E --precision bf16
 echo "== bf16 steps as two kernels (cuBLAS product, then the unit) instead of one fused kernel"
 export RNN_DESIGNER_FUSED_STEPS=0
-row "LSTM 2x512 N=64 bf16, two kernels a step" "$L2" --precision bf16
-row "LSTM 2x512 N=16 bf16, two kernels a step" "$L2" --batch 16 --precision bf16
-row "GRU 2x512 N=64 bf16, two kernels a step" "$G2" --precision bf16
-row "RNN 2x512 N=64 bf16, two kernels a step" "$R2" --precision bf16
+row "LSTM 2x512 N=64 bf16, two kernels a step" "$L2" $E --precision bf16
+row "LSTM 2x512 N=16 bf16, two kernels a step" "$L2" $E --batch 16 --precision bf16
+row "GRU 2x512 N=64 bf16, two kernels a step" "$G2" $E --precision bf16
+row "RNN 2x512 N=64 bf16, two kernels a step" "$R2" $E --precision bf16
 echo "== fp32 (TF32 off) steps forced into one fused kernel (an IEEE float32 product in Triton)"
 export RNN_DESIGNER_FUSED_STEPS=1
-row "LSTM 2x512 N=64 fp32, one fused kernel a step" "$L2"
+row "LSTM 2x512 N=64 fp32, one fused kernel a step" "$L2" $E
 unset RNN_DESIGNER_FUSED_STEPS

@@ -22,27 +22,13 @@ fi
 mk() {  # kind levels hidden -> path
   $py tests/benchmarks/bench_project.py "$@"
 }
-row() {  # label project extra-args...
-  label=$1; shift; proj=$1; shift
-  echo "== $label"
-  timeout 100 $py -W ignore -m designer bench "$proj" --engines cudnn,caffe,persist --device cuda \
-      --steps 30 --warmup 5 --json "$@" > "$out/row.json" 2> "$out/row.err" || { tail -3 "$out/row.err"; return; }
-  $py - "$label" "$out/row.json" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[2]))["rows"]
-by = {r["engine"].lower(): r for r in rows}
-c, u, p = by["cudnn"], by["caffe"], by["persist"]
-print("ROW | %s | cudnn %.2f ms | unrolled %.2f ms (%.2fx) | persist %.2f ms (%.2fx cuDNN's speed)" % (
-    sys.argv[1], c["ms_step"], u["ms_step"], u["ms_step"] / c["ms_step"], p["ms_step"],
-    c["ms_step"] / p["ms_step"]))
-PY
-  cat "$out/row.json" >> "$out/rows.jsonl"
-}
+source tests/benchmarks/bench_rows.sh
+E=cudnn,caffe,persist
 L2=$(mk LSTM 2 512)
-row "LSTM 2x512 N=64 fp32" "$L2"
-row "LSTM 2x512 N=16 fp32" "$L2" --batch 16
-row "LSTM 2x512 N=64 bf16" "$L2" --precision bf16
-row "LSTM 2x512 N=16 bf16" "$L2" --batch 16 --precision bf16
-row "LSTM 2x512 N=256 fp32" "$L2" --batch 256
+row "LSTM 2x512 N=64 fp32" "$L2" $E
+row "LSTM 2x512 N=16 fp32" "$L2" $E --batch 16
+row "LSTM 2x512 N=64 bf16" "$L2" $E --precision bf16
+row "LSTM 2x512 N=16 bf16" "$L2" $E --batch 16 --precision bf16
+row "LSTM 2x512 N=256 fp32" "$L2" $E --batch 256
 L3=$(mk LSTM 3 1024)
-row "LSTM 3x1024 N=64 fp32" "$L3"
+row "LSTM 3x1024 N=64 fp32" "$L3" $E

@@ -22,53 +22,10 @@ PERSIST_TIME='[[2,512,16],[2,512,64]]' PERSIST_KERNELS=cuda PERSIST_CUDA_TUNE='[
   timeout 200 $py -W ignore tests/benchmarks/bench_persist.py --barrier --time
 fi
 bf16_check() {
-echo "== bf16: the unrolled engine's fused steps (all tiles) against cuDNN fp32"
-timeout 120 $py -W ignore - <<'PY'
-import torch
-from designer.engines.convert import convert_layer
-from designer.engines.recurrent import CudnnRecurrent
-from designer.engines.unrolled import UnrolledRecurrent
-torch.manual_seed(0)
-for kind in ("LSTM", "GRU", "RNN"):
-    for n in (16, 64):
-        c = CudnnRecurrent(kind, 512, 512, 2, 0.0, False).cuda()
-        u = UnrolledRecurrent(kind, 512, 512, 2).cuda()
-        u.load_state_dict(convert_layer(kind, c.state_dict(), 2, "CUDNN", "CAFFE"))
-        x = torch.randn(100, n, 512, device="cuda", requires_grad=True)
-        w = torch.randn(100, n, 512, device="cuda")
-
-        def run(m, bf16):
-            x.grad = None
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-                y, _ = m(x)
-            (y.float() * w).sum().backward()
-            return y.float().detach(), x.grad.clone()
-        y32, g32 = run(c, False)
-        for name, m in (("cuDNN", c), ("unrolled", u)):
-            y, g = run(m, True)
-            print(kind, "N=%d" % n, name, "bf16 vs fp32 cuDNN: max |dy| %.3e  rel |dgrad| %.3e"
-                  % ((y - y32).abs().max(), (g - g32).abs().max() / g32.abs().max()), flush=True)
-PY
+  echo "== bf16: the unrolled engine's fused steps (all tiles) against cuDNN fp32"
+  timeout 120 $py -W ignore tests/benchmarks/bf16_check.py 16 64
 }
-row() {  # label project engines extra-args...
-  label=$1; shift; proj=$1; shift; engines=$1; shift
-  echo "== $label"
-  timeout 120 $py -W ignore -m designer bench "$proj" --engines "$engines" --device cuda \
-      --steps 30 --warmup 5 --json "$@" > "$out/row.json" 2> "$out/row.err" || { tail -3 "$out/row.err"; return; }
-  $py - "$label" "$out/row.json" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[2]))["rows"]
-by = {r["engine"].lower(): r for r in rows}
-c = by["cudnn"]
-out = "ROW | %s | cudnn %.2f ms" % (sys.argv[1], c["ms_step"])
-if "caffe" in by:
-    out += " | unrolled %.2f ms (%.2fx)" % (by["caffe"]["ms_step"], by["caffe"]["ms_step"] / c["ms_step"])
-if "persist" in by:
-    out += " | persist %.2f ms (%.2fx cuDNN's speed)" % (by["persist"]["ms_step"], c["ms_step"] / by["persist"]["ms_step"])
-print(out)
-PY
-  cat "$out/row.json" >> "$out/rows.jsonl"
-}
+source tests/benchmarks/bench_rows.sh
 L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)
 G2=$($py tests/benchmarks/bench_project.py GRU 2 512)
 R2=$($py tests/benchmarks/bench_project.py RNN 2 512)
