@@ -80,40 +80,42 @@ def plan(hidden: int, batch: int, device: torch.device) -> dict:
 
 class _CudaLevel(torch.autograd.Function):
     """One LSTM level's recurrence on the CUDA C++ kernels: (pre, W_hh, h0, c0) -> (y, h_T, c_T).
-    The kernels run in fp32 whatever the input type (bf16 under autocast is cast on the way in
-    and out)."""
+    bf16 (under autocast) runs on the tensor-core kernels where the shape allows (h and the
+    pre-activations' gradient in bf16, c, the gates and the gradients on h and c in fp32); the
+    rest runs the fp32 kernels, bf16 cast on the way in and out."""
 
     @staticmethod
     def forward(ctx, pre, w_hh, h0, c0):
         steps, batch, four_h = pre.shape
         hidden, dev, dtype = four_h // 4, pre.device, pre.dtype
-        cfg = persist_cuda.plan_for(hidden, batch, dev)
-        hs = torch.empty(steps + 1, batch, hidden, device=dev, dtype=torch.float32)
+        cfg = persist_cuda.plan_for(hidden, batch, dev, dtype == torch.bfloat16)
+        lo = torch.bfloat16 if cfg["TC"] else torch.float32   # what h and W travel in
+        hs = torch.empty(steps + 1, batch, hidden, device=dev, dtype=lo)
         hs[0] = h0
         cs = torch.empty(steps + 1, batch, hidden, device=dev, dtype=torch.float32)
         cs[0] = c0
         acts = torch.empty(steps, batch, four_h, device=dev, dtype=torch.float32)
-        w = w_hh.float().contiguous()
-        persist_cuda.forward(pre.float().contiguous(), w, hs, cs, acts, cfg)
+        w = w_hh.to(lo).contiguous()
+        persist_cuda.forward(pre.to(lo).contiguous(), w, hs, cs, acts, cfg)
         ctx.save_for_backward(w, hs, cs, acts)
         ctx.cfg, ctx.w_dtype, ctx.dtype = cfg, w_hh.dtype, dtype
-        return hs[1:].to(dtype), hs[steps].to(dtype), cs[steps].to(dtype)
+        return hs[1:].to(dtype), hs[steps].to(dtype, copy=True), cs[steps].to(dtype)
 
     @staticmethod
     def backward(ctx, dy, dh_last, dc_last):
         w, hs, cs, acts = ctx.saved_tensors
         steps, batch, hidden = hs.shape[0] - 1, hs.shape[1], hs.shape[2]
-        dev = hs.device
-        dy = (torch.zeros(steps, batch, hidden, device=dev) if dy is None
-              else dy.float().contiguous())
+        dev, lo = hs.device, hs.dtype
+        dy = (torch.zeros(steps, batch, hidden, device=dev, dtype=lo) if dy is None
+              else dy.to(lo).contiguous())
         dh = (torch.zeros(batch, hidden, device=dev) if dh_last is None
               else dh_last.float().contiguous().clone())
         dc = (torch.zeros(batch, hidden, device=dev) if dc_last is None
               else dc_last.float().contiguous().clone())
-        dz = torch.empty(steps, batch, 4 * hidden, device=dev, dtype=torch.float32)
+        dz = torch.empty(steps, batch, 4 * hidden, device=dev, dtype=lo)
         persist_cuda.backward(dy, acts, cs, w, dz, dh, dc, ctx.cfg)
-        lo = ctx.dtype  # bf16 under autocast: the weight gradient's GEMM in bf16 too
-        d_w = dz.reshape(-1, 4 * hidden).to(lo).t().mm(hs[:-1].reshape(-1, hidden).to(lo))
+        mm = ctx.dtype  # bf16 under autocast: the weight gradient's GEMM in bf16 too
+        d_w = dz.reshape(-1, 4 * hidden).to(mm).t().mm(hs[:-1].reshape(-1, hidden).to(mm))
         return (dz.to(ctx.dtype), d_w.to(ctx.w_dtype), dh.to(ctx.dtype), dc.to(ctx.dtype))
 
 
@@ -164,16 +166,24 @@ class _Level(torch.autograd.Function):
         return (dz.to(hs.dtype), d_w.to(ctx.w_dtype), dh.to(hs.dtype), dc.to(hs.dtype))
 
 
-def kernel_for(hidden: int, batch: int, device: torch.device) -> str | None:
-    """Which kernels run a level: "cuda" (CUDA C++, compiled by NVRTC) where the GPU's registers
-    hold W_hh, else "triton"; None where neither can."""
+def kernel_for(hidden: int, batch: int, device: torch.device, bf16: bool = False) -> str | None:
+    """Which kernels run a level: "cuda" (CUDA C++, compiled by NVRTC; in bf16 on tensor cores
+    where the shape allows) where the GPU's registers hold W_hh, else "triton"; None where
+    neither can."""
     choice = TUNE.get("kernel")
     if device.type == "cuda" and not INTERPRET and choice != "triton" and \
-            persist_cuda.available() and persist_cuda.ready(hidden, batch, device):
+            persist_cuda.available() and persist_cuda.ready(hidden, batch, device, bf16):
         return "cuda"
     if kernels is not None and triton is not None and choice != "cuda":
         return "triton"
     return None
+
+
+def _bf16(x) -> bool:
+    """The layer runs in bf16: a bf16 input, or bf16 autocast on CUDA."""
+    return isinstance(x, torch.Tensor) and (x.dtype == torch.bfloat16 or (
+        x.is_cuda and torch.is_autocast_enabled("cuda") and
+        torch.get_autocast_dtype("cuda") == torch.bfloat16))
 
 
 def fallback_reason(module: "PersistRecurrent", x) -> str | None:
@@ -188,7 +198,7 @@ def fallback_reason(module: "PersistRecurrent", x) -> str | None:
         return "the layer runs on the CPU"
     if x.dtype not in (torch.float32, torch.bfloat16) and not torch.is_autocast_enabled():
         return f"the persistent kernel runs fp32 and bf16, not {x.dtype}"
-    if kernel_for(module.hidden, x.shape[1], x.device) is None:
+    if kernel_for(module.hidden, x.shape[1], x.device, _bf16(x)) is None:
         return ("neither NVRTC nor Triton can build the persistent kernel here"
                 if not x.is_cuda or persist_cuda.plan_for(module.hidden, x.shape[1], x.device)
                 else f"the recurrent weights of {module.hidden} units do not fit on this GPU's "
@@ -219,9 +229,7 @@ class PersistRecurrent(CudnnRecurrent):
 
     def _persistent(self, x, state):
         h0s, c0s = state
-        dtype = torch.bfloat16 if (x.is_cuda and torch.is_autocast_enabled("cuda") and
-                                   torch.get_autocast_dtype("cuda") == torch.bfloat16) \
-            else x.dtype
+        dtype = torch.bfloat16 if _bf16(x) else x.dtype
         hs, cs = [], []
         inp = x
         with torch.autocast(x.device.type, enabled=False):
@@ -229,8 +237,8 @@ class PersistRecurrent(CudnnRecurrent):
                 pre = torch.addmm((b_ih + b_hh).to(dtype), inp.reshape(-1, inp.shape[-1])
                                   .to(dtype), w_ih.to(dtype).t())
                 pre = pre.view(inp.shape[0], inp.shape[1], -1)
-                level = _CudaLevel if kernel_for(self.hidden, inp.shape[1], inp.device) \
-                    == "cuda" else _Level
+                level = _CudaLevel if kernel_for(self.hidden, inp.shape[1], inp.device,
+                                                 dtype == torch.bfloat16) == "cuda" else _Level
                 y, h, c = level.apply(pre, w_hh, h0s[k].to(dtype), c0s[k].to(dtype))
                 hs.append(h)
                 cs.append(c)

@@ -24,20 +24,11 @@ Backward, per step (T-1 .. 0), two phases around one barrier:
 Everything is fp32 (the accumulation too); gate order is torch's (i, f, g, o).
 """
 
-SOURCE = r"""
+COMMON = r"""
 #ifndef P_H
 #error "compile with -DP_H=... (persist_cuda.plan gives the constants)"
 #endif
 typedef unsigned long long idx_t;   /* no headers under NVRTC: no size_t */
-#define P_R (4 * P_U)                /* forward: rows of W_hh a block owns */
-#define P_KS (P_THREADS / P_R)       /* forward: k slices */
-#define P_KWP (P_KW + 4)             /* shared-memory stride of a k slice (spreads the banks) */
-#define P_HROW (P_KS * P_KWP)        /* shared-memory floats of one staged row of h_{t-1} */
-#define P_RS (P_THREADS / P_U)       /* backward: row slices */
-#define P_RWP (P_RW + 4)
-#define P_ZROW (P_RS * P_RWP)        /* shared-memory floats of one staged row of dz[t] */
-#define P_VEC (P_H % 4 == 0)         /* rows are 16-byte aligned: stage with cp.async */
-#define P_PAIRS (P_NB * P_U)         /* backward: the block's (sequence, unit) pairs */
 
 __device__ __forceinline__ float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
@@ -88,6 +79,18 @@ __device__ __forceinline__ void stage_wait() {
     asm volatile("cp.async.wait_all;" ::: "memory");
     __syncthreads();
 }
+"""
+
+SOURCE = COMMON + r"""
+#define P_R (4 * P_U)                /* forward: rows of W_hh a block owns */
+#define P_KS (P_THREADS / P_R)       /* forward: k slices */
+#define P_KWP (P_KW + 4)             /* shared-memory stride of a k slice (spreads the banks) */
+#define P_HROW (P_KS * P_KWP)        /* shared-memory floats of one staged row of h_{t-1} */
+#define P_RS (P_THREADS / P_U)       /* backward: row slices */
+#define P_RWP (P_RW + 4)
+#define P_ZROW (P_RS * P_RWP)        /* shared-memory floats of one staged row of dz[t] */
+#define P_VEC (P_H % 4 == 0)         /* rows are 16-byte aligned: stage with cp.async */
+#define P_PAIRS (P_NB * P_U)         /* backward: the block's (sequence, unit) pairs */
 
 /* A thread's partial sums for the chunk's NBC rows of shared memory x (stride `row`): for each
    row b, the dot product of its LEN values with the thread's weights w, written to

@@ -1,4 +1,5 @@
-"""Build and launch the PERSIST engine's CUDA kernels (source: persist_cu.SOURCE).
+"""Build and launch the PERSIST engine's CUDA kernels (sources: persist_cu.SOURCE, fp32 FMAs;
+persist_tc.SOURCE, bf16 on tensor cores).
 
 The kernels are compiled at first use by NVRTC, the run-time compiler that ships with PyTorch's
 CUDA builds (no nvcc needed), once per layer shape, and launched on PyTorch's current stream
@@ -14,13 +15,16 @@ import warnings
 
 import torch
 
+from . import persist_tc
 from .persist_cu import SOURCE
 
 THREADS = 512
 MAX_WEIGHTS_PER_THREAD = 64    # registers a thread gives to its slice of W_hh
 _cache: dict = {}
 _failed: dict = {}     # what could not be built, and why
-TUNE: dict = {}        # overrides of plan()'s choices ("U", "GBAR"; the benchmark's A/B runs)
+TUNE: dict = {}        # overrides of the plans' choices ("U", "GBAR", "TC", "TC_U", "TC_THREADS",
+                       # "TC_ROWS"; the benchmark's A/B runs)
+TC_THREADS = (256, 512)
 _lock = threading.Lock()
 
 
@@ -65,7 +69,55 @@ def plan(hidden: int, batch: int, sms: int, smem_limit: int, units: int | None =
     smem_b += apre * 4 * 9 * per_block * units
     return {"grid": (unit_blocks, batch_blocks), "NB": per_block, "U": units, "NBC": nbc,
             "KW": kw, "RW": rw, "APRE": apre, "GBAR": int(group_barriers), "smem_fwd": smem_f,
-            "smem_bwd": smem_b}
+            "smem_bwd": smem_b, "TC": 0, "threads": THREADS}
+
+
+def plan_tc(hidden: int, batch: int, sms: int, smem_limit: int, units: int = 16,
+            threads: int | None = None, group_barriers: bool = True,
+            rows: int = 4) -> dict | None:
+    """The plan of the bf16 tensor-core kernels (persist_tc), or None where they cannot run.
+
+    ``units`` a block (a multiple of 16), ``threads`` a block (the fewest of TC_THREADS that
+    keep the weight fragments within MAX_WEIGHTS_PER_THREAD registers when not given), at
+    least ``rows`` sequences a batch block. Forward, warp w holds m-tile w % MT of the block's
+    4U rows and k-group w / MT; backward, m-tile w % (U/16) of its units and a k-group of the 4H
+    gate rows, over the sequences in chunks of NBC (a multiple of 8) that fit shared memory.
+    """
+    if hidden % 16 or units % 16:
+        return None
+    unit_blocks = math.ceil(hidden / units)
+    if unit_blocks > sms:
+        return None
+
+    def regs(t):   # weight registers a thread, forward and backward
+        warps = t // 32
+        if warps % (units // 4) or warps % (units // 16):
+            return None
+        kf = math.ceil(hidden / 16 / (warps // (units // 4)))
+        kb = math.ceil(hidden / 4 / (warps // (units // 16)))
+        return 4 * max(kf, kb)
+    fits = [t for t in ((threads,) if threads else TC_THREADS)
+            if regs(t) is not None and regs(t) <= MAX_WEIGHTS_PER_THREAD]
+    if not fits:
+        return None
+    t = fits[0]
+    warps = t // 32
+    batch_blocks = max(1, min(math.ceil(batch / rows), sms // unit_blocks))
+    per_block = math.ceil(batch / batch_blocks)
+    batch_blocks = math.ceil(batch / per_block)
+    nbp = 8 * math.ceil(per_block / 8)
+    smem_f = 2 * nbp * (hidden + 8) + 4 * (warps // (units // 4)) * nbp * (4 * units + 4)
+    nbc = nbp
+    while True:
+        smem_b = 2 * nbc * (4 * hidden + 8) + 4 * (warps // (units // 16)) * nbc * (units + 4)
+        if smem_b <= smem_limit or nbc == 8:
+            break
+        nbc = 8 * math.ceil(nbc / 16)
+    if max(smem_f, smem_b) > smem_limit:
+        return None
+    return {"grid": (unit_blocks, batch_blocks), "NB": per_block, "U": units, "NBC": nbc,
+            "GBAR": int(group_barriers), "smem_fwd": smem_f, "smem_bwd": smem_b, "TC": 1,
+            "threads": t, "weight_regs": regs(t)}
 
 
 def _device_limits(device: torch.device) -> tuple[int, int, str]:
@@ -74,11 +126,11 @@ def _device_limits(device: torch.device) -> tuple[int, int, str]:
     return props.multi_processor_count, smem, f"{props.major}{props.minor}"
 
 
-def _nvrtc(defines: dict, arch: str) -> bytes:
+def _nvrtc(defines: dict, arch: str, text: str = SOURCE) -> bytes:
     from torch.cuda import _utils
     lib = _utils._get_gpu_rtc_library()
     prog = ctypes.c_void_p()
-    src = SOURCE.encode()
+    src = text.encode()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"persist.cu", 0, None, None):
         raise RuntimeError("NVRTC could not create the program")
     opts = [f"--gpu-architecture=sm_{arch}".encode()] + \
@@ -101,19 +153,24 @@ def _nvrtc(defines: dict, arch: str) -> bytes:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
-def _occupancy(kernel, smem: int) -> int:
+def _occupancy(kernel, smem: int, threads: int) -> int:
     from torch.cuda import _utils
     libcuda = _utils._get_gpu_runtime_library()
     n = ctypes.c_int()
     _utils._check_cuda(libcuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-        ctypes.byref(n), kernel.func, THREADS, ctypes.c_size_t(smem)))
+        ctypes.byref(n), kernel.func, threads, ctypes.c_size_t(smem)))
     return n.value
 
 
 def compile_constants(cfg: dict, hidden: int) -> dict:
     """The source's compile-time constants (``-DP_<name>=<value>``) for a plan."""
-    return {"THREADS": THREADS, "H": hidden, "NB": cfg["NB"],
-            **{k: cfg[k] for k in ("U", "NBC", "KW", "RW", "APRE", "GBAR")}}
+    names = ("U", "NBC", "GBAR") if cfg.get("TC") else ("U", "NBC", "KW", "RW", "APRE", "GBAR")
+    return {"THREADS": cfg.get("threads", THREADS), "H": hidden, "NB": cfg["NB"],
+            **{k: cfg[k] for k in names}}
+
+
+def source(cfg: dict) -> str:
+    return persist_tc.SOURCE if cfg.get("TC") else SOURCE
 
 
 def kernels(cfg: dict, hidden: int, device: torch.device):
@@ -121,20 +178,21 @@ def kernels(cfg: dict, hidden: int, device: torch.device):
     shape."""
     sms, _, arch = _device_limits(device)
     defines = compile_constants(cfg, hidden)
-    key = (tuple(defines.items()), arch, device.index)
+    tc = "_tc" if cfg.get("TC") else ""
+    key = (tuple(defines.items()), tc, arch, device.index)
     with _lock:
         if key not in _cache:
             from torch.cuda import _utils
-            cubin = _nvrtc(defines, arch)
+            cubin = _nvrtc(defines, arch, source(cfg))
             with torch.cuda.device(device):
-                k = _utils._cuda_load_module(cubin, ["persist_fwd", "persist_bwd",
+                k = _utils._cuda_load_module(cubin, ["persist_fwd" + tc, "persist_bwd" + tc,
                                                      "persist_barriers"])
-            fwd, bwd = k["persist_fwd"], k["persist_bwd"]
+            fwd, bwd = k["persist_fwd" + tc], k["persist_bwd" + tc]
             fwd.set_shared_memory_config(cfg["smem_fwd"])
             bwd.set_shared_memory_config(cfg["smem_bwd"])
             blocks = cfg["grid"][0] * cfg["grid"][1]
             for kern, smem in ((fwd, cfg["smem_fwd"]), (bwd, cfg["smem_bwd"])):
-                if _occupancy(kern, smem) * sms < blocks:
+                if _occupancy(kern, smem, defines["THREADS"]) * sms < blocks:
                     raise RuntimeError(f"the {blocks} blocks of the persistent kernel cannot "
                                        f"all be resident on {sms} SMs")
             _cache[key] = (fwd, bwd, k["persist_barriers"])
@@ -147,22 +205,26 @@ def barrier_counters(cfg: dict, device: torch.device) -> torch.Tensor:
 
 
 def forward(pre, w_hh, hs, cs, acts, cfg):
-    """Run the recurrence: hs[0], cs[0] hold the initial state; fills hs[1:], cs[1:], acts."""
+    """Run the recurrence: hs[0], cs[0] hold the initial state; fills hs[1:], cs[1:], acts.
+    Tensor-core plans take pre, w_hh and hs in bf16 (cs and acts fp32), the others all fp32."""
     steps, batch, four_h = pre.shape
     hidden = four_h // 4
     fwd = kernels(cfg, hidden, pre.device)[0]
     bar = barrier_counters(cfg, pre.device)
-    fwd(grid=(*cfg["grid"], 1), block=(THREADS, 1, 1),
-        args=[pre, w_hh, hs, cs, acts, bar, steps, batch, cfg["NB"]], shared_mem=cfg["smem_fwd"])
+    args = [pre, w_hh, hs, cs, acts, bar, steps, batch] + ([] if cfg.get("TC") else [cfg["NB"]])
+    fwd(grid=(*cfg["grid"], 1), block=(cfg.get("threads", THREADS), 1, 1), args=args,
+        shared_mem=cfg["smem_fwd"])
 
 
 def backward(dy, acts, cs, w_hh, dz, dh, dc, cfg):
-    """dh, dc: in, the gradient on the last state; out, on the first. Fills dz."""
+    """dh, dc: in, the gradient on the last state; out, on the first. Fills dz. Tensor-core
+    plans take dy, w_hh and dz in bf16."""
     steps, batch, hidden = dy.shape
     bwd = kernels(cfg, hidden, dy.device)[1]
     bar = barrier_counters(cfg, dy.device)
-    bwd(grid=(*cfg["grid"], 1), block=(THREADS, 1, 1),
-        args=[dy, acts, cs, w_hh, dz, dh, dc, bar, steps, batch, cfg["NB"]],
+    args = [dy, acts, cs, w_hh, dz, dh, dc, bar, steps, batch] + \
+        ([] if cfg.get("TC") else [cfg["NB"]])
+    bwd(grid=(*cfg["grid"], 1), block=(cfg.get("threads", THREADS), 1, 1), args=args,
         shared_mem=cfg["smem_bwd"])
 
 
@@ -178,21 +240,28 @@ def available() -> bool:
     return _failed["nvrtc"] is None
 
 
-def plan_for(hidden: int, batch: int, device: torch.device) -> dict | None:
-    sms, smem, _ = _device_limits(device)
+def plan_for(hidden: int, batch: int, device: torch.device, bf16: bool = False) -> dict | None:
+    """The plan for a level: in bf16, the tensor-core kernels' where they can run (sm_80 and
+    newer, H a multiple of 16), else the fp32 kernels' (bf16 then runs cast to fp32)."""
+    sms, smem, arch = _device_limits(device)
+    if bf16 and int(arch) >= 80 and TUNE.get("TC", 1):
+        cfg = plan_tc(hidden, batch, sms, smem, TUNE.get("TC_U", 16), TUNE.get("TC_THREADS"),
+                      bool(TUNE.get("GBAR", 1)), TUNE.get("TC_ROWS", 4))
+        if cfg is not None:
+            return cfg
     return plan(hidden, batch, sms, smem, TUNE.get("U"), bool(TUNE.get("GBAR", 1)))
 
 
-def ready(hidden: int, batch: int, device: torch.device) -> dict | None:
+def ready(hidden: int, batch: int, device: torch.device, bf16: bool = False) -> dict | None:
     """The plan for this shape with its kernels built, or None (and one warning saying why)
     where they cannot be."""
-    cfg = plan_for(hidden, batch, device)
+    cfg = plan_for(hidden, batch, device, bf16)
     if cfg is None:
         return None
     try:
         kernels(cfg, hidden, device)
     except Exception as e:  # noqa: BLE001 - said once, then the shape runs elsewhere
-        key = (hidden, batch, device.index)
+        key = (hidden, batch, device.index, cfg["TC"])
         if key not in _failed:
             _failed[key] = str(e)
             warnings.warn(f"The persistent CUDA kernels for {hidden} units could not be built "

@@ -46,6 +46,7 @@ def step(m, x, w, bf16):
 
 
 def check():
+    from designer.engines import persist_cuda
     for e, h, levels, t, n in ((512, 512, 2, 100, 64), (512, 512, 2, 50, 16),
                                (300, 200, 2, 30, 5), (64, 1024, 1, 20, 3), (80, 256, 2, 40, 33)):
         ref, per = pair(e, h, levels)
@@ -58,7 +59,9 @@ def check():
             print(json.dumps({"check": f"LSTM {levels}x{h} E={e} T={t} N={n}",
                               "precision": "bf16" if bf16 else "fp32", "max_rel": rel,
                               "persistent": per.fallback is None,
-                              "kernel": persist.kernel_for(h, n, x.device)}), flush=True)
+                              "kernel": persist.kernel_for(h, n, x.device, bf16),
+                              "tensor_cores": bool(bf16 and persist_cuda.plan_for(
+                                  h, n, x.device, True)["TC"])}), flush=True)
 
 
 def timed(m, x, w, bf16, reps=30):
@@ -90,7 +93,8 @@ def time_all():
         ref, per = pair(512, h, levels)
         x = torch.randn(100, n, 512, device="cuda", requires_grad=True)
         w = torch.randn(100, n, h, device="cuda")
-        for bf16 in (False, True):
+        # $PERSIST_BF16_ONLY=1: the bf16 rows alone
+        for bf16 in (True,) if os.environ.get("PERSIST_BF16_ONLY") else (False, True):
             row = {"time": f"LSTM {levels}x{h} T=100 N={n}",
                    "precision": "bf16" if bf16 else "fp32",
                    "cudnn_ms": round(timed(ref, x, w, bf16), 3),
@@ -100,7 +104,7 @@ def time_all():
                     persist.TUNE["kernel"] = kind
                     persist_cuda.TUNE.clear()
                     persist_cuda.TUNE.update(tune)
-                    if persist.kernel_for(h, n, x.device) != kind:
+                    if persist.kernel_for(h, n, x.device, bf16) != kind:
                         continue
                     name = kind + "".join(f"_{k}{v}" for k, v in tune.items())
                     row[f"{name}_ms"] = round(timed(per, x, w, bf16), 3)

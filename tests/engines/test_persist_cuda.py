@@ -12,6 +12,7 @@ import torch
 
 from designer.engines import persist, persist_cuda
 from designer.engines.persist_cu import SOURCE
+from designer.engines.persist_tc import SOURCE as TC_SOURCE
 
 H100 = {"sms": 132, "smem_limit": 227 * 1024}
 
@@ -53,18 +54,19 @@ def test_the_cuda_kernels_are_chosen_where_they_build_else_triton(monkeypatch):
     cfg = persist_cuda.plan(512, 64, **H100)
     monkeypatch.setattr(persist, "INTERPRET", False)
     monkeypatch.setattr(persist_cuda, "available", lambda: True)
-    monkeypatch.setattr(persist_cuda, "ready", lambda hidden, batch, device: cfg)
+    monkeypatch.setattr(persist_cuda, "ready", lambda hidden, batch, device, bf16=False: cfg)
     assert persist.kernel_for(512, 64, gpu) == "cuda"
     assert persist.kernel_for(512, 64, torch.device("cpu")) != "cuda"
     monkeypatch.setitem(persist.TUNE, "kernel", "triton")
     assert persist.kernel_for(512, 64, gpu) == ("triton" if persist.kernels else None)
     persist.TUNE.clear()
-    monkeypatch.setattr(persist_cuda, "ready", lambda hidden, batch, device: None)
+    monkeypatch.setattr(persist_cuda, "ready", lambda hidden, batch, device, bf16=False: None)
     assert persist.kernel_for(512, 64, gpu) == ("triton" if persist.kernels else None)
 
 
 def test_a_kernel_that_does_not_build_is_said_once_and_the_shape_runs_elsewhere(monkeypatch):
-    monkeypatch.setattr(persist_cuda, "plan_for", lambda h, n, d: persist_cuda.plan(h, n, **H100))
+    monkeypatch.setattr(persist_cuda, "plan_for",
+                        lambda h, n, d, bf16=False: persist_cuda.plan(h, n, **H100))
 
     def broken(cfg, hidden, device):
         raise RuntimeError("NVRTC could not compile the persistent kernels:\nline 1: error")
@@ -99,3 +101,68 @@ def test_the_source_builds_for_hopper_within_the_register_budget(tmp_path, hidde
     assert done.returncode == 0, done.stderr[-3000:]
     regs = [int(r) for r in re.findall(r"Used (\d+) registers", done.stderr)]
     assert len(regs) == 3 and max(regs) <= 65536 // persist_cuda.THREADS  # one block an SM
+
+
+@pytest.mark.parametrize("hidden, batch, units", [(512, 64, 16), (512, 16, 16), (512, 256, 16),
+                                                  (512, 64, 32), (1024, 64, 16), (256, 33, 16),
+                                                  (128, 5, 16), (64, 1, 16), (1024, 128, 16)])
+def test_a_tensor_core_plan_keeps_every_block_resident_and_covers_every_unit_and_sequence(
+        hidden, batch, units):
+    cfg = persist_cuda.plan_tc(hidden, batch, **H100, units=units)
+    unit_blocks, batch_blocks = cfg["grid"]
+    warps = cfg["threads"] // 32
+    assert unit_blocks * batch_blocks <= H100["sms"] and cfg["TC"] == 1
+    assert unit_blocks * units >= hidden > (unit_blocks - 1) * units
+    assert batch_blocks * cfg["NB"] >= batch > (batch_blocks - 1) * cfg["NB"]
+    # whole warps a 16-row tile, forward (4U rows) and backward (U units)
+    assert warps % (units // 4) == 0 and warps % (units // 16) == 0
+    assert cfg["weight_regs"] <= persist_cuda.MAX_WEIGHTS_PER_THREAD
+    # the weight fragments: 4 registers (8 bf16) a thread per 16 x 16 tile, every tile held
+    k_groups_f, k_groups_b = warps // (units // 4), warps // (units // 16)
+    assert k_groups_f * cfg["weight_regs"] // 4 >= hidden // 16
+    assert k_groups_b * cfg["weight_regs"] // 4 >= 4 * hidden // 16
+    assert cfg["NBC"] % 8 == 0 and cfg["NBC"] <= 8 * -(-cfg["NB"] // 8)
+    assert max(cfg["smem_fwd"], cfg["smem_bwd"]) <= H100["smem_limit"]
+
+
+def test_tensor_core_plans_need_sixteen_wide_tiles_and_registers_for_the_weights():
+    assert persist_cuda.plan_tc(200, 64, **H100) is None        # H not a multiple of 16
+    assert persist_cuda.plan_tc(512, 64, **H100, units=8) is None
+    assert persist_cuda.plan_tc(4096, 64, **H100) is None       # 256 unit blocks > 132 SMs
+    assert persist_cuda.plan_tc(2048, 64, **H100) is None       # 256 weight registers a thread
+    assert persist_cuda.plan_tc(1024, 300, **H100) is None      # 150 sequences: no shared memory
+    assert persist_cuda.plan_tc(512, 64, **H100)["threads"] == 256
+    assert persist_cuda.plan_tc(1024, 64, **H100)["threads"] == 512
+
+
+def test_bf16_runs_on_the_tensor_core_kernels_where_the_gpu_has_them(monkeypatch):
+    gpu = torch.device("cuda")
+    monkeypatch.setattr(persist_cuda, "_device_limits", lambda d: (132, 227 * 1024, "90"))
+    assert persist_cuda.plan_for(512, 64, gpu, bf16=True)["TC"] == 1
+    assert persist_cuda.plan_for(512, 64, gpu)["TC"] == 0
+    assert persist_cuda.plan_for(200, 64, gpu, bf16=True)["TC"] == 0   # the fp32 kernels
+    monkeypatch.setitem(persist_cuda.TUNE, "TC", 0)
+    assert persist_cuda.plan_for(512, 64, gpu, bf16=True)["TC"] == 0
+    monkeypatch.setitem(persist_cuda.TUNE, "TC", 1)
+    monkeypatch.setattr(persist_cuda, "_device_limits", lambda d: (108, 163 * 1024, "75"))
+    assert persist_cuda.plan_for(512, 64, gpu, bf16=True)["TC"] == 0   # no bf16 mma before sm_80
+
+
+@pytest.mark.skipif(NVCC is None, reason="no nvcc on this machine (NVRTC builds on the GPU)")
+@pytest.mark.parametrize("hidden, batch, units", [(512, 64, 16), (512, 16, 16), (512, 64, 32),
+                                                  (1024, 64, 16), (128, 5, 16)])
+def test_the_tensor_core_source_builds_for_hopper_without_spilling(tmp_path, hidden, batch,
+                                                                    units):
+    cfg = persist_cuda.plan_tc(hidden, batch, **H100, units=units)
+    src = tmp_path / "persist_tc.cu"
+    src.write_text(TC_SOURCE)
+    defines = persist_cuda.compile_constants(cfg, hidden)
+    done = subprocess.run([NVCC, "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o",
+                           str(tmp_path / "persist_tc.cubin"), str(src)] +
+                          [f"-DP_{k}={v}" for k, v in defines.items()],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "persist_fwd_tc" in done.stderr and "persist_bwd_tc" in done.stderr
+    regs = [int(r) for r in re.findall(r"Used (\d+) registers", done.stderr)]
+    assert len(regs) == 3 and max(regs) <= min(255, 65536 // cfg["threads"])
+    assert re.findall(r"(\d+) bytes spill stores", done.stderr) == ["0"] * 3

@@ -1,0 +1,293 @@
+"""CUDA C++ source of the PERSIST engine's bf16 kernels: the recurrent products on tensor cores.
+
+Same grid, barriers and data flow as the fp32 kernels (persist_cu): block (ub, bb) owns the hidden
+units ``ub*U .. ub*U+U-1`` and the sequences ``bb*NB .. bb*NB+NB-1``, one block an SM, one barrier
+a step among the blocks of a batch block. What differs:
+- the recurrent weights are held in registers as bf16 ``mma.m16n8k16`` A fragments (forward:
+  the block's 4U rows of W_hh; backward: its U columns, i.e. rows of W_hh^T), so a 512-wide
+  layer's W_hh takes 64 registers a thread at 256 threads, half the fp32 kernels' bytes;
+- h_t (forward) and dz_t (backward) travel between blocks in bf16, staged into shared memory
+  with ``cp.async``; the B fragments are read from there as 32-bit pairs (rows padded by 8
+  so that the 32 lanes of a warp hit 32 banks);
+- products accumulate in fp32; the cell state, the activated gates and the gradients on h and c
+  stay fp32; a thread keeps its (sequence, unit) pairs' c (forward) and dh, dc (backward) in
+  registers for the whole sequence and prefetches the next step's inputs of the cell into
+  registers before the barrier.
+
+Warp w of the forward owns m-tile ``w % MT`` (16 of the block's 4U rows) and k-group ``w / MT``
+(KPWF k-tiles of 16); the k-groups' partial sums meet in shared memory, where the cell reads
+them. The backward's phase B is the same with the U units as rows and all 4H gate rows as k,
+over the batch block's sequences in chunks of NBC.
+
+Gate order is torch's (i, f, g, o). bf16 values are passed as 16-bit integers (no headers under
+NVRTC): widened with a shift, narrowed with ``cvt.rn.bf16.f32`` (round to nearest even).
+"""
+from .persist_cu import COMMON
+
+SOURCE = COMMON + r"""
+typedef unsigned short bf16;
+#define P_R (4 * P_U)                    /* forward: the block's rows of W_hh */
+#define P_WARPS (P_THREADS / 32)
+#define P_NBP (((P_NB + 7) / 8) * 8)     /* the batch block's sequences, in n-tiles of 8 */
+#define P_NT (P_NBP / 8)
+#define P_MT (P_R / 16)                  /* forward m-tiles */
+#define P_WKF (P_WARPS / P_MT)           /* forward k-groups */
+#define P_KT (P_H / 16)
+#define P_KPWF ((P_KT + P_WKF - 1) / P_WKF)
+#define P_HSTR (P_H + 8)                 /* bf16 stride of a staged row of h */
+#define P_RP (P_R + 4)                   /* fp32 stride of a row of partial sums (banks) */
+#define P_MTB (P_U / 16)                 /* backward m-tiles */
+#define P_WKB (P_WARPS / P_MTB)          /* backward k-groups */
+#define P_KTB (P_H / 4)                  /* 4H / 16 */
+#define P_KPWB ((P_KTB + P_WKB - 1) / P_WKB)
+#define P_ZSTR (4 * P_H + 8)             /* bf16 stride of a staged row of dz */
+#define P_NTC (P_NBC / 8)                /* backward n-tiles a chunk */
+#define P_UP (P_U + 4)
+#define P_PAIRS (P_NB * P_U)
+#define P_PPT ((P_PAIRS + P_THREADS - 1) / P_THREADS)   /* pairs a thread */
+
+#if P_U % 16 || P_H % 16 || P_WARPS % P_MT || P_WARPS % P_MTB || P_NBC % 8
+#error "the tensor-core kernels need U and H multiples of 16 and whole warps a tile"
+#endif
+
+__device__ __forceinline__ float wide(bf16 v) { return __uint_as_float(((unsigned int)v) << 16); }
+__device__ __forceinline__ bf16 narrow(float x) {
+    bf16 r;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+    return r;
+}
+__device__ __forceinline__ unsigned int pack(bf16 lo, bf16 hi) {
+    return (unsigned int)lo | ((unsigned int)hi << 16);
+}
+__device__ __forceinline__ void mma(float (&c)[4], const unsigned int (&a)[4], unsigned int b0,
+                                    unsigned int b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+/* 16 bytes (8 bf16) from global src to shared dst through L2; zeros where not valid. */
+__device__ __forceinline__ void stage8(bf16* dst, const bf16* src, bool valid) {
+    stage4((float*)dst, (const float*)src, valid);
+}
+__device__ __forceinline__ unsigned int pair_at(const bf16* x) { return *(const unsigned int*)x; }
+
+extern "C" __global__ void __launch_bounds__(P_THREADS, 1)
+persist_fwd_tc(const bf16* __restrict__ PRE, const bf16* __restrict__ W, bf16* HS, float* CS,
+               float* __restrict__ ACTS, unsigned int* BAR, int T, int N) {
+    /* PRE (T, N, 4H) bf16: x W_ih^T + biases. W (4H, H) bf16. HS (T+1, N, H) bf16, CS
+       (T+1, N, H) fp32: [0] the initial state in, h_t and c_t out at t+1. ACTS (T, N, 4H)
+       fp32: the activated gates. */
+    extern __shared__ float4 smem4[];
+    bf16* hs = (bf16*)smem4;                          /* [NBP][HSTR] h_{t-1} */
+    float* red = (float*)(hs + P_NBP * P_HSTR);       /* [WKF][NBP][RP] partial sums */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int grp = lane >> 2, tig = lane & 3, mw = warp % P_MT, kg = warp / P_MT;
+    const int u0 = blockIdx.x * P_U, n_lo = blockIdx.y * P_NB, n_hi = min(n_lo + P_NB, N);
+    unsigned int* bar = GROUP_BAR(BAR);
+    const unsigned int P = GROUP_SIZE;
+    const idx_t NH = (idx_t)N * P_H, N4H = 4 * NH;
+    unsigned int a[P_KPWF][4];
+    {
+        int rows[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int lr = mw * 16 + grp + 8 * h, unit = u0 + lr % P_U;
+            rows[h] = unit < P_H ? (lr / P_U) * P_H + unit : -1;
+        }
+#pragma unroll
+        for (int kk = 0; kk < P_KPWF; ++kk) {
+            const int k0 = (kg * P_KPWF + kk) * 16 + 2 * tig;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const int row = rows[j & 1], k = k0 + 8 * (j >> 1);
+                a[kk][j] = (row >= 0 && k < P_H) ? pair_at(W + (idx_t)row * P_H + k) : 0u;
+            }
+        }
+    }
+    float creg[P_PPT], preg[P_PPT][4];
+#pragma unroll
+    for (int j = 0; j < P_PPT; ++j) {
+        const int p = tid + j * P_THREADS, n = n_lo + p / P_U, unit = u0 + p % P_U;
+        const bool ok = p < P_PAIRS && n < n_hi && unit < P_H;
+        creg[j] = ok ? CS[(idx_t)n * P_H + unit] : 0.0f;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) preg[j][q] = ok ? wide(PRE[(idx_t)n * 4 * P_H + q * P_H + unit]) : 0.0f;
+    }
+    for (int t = 0; t < T; ++t) {
+        const bf16* hprev = HS + t * NH;
+        for (int i = tid; i < P_NBP * (P_H / 8); i += P_THREADS) {
+            const int b = i / (P_H / 8), k = 8 * (i % (P_H / 8)), n = n_lo + b;
+            stage8(hs + b * P_HSTR + k, hprev + (idx_t)(n < n_hi ? n : n_lo) * P_H + k, n < n_hi);
+        }
+        stage_wait();
+        float acc[P_NT][4];
+#pragma unroll
+        for (int nt = 0; nt < P_NT; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < P_KPWF; ++kk) {
+            const int kt = kg * P_KPWF + kk;
+            if (kt < P_KT) {
+#pragma unroll
+                for (int nt = 0; nt < P_NT; ++nt) {
+                    const bf16* x = hs + (nt * 8 + grp) * P_HSTR + kt * 16 + 2 * tig;
+                    mma(acc[nt], a[kk], pair_at(x), pair_at(x + 8));
+                }
+            }
+        }
+#pragma unroll
+        for (int nt = 0; nt < P_NT; ++nt) {
+            const int n = nt * 8 + 2 * tig, r = mw * 16 + grp;
+            float* o = red + (kg * P_NBP + n) * P_RP + r;
+            o[0] = acc[nt][0]; o[P_RP] = acc[nt][1]; o[8] = acc[nt][2]; o[P_RP + 8] = acc[nt][3];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < P_PPT; ++j) {   /* the cell, for the thread's pairs */
+            const int p = tid + j * P_THREADS, b = p / P_U, uu = p % P_U;
+            const int n = n_lo + b, unit = u0 + uu;
+            if (p >= P_PAIRS || n >= n_hi || unit >= P_H) continue;
+            float z[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                float s = preg[j][q];
+#pragma unroll
+                for (int g = 0; g < P_WKF; ++g) s += red[(g * P_NBP + b) * P_RP + q * P_U + uu];
+                z[q] = s;
+            }
+            const float i = sigm(z[0]), f = sigm(z[1]), gg = tanhf(z[2]), o = sigm(z[3]);
+            const float c = f * creg[j] + i * gg;
+            const idx_t g = (idx_t)t * N4H + (idx_t)n * 4 * P_H + unit, sp = (idx_t)n * P_H + unit;
+            ACTS[g] = i; ACTS[g + P_H] = f; ACTS[g + 2 * P_H] = gg; ACTS[g + 3 * P_H] = o;
+            CS[(t + 1) * NH + sp] = c;
+            HS[(t + 1) * NH + sp] = narrow(o * tanhf(c));
+            creg[j] = c;
+            if (t + 1 < T) {   /* the next step's pre-activations, in flight over the barrier */
+#pragma unroll
+                for (int q = 0; q < 4; ++q) preg[j][q] = wide(PRE[g + N4H + q * P_H]);
+            }
+        }
+        if (t + 1 < T) grid_sync(bar, (t + 1) * P);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(P_THREADS, 1)
+persist_bwd_tc(const bf16* __restrict__ DY, const float* __restrict__ ACTS,
+               const float* __restrict__ CS, const bf16* __restrict__ W, bf16* DZ, float* DH,
+               float* DC, unsigned int* BAR, int T, int N) {
+    /* DY (T, N, H) bf16: the loss's gradient on each h_t. DH, DC (N, H) fp32: in, the gradient
+       on the last state; out, on the initial one. DZ (T, N, 4H) bf16: out, the pre-activations'
+       gradient. */
+    extern __shared__ float4 smem4[];
+    bf16* zs = (bf16*)smem4;                          /* [NBC][ZSTR] dz[t], a chunk */
+    float* red = (float*)(zs + P_NBC * P_ZSTR);       /* [WKB][NBC][UP] partial sums */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int grp = lane >> 2, tig = lane & 3, mb = warp % P_MTB, kg = warp / P_MTB;
+    const int u0 = blockIdx.x * P_U, n_lo = blockIdx.y * P_NB, n_hi = min(n_lo + P_NB, N);
+    unsigned int* bar = GROUP_BAR(BAR);
+    const unsigned int P = GROUP_SIZE;
+    const idx_t NH = (idx_t)N * P_H, N4H = 4 * NH;
+    unsigned int a[P_KPWB][4];
+#pragma unroll
+    for (int kk = 0; kk < P_KPWB; ++kk) {
+        const int r0 = (kg * P_KPWB + kk) * 16 + 2 * tig;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int unit = u0 + mb * 16 + grp + 8 * (j & 1), r = r0 + 8 * (j >> 1);
+            const bool ok = unit < P_H && r < 4 * P_H;
+            a[kk][j] = ok ? pack(W[(idx_t)r * P_H + unit], W[(idx_t)(r + 1) * P_H + unit]) : 0u;
+        }
+    }
+    /* the thread's pairs: dh, dc, and phase A's inputs of the coming step */
+    float dh[P_PPT], dc[P_PPT], in[P_PPT][7];
+#pragma unroll
+    for (int j = 0; j < P_PPT; ++j) {
+        const int p = tid + j * P_THREADS, n = n_lo + p / P_U, unit = u0 + p % P_U;
+        const bool ok = p < P_PAIRS && n < n_hi && unit < P_H;
+        const idx_t sp = (idx_t)n * P_H + unit, t = T - 1;
+        dh[j] = ok ? DH[sp] : 0.0f;
+        dc[j] = ok ? DC[sp] : 0.0f;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) in[j][q] = ok ? ACTS[t * N4H + (idx_t)n * 4 * P_H + q * P_H + unit] : 0.0f;
+        in[j][4] = ok ? wide(DY[t * NH + sp]) : 0.0f;
+        in[j][5] = ok ? CS[(t + 1) * NH + sp] : 0.0f;
+        in[j][6] = ok ? CS[t * NH + sp] : 0.0f;
+    }
+    for (int s = 0; s < T; ++s) {
+        const int t = T - 1 - s;
+        /* A: the cell backward for the thread's pairs -> dz[t] of their 4 gate rows */
+#pragma unroll
+        for (int j = 0; j < P_PPT; ++j) {
+            const int p = tid + j * P_THREADS, n = n_lo + p / P_U, unit = u0 + p % P_U;
+            if (p >= P_PAIRS || n >= n_hi || unit >= P_H) continue;
+            const float i = in[j][0], f = in[j][1], gg = in[j][2], o = in[j][3];
+            const float dhv = in[j][4] + dh[j], c = in[j][5], cp = in[j][6];
+            const float tc = tanhf(c);
+            const float dcv = dc[j] + dhv * o * (1.0f - tc * tc);
+            const idx_t g = (idx_t)t * N4H + (idx_t)n * 4 * P_H + unit, sp = (idx_t)n * P_H + unit;
+            DZ[g] = narrow(dcv * gg * i * (1.0f - i));
+            DZ[g + P_H] = narrow(dcv * cp * f * (1.0f - f));
+            DZ[g + 2 * P_H] = narrow(dcv * i * (1.0f - gg * gg));
+            DZ[g + 3 * P_H] = narrow(dhv * tc * o * (1.0f - o));
+            dc[j] = dcv * f;
+            if (t > 0) {   /* the previous step's inputs, in flight over the barrier */
+#pragma unroll
+                for (int q = 0; q < 4; ++q) in[j][q] = ACTS[g - N4H + q * P_H];
+                in[j][4] = wide(DY[(t - 1) * NH + sp]);
+                in[j][5] = cp;
+                in[j][6] = CS[(t - 1) * NH + sp];
+            }
+        }
+        grid_sync(bar, (s + 1) * P);
+        /* B: dh_{t-1}[n, u] = sum over the 4H gate rows r of dz[t, n, r] W[r, u] */
+        const bf16* dzt = DZ + (idx_t)t * N4H;
+        for (int c0 = 0; c0 < P_NBP; c0 += P_NBC) {
+            for (int i = tid; i < P_NBC * (P_H / 2); i += P_THREADS) {
+                const int b = i / (P_H / 2), k = 8 * (i % (P_H / 2)), n = n_lo + c0 + b;
+                stage8(zs + b * P_ZSTR + k, dzt + (idx_t)(n < n_hi ? n : n_lo) * 4 * P_H + k,
+                       n < n_hi);
+            }
+            stage_wait();
+            float acc[P_NTC][4];
+#pragma unroll
+            for (int nt = 0; nt < P_NTC; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < P_KPWB; ++kk) {
+                const int kt = kg * P_KPWB + kk;
+                if (kt < P_KTB) {
+#pragma unroll
+                    for (int nt = 0; nt < P_NTC; ++nt) {
+                        const bf16* x = zs + (nt * 8 + grp) * P_ZSTR + kt * 16 + 2 * tig;
+                        mma(acc[nt], a[kk], pair_at(x), pair_at(x + 8));
+                    }
+                }
+            }
+#pragma unroll
+            for (int nt = 0; nt < P_NTC; ++nt) {
+                const int n = nt * 8 + 2 * tig, m = mb * 16 + grp;
+                float* o = red + (kg * P_NBC + n) * P_UP + m;
+                o[0] = acc[nt][0]; o[P_UP] = acc[nt][1]; o[8] = acc[nt][2]; o[P_UP + 8] = acc[nt][3];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < P_PPT; ++j) {
+                const int p = tid + j * P_THREADS, b = p / P_U - c0, uu = p % P_U;
+                if (p >= P_PAIRS || b < 0 || b >= P_NBC) continue;
+                float s2 = 0.0f;
+#pragma unroll
+                for (int g = 0; g < P_WKB; ++g) s2 += red[(g * P_NBC + b) * P_UP + uu];
+                dh[j] = s2;
+            }
+            if (c0 + P_NBC < P_NBP) __syncthreads();   /* the next chunk reuses zs, red */
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < P_PPT; ++j) {
+        const int p = tid + j * P_THREADS, n = n_lo + p / P_U, unit = u0 + p % P_U;
+        if (p < P_PAIRS && n < n_hi && unit < P_H) {
+            DH[(idx_t)n * P_H + unit] = dh[j];
+            DC[(idx_t)n * P_H + unit] = dc[j];
+        }
+    }
+}
+"""

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Engines, round 6, on a CUDA machine, one run: PERSIST's bf16 tensor-core kernels (persist_tc)
+# against its fp32-FMA kernels and cuDNN: parity, layer-only A/B, then `rnn-designer bench` rows.
+#   RNN_DESIGNER_DATA=... bash tests/benchmarks/gpu_round6.sh OUT_DIR [PARTS]
+# PARTS: comma-separated, of check, layer, rows (default: all three).
+set -uo pipefail
+out=${1:-.}
+parts=,${2:-check,layer,rows},
+mkdir -p "$out"
+py=${PYTHON:-python3}
+$py -c "import torch, sys; print('torch', torch.__version__, torch.cuda.get_device_name(), 'python', sys.version.split()[0])"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+if [[ $parts == *,check,* ]]; then
+echo "== parity: PERSIST against cuDNN, outputs, states and every gradient"
+timeout 200 $py -W ignore tests/benchmarks/bench_persist.py --check
+fi
+if [[ $parts == *,layer,* ]]; then
+echo "== layer only, T=100: fp32-FMA kernels (TC0) against tensor cores (16 or 32 units a block)"
+PERSIST_TIME=${PERSIST_TIME:-'[[2,512,16],[2,512,64],[2,512,256]]'} PERSIST_KERNELS=cuda \
+  PERSIST_CUDA_TUNE=${PERSIST_CUDA_TUNE:-'[{"TC":0},{},{"TC_U":32},{"TC_ROWS":2}]'} \
+  PERSIST_BF16_ONLY=1 timeout 300 $py -W ignore tests/benchmarks/bench_persist.py --time
+fi
+if [[ $parts == *,rows,* ]]; then
+source tests/benchmarks/bench_rows.sh
+L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)
+row "LSTM 2x512 N=64 bf16" "$L2" cudnn,caffe,persist --precision bf16
+row "LSTM 2x512 N=16 bf16" "$L2" cudnn,caffe,persist --batch 16 --precision bf16
+row "LSTM 2x512 N=256 bf16" "$L2" cudnn,persist --batch 256 --precision bf16
+fi
