@@ -9,7 +9,9 @@ compile-time constants; ``why_not`` says why a shape cannot run (the engine then
 from __future__ import annotations
 
 import ctypes
+import json
 import math
+import os
 import threading
 import warnings
 
@@ -22,8 +24,9 @@ THREADS = 512
 MAX_WEIGHTS_PER_THREAD = 64    # registers a thread gives to its slice of W_hh
 _cache: dict = {}
 _failed: dict = {}     # what could not be built, and why
-TUNE: dict = {}        # overrides of the plans' choices ("U", "GBAR", "TC", "TC_U", "TC_THREADS",
-                       # "TC_ROWS"; the benchmark's A/B runs)
+# overrides of the plans' choices ("U", "GBAR", "TC", "TC_U", "TC_THREADS", "TC_ROWS",
+# "TC_SPLIT"), for the benchmarks' A/B runs; also from $RNN_DESIGNER_PERSIST_TUNE (JSON)
+TUNE: dict = json.loads(os.environ.get("RNN_DESIGNER_PERSIST_TUNE") or "{}")
 TC_THREADS = (256, 512)
 _lock = threading.Lock()
 
@@ -74,7 +77,7 @@ def plan(hidden: int, batch: int, sms: int, smem_limit: int, units: int | None =
 
 def plan_tc(hidden: int, batch: int, sms: int, smem_limit: int, units: int = 16,
             threads: int | None = None, group_barriers: bool = True,
-            rows: int = 4) -> dict | None:
+            rows: int = 4, split: int | None = None) -> dict | None:
     """The plan of the bf16 tensor-core kernels (persist_tc), or None where they cannot run.
 
     ``units`` a block (a multiple of 16), ``threads`` a block (the fewest of TC_THREADS that
@@ -82,6 +85,8 @@ def plan_tc(hidden: int, batch: int, sms: int, smem_limit: int, units: int = 16,
     least ``rows`` sequences a batch block. Forward, warp w holds m-tile w % MT of the block's
     4U rows and k-group w / MT; backward, m-tile w % (U/16) of its units and a k-group of the 4H
     gate rows, over the sequences in chunks of NBC (a multiple of 8) that fit shared memory.
+    ``split``: accumulators a tile, each taking every split-th k-tile (shorter mma chains; by
+    default 2 where a thread may have 255 registers, 1 at 512 threads, where it has 128).
     """
     if hidden % 16 or units % 16:
         return None
@@ -117,7 +122,7 @@ def plan_tc(hidden: int, batch: int, sms: int, smem_limit: int, units: int = 16,
         return None
     return {"grid": (unit_blocks, batch_blocks), "NB": per_block, "U": units, "NBC": nbc,
             "GBAR": int(group_barriers), "smem_fwd": smem_f, "smem_bwd": smem_b, "TC": 1,
-            "threads": t, "weight_regs": regs(t)}
+            "threads": t, "weight_regs": regs(t), "SPLIT": split or (2 if t <= 256 else 1)}
 
 
 def _device_limits(device: torch.device) -> tuple[int, int, str]:
@@ -164,7 +169,7 @@ def _occupancy(kernel, smem: int, threads: int) -> int:
 
 def compile_constants(cfg: dict, hidden: int) -> dict:
     """The source's compile-time constants (``-DP_<name>=<value>``) for a plan."""
-    names = ("U", "NBC", "GBAR") if cfg.get("TC") else ("U", "NBC", "KW", "RW", "APRE", "GBAR")
+    names = ("U", "NBC", "GBAR", "SPLIT") if cfg.get("TC") else ("U", "NBC", "KW", "RW", "APRE", "GBAR")
     return {"THREADS": cfg.get("threads", THREADS), "H": hidden, "NB": cfg["NB"],
             **{k: cfg[k] for k in names}}
 
@@ -244,9 +249,11 @@ def plan_for(hidden: int, batch: int, device: torch.device, bf16: bool = False) 
     """The plan for a level: in bf16, the tensor-core kernels' where they can run (sm_80 and
     newer, H a multiple of 16), else the fp32 kernels' (bf16 then runs cast to fp32)."""
     sms, smem, arch = _device_limits(device)
-    if bf16 and int(arch) >= 80 and TUNE.get("TC", 1):
+    if bf16 and int(arch) >= 80 and TUNE.get("TC", 1) and \
+            (hidden, batch, device.index, 1) not in _failed:
         cfg = plan_tc(hidden, batch, sms, smem, TUNE.get("TC_U", 16), TUNE.get("TC_THREADS"),
-                      bool(TUNE.get("GBAR", 1)), TUNE.get("TC_ROWS", 4))
+                      bool(TUNE.get("GBAR", 1)), TUNE.get("TC_ROWS", 4),
+                      TUNE.get("TC_SPLIT"))
         if cfg is not None:
             return cfg
     return plan(hidden, batch, sms, smem, TUNE.get("U"), bool(TUNE.get("GBAR", 1)))
@@ -254,7 +261,7 @@ def plan_for(hidden: int, batch: int, device: torch.device, bf16: bool = False) 
 
 def ready(hidden: int, batch: int, device: torch.device, bf16: bool = False) -> dict | None:
     """The plan for this shape with its kernels built, or None (and one warning saying why)
-    where they cannot be."""
+    where they cannot be. Tensor-core kernels that do not build give way to the fp32 ones."""
     cfg = plan_for(hidden, batch, device, bf16)
     if cfg is None:
         return None
@@ -264,7 +271,8 @@ def ready(hidden: int, batch: int, device: torch.device, bf16: bool = False) -> 
         key = (hidden, batch, device.index, cfg["TC"])
         if key not in _failed:
             _failed[key] = str(e)
-            warnings.warn(f"The persistent CUDA kernels for {hidden} units could not be built "
-                          f"({str(e).splitlines()[0]}).", RuntimeWarning, stacklevel=2)
-        return None
+            kind = "tensor-core " if cfg["TC"] else ""
+            warnings.warn(f"The persistent {kind}CUDA kernels for {hidden} units could not be "
+                          f"built ({str(e).splitlines()[0]}).", RuntimeWarning, stacklevel=2)
+        return ready(hidden, batch, device) if cfg["TC"] else None
     return cfg

@@ -46,6 +46,9 @@ typedef unsigned short bf16;
 #define P_PAIRS (P_NB * P_U)
 #define P_PPT ((P_PAIRS + P_THREADS - 1) / P_THREADS)   /* pairs a thread */
 
+#ifndef P_SPLIT
+#define P_SPLIT 2
+#endif
 #if P_U % 16 || P_H % 16 || P_WARPS % P_MT || P_WARPS % P_MTB || P_NBC % 8
 #error "the tensor-core kernels need U and H multiples of 16 and whole warps a tile"
 #endif
@@ -71,6 +74,28 @@ __device__ __forceinline__ void stage8(bf16* dst, const bf16* src, bool valid) {
     stage4((float*)dst, (const float*)src, valid);
 }
 __device__ __forceinline__ unsigned int pair_at(const bf16* x) { return *(const unsigned int*)x; }
+/* SPLIT accumulators a tile, every SPLIT-th k-tile into each: shorter chains of dependent mmas */
+template <int S, int NTILES>
+__device__ __forceinline__ void zero(float (&acc)[S][NTILES][4]) {
+#pragma unroll
+    for (int s = 0; s < S; ++s)
+#pragma unroll
+        for (int nt = 0; nt < NTILES; ++nt)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[s][nt][j] = 0.0f;
+}
+template <int S, int NTILES>
+__device__ __forceinline__ void fold(float (&out)[NTILES][4], const float (&acc)[S][NTILES][4]) {
+#pragma unroll
+    for (int nt = 0; nt < NTILES; ++nt)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            float v = acc[0][nt][j];
+#pragma unroll
+            for (int s = 1; s < S; ++s) v += acc[s][nt][j];
+            out[nt][j] = v;
+        }
+}
 
 extern "C" __global__ void __launch_bounds__(P_THREADS, 1)
 persist_fwd_tc(const bf16* __restrict__ PRE, const bf16* __restrict__ W, bf16* HS, float* CS,
@@ -121,9 +146,8 @@ persist_fwd_tc(const bf16* __restrict__ PRE, const bf16* __restrict__ W, bf16* H
             stage8(hs + b * P_HSTR + k, hprev + (idx_t)(n < n_hi ? n : n_lo) * P_H + k, n < n_hi);
         }
         stage_wait();
-        float acc[P_NT][4];
-#pragma unroll
-        for (int nt = 0; nt < P_NT; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
+        float acc[P_NT][4], acc2[P_SPLIT][P_NT][4];
+        zero(acc2);
 #pragma unroll
         for (int kk = 0; kk < P_KPWF; ++kk) {
             const int kt = kg * P_KPWF + kk;
@@ -131,10 +155,11 @@ persist_fwd_tc(const bf16* __restrict__ PRE, const bf16* __restrict__ W, bf16* H
 #pragma unroll
                 for (int nt = 0; nt < P_NT; ++nt) {
                     const bf16* x = hs + (nt * 8 + grp) * P_HSTR + kt * 16 + 2 * tig;
-                    mma(acc[nt], a[kk], pair_at(x), pair_at(x + 8));
+                    mma(acc2[kk % P_SPLIT][nt], a[kk], pair_at(x), pair_at(x + 8));
                 }
             }
         }
+        fold(acc, acc2);
 #pragma unroll
         for (int nt = 0; nt < P_NT; ++nt) {
             const int n = nt * 8 + 2 * tig, r = mw * 16 + grp;
@@ -248,9 +273,8 @@ persist_bwd_tc(const bf16* __restrict__ DY, const float* __restrict__ ACTS,
                        n < n_hi);
             }
             stage_wait();
-            float acc[P_NTC][4];
-#pragma unroll
-            for (int nt = 0; nt < P_NTC; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
+            float acc[P_NTC][4], acc2[P_SPLIT][P_NTC][4];
+            zero(acc2);
 #pragma unroll
             for (int kk = 0; kk < P_KPWB; ++kk) {
                 const int kt = kg * P_KPWB + kk;
@@ -258,10 +282,11 @@ persist_bwd_tc(const bf16* __restrict__ DY, const float* __restrict__ ACTS,
 #pragma unroll
                     for (int nt = 0; nt < P_NTC; ++nt) {
                         const bf16* x = zs + (nt * 8 + grp) * P_ZSTR + kt * 16 + 2 * tig;
-                        mma(acc[nt], a[kk], pair_at(x), pair_at(x + 8));
+                        mma(acc2[kk % P_SPLIT][nt], a[kk], pair_at(x), pair_at(x + 8));
                     }
                 }
             }
+            fold(acc, acc2);
 #pragma unroll
             for (int nt = 0; nt < P_NTC; ++nt) {
                 const int n = nt * 8 + 2 * tig, m = mb * 16 + grp;

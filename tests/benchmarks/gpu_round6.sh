@@ -2,7 +2,8 @@
 # Engines, round 6, on a CUDA machine, one run: PERSIST's bf16 tensor-core kernels (persist_tc)
 # against its fp32-FMA kernels and cuDNN: parity, layer-only A/B, then `rnn-designer bench` rows.
 #   RNN_DESIGNER_DATA=... bash tests/benchmarks/gpu_round6.sh OUT_DIR [PARTS]
-# PARTS: comma-separated, of check, layer, rows (default: all three).
+# PARTS: comma-separated, of check, layer, rows (default: these three) and tune (the plan's
+# choices overridden through $RNN_DESIGNER_PERSIST_TUNE, whole step).
 set -uo pipefail
 out=${1:-.}
 parts=,${2:-check,layer,rows},
@@ -26,4 +27,14 @@ L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)
 row "LSTM 2x512 N=64 bf16" "$L2" cudnn,caffe,persist --precision bf16
 row "LSTM 2x512 N=16 bf16" "$L2" cudnn,caffe,persist --batch 16 --precision bf16
 row "LSTM 2x512 N=256 bf16" "$L2" cudnn,persist --batch 256 --precision bf16
+fi
+if [[ $parts == *,tune,* ]]; then
+# the whole step with the tensor-core plan's choices overridden ($RNN_DESIGNER_PERSIST_TUNE)
+source tests/benchmarks/bench_rows.sh
+L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)
+for n in ${TUNE_N:-16 64 256}; do
+  for tune in '{}' '{"TC_SPLIT":1}' '{"TC_U":32}'; do
+    RNN_DESIGNER_PERSIST_TUNE=$tune row "LSTM 2x512 N=$n bf16 $tune" "$L2" cudnn,persist --batch $n --precision bf16
+  done
+done
 fi

@@ -1,7 +1,10 @@
 """A few forward + backward passes of one PERSIST LSTM level, for a profiler to look at.
 
 ncu --clock-control none --kernel-name regex:persist_ --launch-skip 2 --launch-count 2 \
-    python tests/benchmarks/persist_probe.py [N] [HIDDEN]
+    python tests/benchmarks/persist_probe.py [N] [HIDDEN] [bf16]
+
+With --profile as the last argument, no ncu: torch's profiler over 20 passes prints each
+persistent kernel's mean time and the share of everything else.
 """
 from __future__ import annotations
 
@@ -19,8 +22,27 @@ hidden = int(sys.argv[2]) if len(sys.argv) > 2 else 512
 torch.manual_seed(0)
 m = PersistRecurrent("LSTM", 512, hidden, 1, 0.0, False).cuda()
 x = torch.randn(100, n, 512, device="cuda", requires_grad=True)
-for _ in range(3):
-    y, _ = m(x)
-    y.sum().backward()
+bf16 = "bf16" in sys.argv
+
+
+def passes(k):
+    for _ in range(k):
+        with torch.autocast("cuda", torch.bfloat16, enabled=bf16):
+            y, _ = m(x)
+        y.float().sum().backward()
+
+
+passes(3)
 torch.cuda.synchronize()
-print("ran", m.fallback or "persistent", flush=True)
+print("ran", m.fallback or "persistent", "bf16" if bf16 else "fp32", flush=True)
+if sys.argv[-1] == "--profile":
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        passes(20)
+        torch.cuda.synchronize()
+    rows = [(e.key, e.device_time_total / e.count, e.count, e.device_time_total)
+            for e in prof.key_averages() if e.device_time_total > 0]
+    total = sum(r[3] for r in rows)
+    for key, mean, count, tot in sorted(rows, key=lambda r: -r[3])[:8]:
+        print(f"{mean:9.1f} us x {count:4d} = {100 * tot / total:5.1f}%  {key[:90]}")
+    print(f"all kernels: {total / 20:.1f} us a pass (forward + backward, one level)")

@@ -166,3 +166,22 @@ def test_the_tensor_core_source_builds_for_hopper_without_spilling(tmp_path, hid
     regs = [int(r) for r in re.findall(r"Used (\d+) registers", done.stderr)]
     assert len(regs) == 3 and max(regs) <= min(255, 65536 // cfg["threads"])
     assert re.findall(r"(\d+) bytes spill stores", done.stderr) == ["0"] * 3
+
+
+def test_tensor_core_kernels_that_do_not_build_give_way_to_the_fp32_ones(monkeypatch):
+    monkeypatch.setattr(persist_cuda, "_device_limits", lambda d: (132, 227 * 1024, "90"))
+    monkeypatch.setattr(persist_cuda, "_failed", {})
+    built = []
+
+    def build(cfg, hidden, device):
+        if cfg["TC"]:
+            raise RuntimeError("NVRTC could not compile the persistent kernels:\nmma: error")
+        built.append(cfg)
+    monkeypatch.setattr(persist_cuda, "kernels", build)
+    gpu = torch.device("cuda", 0)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert persist_cuda.ready(512, 64, gpu, bf16=True)["TC"] == 0
+        assert persist_cuda.ready(512, 64, gpu, bf16=True)["TC"] == 0
+    assert len(seen) == 1 and "tensor-core" in str(seen[0].message)
+    assert persist_cuda.plan_for(512, 64, gpu, bf16=True)["TC"] == 0   # what the layer runs
