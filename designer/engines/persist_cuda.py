@@ -251,11 +251,14 @@ def plan_for(hidden: int, batch: int, device: torch.device, bf16: bool = False) 
     sms, smem, arch = _device_limits(device)
     if bf16 and int(arch) >= 80 and TUNE.get("TC", 1) and \
             (hidden, batch, device.index, 1) not in _failed:
-        cfg = plan_tc(hidden, batch, sms, smem, TUNE.get("TC_U", 16), TUNE.get("TC_THREADS"),
-                      bool(TUNE.get("GBAR", 1)), TUNE.get("TC_ROWS", 4),
-                      TUNE.get("TC_SPLIT"))
-        if cfg is not None:
-            return cfg
+        # 32 units a block where the weights fit (half the blocks of a batch block to wait
+        # for, twice the batch blocks, half the bytes each block stages a step), else 16
+        for units in (TUNE["TC_U"],) if "TC_U" in TUNE else (32, 16):
+            cfg = plan_tc(hidden, batch, sms, smem, units, TUNE.get("TC_THREADS"),
+                          bool(TUNE.get("GBAR", 1)), TUNE.get("TC_ROWS", 4),
+                          TUNE.get("TC_SPLIT"))
+            if cfg is not None:
+                return cfg
     return plan(hidden, batch, sms, smem, TUNE.get("U"), bool(TUNE.get("GBAR", 1)))
 
 

@@ -32,8 +32,9 @@ if [[ $parts == *,tune,* ]]; then
 # the whole step with the tensor-core plan's choices overridden ($RNN_DESIGNER_PERSIST_TUNE)
 source tests/benchmarks/bench_rows.sh
 L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)
+tunes=${TUNES:-'{} {"TC_SPLIT":1} {"TC_U":16}'}   # JSON objects without spaces
 for n in ${TUNE_N:-16 64 256}; do
-  for tune in '{}' '{"TC_SPLIT":1}' '{"TC_U":32}'; do
+  for tune in $tunes; do
     RNN_DESIGNER_PERSIST_TUNE=$tune row "LSTM 2x512 N=$n bf16 $tune" "$L2" cudnn,persist --batch $n --precision bf16
   done
 done

@@ -138,7 +138,9 @@ def test_tensor_core_plans_need_sixteen_wide_tiles_and_registers_for_the_weights
 def test_bf16_runs_on_the_tensor_core_kernels_where_the_gpu_has_them(monkeypatch):
     gpu = torch.device("cuda")
     monkeypatch.setattr(persist_cuda, "_device_limits", lambda d: (132, 227 * 1024, "90"))
-    assert persist_cuda.plan_for(512, 64, gpu, bf16=True)["TC"] == 1
+    cfg = persist_cuda.plan_for(512, 64, gpu, bf16=True)
+    assert cfg["TC"] == 1 and cfg["U"] == 32 and cfg["grid"] == (16, 8)
+    assert persist_cuda.plan_for(1024, 64, gpu, bf16=True)["U"] == 16   # 32 would not fit
     assert persist_cuda.plan_for(512, 64, gpu)["TC"] == 0
     assert persist_cuda.plan_for(200, 64, gpu, bf16=True)["TC"] == 0   # the fp32 kernels
     monkeypatch.setitem(persist_cuda.TUNE, "TC", 0)
