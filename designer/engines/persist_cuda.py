@@ -28,6 +28,8 @@ _failed: dict = {}     # what could not be built, and why
 # "TC_SPLIT"), for the benchmarks' A/B runs; also from $RNN_DESIGNER_PERSIST_TUNE (JSON)
 TUNE: dict = json.loads(os.environ.get("RNN_DESIGNER_PERSIST_TUNE") or "{}")
 TC_THREADS = (256, 512)
+MAX_CLUSTER = 16       # blocks a cluster (16 is Hopper's non-portable size)
+_NON_PORTABLE_CLUSTER = 14   # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 _lock = threading.Lock()
 
 
@@ -77,7 +79,7 @@ def plan(hidden: int, batch: int, sms: int, smem_limit: int, units: int | None =
 
 def plan_tc(hidden: int, batch: int, sms: int, smem_limit: int, units: int = 16,
             threads: int | None = None, group_barriers: bool = True,
-            rows: int = 4, split: int | None = None) -> dict | None:
+            rows: int = 4, split: int | None = None, cluster: bool = False) -> dict | None:
     """The plan of the bf16 tensor-core kernels (persist_tc), or None where they cannot run.
 
     ``units`` a block (a multiple of 16), ``threads`` a block (the fewest of TC_THREADS that
@@ -87,10 +89,15 @@ def plan_tc(hidden: int, batch: int, sms: int, smem_limit: int, units: int = 16,
     gate rows, over the sequences in chunks of NBC (a multiple of 8) that fit shared memory.
     ``split``: accumulators a tile, each taking every split-th k-tile (shorter mma chains; by
     default 2 where a thread may have 255 registers, 1 at 512 threads, where it has 128).
+    ``cluster``: the unit blocks of a batch block form a thread-block cluster (at most
+    MAX_CLUSTER, units dividing hidden) and exchange h and dz through each other's shared
+    memory, double-buffered, whole, with the cluster's barrier; None where that cannot be.
     """
     if hidden % 16 or units % 16:
         return None
     unit_blocks = math.ceil(hidden / units)
+    if cluster and (hidden % units or unit_blocks > MAX_CLUSTER):
+        return None
     if unit_blocks > sms:
         return None
 
@@ -111,18 +118,21 @@ def plan_tc(hidden: int, batch: int, sms: int, smem_limit: int, units: int = 16,
     per_block = math.ceil(batch / batch_blocks)
     batch_blocks = math.ceil(batch / per_block)
     nbp = 8 * math.ceil(per_block / 8)
-    smem_f = 2 * nbp * (hidden + 8) + 4 * (warps // (units // 4)) * nbp * (4 * units + 4)
+    bufs = 2 if cluster else 1
+    smem_f = bufs * 2 * nbp * (hidden + 8) + 4 * (warps // (units // 4)) * nbp * (4 * units + 4)
     nbc = nbp
     while True:
-        smem_b = 2 * nbc * (4 * hidden + 8) + 4 * (warps // (units // 16)) * nbc * (units + 4)
-        if smem_b <= smem_limit or nbc == 8:
+        smem_b = bufs * 2 * nbc * (4 * hidden + 8) + \
+            4 * (warps // (units // 16)) * nbc * (units + 4)
+        if smem_b <= smem_limit or nbc == 8 or cluster:
             break
         nbc = 8 * math.ceil(nbc / 16)
     if max(smem_f, smem_b) > smem_limit:
         return None
     return {"grid": (unit_blocks, batch_blocks), "NB": per_block, "U": units, "NBC": nbc,
             "GBAR": int(group_barriers), "smem_fwd": smem_f, "smem_bwd": smem_b, "TC": 1,
-            "threads": t, "weight_regs": regs(t), "SPLIT": split or (2 if t <= 256 else 1)}
+            "threads": t, "weight_regs": regs(t), "SPLIT": split or (2 if t <= 256 else 1),
+            "CLUSTER": unit_blocks if cluster else 0}
 
 
 def _device_limits(device: torch.device) -> tuple[int, int, str]:
@@ -169,7 +179,7 @@ def _occupancy(kernel, smem: int, threads: int) -> int:
 
 def compile_constants(cfg: dict, hidden: int) -> dict:
     """The source's compile-time constants (``-DP_<name>=<value>``) for a plan."""
-    names = ("U", "NBC", "GBAR", "SPLIT") if cfg.get("TC") else ("U", "NBC", "KW", "RW", "APRE", "GBAR")
+    names = ("U", "NBC", "GBAR", "SPLIT", "CLUSTER") if cfg.get("TC") else ("U", "NBC", "KW", "RW", "APRE", "GBAR")
     return {"THREADS": cfg.get("threads", THREADS), "H": hidden, "NB": cfg["NB"],
             **{k: cfg[k] for k in names}}
 
@@ -196,12 +206,34 @@ def kernels(cfg: dict, hidden: int, device: torch.device):
             fwd.set_shared_memory_config(cfg["smem_fwd"])
             bwd.set_shared_memory_config(cfg["smem_bwd"])
             blocks = cfg["grid"][0] * cfg["grid"][1]
+            if cfg.get("CLUSTER"):   # clusters run whenever one fits: no residency needed
+                _cluster_ready((fwd, bwd), cfg, hidden, device)
+                blocks = 0
             for kern, smem in ((fwd, cfg["smem_fwd"]), (bwd, cfg["smem_bwd"])):
-                if _occupancy(kern, smem, defines["THREADS"]) * sms < blocks:
+                if blocks and _occupancy(kern, smem, defines["THREADS"]) * sms < blocks:
                     raise RuntimeError(f"the {blocks} blocks of the persistent kernel cannot "
                                        f"all be resident on {sms} SMs")
             _cache[key] = (fwd, bwd, k["persist_barriers"])
         return _cache[key]
+
+
+def _cluster_ready(kerns, cfg: dict, hidden: int, device: torch.device) -> None:
+    """Allow clusters over 8 blocks, and launch the backward once with no steps and no
+    sequences (it zeroes its shared memory and meets its cluster), so that a GPU that cannot
+    schedule such a cluster says so here, not in the middle of training."""
+    from torch.cuda import _utils
+    libcuda = _utils._get_gpu_runtime_library()
+    for k in kerns:
+        if cfg["CLUSTER"] > 8:
+            _utils._check_cuda(libcuda.cuFuncSetAttribute(
+                k.func, _NON_PORTABLE_CLUSTER, ctypes.c_int(1)))
+    with torch.cuda.device(device):
+        if torch.cuda.is_current_stream_capturing():   # a graph being captured: no trial
+            return
+        dummy = torch.zeros(2 * hidden * hidden + 64, device=device)   # W_hh is read
+        kerns[1](grid=(*cfg["grid"], 1), block=(cfg["threads"], 1, 1),
+                 args=[dummy] * 7 + [dummy, 0, 0], shared_mem=cfg["smem_bwd"])
+        torch.cuda.synchronize(device)
 
 
 def barrier_counters(cfg: dict, device: torch.device) -> torch.Tensor:
@@ -254,11 +286,14 @@ def plan_for(hidden: int, batch: int, device: torch.device, bf16: bool = False) 
         # 32 units a block where the weights fit (half the blocks of a batch block to wait
         # for, twice the batch blocks, half the bytes each block stages a step), else 16
         for units in (TUNE["TC_U"],) if "TC_U" in TUNE else (32, 16):
-            cfg = plan_tc(hidden, batch, sms, smem, units, TUNE.get("TC_THREADS"),
-                          bool(TUNE.get("GBAR", 1)), TUNE.get("TC_ROWS", 4),
-                          TUNE.get("TC_SPLIT"))
-            if cfg is not None:
-                return cfg
+            for cluster in (True, False) if TUNE.get("TC_CLUSTER", 1) else (False,):
+                if cluster and (hidden, batch, device.index, "cluster") in _failed:
+                    continue
+                cfg = plan_tc(hidden, batch, sms, smem, units, TUNE.get("TC_THREADS"),
+                              bool(TUNE.get("GBAR", 1)), TUNE.get("TC_ROWS", 4),
+                              TUNE.get("TC_SPLIT"), cluster)
+                if cfg is not None:
+                    return cfg
     return plan(hidden, batch, sms, smem, TUNE.get("U"), bool(TUNE.get("GBAR", 1)))
 
 
@@ -271,6 +306,9 @@ def ready(hidden: int, batch: int, device: torch.device, bf16: bool = False) -> 
     try:
         kernels(cfg, hidden, device)
     except Exception as e:  # noqa: BLE001 - said once, then the shape runs elsewhere
+        if cfg.get("CLUSTER"):   # the same kernels without clusters
+            _failed[(hidden, batch, device.index, "cluster")] = str(e)
+            return ready(hidden, batch, device, bf16)
         key = (hidden, batch, device.index, cfg["TC"])
         if key not in _failed:
             _failed[key] = str(e)

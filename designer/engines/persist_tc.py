@@ -74,6 +74,46 @@ __device__ __forceinline__ void stage8(bf16* dst, const bf16* src, bool valid) {
     stage4((float*)dst, (const float*)src, valid);
 }
 __device__ __forceinline__ unsigned int pair_at(const bf16* x) { return *(const unsigned int*)x; }
+
+#ifndef P_CLUSTER
+#define P_CLUSTER 0
+#endif
+#if P_CLUSTER
+/* Cluster mode: the unit blocks of a batch block form one thread-block cluster. Each block
+   pushes its slice of h_t (dz_t) into the shared memory of every block of the cluster, and
+   the step's barrier is the cluster's hardware barrier: nothing goes through L2 or global
+   atomics, and clusters need not all be resident at once. */
+#define KERNEL extern "C" __global__ void __cluster_dims__(P_CLUSTER, 1, 1) __launch_bounds__(P_THREADS, 1)
+#define BUFS 2
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+/* 16 bytes of this block's shared memory at p to the same place in every other block of the
+   cluster; each thread takes its share of the (peer, chunk) pairs. */
+__device__ __forceinline__ void push_all(const bf16* base, int stride, int rows, int segs,
+                                         int seg_stride, int u0, int tid) {
+    unsigned int me;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(me));
+    const int chunks = P_U / 8, per_peer = rows * segs * chunks;
+    for (int i = tid; i < P_CLUSTER * per_peer; i += P_THREADS) {
+        const unsigned int peer = i / per_peer;
+        const int rem = i % per_peer, b = rem / (segs * chunks), sg = (rem / chunks) % segs;
+        if (peer == me) continue;
+        const bf16* p = base + b * stride + sg * seg_stride + u0 + 8 * (rem % chunks);
+        const uint4 v = *(const uint4*)p;
+        unsigned int a, r;
+        asm volatile("{ .reg .u64 g; cvta.to.shared.u64 g, %1; cvt.u32.u64 %0, g; }"
+                     : "=r"(a) : "l"(p));
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(peer));
+        asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};"
+                     :: "r"(r), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+    }
+}
+#else
+#define KERNEL extern "C" __global__ void __launch_bounds__(P_THREADS, 1)
+#define BUFS 1
+#endif
 /* SPLIT accumulators a tile, every SPLIT-th k-tile into each: shorter chains of dependent mmas */
 template <int S, int NTILES>
 __device__ __forceinline__ void zero(float (&acc)[S][NTILES][4]) {
@@ -97,20 +137,22 @@ __device__ __forceinline__ void fold(float (&out)[NTILES][4], const float (&acc)
         }
 }
 
-extern "C" __global__ void __launch_bounds__(P_THREADS, 1)
+KERNEL
 persist_fwd_tc(const bf16* __restrict__ PRE, const bf16* __restrict__ W, bf16* HS, float* CS,
                float* __restrict__ ACTS, unsigned int* BAR, int T, int N) {
     /* PRE (T, N, 4H) bf16: x W_ih^T + biases. W (4H, H) bf16. HS (T+1, N, H) bf16, CS
        (T+1, N, H) fp32: [0] the initial state in, h_t and c_t out at t+1. ACTS (T, N, 4H)
        fp32: the activated gates. */
     extern __shared__ float4 smem4[];
-    bf16* hs = (bf16*)smem4;                          /* [NBP][HSTR] h_{t-1} */
-    float* red = (float*)(hs + P_NBP * P_HSTR);       /* [WKF][NBP][RP] partial sums */
+    bf16* hs = (bf16*)smem4;                          /* [BUFS][NBP][HSTR] h_{t-1} (, h_t) */
+    float* red = (float*)(hs + BUFS * P_NBP * P_HSTR);  /* [WKF][NBP][RP] partial sums */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int grp = lane >> 2, tig = lane & 3, mw = warp % P_MT, kg = warp / P_MT;
     const int u0 = blockIdx.x * P_U, n_lo = blockIdx.y * P_NB, n_hi = min(n_lo + P_NB, N);
+#if !P_CLUSTER
     unsigned int* bar = GROUP_BAR(BAR);
     const unsigned int P = GROUP_SIZE;
+#endif
     const idx_t NH = (idx_t)N * P_H, N4H = 4 * NH;
     unsigned int a[P_KPWF][4];
     {
@@ -139,13 +181,30 @@ persist_fwd_tc(const bf16* __restrict__ PRE, const bf16* __restrict__ W, bf16* H
 #pragma unroll
         for (int q = 0; q < 4; ++q) preg[j][q] = ok ? wide(PRE[(idx_t)n * 4 * P_H + q * P_H + unit]) : 0.0f;
     }
+#if P_CLUSTER
+    for (int i = tid; i < BUFS * P_NBP * P_HSTR / 2; i += P_THREADS) ((unsigned int*)hs)[i] = 0u;
+    __syncthreads();
+#endif
     for (int t = 0; t < T; ++t) {
         const bf16* hprev = HS + t * NH;
-        for (int i = tid; i < P_NBP * (P_H / 8); i += P_THREADS) {
-            const int b = i / (P_H / 8), k = 8 * (i % (P_H / 8)), n = n_lo + b;
-            stage8(hs + b * P_HSTR + k, hprev + (idx_t)(n < n_hi ? n : n_lo) * P_H + k, n < n_hi);
+#if P_CLUSTER
+        bf16* cur = hs + (t & 1) * P_NBP * P_HSTR;   /* h_{t-1}: pushed by the cluster */
+        bf16* nxt = hs + ((t + 1) & 1) * P_NBP * P_HSTR;
+        if (t == 0)
+#else
+        bf16* cur = hs;
+#endif
+        {
+            for (int i = tid; i < P_NBP * (P_H / 8); i += P_THREADS) {
+                const int b = i / (P_H / 8), k = 8 * (i % (P_H / 8)), n = n_lo + b;
+                stage8(cur + b * P_HSTR + k, hprev + (idx_t)(n < n_hi ? n : n_lo) * P_H + k,
+                       n < n_hi);
+            }
+            stage_wait();
+#if P_CLUSTER
+            cluster_sync();   /* every block of the cluster runs before any pushes */
+#endif
         }
-        stage_wait();
         float acc[P_NT][4], acc2[P_SPLIT][P_NT][4];
         zero(acc2);
 #pragma unroll
@@ -154,7 +213,7 @@ persist_fwd_tc(const bf16* __restrict__ PRE, const bf16* __restrict__ W, bf16* H
             if (kt < P_KT) {
 #pragma unroll
                 for (int nt = 0; nt < P_NT; ++nt) {
-                    const bf16* x = hs + (nt * 8 + grp) * P_HSTR + kt * 16 + 2 * tig;
+                    const bf16* x = cur + (nt * 8 + grp) * P_HSTR + kt * 16 + 2 * tig;
                     mma(acc2[kk % P_SPLIT][nt], a[kk], pair_at(x), pair_at(x + 8));
                 }
             }
@@ -185,18 +244,30 @@ persist_fwd_tc(const bf16* __restrict__ PRE, const bf16* __restrict__ W, bf16* H
             const idx_t g = (idx_t)t * N4H + (idx_t)n * 4 * P_H + unit, sp = (idx_t)n * P_H + unit;
             ACTS[g] = i; ACTS[g + P_H] = f; ACTS[g + 2 * P_H] = gg; ACTS[g + 3 * P_H] = o;
             CS[(t + 1) * NH + sp] = c;
-            HS[(t + 1) * NH + sp] = narrow(o * tanhf(c));
+            const bf16 hv = narrow(o * tanhf(c));
+            HS[(t + 1) * NH + sp] = hv;
+#if P_CLUSTER
+            nxt[b * P_HSTR + unit] = hv;
+#endif
             creg[j] = c;
             if (t + 1 < T) {   /* the next step's pre-activations, in flight over the barrier */
 #pragma unroll
                 for (int q = 0; q < 4; ++q) preg[j][q] = wide(PRE[g + N4H + q * P_H]);
             }
         }
+#if P_CLUSTER
+        if (t + 1 < T) {
+            __syncthreads();
+            push_all(nxt, P_HSTR, n_hi - n_lo, 1, 0, u0, tid);
+            cluster_sync();
+        }
+#else
         if (t + 1 < T) grid_sync(bar, (t + 1) * P);
+#endif
     }
 }
 
-extern "C" __global__ void __launch_bounds__(P_THREADS, 1)
+KERNEL
 persist_bwd_tc(const bf16* __restrict__ DY, const float* __restrict__ ACTS,
                const float* __restrict__ CS, const bf16* __restrict__ W, bf16* DZ, float* DH,
                float* DC, unsigned int* BAR, int T, int N) {
@@ -204,13 +275,15 @@ persist_bwd_tc(const bf16* __restrict__ DY, const float* __restrict__ ACTS,
        on the last state; out, on the initial one. DZ (T, N, 4H) bf16: out, the pre-activations'
        gradient. */
     extern __shared__ float4 smem4[];
-    bf16* zs = (bf16*)smem4;                          /* [NBC][ZSTR] dz[t], a chunk */
-    float* red = (float*)(zs + P_NBC * P_ZSTR);       /* [WKB][NBC][UP] partial sums */
+    bf16* zs = (bf16*)smem4;                          /* [BUFS][NBC][ZSTR] dz[t], a chunk */
+    float* red = (float*)(zs + BUFS * P_NBC * P_ZSTR);  /* [WKB][NBC][UP] partial sums */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int grp = lane >> 2, tig = lane & 3, mb = warp % P_MTB, kg = warp / P_MTB;
     const int u0 = blockIdx.x * P_U, n_lo = blockIdx.y * P_NB, n_hi = min(n_lo + P_NB, N);
+#if !P_CLUSTER
     unsigned int* bar = GROUP_BAR(BAR);
     const unsigned int P = GROUP_SIZE;
+#endif
     const idx_t NH = (idx_t)N * P_H, N4H = 4 * NH;
     unsigned int a[P_KPWB][4];
 #pragma unroll
@@ -238,8 +311,20 @@ persist_bwd_tc(const bf16* __restrict__ DY, const float* __restrict__ ACTS,
         in[j][5] = ok ? CS[(t + 1) * NH + sp] : 0.0f;
         in[j][6] = ok ? CS[t * NH + sp] : 0.0f;
     }
+#if P_CLUSTER
+#if P_NBC != P_NBP
+#error "cluster mode holds the batch block's dz in one chunk"
+#endif
+    for (int i = tid; i < BUFS * P_NBC * P_ZSTR / 2; i += P_THREADS) ((unsigned int*)zs)[i] = 0u;
+    cluster_sync();   /* zeroed, and every block of the cluster runs before any pushes */
+#endif
     for (int s = 0; s < T; ++s) {
         const int t = T - 1 - s;
+#if P_CLUSTER
+        bf16* zcur = zs + (s & 1) * P_NBC * P_ZSTR;
+#else
+        bf16* zcur = zs;
+#endif
         /* A: the cell backward for the thread's pairs -> dz[t] of their 4 gate rows */
 #pragma unroll
         for (int j = 0; j < P_PPT; ++j) {
@@ -250,10 +335,13 @@ persist_bwd_tc(const bf16* __restrict__ DY, const float* __restrict__ ACTS,
             const float tc = tanhf(c);
             const float dcv = dc[j] + dhv * o * (1.0f - tc * tc);
             const idx_t g = (idx_t)t * N4H + (idx_t)n * 4 * P_H + unit, sp = (idx_t)n * P_H + unit;
-            DZ[g] = narrow(dcv * gg * i * (1.0f - i));
-            DZ[g + P_H] = narrow(dcv * cp * f * (1.0f - f));
-            DZ[g + 2 * P_H] = narrow(dcv * i * (1.0f - gg * gg));
-            DZ[g + 3 * P_H] = narrow(dhv * tc * o * (1.0f - o));
+            const bf16 d0 = narrow(dcv * gg * i * (1.0f - i)), d1 = narrow(dcv * cp * f * (1.0f - f));
+            const bf16 d2 = narrow(dcv * i * (1.0f - gg * gg)), d3 = narrow(dhv * tc * o * (1.0f - o));
+            DZ[g] = d0; DZ[g + P_H] = d1; DZ[g + 2 * P_H] = d2; DZ[g + 3 * P_H] = d3;
+#if P_CLUSTER
+            bf16* zrow = zcur + (p / P_U) * P_ZSTR + unit;
+            zrow[0] = d0; zrow[P_H] = d1; zrow[2 * P_H] = d2; zrow[3 * P_H] = d3;
+#endif
             dc[j] = dcv * f;
             if (t > 0) {   /* the previous step's inputs, in flight over the barrier */
 #pragma unroll
@@ -263,16 +351,26 @@ persist_bwd_tc(const bf16* __restrict__ DY, const float* __restrict__ ACTS,
                 in[j][6] = CS[(t - 1) * NH + sp];
             }
         }
+#if P_CLUSTER
+        __syncthreads();
+        push_all(zcur, P_ZSTR, n_hi - n_lo, 4, P_H, u0, tid);
+        cluster_sync();
+#else
         grid_sync(bar, (s + 1) * P);
+#endif
         /* B: dh_{t-1}[n, u] = sum over the 4H gate rows r of dz[t, n, r] W[r, u] */
+#if !P_CLUSTER
         const bf16* dzt = DZ + (idx_t)t * N4H;
+#endif
         for (int c0 = 0; c0 < P_NBP; c0 += P_NBC) {
+#if !P_CLUSTER
             for (int i = tid; i < P_NBC * (P_H / 2); i += P_THREADS) {
                 const int b = i / (P_H / 2), k = 8 * (i % (P_H / 2)), n = n_lo + c0 + b;
                 stage8(zs + b * P_ZSTR + k, dzt + (idx_t)(n < n_hi ? n : n_lo) * 4 * P_H + k,
                        n < n_hi);
             }
             stage_wait();
+#endif
             float acc[P_NTC][4], acc2[P_SPLIT][P_NTC][4];
             zero(acc2);
 #pragma unroll
@@ -281,7 +379,7 @@ persist_bwd_tc(const bf16* __restrict__ DY, const float* __restrict__ ACTS,
                 if (kt < P_KTB) {
 #pragma unroll
                     for (int nt = 0; nt < P_NTC; ++nt) {
-                        const bf16* x = zs + (nt * 8 + grp) * P_ZSTR + kt * 16 + 2 * tig;
+                        const bf16* x = zcur + (nt * 8 + grp) * P_ZSTR + kt * 16 + 2 * tig;
                         mma(acc2[kk % P_SPLIT][nt], a[kk], pair_at(x), pair_at(x + 8));
                     }
                 }
