@@ -2,8 +2,8 @@
 # Engines, round 6, on a CUDA machine, one run: PERSIST's bf16 tensor-core kernels (persist_tc)
 # against its fp32-FMA kernels and cuDNN: parity, layer-only A/B, then `rnn-designer bench` rows.
 #   RNN_DESIGNER_DATA=... bash tests/benchmarks/gpu_round6.sh OUT_DIR [PARTS]
-# PARTS: comma-separated, of check, layer, rows (default: these three) and tune (the plan's
-# choices overridden through $RNN_DESIGNER_PERSIST_TUNE, whole step).
+# PARTS: comma-separated, of check, layer, rows (default: these three), tune (the plan's
+# choices overridden through $RNN_DESIGNER_PERSIST_TUNE, whole step) and profile.
 set -uo pipefail
 out=${1:-.}
 parts=,${2:-check,layer,rows},
@@ -27,6 +27,12 @@ L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)
 row "LSTM 2x512 N=64 bf16" "$L2" cudnn,caffe,persist --precision bf16
 row "LSTM 2x512 N=16 bf16" "$L2" cudnn,caffe,persist --batch 16 --precision bf16
 row "LSTM 2x512 N=256 bf16" "$L2" cudnn,persist --batch 256 --precision bf16
+row "LSTM 2x512 N=64 fp32" "$L2" cudnn,persist
+row "LSTM 2x512 N=16 fp32" "$L2" cudnn,persist --batch 16
+fi
+if [[ $parts == *,profile,* ]]; then
+echo "== the persistent kernels' time in one level's forward + backward (torch profiler)"
+for n in 16 64; do $py tests/benchmarks/persist_probe.py $n 512 bf16 --profile 2>&1 | grep -v -i warn | head -4; done
 fi
 if [[ $parts == *,tune,* ]]; then
 # the whole step with the tensor-core plan's choices overridden ($RNN_DESIGNER_PERSIST_TUNE)
