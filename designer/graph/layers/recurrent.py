@@ -145,8 +145,9 @@ def _common(kind: str) -> tuple:
                   "one small layer per time step" + (
                       "; PERSIST (experimental): cuDNN's weights, the recurrence in one "
                       "persistent kernel per level, the recurrent weights held on the chip, one "
-                      "grid-wide barrier a step (CUDA GPUs; fastest for small fp32 batches; "
-                      "elsewhere it runs on cuDNN and says so)" if kind == "LSTM" else ""),
+                      "barrier a step (CUDA GPUs, bf16 on tensor cores; faster than cuDNN up "
+                      "to batch 64; elsewhere it runs on cuDNN and says so)"
+                      if kind == "LSTM" else ""),
                   choices=LSTM_ENGINES if kind == "LSTM" else ENGINES),
         weight_filler("uniform"),
         bias_filler(),
