@@ -151,11 +151,13 @@ def test_bf16_runs_on_the_tensor_core_kernels_where_the_gpu_has_them(monkeypatch
 
 
 @pytest.mark.skipif(NVCC is None, reason="no nvcc on this machine (NVRTC builds on the GPU)")
-@pytest.mark.parametrize("hidden, batch, units", [(512, 64, 16), (512, 16, 16), (512, 64, 32),
-                                                  (1024, 64, 16), (128, 5, 16)])
+@pytest.mark.parametrize("hidden, batch, units, cluster", [
+    (512, 64, 16, False), (512, 16, 16, False), (512, 64, 32, False), (1024, 64, 16, False),
+    (128, 5, 16, False), (512, 64, 32, True), (256, 33, 16, True)])
 def test_the_tensor_core_source_builds_for_hopper_without_spilling(tmp_path, hidden, batch,
-                                                                    units):
-    cfg = persist_cuda.plan_tc(hidden, batch, **H100, units=units)
+                                                                    units, cluster):
+    cfg = persist_cuda.plan_tc(hidden, batch, **H100, units=units, cluster=cluster)
+    assert cfg["CLUSTER"] == (cfg["grid"][0] if cluster else 0)
     src = tmp_path / "persist_tc.cu"
     src.write_text(TC_SOURCE)
     defines = persist_cuda.compile_constants(cfg, hidden)
@@ -187,3 +189,13 @@ def test_tensor_core_kernels_that_do_not_build_give_way_to_the_fp32_ones(monkeyp
         assert persist_cuda.ready(512, 64, gpu, bf16=True)["TC"] == 0
     assert len(seen) == 1 and "tensor-core" in str(seen[0].message)
     assert persist_cuda.plan_for(512, 64, gpu, bf16=True)["TC"] == 0   # what the layer runs
+
+
+def test_cluster_mode_needs_whole_unit_blocks_and_a_cluster_of_at_most_sixteen():
+    assert persist_cuda.plan_tc(512, 64, **H100, units=32, cluster=True)["CLUSTER"] == 16
+    assert persist_cuda.plan_tc(1024, 64, **H100, units=16, cluster=True) is None   # 64 blocks
+    assert persist_cuda.plan_tc(528, 64, **H100, units=32, cluster=True) is None    # 528 % 32
+    # the batch block's dz is held whole, twice: wide batch blocks do not fit
+    assert persist_cuda.plan_tc(512, 256, **H100, units=32, cluster=True) is None
+    cfg = persist_cuda.plan_tc(512, 16, **H100, units=32, cluster=True)
+    assert cfg["NBC"] == 8 and cfg["smem_bwd"] == 2 * 2 * 8 * (4 * 512 + 8) + 4 * 8 * 8 * 36
