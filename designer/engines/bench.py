@@ -124,6 +124,10 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
         "loss": out.loss.item(), "cuda_graph": step.captured,
         "note": step.graph_note,
     }
+    ran = sorted({m.ran for m in net.modules() if getattr(m, "engine_name", "") == "PERSIST"
+                  and m.ran})
+    if ran:
+        row["kernels"] = "; ".join(ran)   # what ran the PERSIST layers
     del net, opt, step
     return row
 

@@ -147,6 +147,8 @@ def bench(args) -> int:
         print(f"{r['engine']:<7s} {r['build_ms']:9.1f} {r['first_step_ms']:12.1f} "
               f"{r['ms_step']:9.2f} {r['tokens_s']:10.0f} {peak} {r['activations_mib']:10.1f} "
               f"{r['ratio_vs_first']:8.2f}  {graph}")
+        if r.get("kernels"):
+            print(f"        {r['engine']} layers ran on: {r['kernels']}")
     print("peak MiB: the GPU allocator's peak; saved MiB: what one forward pass keeps for "
           "backward")
     return 0

@@ -186,6 +186,16 @@ def _bf16(x) -> bool:
         torch.get_autocast_dtype("cuda") == torch.bfloat16))
 
 
+def ran_on(hidden: int, x) -> str:
+    """The persistent kernels that run a layer of ``hidden`` units on ``x``, in words."""
+    bf16 = _bf16(x)
+    if kernel_for(hidden, x.shape[1], x.device, bf16) != "cuda":
+        return "Triton kernels"
+    tc = persist_cuda.plan_for(hidden, x.shape[1], x.device, bf16)["TC"]
+    return "CUDA kernels, bf16 on tensor cores" if tc else \
+        "CUDA kernels, fp32" + (" (bf16 cast)" if bf16 else "")
+
+
 def fallback_reason(module: "PersistRecurrent", x) -> str | None:
     """Why the persistent kernel cannot run this call (``None`` when it can)."""
     if module.kind != "LSTM":
@@ -214,11 +224,13 @@ class PersistRecurrent(CudnnRecurrent):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fallback = None   # why the last call ran on cuDNN (None: it ran persistent)
+        self.ran = None        # what ran the last call, in words (``ran_on``)
         self._warned = set()
 
     def _call(self, x, state):
         reason = fallback_reason(self, x)
         self.fallback = reason
+        self.ran = f"cuDNN ({reason})" if reason else ran_on(self.hidden, x)
         if reason is not None:
             if reason not in self._warned:
                 self._warned.add(reason)

@@ -108,7 +108,8 @@ INTERPRETED = textwrap.dedent("""
             return [y, hh, cc, x.grad] + [p.grad for p in m.parameters()]
         a, b = run(ref), run(per)
         rel = max(float((u - v).abs().max() / u.abs().max()) for u, v in zip(a, b))
-        out.append({"size": [e, h, levels, t, n], "rel": rel, "fallback": per.fallback})
+        out.append({"size": [e, h, levels, t, n], "rel": rel, "fallback": per.fallback,
+                    "ran": per.ran})
     print(json.dumps(out))
 """)
 
@@ -124,6 +125,7 @@ def test_the_kernels_compute_the_lstm_forward_and_backward_under_the_interpreter
     assert done.returncode == 0, done.stderr[-2000:]
     for row in json.loads(done.stdout.strip().splitlines()[-1]):
         assert row["fallback"] is None, row   # the kernel ran, not cuDNN
+        assert row["ran"] == "Triton kernels", row
         assert row["rel"] < 1e-5, row
 
 
@@ -173,6 +175,8 @@ def test_bench_times_persist_beside_the_other_engines():
     rows = json.loads(out.stdout)["rows"]
     assert [r["engine"] for r in rows] == ["cudnn", "persist"]
     assert rows[0]["params"] == rows[1]["params"] and rows[1]["ms_step"] > 0
+    # which kernels ran the PERSIST layers, and why not persistent here
+    assert "kernels" not in rows[0] and rows[1]["kernels"].startswith("cuDNN (")
     bad = subprocess.run([sys.executable, "-m", "designer", "bench", str(PROJECTS /
                           "char-rnn-shakespeare.json"), "--engines", "fast"],
                          capture_output=True, text=True, cwd=ROOT)

@@ -199,3 +199,21 @@ def test_cluster_mode_needs_whole_unit_blocks_and_a_cluster_of_at_most_sixteen()
     assert persist_cuda.plan_tc(512, 256, **H100, units=32, cluster=True) is None
     cfg = persist_cuda.plan_tc(512, 16, **H100, units=32, cluster=True)
     assert cfg["NBC"] == 8 and cfg["smem_bwd"] == 2 * 2 * 8 * (4 * 512 + 8) + 4 * 8 * 8 * 36
+
+
+def test_a_layer_says_which_persistent_kernels_ran_it(monkeypatch):
+    monkeypatch.setattr(persist_cuda, "_device_limits", lambda d: (132, 227 * 1024, "90"))
+    monkeypatch.setattr(persist, "INTERPRET", False)
+    monkeypatch.setattr(persist_cuda, "available", lambda: True)
+    monkeypatch.setattr(persist_cuda, "kernels", lambda cfg, hidden, device: None)
+    monkeypatch.setattr(persist_cuda, "_failed", {})
+
+    class Gpu:   # what ran_on reads of an input on a GPU
+        shape, device, dtype, is_cuda = (100, 64, 512), torch.device("cuda", 0), None, True
+    x = Gpu()
+    monkeypatch.setattr(persist, "_bf16", lambda t: t.dtype == torch.bfloat16)
+    x.dtype = torch.bfloat16
+    assert persist.ran_on(512, x) == "CUDA kernels, bf16 on tensor cores"
+    assert persist.ran_on(200, x) == "CUDA kernels, fp32 (bf16 cast)"
+    x.dtype = torch.float32
+    assert persist.ran_on(512, x) == "CUDA kernels, fp32"
