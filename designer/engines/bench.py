@@ -112,6 +112,8 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
             out = step(feeds)
         _sync(device)
         dt = (time.perf_counter() - t2) / steps
+        ran = sorted({m.ran for m in net.modules()
+                      if getattr(m, "engine_name", "") == "PERSIST" and m.ran})
     tokens = 1
     for src in graph.sources():
         tokens = max(tokens, _tokens(graph, src))
@@ -124,10 +126,8 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
         "loss": out.loss.item(), "cuda_graph": step.captured,
         "note": step.graph_note,
     }
-    ran = sorted({m.ran for m in net.modules() if getattr(m, "engine_name", "") == "PERSIST"
-                  and m.ran})
     if ran:
-        row["kernels"] = "; ".join(ran)   # what ran the PERSIST layers
+        row["kernels"] = "; ".join(ran)   # what ran the PERSIST layers in the timed steps
     del net, opt, step
     return row
 
