@@ -36,6 +36,7 @@ from .decode import Sampler
 from .distributed import World
 from .divergence import DivergenceWatch
 from .errors import TrainingError
+from .first_step import first_step_notes
 from .fits import check_fits
 from .inspect import probe_record
 from .probe import DEFAULT_STEPS, held_out_probe
@@ -185,6 +186,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                               and isinstance(r.get("loss"), (int, float))), default=math.inf)
     evals_without_best = 0
     t_start = t_log = time.perf_counter()
+    first_step = step
     steps_since_log = tokens_since_log = 0
     while step < stop_at:
         time_up = bool(opts.time_limit) and time.perf_counter() - t_start >= opts.time_limit
@@ -205,6 +207,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         set_lr(opt, lr)
         batch = source.next_batch("train")
         feeds = to_device(batch, data_layer, device)
+        t_step = time.perf_counter()
         try:
             out = step_fn(feeds, carry)
         except torch.cuda.OutOfMemoryError:
@@ -217,6 +220,9 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         if carry is not None:
             carry = out.state if out.state is not None else detach_state(carry)
         step += 1
+        if step == first_step + 1:
+            for note in first_step_notes(net, time.perf_counter() - t_step, device):
+                yield {"kind": "note", "step": step, "message": note}
         if opts.tap is not None and opts.tap.due(step):
             yield {"kind": "weights", "step": step, "weights": _weights_copy(net)}
         pending.append((out, lr))

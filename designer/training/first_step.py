@@ -1,0 +1,20 @@
+"""What the log says after a run's first step: which kernels run the PERSIST layers, and why
+the first step took long when it did (kernels compiled and tuned for the run's shapes)."""
+from __future__ import annotations
+
+import torch
+
+SLOW_FIRST_STEP_S = 5.0
+
+
+def first_step_notes(net: torch.nn.Module, seconds: float, device: torch.device) -> list[str]:
+    notes = []
+    ran = sorted({m.ran for m in net.modules() if getattr(m, "engine_name", "") == "PERSIST"
+                  and m.ran and not m.fallback})   # a fallback has already said why
+    if ran:
+        notes.append("PERSIST layers run on " + "; ".join(ran))
+    if device.type == "cuda" and seconds >= SLOW_FIRST_STEP_S:
+        notes.append(f"the first step took {seconds:.1f} s: it compiled the GPU kernels for "
+                     "these shapes and timed the fused steps' tile sizes; Triton keeps both on "
+                     "disk, so the same shapes start faster in later runs on this machine")
+    return notes
