@@ -91,16 +91,21 @@ NVCC = shutil.which("nvcc")
 def test_the_source_builds_for_hopper_within_the_register_budget(tmp_path, hidden, batch,
                                                                   group):
     cfg = persist_cuda.plan(hidden, batch, **H100, group_barriers=group)
+    regs, _ = build_for_hopper(tmp_path, cfg, hidden)
+    assert len(regs) == 3 and max(regs) <= 65536 // persist_cuda.THREADS  # one block an SM
+
+
+def build_for_hopper(tmp_path, cfg, hidden):
+    """nvcc's register counts of the plan's kernels, and its report (ptxas -v)."""
     src = tmp_path / "persist.cu"
-    src.write_text(SOURCE)
+    src.write_text(persist_cuda.source(cfg))
     defines = persist_cuda.compile_constants(cfg, hidden)
     done = subprocess.run([NVCC, "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o",
                            str(tmp_path / "persist.cubin"), str(src)] +
                           [f"-DP_{k}={v}" for k, v in defines.items()],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    regs = [int(r) for r in re.findall(r"Used (\d+) registers", done.stderr)]
-    assert len(regs) == 3 and max(regs) <= 65536 // persist_cuda.THREADS  # one block an SM
+    return [int(r) for r in re.findall(r"Used (\d+) registers", done.stderr)], done.stderr
 
 
 @pytest.mark.parametrize("hidden, batch, units", [(512, 64, 16), (512, 16, 16), (512, 256, 16),
@@ -158,18 +163,11 @@ def test_the_tensor_core_source_builds_for_hopper_without_spilling(tmp_path, hid
                                                                     units, cluster):
     cfg = persist_cuda.plan_tc(hidden, batch, **H100, units=units, cluster=cluster)
     assert cfg["CLUSTER"] == (cfg["grid"][0] if cluster else 0)
-    src = tmp_path / "persist_tc.cu"
-    src.write_text(TC_SOURCE)
-    defines = persist_cuda.compile_constants(cfg, hidden)
-    done = subprocess.run([NVCC, "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o",
-                           str(tmp_path / "persist_tc.cubin"), str(src)] +
-                          [f"-DP_{k}={v}" for k, v in defines.items()],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "persist_fwd_tc" in done.stderr and "persist_bwd_tc" in done.stderr
-    regs = [int(r) for r in re.findall(r"Used (\d+) registers", done.stderr)]
+    assert persist_cuda.source(cfg) == TC_SOURCE
+    regs, report = build_for_hopper(tmp_path, cfg, hidden)
+    assert "persist_fwd_tc" in report and "persist_bwd_tc" in report
     assert len(regs) == 3 and max(regs) <= min(255, 65536 // cfg["threads"])
-    assert re.findall(r"(\d+) bytes spill stores", done.stderr) == ["0"] * 3
+    assert re.findall(r"(\d+) bytes spill stores", report) == ["0"] * 3
 
 
 def test_tensor_core_kernels_that_do_not_build_give_way_to_the_fp32_ones(monkeypatch):
