@@ -186,7 +186,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
                               and isinstance(r.get("loss"), (int, float))), default=math.inf)
     evals_without_best = 0
     t_start = t_log = time.perf_counter()
-    first_step = step
+    first_step = step   # the notes after the first step: first_step_notes
     steps_since_log = tokens_since_log = 0
     while step < stop_at:
         time_up = bool(opts.time_limit) and time.perf_counter() - t_start >= opts.time_limit
