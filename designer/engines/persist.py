@@ -85,10 +85,9 @@ class _CudaLevel(torch.autograd.Function):
     rest runs the fp32 kernels, bf16 cast on the way in and out."""
 
     @staticmethod
-    def forward(ctx, pre, w_hh, h0, c0):
+    def forward(ctx, pre, w_hh, h0, c0, cfg):
         steps, batch, four_h = pre.shape
         hidden, dev, dtype = four_h // 4, pre.device, pre.dtype
-        cfg = persist_cuda.plan_for(hidden, batch, dev, dtype == torch.bfloat16)
         lo = torch.bfloat16 if cfg["TC"] else torch.float32   # what h and W travel in
         hs = torch.empty(steps + 1, batch, hidden, device=dev, dtype=lo)
         hs[0] = h0
@@ -116,7 +115,7 @@ class _CudaLevel(torch.autograd.Function):
         persist_cuda.backward(dy, acts, cs, w, dz, dh, dc, ctx.cfg)
         mm = ctx.dtype  # bf16 under autocast: the weight gradient's GEMM in bf16 too
         d_w = dz.reshape(-1, 4 * hidden).to(mm).t().mm(hs[:-1].reshape(-1, hidden).to(mm))
-        return (dz.to(ctx.dtype), d_w.to(ctx.w_dtype), dh.to(ctx.dtype), dc.to(ctx.dtype))
+        return (dz.to(ctx.dtype), d_w.to(ctx.w_dtype), dh.to(ctx.dtype), dc.to(ctx.dtype), None)
 
 
 class _Level(torch.autograd.Function):
@@ -186,13 +185,12 @@ def _bf16(x) -> bool:
         torch.get_autocast_dtype("cuda") == torch.bfloat16))
 
 
-def ran_on(hidden: int, x) -> str:
-    """The persistent kernels that run a layer of ``hidden`` units on ``x``, in words."""
-    bf16 = _bf16(x)
-    if kernel_for(hidden, x.shape[1], x.device, bf16) != "cuda":
+def described(cfg: dict | None, bf16: bool) -> str:
+    """The persistent kernels a layer runs on, in words: ``cfg`` the CUDA kernels' plan, None
+    for the Triton kernels."""
+    if cfg is None:
         return "Triton kernels"
-    tc = persist_cuda.plan_for(hidden, x.shape[1], x.device, bf16)["TC"]
-    return "CUDA kernels, bf16 on tensor cores" if tc else \
+    return "CUDA kernels, bf16 on tensor cores" if cfg["TC"] else \
         "CUDA kernels, fp32" + (" (bf16 cast)" if bf16 else "")
 
 
@@ -224,14 +222,14 @@ class PersistRecurrent(CudnnRecurrent):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fallback = None   # why the last call ran on cuDNN (None: it ran persistent)
-        self.ran = None        # what ran the last call, in words (``ran_on``)
+        self.ran = None        # what ran the last call, in words (``described``)
         self._warned = set()
 
     def _call(self, x, state):
         reason = fallback_reason(self, x)
         self.fallback = reason
-        self.ran = f"cuDNN ({reason})" if reason else ran_on(self.hidden, x)
         if reason is not None:
+            self.ran = f"cuDNN ({reason})"
             if reason not in self._warned:
                 self._warned.add(reason)
                 warnings.warn(f"{self.name}: engine PERSIST runs on the cuDNN engine here: "
@@ -241,7 +239,12 @@ class PersistRecurrent(CudnnRecurrent):
 
     def _persistent(self, x, state):
         h0s, c0s = state
-        dtype = torch.bfloat16 if _bf16(x) else x.dtype
+        bf16 = _bf16(x)
+        dtype = torch.bfloat16 if bf16 else x.dtype
+        # every level has the same width and batch: one choice of kernels for all of them
+        cfg = persist_cuda.plan_for(self.hidden, x.shape[1], x.device, bf16) \
+            if kernel_for(self.hidden, x.shape[1], x.device, bf16) == "cuda" else None
+        self.ran = described(cfg, bf16)
         hs, cs = [], []
         inp = x
         with torch.autocast(x.device.type, enabled=False):
@@ -249,9 +252,8 @@ class PersistRecurrent(CudnnRecurrent):
                 pre = torch.addmm((b_ih + b_hh).to(dtype), inp.reshape(-1, inp.shape[-1])
                                   .to(dtype), w_ih.to(dtype).t())
                 pre = pre.view(inp.shape[0], inp.shape[1], -1)
-                level = _CudaLevel if kernel_for(self.hidden, inp.shape[1], inp.device,
-                                                 dtype == torch.bfloat16) == "cuda" else _Level
-                y, h, c = level.apply(pre, w_hh, h0s[k].to(dtype), c0s[k].to(dtype))
+                args = (pre, w_hh, h0s[k].to(dtype), c0s[k].to(dtype))
+                y, h, c = _CudaLevel.apply(*args, cfg) if cfg else _Level.apply(*args)
                 hs.append(h)
                 cs.append(c)
                 inp = y

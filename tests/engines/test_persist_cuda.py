@@ -201,17 +201,10 @@ def test_cluster_mode_needs_whole_unit_blocks_and_a_cluster_of_at_most_sixteen()
 
 def test_a_layer_says_which_persistent_kernels_ran_it(monkeypatch):
     monkeypatch.setattr(persist_cuda, "_device_limits", lambda d: (132, 227 * 1024, "90"))
-    monkeypatch.setattr(persist, "INTERPRET", False)
-    monkeypatch.setattr(persist_cuda, "available", lambda: True)
-    monkeypatch.setattr(persist_cuda, "kernels", lambda cfg, hidden, device: None)
-    monkeypatch.setattr(persist_cuda, "_failed", {})
-
-    class Gpu:   # what ran_on reads of an input on a GPU
-        shape, device, dtype, is_cuda = (100, 64, 512), torch.device("cuda", 0), None, True
-    x = Gpu()
-    monkeypatch.setattr(persist, "_bf16", lambda t: t.dtype == torch.bfloat16)
-    x.dtype = torch.bfloat16
-    assert persist.ran_on(512, x) == "CUDA kernels, bf16 on tensor cores"
-    assert persist.ran_on(200, x) == "CUDA kernels, fp32 (bf16 cast)"
-    x.dtype = torch.float32
-    assert persist.ran_on(512, x) == "CUDA kernels, fp32"
+    gpu = torch.device("cuda", 0)
+    assert persist.described(persist_cuda.plan_for(512, 64, gpu, True), True) == \
+        "CUDA kernels, bf16 on tensor cores"
+    assert persist.described(persist_cuda.plan_for(200, 64, gpu, True), True) == \
+        "CUDA kernels, fp32 (bf16 cast)"
+    assert persist.described(persist_cuda.plan_for(512, 64, gpu), False) == "CUDA kernels, fp32"
+    assert persist.described(None, True) == "Triton kernels"
