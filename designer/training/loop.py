@@ -43,6 +43,7 @@ from .probe import DEFAULT_STEPS, held_out_probe
 from .resume import restore
 from .rundir import RunDir
 from .schedule import learning_rate
+from .step_records import batch_tokens, streak, summarise
 from .validation import evaluate, to_device
 
 
@@ -227,11 +228,11 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
             yield {"kind": "weights", "step": step, "weights": _weights_copy(net)}
         pending.append((out, lr))
         steps_since_log += 1
-        tokens_since_log += _tokens(batch) * world.size
+        tokens_since_log += batch_tokens(batch) * world.size
 
         if step % cfg["log_interval"] == 0 or step == stop_at:
-            record, nan_streak = _summarise(net, pending, step, nan_streak, t_log,
-                                            steps_since_log, tokens_since_log, device)
+            record, nan_streak = summarise(net, pending, step, nan_streak, t_log,
+                                           steps_since_log, tokens_since_log, device)
             record["time"] = time.perf_counter() - t_start
             record["epoch"] = getattr(source, "epoch", None)
             record["world_size"] = world.size
@@ -280,7 +281,7 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
             t_log = time.perf_counter()
 
         if step % cfg["checkpoint_interval"] == 0 and step < stop_at:
-            if _streak(pending, nan_streak) == 0:  # never checkpoint in a run of bad steps
+            if streak(pending, nan_streak) == 0:  # never checkpoint in a run of bad steps
                 yield save(("last",), {})
             t_log = time.perf_counter()
 
@@ -300,48 +301,6 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
 def _weights_copy(net: Net) -> dict:
     """The net's tensors as numpy arrays of their own (the loop goes on changing its own)."""
     return {k: v.detach().to("cpu", copy=True).numpy() for k, v in net.state_dict().items()}
-
-
-def _summarise(net, pending, step, nan_streak, t_log, steps, tokens, device
-               ) -> tuple[dict, int]:
-    """One record from the steps since the last one (a single device sync)."""
-    losses = torch.stack([o.loss.float() for o, _ in pending]).tolist()
-    norms = torch.stack([o.grad_norm.float() for o, _ in pending]).tolist()
-    skipped = torch.stack([o.skipped.float() for o, _ in pending]).tolist()
-    accs = [float(o.metrics[n]) for o, _ in pending for n in net.metrics[:1]]
-    squares = [float(o.metrics[n]) for o, _ in pending for n in net.regressions[:1]]
-    for s in skipped:
-        nan_streak = nan_streak + 1 if s else 0
-    good = [x for x, s in zip(losses, skipped) if not s and math.isfinite(x)]
-    elapsed = max(time.perf_counter() - t_log, 1e-9)
-    record = {"kind": "train", "step": step,
-              "loss": sum(good) / len(good) if good else float("nan"),
-              "lr": pending[-1][1], "tokens_per_s": tokens / elapsed,
-              "ms_per_step": 1e3 * elapsed / max(steps, 1),
-              "grad_norm": norms[-1] if math.isfinite(norms[-1]) else None,
-              "skipped": int(sum(skipped))}
-    if accs:
-        record["accuracy"] = sum(accs) / len(accs)
-    good_sq = [x for x in squares if math.isfinite(x)]
-    if good_sq:
-        record["rmse"] = math.sqrt(sum(good_sq) / len(good_sq))
-    return record, nan_streak
-
-
-def _streak(pending, nan_streak: int) -> int:
-    """Non-finite steps in a row up to now, counting those not yet summarised."""
-    if not pending:
-        return nan_streak
-    for s in torch.stack([o.skipped.float() for o, _ in pending]).tolist():
-        nan_streak = nan_streak + 1 if s else 0
-    return nan_streak
-
-
-def _tokens(batch: dict) -> int:
-    if "lengths" in batch:
-        return int(batch["lengths"].sum())
-    shape = batch["data"].shape
-    return int(shape[0]) * (int(shape[1]) if len(shape) > 1 else 1)
 
 
 def _sample(sampler: Sampler, source, cfg: dict, step: int) -> dict:
