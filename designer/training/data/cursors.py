@@ -31,17 +31,22 @@ class ShuffledSplits:
         state = {"version": STATE_VERSION, "kind": self.kind, **self._fingerprint(),
                  "splits": {}}
         for split, cur in self._cursors.items():
-            saved = {"generator": cur["generator"].get_state(), "position": cur["position"],
-                     "drawn": cur["drawn"]}
-            if cur["pass_state"] is not None:
-                saved["pass_state"] = cur["pass_state"]
-            state["splits"][split] = saved
+            state["splits"][split] = cursor_state(cur)
         return state
 
     def load_state_dict(self, state: dict) -> None:
         self._check_state(state, self._fingerprint())
         self._reset_cursors()
         restore_cursors(self._cursors, state, self.split_size)
+
+
+def cursor_state(cur: dict, extra: tuple = ()) -> dict:
+    """A shuffling cursor as saved: its generator, place and pass (and the ``extra`` keys)."""
+    saved = {"generator": cur["generator"].get_state(), "position": cur["position"],
+             "drawn": cur["drawn"], **{k: cur[k] for k in extra}}
+    if cur["pass_state"] is not None:
+        saved["pass_state"] = cur["pass_state"]
+    return saved
 
 
 def restore_cursors(cursors: dict, state: dict, size) -> None:

@@ -20,7 +20,8 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from .base import STATE_VERSION, Source, byte_state, check_eval_count, split_generator
+from .base import STATE_VERSION, Source, check_eval_count, split_generator
+from .cursors import cursor_state, restore_cursors
 from .errors import DataError
 from .idx import IMAGES, LABELS, read_idx
 
@@ -207,29 +208,17 @@ class MnistSource(Source):
         state = {"version": STATE_VERSION, "kind": self.kind, **self._fingerprint(),
                  "splits": {}}
         for split in self.splits:
-            cur = self._cursors[split]
-            saved = {"generator": cur["generator"].get_state(), "position": cur["position"],
-                     "drawn": cur["drawn"], "images": cur["images"]}
-            if cur["pass_state"] is not None:
-                saved["pass_state"] = cur["pass_state"]
-            state["splits"][split] = saved
+            state["splits"][split] = cursor_state(self._cursors[split], ("images",))
         return state
 
     def load_state_dict(self, state: dict) -> None:
         self._check_state(state, self._fingerprint())
         self._reset_cursors()
+        restore_cursors(self._cursors, state, self.split_size)
         for split, saved in state.get("splits", {}).items():
-            if split not in self.splits:
-                continue
-            cur = self._cursors[split]
-            if "pass_state" in saved:  # redraw this pass's order rather than store it
-                cur["pass_state"] = byte_state(saved["pass_state"])
-                cur["generator"].set_state(byte_state(saved["pass_state"]))
-                cur["order"] = torch.randperm(self.split_size(split),
-                                              generator=cur["generator"])
-            cur["generator"].set_state(byte_state(saved["generator"]))
-            cur["position"], cur["drawn"] = int(saved["position"]), int(saved["drawn"])
-            cur["images"] = int(saved.get("images", cur["drawn"] * self.batch_size))
+            if split in self._cursors:
+                cur = self._cursors[split]
+                cur["images"] = int(saved.get("images", cur["drawn"] * self.batch_size))
 
 
 def _tensors(images: np.ndarray, labels: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
