@@ -1,4 +1,10 @@
-# Sourced by the GPU scripts: row LABEL PROJECT ENGINES [bench args...] runs one
+# Sourced by the GPU scripts. machine: prints the versions, the GPU, its clock and temperature.
+machine() {
+  $py -c "import torch, sys; print('torch', torch.__version__, torch.cuda.get_device_name(), 'python', sys.version.split()[0])"
+  $py -c "import triton; print('triton', triton.__version__)" 2>/dev/null
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+}
+# row LABEL PROJECT ENGINES [bench args...] runs one
 # `rnn-designer bench` process (30 timed steps after 5 warm-up, the whole step in a CUDA graph),
 # prints a ROW line (each engine against cuDNN) and appends its JSON to $out/rows.jsonl.
 # Needs $py and $out.

@@ -12,8 +12,8 @@ out=${1:-.}
 parts=,${2:-persist,tiles,pdl,fp32},
 mkdir -p "$out"
 py=${PYTHON:-python3}
-$py -c "import torch, triton, sys; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name(), 'python', sys.version.split()[0])"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+source tests/benchmarks/bench_rows.sh
+machine
 if [[ $parts == *,persist,* ]]; then
 echo "== parity: PERSIST against cuDNN, outputs, states and every gradient"
 timeout 150 $py -W ignore tests/benchmarks/bench_persist.py --check
@@ -25,7 +25,6 @@ bf16_check() {
   echo "== bf16: the unrolled engine's fused steps (all tiles) against cuDNN fp32"
   timeout 120 $py -W ignore tests/benchmarks/bf16_check.py 16 64
 }
-source tests/benchmarks/bench_rows.sh
 L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)
 G2=$($py tests/benchmarks/bench_project.py GRU 2 512)
 R2=$($py tests/benchmarks/bench_project.py RNN 2 512)

@@ -9,8 +9,9 @@ out=${1:-.}
 parts=,${2:-check,layer,rows},
 mkdir -p "$out"
 py=${PYTHON:-python3}
-$py -c "import torch, sys; print('torch', torch.__version__, torch.cuda.get_device_name(), 'python', sys.version.split()[0])"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+source tests/benchmarks/bench_rows.sh
+machine
+L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)   # the Char-RNN bench net, 2x512
 if [[ $parts == *,check,* ]]; then
 echo "== parity: PERSIST against cuDNN, outputs, states and every gradient"
 timeout 200 $py -W ignore tests/benchmarks/bench_persist.py --check
@@ -22,8 +23,6 @@ PERSIST_TIME=${PERSIST_TIME:-'[[2,512,16],[2,512,64],[2,512,256]]'} PERSIST_KERN
   PERSIST_BF16_ONLY=1 timeout 300 $py -W ignore tests/benchmarks/bench_persist.py --time
 fi
 if [[ $parts == *,rows,* ]]; then
-source tests/benchmarks/bench_rows.sh
-L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)
 row "LSTM 2x512 N=64 bf16" "$L2" cudnn,caffe,persist --precision bf16
 row "LSTM 2x512 N=16 bf16" "$L2" cudnn,caffe,persist --batch 16 --precision bf16
 row "LSTM 2x512 N=256 bf16" "$L2" cudnn,persist --batch 256 --precision bf16
@@ -36,8 +35,6 @@ for n in 16 64; do $py tests/benchmarks/persist_probe.py $n 512 bf16 --profile 2
 fi
 if [[ $parts == *,tune,* ]]; then
 # the whole step with the tensor-core plan's choices overridden ($RNN_DESIGNER_PERSIST_TUNE)
-source tests/benchmarks/bench_rows.sh
-L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)
 tunes=${TUNES:-'{} {"TC_SPLIT":1} {"TC_U":16}'}   # JSON objects without spaces
 for n in ${TUNE_N:-16 64 256}; do
   for tune in $tunes; do
