@@ -24,6 +24,7 @@ THREADS = 512
 MAX_WEIGHTS_PER_THREAD = 64    # registers a thread gives to its slice of W_hh
 _cache: dict = {}
 _failed: dict = {}     # what could not be built, and why
+_fit: dict = {}        # (device index, hidden, units) -> cluster plans' clusters a GPU holds at once
 # overrides of the plans' choices ("U", "GBAR", "TC", "TC_U", "TC_THREADS", "TC_ROWS",
 # "TC_SPLIT"), for the benchmarks' A/B runs; also from $RNN_DESIGNER_PERSIST_TUNE (JSON)
 TUNE: dict = json.loads(os.environ.get("RNN_DESIGNER_PERSIST_TUNE") or "{}")
@@ -217,16 +218,40 @@ def kernels(cfg: dict, hidden: int, device: torch.device):
         return _cache[key]
 
 
+class _LaunchConfig(ctypes.Structure):   # the driver's CUlaunchConfig
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("shared_mem", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.c_void_p), ("num_attrs", ctypes.c_uint)]
+
+
+def clusters_at_once(kerns, cfg: dict) -> int:
+    """How many of the plan's clusters the GPU runs at once, forward and backward (the
+    driver's cuOccupancyMaxActiveClusters: a cluster needs its blocks' SMs in one GPC)."""
+    from torch.cuda import _utils
+    libcuda = _utils._get_gpu_runtime_library()
+    fits = []
+    for k, smem in zip(kerns, (cfg["smem_fwd"], cfg["smem_bwd"])):
+        conf = _LaunchConfig((ctypes.c_uint * 3)(*cfg["grid"], 1),
+                             (ctypes.c_uint * 3)(cfg["threads"], 1, 1), smem, None, None, 0)
+        n = ctypes.c_int()
+        _utils._check_cuda(libcuda.cuOccupancyMaxActiveClusters(
+            ctypes.byref(n), k.func, ctypes.byref(conf)))
+        fits.append(n.value)
+    return min(fits)
+
+
 def _cluster_ready(kerns, cfg: dict, hidden: int, device: torch.device) -> None:
-    """Allow clusters over 8 blocks, and launch the backward once with no steps and no
-    sequences (it zeroes its shared memory and meets its cluster), so that a GPU that cannot
-    schedule such a cluster says so here, not in the middle of training."""
+    """Allow clusters over 8 blocks, ask how many clusters fit at once (``_fit``: the next
+    plan for this layer sizes its batch blocks to that), and launch the backward once with no
+    steps and no sequences (it zeroes its shared memory and meets its cluster), so that a GPU
+    that cannot schedule such a cluster says so here, not in the middle of training."""
     from torch.cuda import _utils
     libcuda = _utils._get_gpu_runtime_library()
     for k in kerns:
         if cfg["CLUSTER"] > 8:
             _utils._check_cuda(libcuda.cuFuncSetAttribute(
                 k.func, _NON_PORTABLE_CLUSTER, ctypes.c_int(1)))
+    _fit.setdefault((device.index, hidden, cfg["U"]), clusters_at_once(kerns, cfg))
     with torch.cuda.device(device):
         if torch.cuda.is_current_stream_capturing():   # a graph being captured: no trial
             return
@@ -286,14 +311,20 @@ def plan_for(hidden: int, batch: int, device: torch.device, bf16: bool = False) 
         # 32 units a block where the weights fit (half the blocks of a batch block to wait
         # for, twice the batch blocks, half the bytes each block stages a step), else 16
         for units in (TUNE["TC_U"],) if "TC_U" in TUNE else (32, 16):
-            # clusters only when asked: a GPC holds few 16-block clusters at once (on the
-            # H200, 8 batch blocks' clusters ran in waves, 0.71x cuDNN against 1.27x)
+            # clusters only when asked: the H200 runs 7 clusters of 16 at once, and sized to
+            # that, N=64's wider batch blocks made the step slower (1.08x cuDNN against 1.27x;
+            # N=16 1.42x against 1.38x, within the noise)
             for cluster in (True, False) if TUNE.get("TC_CLUSTER", 0) else (False,):
                 if cluster and (hidden, batch, device.index, "cluster") in _failed:
                     continue
+                rows = TUNE.get("TC_ROWS", 4)
+                fit = _fit.get((device.index, hidden, units)) if cluster else None
+                if fit == 0:
+                    continue
+                if fit:   # as many batch blocks as clusters run at once, not waves of them
+                    rows = max(rows, math.ceil(batch / fit))
                 cfg = plan_tc(hidden, batch, sms, smem, units, TUNE.get("TC_THREADS"),
-                              bool(TUNE.get("GBAR", 1)), TUNE.get("TC_ROWS", 4),
-                              TUNE.get("TC_SPLIT"), cluster)
+                              bool(TUNE.get("GBAR", 1)), rows, TUNE.get("TC_SPLIT"), cluster)
                 if cfg is not None:
                     return cfg
     return plan(hidden, batch, sms, smem, TUNE.get("U"), bool(TUNE.get("GBAR", 1)))
@@ -318,4 +349,7 @@ def ready(hidden: int, batch: int, device: torch.device, bf16: bool = False) -> 
             warnings.warn(f"The persistent {kind}CUDA kernels for {hidden} units could not be "
                           f"built ({str(e).splitlines()[0]}).", RuntimeWarning, stacklevel=2)
         return ready(hidden, batch, device) if cfg["TC"] else None
+    fit = _fit.get((device.index, hidden, cfg["U"])) if cfg.get("CLUSTER") else None
+    if fit is not None and cfg["grid"][1] > fit:   # learnt while building: plan again
+        return ready(hidden, batch, device, bf16)
     return cfg

@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from designer.engines import persist_cuda  # noqa: E402
 from designer.engines.persist import PersistRecurrent  # noqa: E402
 
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -35,6 +36,9 @@ def passes(k):
 passes(3)
 torch.cuda.synchronize()
 print("ran", m.fallback or "persistent", "bf16" if bf16 else "fp32", flush=True)
+cfg = persist_cuda.plan_for(hidden, n, x.device, bf16) or {}
+print("plan: grid", cfg.get("grid"), "sequences a block", cfg.get("NB"), "cluster",
+      cfg.get("CLUSTER"), "clusters at once", persist_cuda._fit or "not asked", flush=True)
 if sys.argv[-1] == "--profile":
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CUDA]) as prof:

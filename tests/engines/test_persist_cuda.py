@@ -2,6 +2,7 @@
 source builds for every plan shape (with nvcc, where this machine has one). Their numbers are
 checked on a GPU by tests/benchmarks/gpu_persist.sh (bench_persist.py --check: outputs, states
 and every gradient against cuDNN)."""
+import ctypes
 import re
 import shutil
 import subprocess
@@ -208,3 +209,32 @@ def test_a_layer_says_which_persistent_kernels_ran_it(monkeypatch):
         "CUDA kernels, fp32 (bf16 cast)"
     assert persist.described(persist_cuda.plan_for(512, 64, gpu), False) == "CUDA kernels, fp32"
     assert persist.described(None, True) == "Triton kernels"
+
+
+def test_cluster_plans_size_their_batch_blocks_to_the_clusters_the_gpu_runs_at_once(monkeypatch):
+    monkeypatch.setattr(persist_cuda, "_device_limits", lambda d: (132, 227 * 1024, "90"))
+    monkeypatch.setattr(persist_cuda, "_fit", {})
+    monkeypatch.setattr(persist_cuda, "_failed", {})
+    monkeypatch.setitem(persist_cuda.TUNE, "TC_CLUSTER", 1)
+    built = []
+
+    def build(cfg, hidden, device):   # what building learns from the driver: 4 at once
+        built.append(cfg["grid"])
+        if cfg["CLUSTER"]:
+            persist_cuda._fit.setdefault((device.index, hidden, cfg["U"]), 4)
+    monkeypatch.setattr(persist_cuda, "kernels", build)
+    gpu = torch.device("cuda", 0)
+    cfg = persist_cuda.ready(512, 64, gpu, bf16=True)
+    assert built == [(16, 8), (16, 4)]   # 8 batch blocks would run in two waves
+    assert cfg["CLUSTER"] == 16 and cfg["NB"] == 16
+    assert persist_cuda.plan_for(512, 64, gpu, bf16=True) == cfg   # what the layer runs
+    assert persist_cuda.ready(512, 16, gpu, bf16=True)["grid"] == (16, 4)   # 4 fit: as planned
+    persist_cuda._fit[(0, 512, 32)] = 0   # no cluster of 16 fits: the kernels without
+    assert persist_cuda.plan_for(512, 64, gpu, bf16=True)["CLUSTER"] == 0
+
+
+def test_the_launch_configuration_has_the_drivers_layout():
+    cfg = persist_cuda._LaunchConfig
+    assert ctypes.sizeof(cfg) == 56
+    assert (cfg.shared_mem.offset, cfg.stream.offset, cfg.attrs.offset, cfg.num_attrs.offset) \
+        == (24, 32, 40, 48)
