@@ -283,3 +283,17 @@ def test_the_engine_set_in_the_properties_panel_is_the_one_that_trains(qtbot, ti
     assert w.doc.graph.layer("lstm1").params["engine"] == "CAFFE"
     run = train_and_wait(qtbot, w)
     assert run.engines == {"lstm1": "CAFFE"} and "unrolled" in run.label
+
+
+def test_the_status_line_says_what_the_first_step_does_until_a_step_is_logged(qtbot, tiny,
+                                                                              monkeypatch):
+    from designer.ui.train import states
+    shown = []
+    set_text = type(tiny.training.status).setText
+    monkeypatch.setattr(tiny.training.status, "setText",
+                        lambda text: (shown.append(text), set_text(tiny.training.status, text)))
+    train_and_wait(qtbot, tiny)
+    first = shown.index(states.first_steps_text("cpu"))
+    assert shown[first - 1].startswith("Starting:") and shown[first + 1].startswith("Run #1: step 2/")
+    assert "compiles and times its kernels" in states.first_steps_text("cuda:0")
+    assert "compiles" not in states.first_steps_text("cpu")

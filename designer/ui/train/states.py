@@ -36,6 +36,15 @@ def show_in_status_bar(progress: QProgressBar, status: QLabel, state: str) -> No
         status.setText(status.text().split("  \u00b7  ")[0] + "  \u00b7  paused")
 
 
+def first_steps_text(device: str) -> str:
+    """The status line from a run's start to its first logged step: on a GPU the first step
+    compiles and times the kernels for the run's shapes (the log says after it how long)."""
+    if device.startswith("cuda"):
+        return ("Running the first step: the first run of these shapes on this GPU compiles "
+                "and times its kernels, which can take a minute\u2026")
+    return "Running the first steps\u2026"
+
+
 def refusal(window) -> str:
     """Why the window's net cannot train now (its first error, the smoke step's failure, or
     memory it cannot have on the chosen device), or ''."""

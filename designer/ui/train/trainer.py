@@ -231,6 +231,7 @@ class TrainingController(QObject):
             self.device.watch_training(rec["device"], rec.get("devices"))
             self.progress.setRange(0, max(1, rec["steps"]))
             self.progress.setValue(rec["step"])
+            self.status.setText(states.first_steps_text(rec["device"]))
             self._update_banner()
         elif kind == "train":
             self.charts.schedule()
