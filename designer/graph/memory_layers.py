@@ -189,10 +189,11 @@ def _recurrent(ctx: Context, params: int) -> Kept:
     if ctx.engine == "PERSIST" and kind == "LSTM" and gpu and not p.get("bidirectional"):
         # per level: the activated gates and c_t in fp32, h_t in the run's type (the last
         # level's is the output); the dropped-out inputs of the upper levels; backward has
-        # one level's pre-activation gradients (4H, fp32) at a time
+        # one level's pre-activation gradients (4H) at a time: in bf16 where the tensor-core
+        # kernels run it (H a multiple of 16), else fp32
         k.outputs = [0]
         k.extra = levels * PERSIST_FP32_PER_LEVEL * 4 * seq + 2 * (levels - 1) * b * seq + masks
-        k.backward += 4 * GATES[kind] * seq
+        k.backward += (b if h % 16 == 0 else 4) * GATES[kind] * seq
     elif cudnn and gpu:
         reserve = levels * CUDNN_GPU_PER_LEVEL[kind] * seq + (levels - 1) * seq
         k.outputs = [0]

@@ -84,3 +84,16 @@ def test_a_net_too_large_is_refused_in_one_sentence_with_both_figures():
 def test_sizes_read_well():
     assert [size_text(x) for x in (512 * 1024, 136 * MIB, 1.5 * GIB, 9.6e12)] == [
         "512 KiB", "136 MiB", "1.5 GiB", "8.7 TiB"]
+
+
+def test_persist_keeps_its_pre_activation_gradients_in_bf16_where_the_tensor_cores_run_it():
+    seq = 75 * 25 * 512   # values of one (T, N, H) sequence
+    fp32, bf16 = (estimate(char_rnn(), Setup("cuda", engine="persist", precision=p)).backward
+                  for p in ("fp32", "bf16"))
+    # one level's 4H gradients, 2 bytes a value less (bf16's other copies move it under 1%)
+    assert abs((fp32 - bf16) - 2 * 4 * seq) < 0.01 * 2 * 4 * seq
+    seq = 75 * 25 * 500   # 500 units: the fp32 kernels, fp32 gradients in bf16 runs too
+    fp32, bf16 = (estimate(char_rnn(hidden=500), Setup("cuda", engine="persist",
+                                                         precision=p)).backward
+                  for p in ("fp32", "bf16"))
+    assert abs(fp32 - bf16) < 0.01 * 2 * 4 * seq
