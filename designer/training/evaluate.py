@@ -4,12 +4,14 @@ evaluate``), or on every window or sequence of another file.
 >>> report = evaluate_run("runs/co2")          # {"task": "forecast", "rmse": 0.45, ...}
 
 Forecasts are scored in the target's own units against the truth read from the file (cells
-that were empty and filled in do not count), next to a baseline: the seasonal naive forecast
-(the value one season before: the same week last year for weekly data) when the data has a
-season, else persistence (the last value seen). Only plain numbers leave here.
+that were empty and filled in do not count), next to the simple baselines: the seasonal naive
+forecast (the value one season before: the same week last year for weekly data) when the data
+has a season, and persistence (the last value seen); the report's ``baseline`` is the stronger
+of them (the lower RMSE). Only plain numbers leave here.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -117,10 +119,11 @@ def forecast_report(source, arrays: dict) -> dict:
     """The ``evaluate`` report of a forecaster from its ``forecast_arrays``."""
     pred, truth = arrays["pred"], arrays["truth"]
     mask, origins = arrays["mask"], arrays["origins"]
-    baselines = [{"name": name, **error_scores(source.baseline(origins, name), truth, mask)}
+    baselines = [{"name": name, **error_scores(source.baseline(origins, name), truth, mask),
+                  **({"period": source.period} if name == "seasonal_naive" else {})}
                  for name in baseline_names(source)]
-    if source.period:
-        baselines[0]["period"] = source.period
+    # the stronger baseline first: it is the one the model is measured against
+    baselines.sort(key=lambda b: math.inf if b["rmse"] is None else b["rmse"])
     scores = error_scores(pred, truth, mask)
     report = {"task": "forecast", **scores, "n": int(len(origins)),
               "values": int(mask.sum()), "horizon": source.horizon,

@@ -67,7 +67,10 @@ def test_a_weekly_table_is_forecast_end_to_end(tmp_path, capsys):
     assert code == 0, err
     report = json.loads(out)
     assert report["task"] == "forecast" and report["n"] > 0 and report["rmse"] > 0
-    assert report["baseline"]["name"] == "seasonal_naive" and report["baseline"]["rmse"] > 0
+    names = [b["name"] for b in report["baselines"]]   # the stronger baseline is the one
+    assert sorted(names) == ["persistence", "seasonal_naive"]   # the model is measured against
+    assert report["baseline"] == report["baselines"][0] and report["baseline"]["rmse"] > 0
+    assert report["baseline"]["rmse"] <= report["baselines"][1]["rmse"]
     code, out, err = run(capsys, "predict", tmp_path / "RUN", "--input", data)
     assert code == 0, err
     table = list(csv.reader(io.StringIO(out)))

@@ -79,9 +79,8 @@ class SequenceResults(QObject):
         text = (f"test RMSE {number(report['rmse'])} ({', '.join(report['targets'])}) against "
                 f"{baseline_label(base['name'], base.get('period', 0))} "
                 f"{number(base['rmse'])}")
-        others = [b for b in report["baselines"][1:]]
-        for b in others:
-            text += f" and {baseline_label(b['name'])} {number(b['rmse'])}"
+        for b in report["baselines"][1:]:
+            text += f" and {baseline_label(b['name'], b.get('period', 0))} {number(b['rmse'])}"
         return text[:1].upper() + text[1:], f"{text}; {rolled}"
 
     # ------------------------------------------------------------------ roll-outs --
