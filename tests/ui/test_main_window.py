@@ -193,3 +193,16 @@ def test_reference_cycles_are_collected_in_the_gui_thread_only(char_rnn, qtbot):
     del kept
     assert window_timer().isActive()
     assert collected_in == [True]
+
+
+def test_every_action_with_an_icon_has_its_picture(window):
+    from PySide6.QtGui import QAction
+
+    from designer.ui.look import resources
+    assert resources.ICONS == ROOT / "resources" / "icons"
+    named = [a for a in window.findChildren(QAction) if a.data()]
+    assert len(named) >= 15   # New, Open, Save, Undo ... Generate
+    for act in named:
+        assert (resources.ICONS / f"{act.data()}.svg").exists(), act.data()
+        assert not act.icon().isNull(), f"{act.text()} has no icon"
+    assert not resources.app_icon().isNull()

@@ -14,7 +14,7 @@ from PySide6.QtCore import QByteArray, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication
 
-ROOT = Path(__file__).resolve().parents[2] / "resources"
+ROOT = Path(__file__).resolve().parents[3] / "resources"   # beside the package
 ICONS = ROOT / "icons"
 SIZES = (16, 24, 32, 48)
 
