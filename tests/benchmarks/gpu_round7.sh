@@ -3,7 +3,8 @@
 # (cuOccupancyMaxActiveClusters), and the unrolled engine's fused fp32 steps against cuBLAS + unit.
 #   RNN_DESIGNER_DATA=... bash tests/benchmarks/gpu_round7.sh OUT_DIR [PARTS]
 # PARTS: comma-separated, of cluster (profiler over one level, whole-step rows at N=16, 32, 64,
-# then parity with clusters on) and fused (fp32 rows with RNN_DESIGNER_FUSED_STEPS=0 and =1).
+# then parity with clusters on), fused (fp32 rows with RNN_DESIGNER_FUSED_STEPS=0 and =1) and
+# memory (PERSIST's bf16 estimate against the allocator's peak, every example project).
 set -uo pipefail
 out=${1:-.}
 parts=,${2:-cluster,fused},
@@ -33,4 +34,8 @@ for f in 0 1; do
   row "RNN 2x512 N=64 fp32 fused=$f" "$R2" cudnn,caffe
   row "GRU 2x512 N=16 fp32 fused=$f" "$G2" cudnn,caffe --batch 16
 done
+fi
+if [[ $parts == *,memory,* ]]; then
+timeout 500 $py tests/benchmarks/bench_memory.py --device cuda --engines persist --precision bf16 \
+  --json "$out/memory_cuda_bf16_persist.json"
 fi
