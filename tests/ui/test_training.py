@@ -297,3 +297,11 @@ def test_the_status_line_says_what_the_first_step_does_until_a_step_is_logged(qt
     assert shown[first - 1].startswith("Starting:") and shown[first + 1].startswith("Run #1: step 2/")
     assert "compiles and times its kernels" in states.first_steps_text("cuda:0")
     assert "compiles" not in states.first_steps_text("cpu")
+
+
+def test_the_status_bar_names_where_the_checkpoints_went_in_a_line_that_fits(qtbot, tiny):
+    run = train_and_wait(qtbot, tiny)
+    message = tiny.statusBar().currentMessage()
+    assert message.startswith("Run #1 finished at step 10; checkpoints in \u2026/")
+    assert "/".join(run.run_dir.parts[-3:]) in message and str(run.run_dir) not in message
+    assert str(run.run_dir) in tiny.training.output.log.toPlainText()

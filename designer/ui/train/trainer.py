@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication, QProgressDialog
@@ -298,7 +299,8 @@ class TrainingController(QObject):
             if run.state in ("finished", "stopped", "early_stop", "time_limit"):
                 self.w.statusBar().showMessage(
                     f"Run #{run.number} {run.state.replace('_', ' ')} at step {run.step:,}; "
-                    f"checkpoints in {run.run_dir}", 20000)
+                    f"checkpoints in \u2026/{'/'.join(Path(run.run_dir).parts[-3:])} "
+                    "(the Output log has the whole path)", 20000)
             self.output.generate.select_run(run)
             self.run_ended.emit(run)
 
