@@ -299,8 +299,7 @@ class TrainingController(QObject):
             if run.state in ("finished", "stopped", "early_stop", "time_limit"):
                 self.w.statusBar().showMessage(
                     f"Run #{run.number} {run.state.replace('_', ' ')} at step {run.step:,}; "
-                    f"checkpoints in \u2026/{'/'.join(Path(run.run_dir).parts[-3:])} "
-                    "(the Output log has the whole path)", 20000)
+                    f"checkpoints in \u2026/{'/'.join(Path(run.run_dir).parts[-3:])}", 20000)
             self.output.generate.select_run(run)
             self.run_ended.emit(run)
 
