@@ -2,7 +2,7 @@
 
 python tests/benchmarks/bench_project.py KIND LEVELS HIDDEN   (e.g. LSTM 3 1024)
 
-The GPU scripts (gpu_engines_round2.sh, gpu_persist.sh) make one project per table row with it.
+The GPU scripts make one project per table row with it (`mk` in bench_rows.sh).
 """
 import json
 import sys

@@ -4,6 +4,10 @@ machine() {
   $py -c "import triton; print('triton', triton.__version__)" 2>/dev/null
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 }
+# mk KIND LEVELS HIDDEN: the path of a copy of the Char-RNN bench config with that recurrent layer.
+mk() {
+  $py tests/benchmarks/bench_project.py "$@"
+}
 # row LABEL PROJECT ENGINES [bench args...] runs one
 # `rnn-designer bench` process (30 timed steps after 5 warm-up, the whole step in a CUDA graph),
 # prints a ROW line (each engine against cuDNN) and appends its JSON to $out/rows.jsonl.

@@ -6,8 +6,8 @@ set -uo pipefail
 out=${1:-.}
 py=${PYTHON:-python3}
 cfg="--embed 512 --hidden 512 --layers 2 --seq 100 --batch 64 --vocab 65"
-$py -c "import torch, sys; print('torch', torch.__version__, torch.cuda.get_device_name(), 'python', sys.version.split()[0])"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+source tests/benchmarks/bench_rows.sh
+machine
 echo "== parity on CUDA (fp32, TF32 off): cuDNN vs unrolled (fused Triton units)"
 $py - <<'PY'
 import torch

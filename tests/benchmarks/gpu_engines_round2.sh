@@ -6,8 +6,8 @@ set -uo pipefail
 out=${1:-.}
 mkdir -p "$out"
 py=${PYTHON:-python3}
-$py -c "import torch, sys; print('torch', torch.__version__, torch.cuda.get_device_name(), 'python', sys.version.split()[0])"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+source tests/benchmarks/bench_rows.sh
+machine
 echo "== parity on CUDA (fp32, TF32 off): cuDNN vs unrolled, fused Triton units"
 $py - <<'PY'
 import torch
@@ -25,10 +25,6 @@ PY
 echo "== bf16: the unrolled engine against cuDNN (outputs and input gradients)"
 $py -W ignore tests/benchmarks/bf16_check.py 64
 # one project per row, made from the bench config
-mk() {  # kind levels hidden -> path
-  $py tests/benchmarks/bench_project.py "$@"
-}
-source tests/benchmarks/bench_rows.sh
 E=cudnn,caffe
 L2=$(mk LSTM 2 512); L3=$(mk LSTM 3 1024); G2=$(mk GRU 2 512); R2=$(mk RNN 2 512)
 row "LSTM 2x512 N=64 fp32" "$L2" $E

@@ -8,8 +8,8 @@ set -uo pipefail
 out=${1:-.}
 mkdir -p "$out"
 py=${PYTHON:-python3}
-$py -c "import torch, triton, sys; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name(), 'python', sys.version.split()[0])"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+source tests/benchmarks/bench_rows.sh
+machine
 echo "== parity: PERSIST against cuDNN, outputs, states and every gradient"
 timeout 150 $py -W ignore tests/benchmarks/bench_persist.py --check
 echo "== barrier cost; layer forward + backward and forward alone, T=100"
@@ -19,10 +19,6 @@ if [ "${2:-}" = "--sweep" ]; then
   echo "== the Triton kernel's block sizes"
   timeout 300 $py -W ignore tests/benchmarks/bench_persist.py --sweep
 fi
-mk() {  # kind levels hidden -> path
-  $py tests/benchmarks/bench_project.py "$@"
-}
-source tests/benchmarks/bench_rows.sh
 E=cudnn,caffe,persist
 L2=$(mk LSTM 2 512)
 row "LSTM 2x512 N=64 fp32" "$L2" $E

@@ -11,7 +11,7 @@ mkdir -p "$out"
 py=${PYTHON:-python3}
 source tests/benchmarks/bench_rows.sh
 machine
-L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)   # the Char-RNN bench net, 2x512
+L2=$(mk LSTM 2 512)   # the Char-RNN bench net, 2x512
 if [[ $parts == *,check,* ]]; then
 echo "== parity: PERSIST against cuDNN, outputs, states and every gradient"
 timeout 200 $py -W ignore tests/benchmarks/bench_persist.py --check

@@ -12,7 +12,7 @@ mkdir -p "$out"
 py=${PYTHON:-python3}
 source tests/benchmarks/bench_rows.sh
 machine
-L2=$($py tests/benchmarks/bench_project.py LSTM 2 512)
+L2=$(mk LSTM 2 512)
 tunes='{} {"TC_CLUSTER":1} {"TC_CLUSTER":1,"TC_ROWS":16}'   # JSON objects without spaces
 if [[ $parts == *,cluster,* ]]; then
 for n in 16 64; do for t in $tunes; do
@@ -26,7 +26,7 @@ echo "== parity with clusters"
 RNN_DESIGNER_PERSIST_TUNE='{"TC_CLUSTER":1}' timeout 150 $py -W ignore tests/benchmarks/bench_persist.py --check
 fi
 if [[ $parts == *,fused,* ]]; then
-G2=$($py tests/benchmarks/bench_project.py GRU 2 512); R2=$($py tests/benchmarks/bench_project.py RNN 2 512)
+G2=$(mk GRU 2 512); R2=$(mk RNN 2 512)
 for f in 0 1; do
   export RNN_DESIGNER_FUSED_STEPS=$f
   row "LSTM 2x512 N=16 fp32 fused=$f" "$L2" cudnn,caffe --batch 16
