@@ -251,7 +251,8 @@ def _cluster_ready(kerns, cfg: dict, hidden: int, device: torch.device) -> None:
         if cfg["CLUSTER"] > 8:
             _utils._check_cuda(libcuda.cuFuncSetAttribute(
                 k.func, _NON_PORTABLE_CLUSTER, ctypes.c_int(1)))
-    _fit.setdefault((device.index, hidden, cfg["U"]), clusters_at_once(kerns, cfg))
+    if (device.index, hidden, cfg["U"]) not in _fit:
+        _fit[(device.index, hidden, cfg["U"])] = clusters_at_once(kerns, cfg)
     with torch.cuda.device(device):
         if torch.cuda.is_current_stream_capturing():   # a graph being captured: no trial
             return

@@ -237,10 +237,8 @@ class ForecastChart(QWidget):
         self._write(j, k)
 
     def _baseline(self) -> tuple[str, float | None]:
-        """The baseline drawn: the one with the lower test RMSE."""
-        report = self.view["report"]
-        best = min(report["baselines"], key=lambda b: b["rmse"] if b["rmse"] is not None
-                   else float("inf"))
+        """The baseline drawn: the report's, the one with the lower test RMSE."""
+        best = self.view["report"]["baseline"]
         return best["name"], best["rmse"]
 
     def _set_range(self, plot) -> None:
