@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
         from designer.graph.commands import validate
         deep = None
         if args.deep:
-            from designer.training.smoke import smoke_dict as deep
+            from designer.training.run.smoke import smoke_dict as deep
         from designer.monitor.capacity import named_capacity
         return validate(args.project, as_json=args.json, deep=deep, room=named_capacity,
                         device=args.device)

@@ -178,7 +178,7 @@ class Net(nn.Module):
             Only compute what these layers need (``None``: everything).
         recurrent
             Runs each recurrent layer instead of calling it: ``recurrent(name, module, x,
-            cont, state) -> (y, new_state)`` (``designer.training.inspect`` reads its steps
+            cont, state) -> (y, new_state)`` (``designer.training.readout.inspect`` reads its steps
             this way); ``None`` calls the module.
         """
         blobs: dict = {}

@@ -9,7 +9,7 @@ is impossible (a layer that must read data on the host, a shape change, an optim
 skip on the device) the step runs eagerly and ``graph_note`` says why.
 
 Data-parallel runs hand the step a ``data_parallel`` object (see
-``designer.training.distributed.DataParallel``): the forward pass then goes through DDP, which
+``designer.training.run.distributed.DataParallel``): the forward pass then goes through DDP, which
 averages the gradients across the processes during the backward pass (so clipping sees the
 global gradient norm), and the step's loss, non-finite flag and metrics are averaged with one
 small all-reduce, so every process skips the same steps. Both happen inside the CUDA graph when

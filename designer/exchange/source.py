@@ -68,7 +68,7 @@ def load_source(path: str | os.PathLike, which: str = "best") -> ModelSource:
 
 
 def _from_run(path: Path, which: str) -> ModelSource:
-    from designer.training import checkpoint as C
+    from designer.training.run import checkpoint as C
     try:
         ck = C.load(path, which, with_state=False)
     except C.CheckpointError as e:
@@ -79,7 +79,7 @@ def _from_run(path: Path, which: str) -> ModelSource:
     except (P.ProjectError, KeyError) as e:
         raise ExchangeError(f"{meta_file} holds no usable project ({e})") from None
     graph = project.graph
-    from designer.training.generate import trained_dims
+    from designer.training.trained.generate import trained_dims
     graph.pin_dims(trained_dims(ck.meta.get("data", {})))
     for name, engine in ck.meta.get("engines", {}).items():
         if name in graph and graph.layer(name).type in ("LSTM", "GRU", "RNN"):

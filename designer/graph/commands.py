@@ -16,7 +16,7 @@ def validate(path: str, as_json: bool = False,
     """Exit 0 when valid, 1 when the graph has errors, 2 when the file cannot be used.
 
     ``deep``, given a valid project, runs it for real (the smoke step: see
-    ``designer.training.smoke``) and returns ``{"status", "message", "layer", ...}``; a
+    ``designer.training.run.smoke``) and returns ``{"status", "message", "layer", ...}``; a
     failure is reported like a graph error and exits 1.
 
     ``room(device)`` gives ``(name, bytes)`` of ``cpu`` or ``cuda`` (``None``: unknown; for

@@ -11,12 +11,13 @@ from pathlib import Path
 from designer.graph import project as P
 from designer.graph.memory import size_text
 
-from . import checkpoint as C
-from .control import StopToken, read_commands
 from .data import DataError
-from .launch import Voice, launch, leave_now, lost_peer
-from .loop import RunOptions, TrainingError, train as run_training
-from .rundir import _clean
+from .run import checkpoint as C
+from .run.control import StopToken, read_commands
+from .run.launch import Voice, launch, leave_now, lost_peer
+from .run.loop import RunOptions, TrainingError
+from .run.loop import train as run_training
+from .run.rundir import json_value
 
 
 def _err(message: str, code: int = 2) -> int:
@@ -50,7 +51,7 @@ class _Download:
 def train(args) -> int:
     """``rnn-designer train``: one process, the ``--nproc`` launcher, or one worker of a
     data-parallel run (started by the launcher or by torchrun)."""
-    from . import distributed
+    from .run import distributed
     try:
         project = load_project(args)
     except P.ProjectError as e:
@@ -198,7 +199,7 @@ class _Printer:
 def _json_record(rec: dict) -> None:
     """One record as one JSON line on stdout (``--jsonl``: for programs, the window among
     them); NaN and infinity become null."""
-    print(json.dumps({k: _clean(v) for k, v in rec.items()}), flush=True)
+    print(json.dumps({k: json_value(v) for k, v in rec.items()}), flush=True)
 
 
 class _JsonDownload:
@@ -271,8 +272,8 @@ def unforeseen(error: BaseException, run_dir: str | None, rank: int = 0) -> str:
 
 
 def generate(args) -> int:
-    from .generate import GenerateError
-    from .generate_command import generate_from_run
+    from .trained.generate import GenerateError
+    from .trained.generate_command import generate_from_run
     try:
         return generate_from_run(args)
     except (C.CheckpointError, GenerateError) as e:
@@ -282,7 +283,7 @@ def generate(args) -> int:
 
 
 def init(args) -> int:
-    from .init import InitError, init_project
+    from .new_from_data.init import InitError, init_project
     try:
         path, lines = init_project(args.data, args.task, args.target, args.out, args.horizon)
     except (InitError, DataError) as e:
@@ -294,8 +295,8 @@ def init(args) -> int:
 
 
 def evaluate(args) -> int:
-    from .evaluate import evaluate_run, format_report
-    from .generate import GenerateError
+    from .trained.evaluate import evaluate_run, format_report
+    from .trained.generate import GenerateError
     try:
         report = evaluate_run(args.run_dir, args.data, args.checkpoint, args.device)
     except (C.CheckpointError, GenerateError, DataError) as e:
@@ -305,8 +306,8 @@ def evaluate(args) -> int:
 
 
 def predict(args) -> int:
-    from .generate import GenerateError
-    from .predict_sequences import predict_file
+    from .trained.generate import GenerateError
+    from .trained.predict_sequences import predict_file
     try:
         text, summary = predict_file(args.run_dir, args.input, args.out, args.checkpoint,
                                      args.device)
@@ -320,10 +321,10 @@ def predict(args) -> int:
 
 
 def inspect(args) -> int:
-    from .generate import GenerateError
-    from .inspect import InspectError
-    from .inspect_run import inspect_command
-    from .probe import ProbeError
+    from .readout.inspect import InspectError
+    from .readout.probe import ProbeError
+    from .trained.generate import GenerateError
+    from .trained.inspect_run import inspect_command
     try:
         return inspect_command(args)
     except KeyError as e:  # an unknown --layer: the message names the choices

@@ -27,7 +27,7 @@ import torch
 from designer.engines.build import Net
 from designer.engines.recurrent import CudnnRecurrent
 from designer.graph import project as P
-from designer.training.decode import StreamDecoder
+from designer.training.readout.decode import StreamDecoder
 
 PROJECTS = {"text": "projects/char-rnn-shakespeare.json", "audio": "projects/char-rnn-audio.json"}
 UNITS = {"text": "chars", "audio": "samples"}

@@ -1,7 +1,7 @@
 """The memory estimate against what training really takes, per project, engine and device.
 
 Each configuration trains a few steps through the real training loop
-(``designer.training.loop.train``) in a fresh process, so one run's memory cannot hide in
+(``designer.training.run.loop.train``) in a fresh process, so one run's memory cannot hide in
 another's. What is measured starts just before the model is built (after the data is read):
 
 - on the CPU: the growth of the process's resident memory, its peak (``VmHWM``, reset through
@@ -64,7 +64,7 @@ def measure(project_path: str, device: str, engine: str, steps: int, precision: 
 
     from designer.graph import project as P
     from designer.graph.memory import Setup, estimate
-    from designer.training import loop
+    from designer.training.run import loop
 
     warm_up()
     project = P.load(project_path)

@@ -55,9 +55,9 @@ def main() -> None:
     from designer.engines.build import Net
     from designer.graph import project as P
     from designer.training.data import open_source
-    from designer.training.inspect import inspect, probe_record
-    from designer.training.loop import evaluate
-    from designer.training.probe import held_out_probe
+    from designer.training.readout.inspect import inspect, probe_record
+    from designer.training.run.loop import evaluate
+    from designer.training.readout.probe import held_out_probe
     project = P.load(a.project)
     graph = project.graph
     data = graph.sources()[0]

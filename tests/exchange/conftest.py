@@ -51,7 +51,7 @@ def text_project(folder: Path, kind: str = "LSTM", engine: str = "CUDNN", levels
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory) -> Path:
     """A run folder: the tiny LSTM trained for 25 steps on the CPU."""
-    from designer.training.loop import RunOptions, train
+    from designer.training.run.loop import RunOptions, train
     folder = tmp_path_factory.mktemp("run")
     project = text_project(folder, levels=2)
     project.graph.set_param("drop", "dropout_ratio", 0.0)

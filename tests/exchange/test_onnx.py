@@ -13,7 +13,7 @@ from designer.exchange.onnx_export import build_model  # noqa: E402
 from designer.exchange.source import ModelSource, load_source  # noqa: E402
 from designer.graph import Graph  # noqa: E402
 from designer.graph.project import Project  # noqa: E402
-from designer.training.generate import generate_text, load_trained  # noqa: E402
+from designer.training.trained.generate import generate_text, load_trained  # noqa: E402
 from tests.exchange.conftest import link_all, shapes_project, text_project  # noqa: E402
 
 TOL = 1e-4

@@ -71,7 +71,7 @@ def test_python_model_py_runs_on_its_own(tmp_path, capsys):
 def test_a_run_exports_its_vocabulary_and_writes_greedily(trained_run, tmp_path):
     out = tmp_path / "export"
     assert main(["export", str(trained_run), "--format", "pytorch", "--out", str(out)]) == 0
-    from designer.training.generate import load_trained
+    from designer.training.trained.generate import load_trained
     module = load_module(out, "exported_run")
     assert module.VOCAB == load_trained(trained_run).vocab
 

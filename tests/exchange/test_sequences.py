@@ -72,7 +72,7 @@ def test_model_py_matches_our_net_on_padded_sequences(tmp_path, kind, engine, bo
 def test_a_trained_forecaster_exports_what_it_takes_to_read_its_output(tmp_path):
     pytest.importorskip("onnxruntime")
     import onnx
-    from designer.training.loop import RunOptions, train
+    from designer.training.run.loop import RunOptions, train
     from tests.exchange.test_onnx import TOL, session
     project = series_project(tmp_path)
     list(train(project, RunOptions(out=tmp_path / "run", steps=4)))
@@ -100,7 +100,7 @@ def test_a_trained_forecaster_exports_what_it_takes_to_read_its_output(tmp_path)
 def test_a_trained_classifier_names_its_classes(tmp_path):
     pytest.importorskip("onnxruntime")
     import onnx
-    from designer.training.loop import RunOptions, train
+    from designer.training.run.loop import RunOptions, train
     project = classes_project(tmp_path)
     project.solver, project.training = {"type": "Adam", "base_lr": 0.01, "max_steps": 2}, {
         "log_interval": 1, "eval_interval": 2, "eval_batches": 1, "checkpoint_interval": 2,

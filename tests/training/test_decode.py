@@ -7,9 +7,9 @@ import torch
 from designer.engines.build import Net
 from designer.engines.convert import convert_state_dict
 from designer.graph import Graph
-from designer.training import decode
-from designer.training.decode import Sampler, StreamDecoder
-from designer.training.sampling import draw, gumbel_noise
+from designer.training.readout import decode
+from designer.training.readout.decode import Sampler, StreamDecoder
+from designer.training.readout.sampling import draw, gumbel_noise
 
 TEXT = "hello world, the quick brown fox jumps over the lazy dog.\n" * 4
 

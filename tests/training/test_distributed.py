@@ -18,8 +18,8 @@ import time
 import psutil
 import pytest
 
-from designer.training import checkpoint as C
-from designer.training.loop import RunOptions, train
+from designer.training.run import checkpoint as C
+from designer.training.run.loop import RunOptions, train
 from tests.conftest import PROJECTS, need_data
 from tests.training.test_loop import tiny_project
 

@@ -2,7 +2,7 @@
 import json
 import math
 
-from designer.training.divergence import DivergenceWatch
+from designer.training.run.divergence import DivergenceWatch
 from tests.training.test_loop import run_all, tiny_project
 
 

@@ -1,7 +1,7 @@
 """The notes after a run's first step: the PERSIST layers' kernels, and a slow first step."""
 import torch
 
-from designer.training.first_step import SLOW_FIRST_STEP_S, first_step_notes
+from designer.training.run.first_step import SLOW_FIRST_STEP_S, first_step_notes
 
 
 class Persist(torch.nn.Module):
@@ -39,7 +39,7 @@ def test_a_slow_first_step_on_a_gpu_says_why():
 
 
 def test_the_loop_says_them_once_after_the_first_step(tmp_path, monkeypatch):
-    from designer.training import loop
+    from designer.training.run import loop
     from tests.training.test_loop import run_all, tiny_project
     seen = []
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from designer.monitor.capacity import DeviceMemory
-from designer.training import fits
-from designer.training.errors import TrainingError
+from designer.training.run import fits
+from designer.training.run.errors import TrainingError
 from tests.training.test_loop import tiny_project
 
 CPU = torch.device("cpu")

@@ -9,11 +9,11 @@ import torch
 from designer.graph import Graph
 from designer.graph.project import Project
 from designer.training.data.wavfile import read_wav, write_wav
-from designer.training.decode import Sampler
-from designer.training.generate import (GenerateError, generate, generate_text, load_trained,
+from designer.training.readout.decode import Sampler
+from designer.training.trained.generate import (GenerateError, generate, generate_text, load_trained,
                                         pick_device, wav_paths, write_wavs)
-from designer.training.loop import RunOptions, train
-from designer.training.sampling import pick, sample_window
+from designer.training.run.loop import RunOptions, train
+from designer.training.readout.sampling import pick, sample_window
 from tests.training.test_loop import tiny_project
 
 
@@ -156,7 +156,7 @@ def test_the_window_way_gives_text_too(run_dir):
 
 
 def test_generation_from_a_folder_without_checkpoint(tmp_path):
-    from designer.training.checkpoint import CheckpointError
+    from designer.training.run.checkpoint import CheckpointError
     with pytest.raises(CheckpointError, match="holds no checkpoint"):
         load_trained(tmp_path)
 

@@ -10,8 +10,8 @@ import torch.nn.functional as F
 from designer.engines.build import Net
 from designer.engines.convert import convert_state_dict
 from designer.graph import Graph
-from designer.training.inspect import InspectError, inspect, saturation
-from designer.training.probe import Probe, ProbeError, held_out_probe, text_probe
+from designer.training.readout.inspect import InspectError, inspect, saturation
+from designer.training.readout.probe import Probe, ProbeError, held_out_probe, text_probe
 
 TEXT = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
 

@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from designer.training.control import WeightsTap
-from designer.training.loop import RunOptions, train
+from designer.training.run.control import WeightsTap
+from designer.training.run.loop import RunOptions, train
 from tests.conftest import ROOT
 from tests.training.test_loop import tiny_project
 

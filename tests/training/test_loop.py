@@ -7,9 +7,9 @@ import torch
 
 from designer.graph import Graph
 from designer.graph.project import Project
-from designer.training import checkpoint as C
-from designer.training.control import StopToken
-from designer.training.loop import RunOptions, TrainingError, train
+from designer.training.run import checkpoint as C
+from designer.training.run.control import StopToken
+from designer.training.run.loop import RunOptions, TrainingError, train
 
 TEXT = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n"
         * 30)

@@ -4,9 +4,9 @@ import pytest
 
 from designer.graph import Graph
 from designer.graph.project import Project
-from designer.training.generate import GenerateError
-from designer.training.loop import RunOptions, train
-from designer.training.predict import predict_digits
+from designer.training.trained.generate import GenerateError
+from designer.training.run.loop import RunOptions, train
+from designer.training.trained.predict import predict_digits
 from tests.conftest import DATA, need_data
 from tests.training.test_loop import tiny_project
 

@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from designer.training.init import InitError, init_project
-from designer.training.preview import PreviewError, Stopped, read_head, scan
+from designer.training.new_from_data.init import InitError, init_project
+from designer.training.new_from_data.preview import PreviewError, Stopped, read_head, scan
 
 
 def weekly_with_gaps(tmp_path, rows=120):
@@ -121,7 +121,7 @@ def test_a_scan_stops_when_asked(tmp_path):
 
 
 def test_the_preview_needs_no_torch():
-    code = ("import sys\nfrom designer.training.preview import read_head, scan\n"
+    code = ("import sys\nfrom designer.training.new_from_data.preview import read_head, scan\n"
             "print('torch' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

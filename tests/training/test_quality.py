@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from designer.training.quality import (audio_hint, dbfs_text, is_near_silence, levels,
+from designer.training.trained.quality import (audio_hint, dbfs_text, is_near_silence, levels,
                                        text_hint, text_loop)
 
 RNG = np.random.default_rng(0)

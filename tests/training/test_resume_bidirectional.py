@@ -2,7 +2,7 @@
 a checkpoint whose layer reads the other number of directions is refused in words."""
 import pytest
 
-from designer.training.loop import TrainingError
+from designer.training.run.loop import TrainingError
 from tests.training.test_loop import run_all, tiny_project, train_losses
 
 

@@ -5,7 +5,7 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from designer.training import rollout
+from designer.training.trained import rollout
 from designer.training.data.series import SeriesSource
 
 PARAMS = {"target": "sales", "inputs": "", "time_column": "", "seq_len": 6, "horizon": 3,
@@ -86,9 +86,9 @@ def test_the_time_axis_reads_dates_numbers_or_counts_rows(tmp_path):
 
 def test_the_forecast_view_scores_as_evaluate_does(tmp_path):
     from designer.graph.project import load
-    from designer.training.evaluate import evaluate_run
-    from designer.training.init import init_project
-    from designer.training.loop import RunOptions, train
+    from designer.training.trained.evaluate import evaluate_run
+    from designer.training.new_from_data.init import init_project
+    from designer.training.run.loop import RunOptions, train
     path, _ = init_project(table(tmp_path), horizon=2, out=tmp_path / "p.json")
     project = load(path)
     project.graph.set_param("data", "seq_len", 8)

@@ -156,7 +156,7 @@ def test_evaluate_and_predict_refuse_what_is_not_a_sequence_run(tmp_path, capsys
 def test_the_task_is_guessed_from_the_file(tmp_path):
     from pathlib import Path
 
-    from designer.training.init import guess_task
+    from designer.training.new_from_data.init import guess_task
     long = tmp_path / "long.csv"
     long.write_text("utterance,step,c1,c2,speaker\n" + "".join(
         f"u{i},{t},{t * 0.1:.1f},{i},spk{i % 3}\n" for i in range(6) for t in range(4)))

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from designer.engines import build
-from designer.training import smoke
-from designer.training.smoke import smoke_step
+from designer.training.run import smoke
+from designer.training.run.smoke import smoke_step
 from tests.newcomer import as_project, char_net, mnist_net, write_corpus
 
 

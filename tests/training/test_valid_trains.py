@@ -8,8 +8,8 @@ import pytest
 
 from designer.graph import hints
 from designer.graph import project as P
-from designer.training.loop import RunOptions, TrainingError, train
-from designer.training.smoke import smoke_step
+from designer.training.run.loop import RunOptions, TrainingError, train
+from designer.training.run.smoke import smoke_step
 from tests.conftest import DATA, PROJECTS, need_data
 from tests.newcomer import MISTAKES, as_project, write_corpus
 

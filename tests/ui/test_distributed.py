@@ -115,7 +115,7 @@ def test_the_window_trains_on_two_processes_and_closing_it_saves(qtbot, tiny):
     """Two CPU processes (gloo) stand in for two GPUs: the charts fill from rank 0's
     records, pause and resume reach every process, and closing the window stops them all
     after a checkpoint."""
-    from designer.training import checkpoint
+    from designer.training.run import checkpoint
     w = tiny
     run = w.training.train(steps=100000, device="cpu", processes=2)
     # three processes importing torch: minutes on a loaded 2-core machine, seconds idle

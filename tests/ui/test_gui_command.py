@@ -92,7 +92,7 @@ def test_inspect_renders_a_run_in_the_window(tmp_path):
     project = tiny_project(tmp_path, steps=6)
     run = tmp_path / "run"
     from designer.graph.project import load
-    from designer.training.loop import RunOptions, train
+    from designer.training.run.loop import RunOptions, train
     list(train(load(project), RunOptions(out=run, steps=6)))
     out = tmp_path / "inspect.png"
     done = designer("gui", str(project), "--inspect", str(run), "--screenshot", str(out))

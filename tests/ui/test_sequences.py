@@ -43,8 +43,8 @@ def toy_ts(folder):
 def tiny_run(folder, data, **init) -> str:
     """``init``'s project for ``data``, made tiny (8 units, 12 steps), trained on the CPU."""
     from designer.graph.project import load
-    from designer.training.init import init_project
-    from designer.training.loop import RunOptions, train
+    from designer.training.new_from_data.init import init_project
+    from designer.training.run.loop import RunOptions, train
     path, _ = init_project(data, out=folder / "p.json", **init)
     project = load(path)
     if project.graph.layer("data").type == "TimeSeries":
@@ -79,7 +79,7 @@ def open_dialog(window, qtbot, path):
 
 def test_new_from_data_previews_a_table_and_opens_the_project_init_makes(window, qtbot,
                                                                         tmp_path):
-    from designer.training.init import init_project
+    from designer.training.new_from_data.init import init_project
     data = weekly(tmp_path)
     file_menu = window.menuBar().actions()[0].menu().actions()
     assert file_menu.index(window.act.new_from_data) == file_menu.index(window.act.open) - 1
@@ -176,7 +176,7 @@ def evaluate(qtbot, panel, **extra):
 
 
 def test_a_forecasting_run_draws_its_test_forecasts_and_rolls_them_out(qtbot, forecaster):
-    from designer.training.evaluate import evaluate_run
+    from designer.training.trained.evaluate import evaluate_run
     panel, run = panel_on(qtbot, forecaster)
     chart = panel.sequences.forecast
     assert run.kind == "series" and panel.go.text() == "Evaluate"
@@ -208,7 +208,7 @@ def test_a_forecasting_run_draws_its_test_forecasts_and_rolls_them_out(qtbot, fo
 
 
 def test_a_classifier_shows_its_confusion_matrix_and_per_class_accuracy(qtbot, classifier):
-    from designer.training.evaluate import evaluate_run
+    from designer.training.trained.evaluate import evaluate_run
     panel, run = panel_on(qtbot, classifier)
     chart = panel.sequences.confusion
     assert run.kind == "classes" and panel.pages.currentWidget() is chart

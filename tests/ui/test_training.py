@@ -68,7 +68,7 @@ def test_pause_holds_the_run_and_resume_finishes_it(qtbot, tiny):
 
 
 def test_stop_ends_the_run_with_a_checkpoint(qtbot, tiny):
-    from designer.training import checkpoint
+    from designer.training.run import checkpoint
     w = tiny
     run = w.training.train(steps=100_000)
     qtbot.waitUntil(lambda: run.step >= 2, timeout=60_000)
@@ -79,7 +79,7 @@ def test_stop_ends_the_run_with_a_checkpoint(qtbot, tiny):
 
 
 def test_closing_the_window_mid_run_stops_it_and_saves_a_checkpoint(qtbot, tiny):
-    from designer.training import checkpoint
+    from designer.training.run import checkpoint
     w = tiny
     run = w.training.train(steps=100_000)
     qtbot.waitUntil(lambda: run.step >= 2, timeout=60_000)
@@ -123,7 +123,7 @@ def test_bad_data_is_reported_in_the_window_and_the_app_goes_on(qtbot, tiny, tmp
 
 def test_an_unexpected_error_in_the_worker_is_caught_with_its_traceback(qtbot, tiny,
                                                                         monkeypatch):
-    import designer.training.loop as loop
+    import designer.training.run.loop as loop
 
     def broken(project, opts, token):
         yield {"kind": "note", "step": 0, "message": "about to fail"}
@@ -139,7 +139,7 @@ def test_an_unexpected_error_in_the_worker_is_caught_with_its_traceback(qtbot, t
 
 
 def test_a_nan_stop_is_shown_as_an_error(qtbot, tiny, monkeypatch):
-    import designer.training.loop as loop
+    import designer.training.run.loop as loop
 
     def diverging(project, opts, token):
         yield {"kind": "start", "step": 0, "steps": 10, "device": "cpu", "device_name": "CPU",
@@ -160,7 +160,7 @@ def test_a_nan_stop_is_shown_as_an_error(qtbot, tiny, monkeypatch):
 
 def test_a_diverging_run_is_told_in_the_log_the_table_and_on_the_loss_chart(qtbot, tiny,
                                                                             monkeypatch):
-    import designer.training.loop as loop
+    import designer.training.run.loop as loop
     message = ("the loss has been above 5 times its best (1.000) since step 4 (now 9.000): "
                "the run has probably diverged")
 
@@ -246,7 +246,7 @@ def test_closing_mid_run_exits_the_process_with_code_0(tmp_path):
 
 def test_a_corpus_download_shows_its_progress(qtbot, tiny, monkeypatch):
     import time
-    import designer.training.loop as loop
+    import designer.training.run.loop as loop
 
     def downloading(project, opts, token):
         opts.download_progress(3 * 2**20, 6 * 2**20)

@@ -7,7 +7,7 @@ unit picked, drawn over the text (Karpathy-style), the search for units that fol
 typed over the text, and the share of saturated gates over training.
 
 The view shows a finished run's checkpoint, or follows the run training now: every K steps
-it asks the loop for a copy of the weights (`designer.training.control.WeightsTap`) and the
+it asks the loop for a copy of the weights (`designer.training.run.control.WeightsTap`) and the
 inspection runs in the `InspectService` thread on that copy, never in the training step;
 the next copy is asked for only once the last one is drawn and the worker has rested for
 ``REST`` times as long as it worked, so it takes at most about 1/(REST+1) of one core.

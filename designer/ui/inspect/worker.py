@@ -52,9 +52,9 @@ class InspectWorker(QObject):
             self.failed.emit(info)
 
     def _checkpoint(self, job: dict) -> dict:
-        from designer.training.generate import load_trained
-        from designer.training.inspect import inspect
-        from designer.training.inspect_run import probe_for
+        from designer.training.trained.generate import load_trained
+        from designer.training.readout.inspect import inspect
+        from designer.training.trained.inspect_run import probe_for
         model = load_trained(job["run_dir"], job["which"], "cpu")
         probe = probe_for(model, job.get("text"), job.get("steps") or 100)
         seen = inspect(model.net, probe, parity=job.get("parity", False))
@@ -65,9 +65,9 @@ class InspectWorker(QObject):
     def _weights(self, job: dict) -> dict:
         import torch
 
-        from designer.training.generate import net_for
-        from designer.training.inspect import gate_saturation, inspect
-        from designer.training.probe import Probe, text_probe
+        from designer.training.trained.generate import net_for
+        from designer.training.readout.inspect import gate_saturation, inspect
+        from designer.training.readout.probe import Probe, text_probe
         meta = job["meta"]
         net = self._nets.get(job["key"])
         if net is None:
@@ -84,11 +84,11 @@ class InspectWorker(QObject):
                 "title": f"live, step {seen.step:,}", "gate_saturation": gate_saturation(seen)}
 
     def _parity(self, job: dict) -> dict:
-        from designer.training.inspect import inspect
+        from designer.training.readout.inspect import inspect
         layer = job["layer"]
         if job.get("run_dir"):
-            from designer.training.generate import load_trained
-            from designer.training.inspect_run import run_probe
+            from designer.training.trained.generate import load_trained
+            from designer.training.trained.inspect_run import run_probe
             model = load_trained(job["run_dir"], job.get("which", "best"), "cpu")
             net, probe = model.net, run_probe(model)
             where = (f"weights of {job.get('run_label', 'the run')} at step "
@@ -130,7 +130,7 @@ def _fresh_net(job: dict):
     from designer.engines.build import Net
     from designer.graph import project as P
     from designer.training.data import open_source
-    from designer.training.probe import held_out_probe
+    from designer.training.readout.probe import held_out_probe
     folder = Path(job["path"]).parent if job.get("path") else None
     project = P.from_dict(job["project"], file=job.get("path"), project_dir=folder)
     graph = project.graph

@@ -1,5 +1,5 @@
 """The smoke step in the window: after each edit (debounced), the net runs a tiny real batch
-forward and backward in a worker thread (``designer.training.smoke``).
+forward and backward in a worker thread (``designer.training.run.smoke``).
 
 Only plain data crosses threads: the project snapshot (``Project.to_dict()``) goes in, the
 result (``SmokeResult.to_dict()``) comes out. A change made while a step runs queues one more
@@ -38,7 +38,7 @@ class SmokeWorker(QObject):
             from pathlib import Path
 
             from designer.graph import project as P
-            from designer.training.smoke import smoke_step
+            from designer.training.run.smoke import smoke_step
             folder = Path(self.path).parent if self.path else None
             project = P.from_dict(self.snapshot, file=self.path, project_dir=folder)
             project.path = Path(self.path) if self.path else None

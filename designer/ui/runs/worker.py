@@ -1,6 +1,6 @@
 """The worker threads: training and generation, each a QObject moved to its own QThread.
 
-The training worker only wraps the headless loop (``designer.training.loop.train``): it turns
+The training worker only wraps the headless loop (``designer.training.run.loop.train``): it turns
 the project snapshot (a plain dict) back into a project, runs the generator, and passes each
 plain record to the GUI thread through a queued signal. Stop and pause go through the loop's
 own `StopToken`, which the loop checks every step, so they never wait on this thread's event
@@ -105,7 +105,7 @@ class TrainWorker(QObject):
 
     def _train(self) -> None:
         from designer.graph import project as P
-        from designer.training.loop import RunOptions, train
+        from designer.training.run.loop import RunOptions, train
         r = self.request
         folder = Path(r.path).parent if r.path else None
         project = P.from_dict(r.project, file=r.path, project_dir=folder)
@@ -187,7 +187,7 @@ class GenerateWorker(QObject):
             self.finished.emit()
 
     def _write(self) -> dict:
-        from designer.training.generate import generate, load_trained, write_wavs
+        from designer.training.trained.generate import generate, load_trained, write_wavs
         j = self.job
         model = load_trained(j["run_dir"], j.get("which", "best"), j.get("device", "auto"))
         streams = j.get("streams", 1)
@@ -243,7 +243,7 @@ class GenerateWorker(QObject):
                 "rate": out.rate, "reference_rms": model.codec.get("rms")}
 
     def _mnist(self) -> dict:
-        from designer.training.predict import predict_digits
+        from designer.training.trained.predict import predict_digits
         j = self.job
         p = predict_digits(j["run_dir"], j.get("count", 12), j.get("which", "best"),
                            seed=j.get("seed"))

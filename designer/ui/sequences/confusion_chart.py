@@ -1,7 +1,7 @@
 """A classifier on its test split: the confusion matrix as a heatmap (rows: the true class,
 columns: the predicted one; the colour is the share of the row, the number the count) with the
 class names on both axes, and each class's accuracy as a bar beside its row. The numbers are
-``rnn-designer evaluate``'s (`designer.training.evaluate`). pyqtgraph and numpy are imported
+``rnn-designer evaluate``'s (`designer.training.trained.evaluate`). pyqtgraph and numpy are imported
 when the first result is drawn."""
 from __future__ import annotations
 

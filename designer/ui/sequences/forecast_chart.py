@@ -2,7 +2,7 @@
 ahead and the better simple baseline's, with an autoregressive roll-out beyond the horizon, all
 in the target's own units, and the ``evaluate`` scores above.
 
-The data comes from `designer.training.rollout.forecast_view` (in a worker). Changing the
+The data comes from `designer.training.trained.rollout.forecast_view` (in a worker). Changing the
 target or the steps ahead redraws; clicking the plot, or changing the number of horizons,
 asks for a new roll-out (``rollout_requested``). pyqtgraph and numpy are imported when the
 first result is drawn, never at start-up.

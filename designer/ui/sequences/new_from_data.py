@@ -4,7 +4,7 @@ to learn, and get the project ``rnn-designer init`` would make of it.
 The file is previewed in a worker thread (`PreviewWorker`): its header and first rows at once,
 then its counts as the whole file is scanned, so a large file never freezes the window and
 picking another abandons the scan. The task is guessed as ``init`` guesses it; the project is
-made by ``init``'s own code (`designer.training.init.init_project`, in an `InitWorker`),
+made by ``init``'s own code (`designer.training.new_from_data.init.init_project`, in an `InitWorker`),
 written atomically, and never over an existing file unless the user says so.
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ KIND_LABELS = {"number": "number", "time": "time", "text": "text"}
 
 
 class PreviewModel(QAbstractTableModel):
-    """The head of a `designer.training.preview.Preview`."""
+    """The head of a `designer.training.new_from_data.preview.Preview`."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)

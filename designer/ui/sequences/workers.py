@@ -19,7 +19,7 @@ def _report(worker, error: Exception) -> None:
 
 
 class PreviewWorker(QObject):
-    """Reads a data file's head, then scans the whole file (`designer.training.preview`).
+    """Reads a data file's head, then scans the whole file (`designer.training.new_from_data.preview`).
 
     Signals
     -------
@@ -50,7 +50,7 @@ class PreviewWorker(QObject):
 
     @Slot()
     def run(self) -> None:
-        from designer.training.preview import Stopped, read_head, scan
+        from designer.training.new_from_data.preview import Stopped, read_head, scan
         try:
             look = read_head(self.path)
             self.head.emit(copy.deepcopy(look))
@@ -65,7 +65,7 @@ class PreviewWorker(QObject):
 
 
 class InitWorker(QObject):
-    """Makes the project as ``rnn-designer init`` does (`designer.training.init`).
+    """Makes the project as ``rnn-designer init`` does (`designer.training.new_from_data.init`).
 
     Parameters
     ----------
@@ -91,7 +91,7 @@ class InitWorker(QObject):
     @Slot()
     def run(self) -> None:
         try:
-            from designer.training.init import init_project
+            from designer.training.new_from_data.init import init_project
             path, lines = init_project(**self.job)
             self.result.emit({"path": str(path), "lines": list(lines)})
         except Exception as e:  # noqa: BLE001
@@ -107,7 +107,7 @@ class ScoreWorker(QObject):
     ----------
     job
         ``{"kind": "series" | "classes", "run_dir", "which", "device"}``; forecasts also
-        ``rounds``, ``origin`` and ``scores`` (see `designer.training.rollout.forecast_view`).
+        ``rounds``, ``origin`` and ``scores`` (see `designer.training.trained.rollout.forecast_view`).
 
     Signals
     -------
@@ -135,12 +135,12 @@ class ScoreWorker(QObject):
         j = self.job
         try:
             if j["kind"] == "series":
-                from designer.training.rollout import forecast_view
+                from designer.training.trained.rollout import forecast_view
                 out = forecast_view(j["run_dir"], j.get("which", "best"),
                                     j.get("device", "cpu"), j.get("rounds"), j.get("origin"),
                                     j.get("scores", True))
             else:
-                from designer.training.evaluate import evaluate_run
+                from designer.training.trained.evaluate import evaluate_run
                 report = evaluate_run(j["run_dir"], None, j.get("which", "best"),
                                       j.get("device", "cpu"))
                 out = {"kind": "classes", "report": report, "run_dir": j["run_dir"]}

@@ -156,7 +156,7 @@ class TrainingController(QObject):
             self.token = ProcessControl()
             worker = ProcessTrainWorker(request, self.token)
         else:
-            from designer.training.control import StopToken, WeightsTap  # threading, no torch
+            from designer.training.run.control import StopToken, WeightsTap  # threading, no torch
             self.token = StopToken()
             self.tap = WeightsTap()
             worker = TrainWorker(request, self.token, self.tap)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from designer.training.quality import dbfs, dbfs_text, levels
+from designer.training.trained.quality import dbfs, dbfs_text, levels
 
 LSB = 1.0 / 32768  # one step of 16-bit audio: the smallest range worth drawing
 

@@ -1,4 +1,4 @@
-"""The first look at a UEA/UCR ``.ts`` file (see `designer.training.preview`): its header and
+"""The first look at a UEA/UCR ``.ts`` file (see `designer.training.new_from_data.preview`): its header and
 first series, then, read line by line, the number of series, their lengths, classes and
 missing values, and those of the ``_TEST`` file beside it."""
 from __future__ import annotations

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from designer.engines.convert import convert_state_dict
 
+from ..data.errors import DataError
 from .checkpoint import Checkpoint, CheckpointError
-from .data.errors import DataError
 from .errors import TrainingError
 
 RECURRENT = ("LSTM", "GRU", "RNN")
@@ -117,7 +117,7 @@ class Restored:
 
 def restore(ck: Checkpoint, graph, net, opt, source, world, seed: int, device) -> Restored:
     """Load checkpoint ``ck`` into ``net``, ``opt`` and ``source`` on this rank of ``world``
-    (a `designer.training.distributed.World`; ``World()`` alone).
+    (a `designer.training.run.distributed.World`; ``World()`` alone).
 
     The weights are converted when an engine changed, and the optimizer then starts afresh
     (its moments belong to the other engine's tensors). The random streams and the carried

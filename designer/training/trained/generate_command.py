@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from . import quality
-from .generate import GenerateError, Generated, generate, load_trained, write_wavs
+from .generate import Generated, GenerateError, generate, load_trained, write_wavs
 
 
 def _summary(out: Generated, unit: str) -> str:

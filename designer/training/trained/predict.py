@@ -16,7 +16,7 @@ import torch
 
 from designer.graph import project as P
 
-from .data import open_source
+from ..data import open_source
 from .generate import GenerateError, load_trained
 
 
@@ -64,7 +64,7 @@ def predict_digits(run_dir: str | Path, count: int = 12, which: str = "best",
     ------
     GenerateError
         The run is not an MNIST run, or its data layer cannot be read.
-    designer.training.checkpoint.CheckpointError
+    designer.training.run.checkpoint.CheckpointError
         The checkpoint is missing or damaged.
     """
     model = load_trained(run_dir, which, device)

@@ -1,7 +1,7 @@
 """Data-parallel training on torch.distributed: several processes (one per GPU with NCCL, or
 several on the CPU with gloo) train the same net, each on its own share of every batch.
 
-The processes are started by ``rnn-designer train --nproc N`` (`designer.training.launch`)
+The processes are started by ``rnn-designer train --nproc N`` (`designer.training.run.launch`)
 or by ``torchrun ... -m designer train``. Each reads its place from torchrun's environment
 (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``, ``MASTER_PORT``); :func:`joined`
 sets up the process group and gives the training loop a :class:`World`. For one process the
@@ -31,8 +31,8 @@ import torch.distributed as dist
 
 from designer.engines.build import BuildError
 
+from ..data.errors import DataError
 from . import checkpoint as C
-from .data.errors import DataError
 from .errors import TrainingError
 
 FORESEEN = (TrainingError, DataError, C.CheckpointError, BuildError)

@@ -128,7 +128,7 @@ def inspect(net, probe: Probe, grads: bool = True, parity: bool = False) -> Insp
         A built `designer.engines.build.Net` with a data layer and a SoftmaxWithLoss layer
         (on any device; it is put in eval mode for the call and back after).
     probe
-        The input (:mod:`designer.training.probe`).
+        The input (:mod:`designer.training.readout.probe`).
     grads
         Also compute the gradient norms per step (a backward pass through the steps).
     parity

@@ -55,7 +55,7 @@ class StreamDecoder:
     device
         Where the net lives (default: where its parameters are).
     temperature, top_k
-        How symbols are picked (see :func:`designer.training.sampling.draw`).
+        How symbols are picked (see :func:`designer.training.readout.sampling.draw`).
     seed
         Seeds the noise (``None``: a fresh seed); the same seed, device and settings give the
         same symbols.

@@ -9,7 +9,7 @@ optimisation step (``designer.engines.step.TrainStep``: eager, or replayed from 
 checkpoint on their intervals. Only plain data (numbers, strings) leaves the loop, never live
 tensors, so a Qt worker can pass the records across threads as they are.
 
-In a data-parallel run (``RunOptions.world``, `designer.training.distributed`) every process
+In a data-parallel run (``RunOptions.world``, `designer.training.run.distributed`) every process
 runs this same loop on its own share of each batch, and they agree on every decision (stop,
 skip, validate, save) at the same step; rank 0 alone writes the run folder, samples and
 inspects, so its records are the run's.
@@ -29,17 +29,17 @@ from designer.engines.step import TrainStep, make_optimizer, set_lr
 from designer.graph.project import Project
 from designer.graph.validate import LOSS_TYPES
 
+from ..data import FILE_PARAMS, DataError, open_source
+from ..readout.decode import Sampler
+from ..readout.inspect import probe_record
+from ..readout.probe import DEFAULT_STEPS, held_out_probe
 from . import checkpoint as C
 from .control import StopToken, WeightsTap
-from .data import FILE_PARAMS, DataError, open_source
-from .decode import Sampler
 from .distributed import World
 from .divergence import DivergenceWatch
 from .errors import TrainingError
 from .first_step import first_step_notes
 from .fits import check_fits
-from .inspect import probe_record
-from .probe import DEFAULT_STEPS, held_out_probe
 from .resume import restore
 from .rundir import RunDir
 from .schedule import learning_rate

@@ -13,7 +13,7 @@ from . import checkpoint as C
 from .errors import TrainingError
 
 
-def _clean(value):
+def json_value(value):
     """JSON has no NaN or infinity: write them as null."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -77,7 +77,7 @@ class RunDir:
         if not self.writer:
             return
         with open(self.metrics, "a", encoding="utf-8") as f:
-            f.write(json.dumps({k: _clean(v) for k, v in record.items()}) + "\n")
+            f.write(json.dumps({k: json_value(v) for k, v in record.items()}) + "\n")
 
     def read_metrics(self) -> list[dict]:
         if not self.metrics.exists():

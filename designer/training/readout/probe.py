@@ -23,7 +23,7 @@ class ProbeError(Exception):
 
 @dataclass
 class Probe:
-    """One input sequence for :func:`designer.training.inspect.inspect`.
+    """One input sequence for :func:`designer.training.readout.inspect.inspect`.
 
     Attributes
     ----------

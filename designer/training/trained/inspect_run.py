@@ -17,10 +17,10 @@ import numpy as np
 
 from designer.graph import project as P
 
-from .data import open_source
+from ..data import open_source
+from ..readout.inspect import Inspection, inspect
+from ..readout.probe import DEFAULT_STEPS, Probe, ProbeError, held_out_probe, text_probe
 from .generate import TrainedModel, load_trained
-from .inspect import Inspection, inspect
-from .probe import DEFAULT_STEPS, Probe, ProbeError, held_out_probe, text_probe
 
 
 def run_probe(model: TrainedModel, steps: int = DEFAULT_STEPS) -> Probe:

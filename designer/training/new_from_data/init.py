@@ -19,9 +19,9 @@ from designer.graph.datasets import DataProblem
 from designer.graph.model import Graph
 from designer.graph.project import Project
 
-from .data.classes import ClassesSource
-from .data.errors import DataError
-from .data.series import SeriesSource
+from ..data.classes import ClassesSource
+from ..data.errors import DataError
+from ..data.series import SeriesSource
 
 # CPU cost of one training step, ms per (T x N x H x (H + F)) of an LSTM on one core,
 # measured on Japanese Vowels (T 29, N 32, H 100, F 12: 44 ms a step)

@@ -1,4 +1,4 @@
-"""What a first look at a data file found (`designer.training.preview`): the `Preview` of a
+"""What a first look at a data file found (`designer.training.new_from_data.preview`): the `Preview` of a
 table or of labelled sequences, its columns, and the errors of a preview. Plain data only."""
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ import torch
 
 from designer.graph import project as P
 
-from .data import open_source
+from ..data import open_source
 from .generate import GenerateError, TrainedModel, load_trained
 
 TASKS = {"series": "forecast", "classes": "classify"}
@@ -57,7 +57,7 @@ def evaluate_run(run_dir: str | Path, data: str | Path | None = None, which: str
     ------
     GenerateError
         Not a forecasting or classification run, or no test split to score.
-    designer.training.data.DataError, designer.training.checkpoint.CheckpointError
+    designer.training.data.DataError, designer.training.run.checkpoint.CheckpointError
         The data or the checkpoint cannot be used.
     """
     model = load_trained(run_dir, which, device)

@@ -9,7 +9,7 @@ if they had been read, and forecasts again from the last of them, ``rounds`` tim
 how far the net can go on its own output. Input columns that are not forecast (exogenous
 inputs) keep the file's values, so a roll-out of such a net stops at the file's end; a net that
 reads only its targets rolls on past it, into the future. Scores are the ``evaluate`` numbers
-(`designer.training.evaluate`). Only numpy arrays and plain numbers leave here.
+(`designer.training.trained.evaluate`). Only numpy arrays and plain numbers leave here.
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def forecast_view(run_dir: str | Path, which: str = "best", device: str = "cpu",
     ------
     GenerateError
         Not a forecasting run, or its data has no test split.
-    designer.training.data.DataError, designer.training.checkpoint.CheckpointError
+    designer.training.data.DataError, designer.training.run.checkpoint.CheckpointError
     """
     model = load_trained(run_dir, which, device)
     if model.kind != "series":

@@ -10,8 +10,7 @@ from dataclasses import replace
 
 import torch
 
-from designer.graph.memory import (MemoryEstimate, Setup, estimate, parts_text, refusal,
-                                   size_text)
+from designer.graph.memory import MemoryEstimate, Setup, estimate, parts_text, refusal, size_text
 from designer.monitor.capacity import DeviceMemory, capacity
 
 from .errors import TrainingError
