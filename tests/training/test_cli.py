@@ -90,7 +90,7 @@ def test_audio_streams_are_written_at_the_audio_default_and_have_sound(tmp_path)
 
     from designer.training.data.wavfile import read_wav
     from designer.training.run.loop import RunOptions, train
-    from tests.training.test_generate import audio_project
+    from tests.training.trained.test_generate import audio_project
     list(train(audio_project(tmp_path), RunOptions(out=tmp_path / "run", steps=6)))
     out = cli("generate", tmp_path / "run", "--seconds", "0.1", "--wav", tmp_path / "g.wav",
               "--streams", "2", "--seed", "3")

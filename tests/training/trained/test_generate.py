@@ -14,7 +14,7 @@ from designer.training.trained.generate import (GenerateError, generate, generat
                                         pick_device, wav_paths, write_wavs)
 from designer.training.run.loop import RunOptions, train
 from designer.training.readout.sampling import pick, sample_window
-from tests.training.test_loop import tiny_project
+from tests.training.run.test_loop import tiny_project
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +162,7 @@ def test_generation_from_a_folder_without_checkpoint(tmp_path):
 
 
 def test_a_bidirectional_net_cannot_write_one_symbol_after_another(tmp_path):
-    from tests.training.test_resume_bidirectional import bidirectional_project
+    from tests.training.run.test_resume_bidirectional import bidirectional_project
     list(train(bidirectional_project(tmp_path, "CUDNN"), RunOptions(out=tmp_path / "run",
                                                                     steps=2)))
     with pytest.raises(GenerateError, match="lstm1 is bidirectional: its backward half reads"):

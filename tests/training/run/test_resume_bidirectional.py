@@ -3,7 +3,7 @@ a checkpoint whose layer reads the other number of directions is refused in word
 import pytest
 
 from designer.training.run.loop import TrainingError
-from tests.training.test_loop import run_all, tiny_project, train_losses
+from tests.training.run.test_loop import run_all, tiny_project, train_losses
 
 
 def bidirectional_project(tmp_path, engine):

@@ -40,7 +40,7 @@ def test_a_slow_first_step_on_a_gpu_says_why():
 
 def test_the_loop_says_them_once_after_the_first_step(tmp_path, monkeypatch):
     from designer.training.run import loop
-    from tests.training.test_loop import run_all, tiny_project
+    from tests.training.run.test_loop import run_all, tiny_project
     seen = []
 
     def notes(net, seconds, device):

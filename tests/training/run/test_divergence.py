@@ -3,7 +3,7 @@ import json
 import math
 
 from designer.training.run.divergence import DivergenceWatch
-from tests.training.test_loop import run_all, tiny_project
+from tests.training.run.test_loop import run_all, tiny_project
 
 
 def test_the_watch_warns_once_the_loss_has_stayed_high_for_long_enough():

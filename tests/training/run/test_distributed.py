@@ -21,7 +21,7 @@ import pytest
 from designer.training.run import checkpoint as C
 from designer.training.run.loop import RunOptions, train
 from tests.conftest import PROJECTS, need_data
-from tests.training.test_loop import tiny_project
+from tests.training.run.test_loop import tiny_project
 
 pytestmark = pytest.mark.slow
 

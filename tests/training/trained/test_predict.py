@@ -8,7 +8,7 @@ from designer.training.trained.generate import GenerateError
 from designer.training.run.loop import RunOptions, train
 from designer.training.trained.predict import predict_digits
 from tests.conftest import DATA, need_data
-from tests.training.test_loop import tiny_project
+from tests.training.run.test_loop import tiny_project
 
 
 def digits_project(folder) -> Project:

@@ -8,7 +8,7 @@ import torch
 from designer.monitor.capacity import DeviceMemory
 from designer.training.run import fits
 from designer.training.run.errors import TrainingError
-from tests.training.test_loop import tiny_project
+from tests.training.run.test_loop import tiny_project
 
 CPU = torch.device("cpu")
 

@@ -10,7 +10,7 @@ import pytest
 from designer.training.run.control import WeightsTap
 from designer.training.run.loop import RunOptions, train
 from tests.conftest import ROOT
-from tests.training.test_loop import tiny_project
+from tests.training.run.test_loop import tiny_project
 
 LINE = "Before we proceed any further, hear me speak."
 
