@@ -2,6 +2,7 @@
 their lengths, splits that do not follow the seed, class names as written, exact resume, and
 one sentence for each kind of bad file."""
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -109,6 +110,54 @@ def test_a_test_file_with_a_class_never_seen_in_training_is_refused(tmp_path):
     test = ts(tmp_path, "X_TEST.ts", rows(6))
     refused(layer("SequenceClasses", file=train), test,
             "line 8 holds the class 'c', which no training sequence has", folder=tmp_path)
+
+
+def test_one_class_in_the_training_split_is_refused(tmp_path):
+    same = [("a", channels) for _, channels in rows(12)]
+    f = ts(tmp_path, "one.ts", same)
+    refused(layer("SequenceClasses", file=f), f,
+            "every series in the training split is of class 'a' (its header lists a, b, c); "
+            "a classifier needs at least two classes")
+    long = tmp_path / "one.csv"
+    long.write_text("id,x,label\n" + "".join(f"{i},{i % 5},walk\n" for i in range(12)))
+    refused(layer("SequenceClasses", file=str(long)), long,
+            "every series in the training split is of class 'walk'; a classifier needs")
+    # a TEST file beside it does not make a training split of one class a classifier
+    train = ts(tmp_path, "X_TRAIN.ts", same)
+    ts(tmp_path, "X_TEST.ts", rows(6))
+    refused(layer("SequenceClasses", file=train), train, "of class 'a'", folder=tmp_path)
+
+
+def test_a_class_the_header_lists_but_no_series_has_is_noted(tmp_path):
+    f = ts(tmp_path, "x.ts", [r for r in rows(18) if r[0] != "c"])
+    s = source(f)
+    assert s.classes == ["a", "b", "c"]
+    assert "x.ts: no training series is of class 'c'; the net keeps an output for it but " \
+           "cannot learn it" in s.notes
+
+
+def test_large_values_normalise_in_float64(tmp_path):
+    big = [(label, [(np.asarray(c) * 1e20).tolist() for c in chans]) for label, chans in rows(30)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = source(ts(tmp_path, "big.ts", big))
+    assert np.isfinite(s.stats["std"]).all() and 0.5e20 < s.stats["std"][0] < 2e20
+    assert np.isfinite(s._padded).all() and 0.5 < float(np.abs(s._padded).max()) < 10
+
+
+def test_values_beyond_float32_are_refused_at_their_line(tmp_path):
+    huge = rows(9)
+    huge[3] = ("a", [[1.0, 2.0, 1e308], [1, 2, 3]])
+    f = ts(tmp_path, "huge.ts", huge)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        refused(layer("SequenceClasses", file=f), f,
+                "line 9, channel1 holds 1e+308, more than the 3.4e+38 that rnn-designer keeps "
+                "sequences in (32-bit numbers); rescale it")
+        long = tmp_path / "huge.csv"
+        long.write_text("id,x,label\n1,0.5,a\n1,-4e38,a\n2,1,b\n")
+        refused(layer("SequenceClasses", file=str(long)), long,
+                "series '1' (from line 2), column 'x' holds -4e+38")
 
 
 def test_a_test_file_with_other_channels_is_refused(tmp_path):

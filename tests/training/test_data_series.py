@@ -2,9 +2,11 @@
 only, gaps mended as asked, labels that turn back into the target's units, baselines, exact
 resume, and one sentence for each kind of bad table."""
 import os
+import warnings
 
 import numpy as np
 import pytest
+import torch
 
 from designer.training.data import open_source
 from designer.training.data.series import SeriesSource
@@ -126,6 +128,49 @@ def test_bad_tables_get_one_sentence(tmp_path):
     text.write_text("t,v\n1,2\n2,3\n3,abc\n" + "".join(f"{i},{i}\n" for i in range(4, 300)))
     refused(layer("TimeSeries", file=str(text), seq_len=4), text,
             "row 3 (line 4), column 'v' holds 'abc', which is not a number")
+
+
+def scaled(tmp_path, values, name: str = "big.csv") -> str:
+    """A table of one column, ``value``, holding these values."""
+    p = tmp_path / name
+    p.write_text("step,value\n" + "".join(f"{i},{v!r}\n" for i, v in enumerate(values)))
+    return str(p)
+
+
+def wave(rows: int = 200) -> np.ndarray:
+    return 2 + np.sin(np.arange(rows) / 5)
+
+
+def test_values_too_large_to_normalise_name_the_column_and_warn_nothing(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warnings would fail the test
+        f = scaled(tmp_path, (wave() * 0.5e308).tolist())
+        refused(layer("TimeSeries", file=f, seq_len=8), f,
+                "column 'value' holds values up to 1.5e+308, too large to normalise (their "
+                "spread overflows); rescale the column")
+        f = scaled(tmp_path, (wave() * 1e200).tolist(), "e200.csv")  # its squares overflow
+        refused(layer("TimeSeries", file=f, seq_len=8), f, "spread overflows")
+        # without normalising, the values themselves are more than float32 holds
+        f = scaled(tmp_path, (wave() * 1.5e38).tolist(), "e38.csv")
+        refused(layer("TimeSeries", file=f, seq_len=8, normalize=False), f,
+                "column 'value' holds values up to 4.5e+38", "normalize on")
+        # the training rows' spread is small, and the last rows are far beyond it
+        values = wave().tolist()
+        values[-5:] = [3e38] * 5
+        f = scaled(tmp_path, values, "late.csv")
+        refused(layer("TimeSeries", file=f, seq_len=8), f,
+                "holds values up to 3e+38, too large to normalise by the spread of the "
+                "training rows")
+
+
+def test_large_values_with_a_finite_spread_normalise_and_train(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = source(scaled(tmp_path, (wave() * 1e30).tolist()), target="value", seq_len=8)
+        assert np.isfinite(s.stats["x_std"]).all() and 0.5e30 < s.stats["y_std"][0] < 1e30
+        b = s.next_batch()
+        assert torch.isfinite(b["data"]).all() and torch.isfinite(b["label"]).all()
+        assert float(b["data"].abs().max()) < 10
 
 
 def test_a_npy_array_is_a_table_too(tmp_path):

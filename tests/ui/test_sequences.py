@@ -2,6 +2,7 @@
 ``init`` makes of it; a forecasting run shows its forecasts, baselines and roll-out, a
 classifier its confusion matrix; the charts draw RMSE while a forecaster trains."""
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -143,6 +144,33 @@ def test_a_bad_file_is_one_sentence_in_the_dialog_and_a_ts_file_is_classified(
     assert dialog.choice.classes.text() == "3: down (12), flat (12), up (12) (sequences each)"
     assert not dialog.message.isVisible() and dialog.create_button.isEnabled()
     dialog.reject()
+
+
+def test_data_init_cannot_learn_from_is_one_sentence_when_the_project_is_made(
+        window, qtbot, tmp_path):
+    huge = tmp_path / "co2.csv"  # values near float64's limit: their spread overflows
+    huge.write_text("t,value\n" + "".join(f"{i},{float(2 + np.sin(i / 5)) * 0.5e308!r}\n"
+                                          for i in range(200)))
+    rng = np.random.default_rng(0)
+    one = tmp_path / "one_TRAIN.ts"  # three classes in the header, one in the series
+    one.write_text("@problemName one\n@classLabel true a b c\n@data\n" + "".join(
+        ",".join(f"{v:.3f}" for v in rng.normal(size=12)) + ":a\n" for _ in range(30)))
+    want = {huge: "column 'value' holds values up to 1.5e+308, too large to normalise (their "
+                  "spread overflows); rescale the column.",
+            one: "every series in the training split is of class 'a' (its header lists a, b, "
+                 "c); a classifier needs at least two classes."}
+    for data, sentence in want.items():
+        dialog = open_dialog(window, qtbot, data)
+        assert dialog.create_button.isEnabled(), dialog.why_not()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert dialog.create()
+            qtbot.waitUntil(lambda d=dialog: d.init_job is None, timeout=30_000)
+        assert dialog.message.text() == f"{data}: {sentence}"
+        assert dialog.isVisible() and dialog.create_button.isEnabled()
+        assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+        assert not list(tmp_path.glob("*.json"))  # no project written
+        dialog.reject()
 
 
 def test_picking_another_file_abandons_the_scan_of_the_first(window, qtbot, tmp_path):

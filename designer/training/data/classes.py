@@ -16,12 +16,13 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from designer.graph.layers.sequences import paired_test_file
+from designer.graph.layers.sequences import paired_test_file, sort_classes
 
 from .base import Source, check_eval_count
 from .cursors import SPLITS, ShuffledSplits
 from .errors import DataError
 from .labelled import Sequences, read_sequences
+from .normalise import check_normalisable, finite_columns, moments, normalised, peaks
 
 SPLIT_SEED = 0x53455143  # fixed: which sequences validate and test must not follow the seed
 
@@ -82,8 +83,18 @@ class ClassesSource(ShuffledSplits, Source):
         if meta and len(meta.get("features", self.features)) != len(self.features):
             raise DataError(f"{self.path} holds {len(self.features)} features a step, but the "
                             f"model was trained on {len(meta['features'])}")
+        if labelled and not whole:
+            _check_two_classes(main, parts["train"])
         self.classes = list(meta["classes"]) if meta else _classes(seqs, parts, labelled)
         self.num_classes = len(self.classes)
+        if labelled and not whole and not meta:
+            taught = {seqs.labels[i] for i in parts["train"]}
+            idle = [c for c in self.classes if c not in taught]
+            if idle:
+                it = "it" if len(idle) == 1 else "them"
+                self.notes.append(f"{self.path.name}: no training series is of class "
+                                  f"{', '.join(repr(c) for c in idle[:12])}; the net keeps an "
+                                  f"output for {it} but cannot learn {it}")
         index = {c: i for i, c in enumerate(self.classes)}
         for i, lab in enumerate(seqs.labels):
             if lab is not None and lab not in index and labelled:
@@ -103,12 +114,20 @@ class ClassesSource(ShuffledSplits, Source):
         self.lengths = -(-steps // self.frame)             # frames, the last one padded
         self.seq_len = int(self.lengths.max())
         self.stats = meta["stats"] if meta else self._own_stats(params["normalize"])
-        mean = np.asarray(self.stats["mean"], np.float32)
-        std = np.asarray(self.stats["std"], np.float32)
+        mean = np.asarray(self.stats["mean"], np.float64)
+        std = np.asarray(self.stats["std"], np.float64)
         f = len(self.features)
         padded = np.zeros((len(seqs.series), self.seq_len * self.frame, f), np.float32)
         for i, s in enumerate(seqs.series):
-            padded[i, :len(s)] = (s - mean) / std
+            padded[i, :len(s)] = normalised(s, mean, std)
+        first = len(main.series)
+        noun = "channel" if self.path.suffix.lower() == ".ts" else "column"
+        for file, lo, hi in ((self.path, 0, first), (test, first, len(seqs.series))):
+            if hi > lo:  # each file named for its own values
+                check_normalisable(file, self.features, _peaks(seqs.series[lo:hi]),
+                                   self.stats["mean"], self.stats["std"],
+                                   finite_columns(padded[lo:hi]), params["normalize"],
+                                   "the training sequences", bool(meta), noun)
         self._padded = padded.reshape(len(seqs.series), self.seq_len, self.frame * f)
         if not whole and len(self.parts["train"]) == 0:
             raise DataError(f"{self.path} leaves no sequence for training; lower val_fraction "
@@ -124,8 +143,8 @@ class ClassesSource(ShuffledSplits, Source):
         if not normalize:
             return {"mean": [0.0] * f, "std": [1.0] * f}
         steps = np.concatenate([self.seqs.series[i] for i in self.parts["train"]], 0)
-        std = steps.std(0)
-        return {"mean": steps.mean(0).tolist(), "std": np.where(std > 1e-12, std, 1.0).tolist()}
+        mean, std = moments(steps)  # in float64: float32 squares overflow from 1.8e19
+        return {"mean": mean.tolist(), "std": std.tolist()}
 
     # ------------------------------------------------------------------------- queries --
     def split_size(self, split: str = "train") -> int:
@@ -211,6 +230,23 @@ def _stratified(labels: list, members: list[int], fraction: float) -> tuple[list
     return [i for i in members if i not in held_set], sorted(held)
 
 
+def _check_two_classes(seqs: Sequences, train: list[int]) -> None:
+    """Refuse a training split of one class: a net would learn to answer it every time."""
+    seen = sort_classes({seqs.labels[i] for i in train if seqs.labels[i] is not None})
+    if len(seen) != 1:
+        return  # none at all is refused later ("leaves no sequence for training")
+    listed = (f" (its header lists {', '.join(seqs.classes[:12])})"
+              if seqs.path.suffix.lower() == ".ts" and len(seqs.classes) > 1 else "")
+    raise DataError(f"{seqs.path}: every series in the training split is of class "
+                    f"'{seen[0]}'{listed}; a classifier needs at least two classes")
+
+
+def _peaks(series: list) -> np.ndarray:
+    """Each feature's value of the largest magnitude over all the sequences."""
+    tops = np.stack([peaks(s) for s in series])
+    return peaks(tops)
+
+
 def _check_channels(a: Sequences, b: Sequences) -> None:
     if len(a.features) != len(b.features):
         raise DataError(f"{b.path} holds {len(b.features)} channels a step, but {a.path.name} "
@@ -237,6 +273,5 @@ def _classes(seqs: Sequences, parts: dict, labelled: bool) -> list[str]:
         if bad:
             return [c for c in declared if c in seen]  # the caller names the class
         return declared
-    from designer.graph.layers.sequences import sort_classes
     return sort_classes({seqs.labels[i] for k in ("train", "val") for i in parts[k]
                          if seqs.labels[i] is not None})

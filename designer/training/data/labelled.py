@@ -20,6 +20,7 @@ from designer.graph.datasets import DataProblem
 from designer.graph.layers.sequences import long_format_columns, sort_classes
 
 from .errors import DataError
+from .normalise import F32_MAX
 
 
 @dataclass
@@ -88,7 +89,9 @@ def read_ts(path: Path, labelled: bool = True) -> Sequences:
                     raise DataError(f"{path}: line {number} has channels of different lengths "
                                     f"({', '.join(str(len(v)) for v in values[:6])}); every "
                                     "channel of a series needs as many values")
-                array = np.stack(values, 1).astype(np.float32)
+                array = np.stack(values, 1)
+                _check_range(array, path, f"line {number}", channel_names(channels))
+                array = array.astype(np.float32)
                 filled += int(np.isnan(array).sum())
                 series.append(_fill_gaps(array))
                 labels.append(label)
@@ -101,11 +104,28 @@ def read_ts(path: Path, labelled: bool = True) -> Sequences:
         raise DataError(f"{path} holds no series after @data")
     classes = declared if declared else sort_classes({lab for lab in labels if lab})
     out = Sequences(path, series, labels, classes, [str(i + 1) for i in range(len(series))],
-                    [f"channel{j + 1}" for j in range(channels)], lines=lines)
+                    channel_names(channels), lines=lines)
     if filled:
         out.notes.append(f"{path.name}: {filled} missing values ('?') filled in along their "
                          "channel")
     return out
+
+
+def channel_names(channels: int) -> list[str]:
+    """A ``.ts`` file's features: ``channel1``, ``channel2``..."""
+    return [f"channel{j + 1}" for j in range(channels)]
+
+
+def _check_range(array: np.ndarray, path: Path, where: str, names: list[str]) -> None:
+    """Refuse a value beyond float32's range (sequences are kept in 32-bit numbers);
+    ``names[c]`` says where column ``c`` is (``channel1``, ``column 'x'``)."""
+    with np.errstate(invalid="ignore"):
+        over = np.abs(array) > F32_MAX
+    if over.any():
+        r, c = (int(v) for v in np.argwhere(over)[0])
+        raise DataError(f"{path}: {where}, {names[c]} holds {array[r, c]:.3g}, more than the "
+                        f"{F32_MAX:.2g} that rnn-designer keeps sequences in (32-bit numbers); "
+                        "rescale it")
 
 
 def _ts_channel(text: str, path: Path, number: int) -> np.ndarray:
@@ -193,6 +213,8 @@ def read_long_csv(path: Path, label_column: str = "", labelled: bool = True) -> 
                             f"column '{label}'")
         order = sorted(range(len(g["rows"])), key=lambda i: g["times"][i])
         array = np.asarray([g["rows"][i] for i in order], dtype=np.float64)
+        _check_range(array, path, f"series '{key}' (from line {g['line']})",
+                     [f"column '{c}'" for c in features])
         filled += int(np.isnan(array).sum())
         series.append(_fill_gaps(array).astype(np.float32))
         labels.append(g["label"])

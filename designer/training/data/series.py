@@ -27,8 +27,8 @@ from designer.graph.datasets import DataProblem
 from .base import Source, check_eval_count
 from .cursors import SPLITS, ShuffledSplits
 from .errors import DataError
+from .normalise import check_normalisable, finite_columns, moments, normalised, peaks
 from .table import detect_period, header_of, read_table
-
 
 
 class SeriesSource(ShuffledSplits, Source):
@@ -100,7 +100,8 @@ class SeriesSource(ShuffledSplits, Source):
             self.bounds = {"train": (0, n_train), "val": (n_train, n_train + n_val),
                            "test": (n_train + n_val, rows)}
         self.stats = stats or self._own_stats(params["normalize"])
-        self._xn = ((self.x - self.stats["x_mean"]) / self.stats["x_std"]).astype(np.float32)
+        self._xn = normalised(self.x, self.stats["x_mean"], self.stats["x_std"])
+        self._check_scale(params["normalize"], trained=bool(stats))
         # in change mode the targets' own history is told relative to its last value too
         self._relative = [inputs.index(t) for t in targets if t in inputs] \
             if self.predict != "level" else []
@@ -128,12 +129,18 @@ class SeriesSource(ShuffledSplits, Source):
             return {"x_mean": [0.0] * self.x.shape[1], "x_std": [1.0] * self.x.shape[1],
                     "y_mean": [0.0] * self.y.shape[1], "y_std": [1.0] * self.y.shape[1]}
 
-        def moments(a):
-            mean, std = a[fit].mean(0), a[fit].std(0)
-            return mean.tolist(), np.where(std > 1e-12, std, 1.0).tolist()
-        xm, xs = moments(self.x)
-        ym, ys = moments(self.y)
-        return {"x_mean": xm, "x_std": xs, "y_mean": ym, "y_std": ys}
+        (xm, xs), (ym, ys) = moments(self.x[fit]), moments(self.y[fit])
+        return {"x_mean": xm.tolist(), "x_std": xs.tolist(),
+                "y_mean": ym.tolist(), "y_std": ys.tolist()}
+
+    def _check_scale(self, normalize: bool, trained: bool) -> None:
+        """Refuse columns too large to normalise (their statistics or z-scores overflow)."""
+        check_normalisable(self.path, self.inputs, peaks(self.x), self.stats["x_mean"],
+                           self.stats["x_std"], finite_columns(self._xn), normalize,
+                           trained=trained)
+        yn = normalised(self.y, self.stats["y_mean"], self.stats["y_std"])
+        check_normalisable(self.path, self.targets, peaks(self.y), self.stats["y_mean"],
+                           self.stats["y_std"], finite_columns(yn), normalize, trained=trained)
 
     def _split_origins(self, split: str, stride: int) -> np.ndarray:
         lo, hi = self.bounds[split]
@@ -233,7 +240,7 @@ class SeriesSource(ShuffledSplits, Source):
         other = copy.copy(self)
         other.x = np.asarray(x, dtype=np.float64)
         other.y = np.asarray(y, dtype=np.float64)
-        other._xn = ((other.x - self.stats["x_mean"]) / self.stats["x_std"]).astype(np.float32)
+        other._xn = normalised(other.x, self.stats["x_mean"], self.stats["x_std"])
         other.y_missing = np.zeros(other.y.shape, bool)
         return other
 
