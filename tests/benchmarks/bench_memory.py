@@ -64,7 +64,7 @@ def measure(project_path: str, device: str, engine: str, steps: int, precision: 
 
     from designer.graph import project as P
     from designer.graph.memory import Setup, estimate
-    from designer.training.run import loop
+    from designer.training.run import loop, session
 
     warm_up()
     project = P.load(project_path)
@@ -73,7 +73,7 @@ def measure(project_path: str, device: str, engine: str, steps: int, precision: 
     est = estimate(project.graph, Setup(device, engine, precision, project.solver_settings(),
                                         settings["cuda_graphs"]))
     base = {}
-    real_net = loop.Net
+    real_net = session.Net
 
     def net_marking_the_start(*args, **kwargs):  # just before the model is built
         import gc
@@ -86,7 +86,7 @@ def measure(project_path: str, device: str, engine: str, steps: int, precision: 
         Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
         return real_net(*args, **kwargs)
 
-    loop.Net = net_marking_the_start
+    session.Net = net_marking_the_start
     with tempfile.TemporaryDirectory() as tmp:
         opts = loop.RunOptions(out=Path(tmp) / "run", steps=steps, device=device,
                                engine=engine, seed=1)

@@ -39,14 +39,14 @@ def test_a_slow_first_step_on_a_gpu_says_why():
 
 
 def test_the_loop_says_them_once_after_the_first_step(tmp_path, monkeypatch):
-    from designer.training.run import loop
+    from designer.training.run import session
     from tests.training.run.test_loop import run_all, tiny_project
     seen = []
 
     def notes(net, seconds, device):
         seen.append(seconds)
         return ["first step noted"]
-    monkeypatch.setattr(loop, "first_step_notes", notes)
+    monkeypatch.setattr(session, "first_step_notes", notes)
     recs = run_all(tiny_project(tmp_path), out=tmp_path / "run", steps=4)
     said = [r for r in recs if r["kind"] == "note" and r["message"] == "first step noted"]
     assert len(seen) == 1 and seen[0] > 0

@@ -1,0 +1,48 @@
+"""What a run is asked to do beyond the project's own settings, and the device it runs on."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from ..readout.probe import DEFAULT_STEPS
+from .control import WeightsTap
+from .distributed import World
+from .errors import TrainingError
+
+
+@dataclass
+class RunOptions:
+    """What a run is asked to do beyond the project's own settings."""
+
+    out: str | Path | None = None        # the run folder (default: runs/<project>-<time>)
+    resume: bool = False                 # continue from the run folder's last checkpoint
+    steps: int | None = None             # stop at this step (default: the solver's max_steps)
+    device: str | None = None            # auto, cpu or cuda (default: the project's)
+    engine: str | None = None            # run every LSTM/GRU/RNN on cudnn or caffe
+    seed: int | None = None
+    corpus: str | Path | None = None     # train on this file instead of the data layer's
+    time_limit: float | None = None      # seconds
+    download_progress: Callable | None = None
+    world: World | None = None           # this process's place in a data-parallel run
+    extra_meta: dict = field(default_factory=dict)
+    tap: WeightsTap | None = None        # hands out copies of the weights when asked
+    probe_steps: int = DEFAULT_STEPS     # the held-out snippet inspected at evals (0: none)
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` -> a device, or a ``TrainingError``."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise TrainingError("the CUDA device was asked for, but no CUDA GPU is available "
+                                "(use --device cpu)", 2)
+        dev = torch.device(name)
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise TrainingError(f"there is no GPU {dev.index}: this machine has "
+                                f"{torch.cuda.device_count()}", 2)
+        return dev
+    return torch.device(name)

@@ -1,0 +1,369 @@
+"""One run in progress: what `designer.training.run.loop.train` sets up (data, net, optimizer,
+run folder) and the named steps it takes (one optimisation step, the train record, validation,
+a checkpoint, a sample, the end). Each step that has something to say yields plain records."""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Iterator
+
+import torch
+
+from designer.engines.build import BuildError, Net, detach_state
+from designer.engines.step import TrainStep, make_optimizer, set_lr
+from designer.graph.project import Project
+from designer.graph.validate import LOSS_TYPES
+
+from ..data import FILE_PARAMS, DataError, open_source
+from ..readout.decode import Sampler
+from ..readout.inspect import probe_record
+from ..readout.probe import held_out_probe
+from . import checkpoint as C
+from .distributed import World
+from .divergence import DivergenceWatch
+from .errors import TrainingError
+from .first_step import first_step_notes
+from .fits import check_fits
+from .options import RunOptions, resolve_device
+from .resume import restore
+from .rundir import RunDir
+from .schedule import learning_rate
+from .step_records import batch_tokens, streak, summarise
+from .validation import evaluate, to_device
+
+ENDED_BY = {"stop": "stopped", "time_limit": "time_limit"}  # a control action -> the reason
+
+
+def check_trainable(graph) -> None:
+    """Refuse a design that cannot train (bad input, like a broken file) in one sentence."""
+    errors = graph.errors()
+    if errors:
+        raise TrainingError(f"the net is not valid: {errors[0]}", 2)
+    if not graph.sources():
+        raise TrainingError("the net has no data layer to train on", 2)
+    if not any(layer.type in LOSS_TYPES for layer in graph.layers()):
+        raise TrainingError(f"the net has no loss layer ({', '.join(LOSS_TYPES)}), so there "
+                            "is nothing to minimise", 2)
+
+
+class Session:
+    """A run set up and under way; ``step``, ``best`` and ``reason`` say where it stands.
+
+    Setting up opens the data, builds the net and its optimizer on every rank (agreeing on
+    any failure), creates (or reopens, to resume) the run folder, and restores a checkpoint.
+    """
+
+    def __init__(self, project: Project, opts: RunOptions, world: World) -> None:
+        self.opts, self.world, self.graph = opts, world, project.graph
+        check_trainable(self.graph)
+        self.solver, self.cfg = project.solver_settings(), project.training_settings()
+        self.data_layer = self.graph.sources()[0]
+        if opts.corpus is not None:  # train on another file: V follows it
+            self.graph.set_param(self.data_layer, FILE_PARAMS[self.graph.layer(
+                self.data_layer).type], str(Path(opts.corpus).resolve()))
+        self.device = world.device or resolve_device(opts.device or self.cfg["device"])
+        self.seed = self.cfg["seed"] if opts.seed is None else opts.seed
+        self.ck = None
+        with world.together(local_first=True):  # a corpus downloads once per machine
+            self._open_data_and_net(project)
+        self.probe = held_out_probe(self.source, opts.probe_steps, quiet=True) \
+            if opts.probe_steps and world.is_main else None  # rank 0 reports what it shows
+        world.seed_ranks(self.seed)  # the same weights everywhere; each rank its own dropout
+        with world.together():  # after the data proved usable; rank 0 writes it
+            run = RunDir.create(opts.out, project, resume=opts.resume, writer=world.is_main)
+        self.run = RunDir(world.share(str(run.path)), writer=world.is_main)
+        self.opt = make_optimizer(self.net.parameters(), self.solver, self.device)
+        self.step, self.best, self.carry = 0, math.inf, None
+        self.notes = list(self.source.notes)
+        if self.ck is not None:  # every rank, whatever number of them made the checkpoint
+            back = restore(self.ck, self.graph, self.net, self.opt, self.source, world,
+                           self.seed, self.device)
+            self.step, self.best, self.carry = back.step, back.best, back.carry
+            self.notes += back.notes
+            self.run.truncate_metrics(self.step)
+        self._prepare_steps(project)
+
+    def _open_data_and_net(self, project: Project) -> None:
+        """Each rank on its own device, before anything is built; rank 0 says a refusal."""
+        graph, opts, world = self.graph, self.opts, self.world
+        self.memory = check_fits(graph, self.device, opts.engine, self.solver, self.cfg,
+                                 world.size, world.local_size)
+        if opts.resume:
+            try:
+                self.ck = C.load(opts.out, "last")
+            except C.CheckpointError as e:
+                raise TrainingError(str(e), 2) from None
+            self.seed = self.ck.meta.get("seed", self.seed)
+        try:
+            self.source = open_source(graph.layer(self.data_layer), _project_dir(project),
+                                      opts.corpus, opts.download_progress, self.seed)
+            world.shard(self.source)  # each rank its own rows of every batch
+        except DataError as e:
+            raise TrainingError(str(e), 2) from None
+        source = self.source
+        if "V" in graph.dims and source.num_classes != graph.dims["V"] and \
+                source.kind == "text":
+            raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, "
+                                f"but the net was sized for V = {graph.dims['V']}", 2)
+        _pin_classes(graph, source)
+        torch.manual_seed(self.seed)
+        try:
+            self.net = Net(graph, opts.engine).to(self.device)
+        except BuildError as e:
+            raise TrainingError(str(e), 1) from None
+        if hasattr(source, "target_scale"):
+            self.net.set_unit_scale(source.target_scale)
+
+    def _prepare_steps(self, project: Project) -> None:
+        """The step function, the carried state, and what the steps keep between them."""
+        cfg, device, world = self.cfg, self.device, self.world
+        autocast = torch.bfloat16 if cfg["precision"] == "bf16" and device.type == "cuda" \
+            else None
+        self.step_fn = TrainStep(self.net, self.opt, self.solver["clip_gradients"],
+                                 cfg["cuda_graphs"], autocast,
+                                 world.data_parallel())  # with several ranks, DDP
+        if self.source.carries_state and self.carry is None:
+            self.carry = self.net.initial_state(self.source.batch_size, device)
+        self.stop_at = self.opts.steps or self.solver["max_steps"]
+        self.device_name = world.device_name(_device_name(device))
+        self.meta_base = {"project": project.to_dict(), "engines": dict(self.net.engines),
+                          "seed": self.seed, "device": str(device),
+                          "device_name": self.device_name, "world_size": world.size,
+                          "data": _data_meta(self.source), **self.opts.extra_meta}
+        self.sampler = Sampler(self.net, device) \
+            if self.source.kind == "text" and world.is_main else None
+        self.pending, self.nan_streak, self.reason = [], 0, "finished"
+        self.diverging = DivergenceWatch(cfg["divergence_factor"], cfg["divergence_steps"])
+        if self.ck is not None:  # a resumed run remembers the best loss it had reached
+            self.diverging.best = min(
+                (r["loss"] for r in self.run.read_metrics() if r.get("kind") == "train"
+                 and isinstance(r.get("loss"), (int, float))), default=math.inf)
+        self.evals_without_best = 0
+        self.first_step = self.step  # the notes after the first step: first_step_notes
+        self.steps_since_log = self.tokens_since_log = 0
+
+    # ---- the named steps, in the order train() takes them -------------------------------
+    def start(self) -> Iterator[dict]:
+        """The start record, then the data's and the checkpoint's notes; starts the clocks."""
+        source, world = self.source, self.world
+        yield {"kind": "start", "step": self.step, "steps": self.stop_at,
+               "device": str(self.device), "device_name": self.device_name,
+               "world_size": world.size, "devices": world.gather(str(self.device)),
+               "run_dir": str(self.run.path), "engines": dict(self.net.engines),
+               "params": sum(p.numel() for p in self.net.parameters()),
+               "data": source.describe(), "notes": self.notes, "seed": self.seed,
+               "resumed": self.ck is not None,
+               "memory": None if self.memory is None else self.memory.total,
+               "vocab": source.vocab, "num_classes": source.num_classes,
+               "targets": list(getattr(source, "targets", ())) or None,
+               "probe": None if self.probe is None else self.probe.to_dict()}
+        for note in self.notes:
+            yield {"kind": "note", "step": self.step, "message": note}
+        self.t_start = self.t_log = time.perf_counter()
+
+    def control(self, token) -> Iterator[dict]:
+        """Stop, pause or go on (every rank the same); returns ``run``, ``stop`` or
+        ``time_limit``, after waiting out a pause."""
+        limit = self.opts.time_limit
+        time_up = bool(limit) and time.perf_counter() - self.t_start >= limit
+        action = self.world.control(token, time_up)
+        if action == "pause":
+            yield {"kind": "paused", "step": self.step}
+            action = self.world.wait_while_paused(token)
+            if action == "run":
+                yield {"kind": "resumed", "step": self.step}
+                self.t_log = time.perf_counter()
+        return action
+
+    def optimise(self) -> Iterator[dict]:
+        """One optimisation step at the scheduled learning rate; after the first, its notes."""
+        lr = learning_rate(self.step, self.solver)
+        set_lr(self.opt, lr)
+        batch = self.source.next_batch("train")
+        feeds = to_device(batch, self.data_layer, self.device)
+        t_step = time.perf_counter()
+        try:
+            out = self.step_fn(feeds, self.carry)
+        except torch.cuda.OutOfMemoryError:
+            del feeds, batch
+            _free_cuda()
+            raise TrainingError(
+                f"the GPU ran out of memory at batch size {self.source.batch_size} and "
+                f"sequence length {self.source.seq_len}; lower the data layer's batch_size "
+                "(or seq_len) and train again", 1) from None
+        if self.carry is not None:
+            self.carry = out.state if out.state is not None else detach_state(self.carry)
+        self.step += 1
+        if self.step == self.first_step + 1:
+            for note in first_step_notes(self.net, time.perf_counter() - t_step, self.device):
+                yield {"kind": "note", "step": self.step, "message": note}
+        tap = self.opts.tap
+        if tap is not None and tap.due(self.step):
+            yield {"kind": "weights", "step": self.step, "weights": _weights_copy(self.net)}
+        self.pending.append((out, lr))
+        self.steps_since_log += 1
+        self.tokens_since_log += batch_tokens(batch) * self.world.size
+
+    def due(self, interval: str, at_end: bool = True) -> bool:
+        """Whether the step is on ``cfg[interval]``; the last step is always due if
+        ``at_end``, never otherwise."""
+        on = self.step % self.cfg[interval] == 0
+        return on or self.step == self.stop_at if at_end else on and self.step < self.stop_at
+
+    def report(self) -> Iterator[dict]:
+        """The train record of the steps since the last, and a divergence warning; returns
+        False when the loss has not been finite for ``nan_patience`` steps (the run ends)."""
+        cfg, step = self.cfg, self.step
+        record, self.nan_streak = summarise(self.net, self.pending, step, self.nan_streak,
+                                            self.t_log, self.steps_since_log,
+                                            self.tokens_since_log, self.device)
+        record["time"] = time.perf_counter() - self.t_start
+        record["epoch"] = getattr(self.source, "epoch", None)
+        record["world_size"] = self.world.size
+        if self.step_fn.graph_note and step == cfg["log_interval"]:
+            yield {"kind": "note", "step": step, "message": f"CUDA graph {self.step_fn.graph_note}"}
+        self.run.log(record)
+        yield record
+        warning = self.diverging.update(step, record["loss"])
+        if warning:
+            warning["time"] = record["time"]
+            self.run.log(warning)
+            yield warning
+        self.pending, self.steps_since_log, self.tokens_since_log = [], 0, 0
+        self.t_log = time.perf_counter()
+        if self.nan_streak >= cfg["nan_patience"]:
+            self.reason = "nan"
+            yield {"kind": "error", "step": step, "time": record["time"], "message": (
+                f"the loss was not a finite number for {self.nan_streak} steps in a row; the "
+                "run stopped and its last good checkpoint is kept (try a lower base_lr or "
+                "gradient clipping)")}
+            return False
+        return True
+
+    def validate(self) -> Iterator[dict]:
+        """The validation record (and the probe's), a checkpoint when it is the best yet;
+        returns False when ``patience`` evaluations passed without a better one."""
+        result = evaluate(self.net, self.source, self.cfg["eval_batches"], self.device,
+                          self.data_layer, world=self.world)
+        seen = probe_record(self.net, self.probe, self.step)  # rank 0's alone has a probe
+        if result and seen is not None:
+            result["gate_saturation"] = seen.pop("gate_saturation")
+        go_on = True
+        if result:
+            is_best = result["val_loss"] < self.best
+            if is_best:
+                self.best, self.evals_without_best = result["val_loss"], 0
+            else:
+                self.evals_without_best += 1
+            record = {"kind": "val", "step": self.step, **result, "best": is_best,
+                      "best_val_loss": self.best, "time": time.perf_counter() - self.t_start}
+            self.run.log(record)
+            yield record
+            if seen is not None and seen.get("text") is not None:
+                yield seen
+            if is_best:
+                yield self.save(("best",), result)
+            if self.cfg["patience"] and self.evals_without_best >= self.cfg["patience"]:
+                self.reason, go_on = "early_stop", False
+        if go_on:
+            self.t_log = time.perf_counter()
+        return go_on
+
+    def checkpoint(self) -> Iterator[dict]:
+        """The ``last`` checkpoint, unless the latest steps were not finite."""
+        if streak(self.pending, self.nan_streak) == 0:  # never in a run of bad steps
+            yield self.save(("last",), {})
+        self.t_log = time.perf_counter()
+
+    def sampling_due(self) -> bool:
+        interval = self.cfg["sample_interval"]
+        return bool(self.sampler and interval and self.step % interval == 0)
+
+    def sample(self) -> Iterator[dict]:
+        """A sample record: the text, and per character its surprise and the top guesses."""
+        source, cfg = self.source, self.cfg
+        prime = "\n" if "\n" in source.vocab else source.vocab[0]
+        surprise, top = [], []
+
+        def scored(_, nats: float, guesses: list) -> None:
+            surprise.append(round(nats, 5))
+            top.append([[j, round(p, 5)] for j, p in guesses])
+
+        ids = self.sampler.sample(source.encode(prime), cfg["sample_length"],
+                                  cfg["sample_temperature"], 0, seed=self.step,
+                                  on_scored=scored)
+        yield {"kind": "sample", "step": self.step, "text": source.decode(ids),
+               "surprise": surprise, "top": top}
+        self.t_log = time.perf_counter()
+
+    def end(self) -> Iterator[dict]:
+        """The last checkpoint (unless the run ended on bad steps or took none) and the
+        done record."""
+        if self.reason != "nan" and self.step > (self.ck.step if self.ck else 0):
+            yield self.save(("last",), {})
+        yield {"kind": "done", "step": self.step, "reason": self.reason,
+               "best_val_loss": None if math.isinf(self.best) else self.best,
+               "time": time.perf_counter() - self.t_start, "run_dir": str(self.run.path)}
+
+    def save(self, pointers, extra) -> dict:
+        """A checkpoint of the weights, optimizer, data cursors, carried state and RNG."""
+        world = self.world
+        state = {"optimizer": self.opt.state_dict(), "data": self.source.state_dict(),
+                 "carry": world.global_carry(self.carry), **world.rng_states()}
+        meta = {**self.meta_base, "best_val_loss": None if math.isinf(self.best) else self.best,
+                **extra}
+        if world.is_main:  # the weights and the optimizer are the same on every rank
+            C.save(self.run.path, self.step, self.net.state_dict(), state, meta, pointers)
+        return {"kind": "checkpoint", "step": self.step,
+                "path": str(C.checkpoint_folder(self.run.path, self.step)),
+                "pointers": list(pointers)}
+
+
+# --------------------------------------------------------------------------------- helpers --
+def _weights_copy(net: Net) -> dict:
+    """The net's tensors as numpy arrays of their own (the loop goes on changing its own)."""
+    return {k: v.detach().to("cpu", copy=True).numpy() for k, v in net.state_dict().items()}
+
+
+def _data_meta(source) -> dict:
+    meta = {"kind": source.kind, "path": str(Path(source.path).resolve()),
+            "num_classes": source.num_classes,
+            "vocab": source.vocab}
+    if source.kind == "audio":
+        meta["codec"] = source.codec
+    if hasattr(source, "run_meta"):
+        meta.update(source.run_meta())
+    return meta
+
+
+def _project_dir(project: Project):
+    """Where the project's relative data paths are found: the graph's folder (which may be
+    another than the project file's, for a snapshot run in a child process)."""
+    return project.graph.project_dir or (project.path and project.path.parent)
+
+
+def _pin_classes(graph, source) -> None:
+    """Fix K to the classes the data holds (a large CSV's are counted only now)."""
+    if source.kind != "classes":
+        return
+    bound = graph.dims.get("K")
+    if bound is not None and bound != source.num_classes:
+        raise TrainingError(f"{source.path} gives {source.num_classes} classes, but the net "
+                            f"was sized for K = {bound}", 2)
+    if bound is None:
+        graph.pin_dims({"K": source.num_classes})
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    threads = torch.get_num_threads()
+    return f"CPU ({threads} thread{'s' if threads != 1 else ''})"
+
+
+def _free_cuda() -> None:
+    import gc
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
