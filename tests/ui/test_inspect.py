@@ -235,7 +235,7 @@ def test_a_digit_run_is_followed_live_too(qtbot, window, tmp_path):
     """Not only text: an MNIST run is inspected on a held-out digit, row by row."""
     from designer.graph import Graph
     from designer.graph.project import Project
-    from tests.training.test_data_mnist import write_set
+    from tests.training.data.test_data_mnist import write_set
     write_set(tmp_path, "t10k", 120)
     g = Graph(project_dir=tmp_path)
     g.add_layer("MnistRows", "data", {"folder": str(tmp_path), "batch_size": 10,

@@ -136,7 +136,7 @@ def test_every_validation_records_saturation_and_a_scored_snippet(tmp_path):
 def test_an_mnist_run_is_inspected_on_a_held_out_digit(tmp_path, capsys):
     from designer.graph import Graph
     from designer.graph.project import Project
-    from tests.training.test_data_mnist import write_set
+    from tests.training.data.test_data_mnist import write_set
     write_set(tmp_path, "t10k", 120)
     g = Graph(project_dir=tmp_path)
     g.add_layer("MnistRows", "data", {"folder": str(tmp_path), "batch_size": 10,

@@ -10,10 +10,10 @@ import torch
 from designer.training.data import DataError, open_source
 from designer.training.data.base import Source
 from tests.training.helpers import layer, one_sentence, save_and_load
-from tests.training.test_data_audio import RATE, tone, wav_layer
-from tests.training.test_data_classes import rows, ts
-from tests.training.test_data_mnist import ids_of, mnist_layer, write_set
-from tests.training.test_data_series import series
+from tests.training.data.test_data_audio import RATE, tone, wav_layer
+from tests.training.data.test_data_classes import rows, ts
+from tests.training.data.test_data_mnist import ids_of, mnist_layer, write_set
+from tests.training.data.test_data_series import series
 
 TEXT = "".join(chr(97 + (i * 7 + i // 13) % 26) for i in range(6000))
 

@@ -11,7 +11,7 @@ import torch
 from designer.training.data import open_source
 from designer.training.data.series import SeriesSource
 
-from .helpers import layer, refused, same_batches, save_and_load
+from tests.training.helpers import layer, refused, same_batches, save_and_load
 
 DATA = os.environ.get("RNN_DESIGNER_DATA", "")
 CO2 = os.path.join(DATA, "co2_weekly.csv")
