@@ -129,6 +129,35 @@ def test_find_units_ranks_by_correlation_with_the_pattern():
         find_units(values, text, ".")
 
 
+def test_the_saturation_note_stands_in_for_the_plot_and_the_legend_sits_below_it(qtbot):
+    from designer.ui.inspect.charts import SaturationChart
+    chart = SaturationChart()
+    qtbot.addWidget(chart)
+    chart.resize(460, 280)
+    chart.show()
+    qtbot.waitExposed(chart)
+    assert chart.set_history([], "lstm1") == 0
+    assert chart.empty.isVisible() and not chart.plot_widget.isVisible()
+    assert "No measurement yet" in chart.empty.text()
+    history = [(50, {"lstm1": {"i": 0.3, "f": 0.1, "all": 0.2}})]
+    assert chart.set_history(history, "lstm1", "lstm1 level 1 of 2") == 1
+    assert chart.plot_widget.isVisible() and not chart.empty.isVisible()
+    plot = chart.plot_widget.getPlotItem()
+    box = plot.getViewBox()
+
+    def legend_below_the_plot() -> None:  # polled: the plot lays itself out after the event
+        assert len(chart.legend.items) == 3
+        legend = chart.legend.sceneBoundingRect()
+        assert legend.top() >= box.sceneBoundingRect().bottom()
+        assert chart.plot_widget.rect().contains(
+            chart.plot_widget.mapFromScene(legend).boundingRect())
+
+    qtbot.waitUntil(legend_below_the_plot, timeout=10_000)
+    (x0, x1), (y0, y1) = box.viewRange()
+    assert x0 <= 0 and x1 >= 50 and -5 < y0 <= 0 and y1 >= 30  # a share: from 0 up
+    assert chart.set_history(history, "lstm2") == 0 and chart.empty.isVisible()
+
+
 def test_the_view_follows_a_training_run_live(qtbot, tiny):
     w = tiny
     view = w.show_inspect()

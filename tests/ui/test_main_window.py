@@ -206,3 +206,45 @@ def test_every_action_with_an_icon_has_its_picture(window):
         assert (resources.ICONS / f"{act.data()}.svg").exists(), act.data()
         assert not act.icon().isNull(), f"{act.text()} has no icon"
     assert not resources.app_icon().isNull()
+
+
+def toolbar_items_out_of_sight(w) -> list[str]:
+    """What of the window's toolbars is not shown on the bar itself (hidden behind the
+    toolbar's >> menu, or past its edge), by text or class."""
+    from PySide6.QtWidgets import QToolBar, QToolButton
+    lost = []
+    for bar in (b for b in w.findChildren(QToolBar) if b.parent() is w and b.isVisible()):
+        if not w.rect().contains(bar.geometry()):
+            lost.append(f"the {bar.windowTitle()} toolbar")
+        for act in (a for a in bar.actions() if a.isVisible()):
+            item = bar.widgetForAction(act)
+            if item is None or not item.isVisible() or not bar.rect().contains(item.geometry()):
+                lost.append(act.text() or type(item).__name__)
+        more = bar.findChild(QToolButton, "qt_toolbar_ext_button")
+        if more is not None and more.isVisible():
+            lost.append(f"the {bar.windowTitle()} toolbar's >> menu")
+    return lost
+
+
+def test_every_toolbar_item_is_in_sight_at_1366_by_768(char_rnn, qtbot):
+    from designer.monitor.sample import DeviceInfo
+    from designer.ui.train.pickers import device_choices
+    w = char_rnn
+
+    def in_sight() -> None:  # polled: the toolbars lay themselves out after the event
+        assert toolbar_items_out_of_sight(w) == []
+
+    w.resize(1366, 768)
+    qtbot.waitUntil(lambda: w.width() == 1366, timeout=10_000)
+    qtbot.waitUntil(in_sight, timeout=10_000)
+    # the widest the bar gets: two GPUs of long names listed and picked, the longest engine,
+    # and Resume (wider than Pause) shown while a run is paused
+    target = w.training.target
+    gpus = [DeviceInfo(i, "NVIDIA H100 80GB HBM3", f"GPU-{i}", 81559.0) for i in range(2)]
+    target.device_picker.set_choices(device_choices(gpus, {}))
+    target.device_picker.select("all")
+    target.engine_picker.select("persist")
+    w.act.pause.setVisible(False)
+    w.act.resume.setVisible(True)
+    qtbot.waitUntil(in_sight, timeout=10_000)
+    assert target.engine_picker.width() < 200  # a long entry is elided, not widening the bar

@@ -18,6 +18,7 @@ from designer.graph.model import Link
 
 from . import commands as C
 from .commands import UNSET
+from .layout import spread_clashes
 
 PROJECT_FIELDS = ("name", "description")
 
@@ -58,8 +59,15 @@ class Document(QObject):
         return not self.stack.isClean()
 
     def replace(self, project: P.Project) -> None:
-        """Start editing ``project``: the undo history is cleared."""
+        """Start editing ``project``: the undo history is cleared.
+
+        Layers the file places so close that their cards would be drawn over each other are
+        moved apart first (`spread_clashes`); that is no edit of the user's, so the document
+        stays unmodified, and the file gets the new places when it is next saved.
+        """
         self.stack.clear()
+        for name, pos in spread_clashes(project.graph).items():
+            project.graph.move_layer(name, pos)
         self.project = project
         self.stack.setClean()
         self.graph_replaced.emit(project.graph)

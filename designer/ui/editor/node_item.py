@@ -11,10 +11,10 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyle
 
 from designer.ui.editor import describe
+from designer.ui.editor.layout import CARD_H, CARD_W, GRID
 from designer.ui.look import theme
 
-W, H = 200.0, 60.0
-GRID = 10.0
+W, H = CARD_W, CARD_H  # one size for every card: the layout spaces the cards by it
 PORT_R = 5.0
 LOD_TEXT = 0.45  # below this zoom the card is drawn without text
 

@@ -173,6 +173,13 @@ def build(w) -> SimpleNamespace:
     tb.addAction(a.inspect)
     for act in (a.new, a.open, a.save, a.undo, a.redo, a.zoom_out, a.zoom_in):
         tb.widgetForAction(act).setToolButtonStyle(Qt.ToolButtonIconOnly)
+    # short words on the toolbar (the menus keep the full names), so that the whole toolbar
+    # and the device and engine pickers fit a 1366-pixel screen
+    for act, word in ((a.fit, "Fit"), (a.layout, "Layout"), (a.unrolled, "Unrolled"),
+                      (a.inspect, "Inspect")):
+        act.setIconText(word)
+        act.setToolTip(f"<b>{act.text().replace('&', '')}</b> "
+                       f"({act.shortcut().toString(QKeySequence.NativeText)})<br>{act.toolTip()}")
     w.train_toolbar = w.addToolBar("Train")
     w.train_toolbar.setObjectName("train_toolbar")
     w.train_toolbar.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)

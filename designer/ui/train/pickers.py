@@ -7,12 +7,13 @@ whose error then appears in the window.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Mapping
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,31 @@ def device_choices(devices: list, environ: Mapping[str, str] | None = None) -> l
     return out
 
 
-class DevicePicker(QComboBox):
+class CompactPicker(QComboBox):
+    """A combo box as wide as ``longest`` reads, whatever it lists (a GPU's name can be long,
+    and the pickers share the toolbar with everything else): its list opens as wide as its
+    longest entry, and a longer entry picked is shown elided."""
+
+    def __init__(self, longest: str, parent=None) -> None:
+        super().__init__(parent)
+        metrics = self.fontMetrics()  # Qt counts the length in widths of an "X"
+        self.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(math.ceil(metrics.horizontalAdvance(longest) /
+                                                metrics.horizontalAdvance("X")))
+
+    def paintEvent(self, event) -> None:
+        painter = QStylePainter(self)
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        painter.drawComplexControl(QStyle.CC_ComboBox, opt)
+        field = self.style().subControlRect(QStyle.CC_ComboBox, opt,
+                                            QStyle.SC_ComboBoxEditField, self)
+        opt.currentText = self.fontMetrics().elidedText(opt.currentText, Qt.ElideRight,
+                                                        field.width() - 2)
+        painter.drawControl(QStyle.CE_ComboBoxLabel, opt)
+
+
+class DevicePicker(CompactPicker):
     """Auto, CPU and the GPUs; follows the project's ``device`` setting until the user picks.
 
     Signals
@@ -81,12 +106,11 @@ class DevicePicker(QComboBox):
     picked = Signal(object)
 
     def __init__(self, choices: list[DeviceChoice] | None = None, parent=None) -> None:
-        super().__init__(parent)
+        super().__init__("Auto (GPU if present)", parent)
         self.setToolTip("The device the next run trains on. The GPUs are those the NVIDIA "
                         "driver lists; Auto trains on the first GPU when there is one. All "
                         "GPUs trains data-parallel, one process per GPU, each on the data "
                         "layer's batch_size (so a step sees N times as much).")
-        self.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.set_choices(choices if choices is not None else device_choices([]))
         self.currentIndexChanged.connect(lambda i: self.picked.emit(self.choice()))
 
@@ -144,7 +168,7 @@ ENGINES = (
 )
 
 
-class EnginePicker(QComboBox):
+class EnginePicker(CompactPicker):
     """Run every recurrent layer on one engine, or leave each as drawn (the default).
 
     Switching here changes only the next run, not the project: train once on each engine and
@@ -152,13 +176,12 @@ class EnginePicker(QComboBox):
     """
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent)
+        super().__init__("All unrolled (Caffe)", parent)
         for value, label, tip in ENGINES:
             self.addItem(label, value)
             self.setItemData(self.count() - 1, tip, 3)  # Qt.ToolTipRole
         self.setToolTip("The engine of the recurrent layers in the next run; pick each layer's "
                         "own in the Properties panel")
-        self.setSizeAdjustPolicy(QComboBox.AdjustToContents)
 
     def engine(self) -> str | None:
         return self.currentData()
