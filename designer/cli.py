@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--nproc", type=int, default=1, metavar="N", help="train data-parallel on "
                    "N processes of this machine: one per GPU (NCCL), or N on the CPU (gloo); "
                    "each takes the data layer's batch_size, so a step sees N times as much")
+    t.add_argument("--hang-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="with --nproc: end the run when one process shows no sign of life "
+                   "for this long (stopped or frozen; default 60)")
     t.add_argument("--jsonl", action="store_true", help="print every record as one JSON line "
                    "on stdout (for programs)")
     t.add_argument("--stdin-commands", action="store_true", help="take pause, resume and stop "

@@ -14,7 +14,7 @@ from designer.graph.memory import size_text
 from .data import DataError
 from .run import checkpoint as C
 from .run.control import StopToken, read_commands
-from .run.launch import Voice, launch, leave_now, lost_peer
+from .run.launch import Heartbeat, Voice, launch, leave_now, lost_peer
 from .run.loop import RunOptions, TrainingError
 from .run.loop import train as run_training
 from .run.rundir import json_value
@@ -68,7 +68,7 @@ def train(args) -> int:
         voice = Voice.from_env()
         device = args.device or project.training_settings()["device"]
         try:
-            with distributed.joined(device) as world:
+            with Heartbeat.from_env(), distributed.joined(device) as world:
                 voice.rank, voice.size = world.rank, world.size
                 code = _train(args, project, world, voice)
                 if voice.failed_alone:  # the others may be stuck waiting for this one

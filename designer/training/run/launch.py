@@ -12,7 +12,9 @@ reads if they fail. A worker that fails writes its one sentence to a file (`Voic
 printing it; when one fails, the launcher gives the others a few seconds to end by themselves
 (a shared error ends all of them at once; a lost peer is noticed at the next step), stops the
 rest, and prints one sentence: what failed, and the last checkpoint, which atomic writes keep
-intact whatever happened.
+intact whatever happened. A worker that neither fails nor goes on (stopped by SIGSTOP, frozen
+whole) is seen by its silence: each worker touches ``rank-R.alive`` every second from a thread
+of its own (`Heartbeat`), and one silent for ``--hang-timeout`` seconds is ended as failed.
 
 Ctrl-C reaches every worker (they share the terminal's process group; the launcher forwards it
 too, for a launcher signalled alone): they agree to stop after the step and save. A second
@@ -27,6 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -35,6 +38,9 @@ from designer.graph.atomic import atomic_write_text
 ERRORS_ENV = "RNN_DESIGNER_WORKER_ERRORS"
 GRACE_S = 5.0       # after a failure, how long the others get to end by themselves
 POLL_S = 0.05
+BEAT_S = 1.0        # how often a worker says it is alive
+HANG_S = 60.0       # the silence after which a worker counts as hung (--hang-timeout)
+STARTUP_S = 300.0   # the silence allowed before a worker's first beat (importing torch)
 
 
 class Voice:
@@ -77,6 +83,41 @@ class Voice:
         prefix = f"rank {self.rank} of {self.size}: " if self.failed_alone else ""
         print(f"rnn-designer: {prefix}{message}", file=sys.stderr)
         return code
+
+
+class Heartbeat:
+    """A worker's sign of life for the launcher: a daemon thread touches ``rank-R.alive`` in
+    the launcher's folder every `BEAT_S` seconds, whatever the training thread is doing.
+
+    A process stopped (SIGSTOP) or frozen whole falls silent; one that only waits for the
+    others in a collective goes on beating (the process group's own timeout covers that).
+    Under torchrun (no folder) it does nothing.
+    """
+
+    def __init__(self, folder: str | None, rank: int) -> None:
+        self.path = Path(folder) / f"rank-{rank}.alive" if folder else None
+        self._done = threading.Event()
+
+    @classmethod
+    def from_env(cls, environ=None) -> "Heartbeat":
+        env = os.environ if environ is None else environ
+        return cls(env.get(ERRORS_ENV) or None, int(env.get("RANK", "0") or 0))
+
+    def __enter__(self) -> "Heartbeat":
+        if self.path is not None:
+            threading.Thread(target=self._beat, name="heartbeat", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+
+    def _beat(self) -> None:
+        while not self._done.is_set():
+            try:
+                self.path.touch()
+            except OSError:  # the launcher has gone and its folder with it
+                return
+            self._done.wait(BEAT_S)
 
 
 def lost_peer(error: BaseException) -> bool:
@@ -130,7 +171,7 @@ def launch(args, project) -> int:
         env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))
     command = [sys.executable, "-m", "designer", "train", *worker_argv(args, out)]
     workers: list[subprocess.Popen] = []
-    supervisor = _Supervisor(workers)
+    supervisor = _Supervisor(workers, getattr(args, "hang_timeout", None) or HANG_S)
     try:
         for rank in range(n):
             log = None if rank == 0 else open(folder / f"rank-{rank}.log", "wb")
@@ -184,11 +225,14 @@ class _Supervisor:
     ``ended_at`` holds when each worker was seen to end; ``stopped``, the ranks it killed.
     """
 
-    def __init__(self, workers: list) -> None:
+    def __init__(self, workers: list, hang_s: float = HANG_S) -> None:
         self.workers = workers
         self.aborted = False
         self.ended_at: dict[int, float] = {}
         self.stopped: set[int] = set()
+        self.hang_s = hang_s
+        self.hung: dict[int, float] = {}  # rank -> the seconds it had been silent
+        self._since = time.time()
         self._first: float | None = None
         self._previous = {}
         for name in (signal.SIGINT, signal.SIGTERM):
@@ -211,6 +255,7 @@ class _Supervisor:
             for rank, w in enumerate(self.workers):
                 if rank not in self.ended_at and w.poll() is not None:
                     self.ended_at[rank] = time.monotonic()
+            self._end_the_silent(folder)
             failed = any(w.returncode not in (None, 0) for w in self.workers) or \
                 any(folder.glob("rank-*.json"))
             if deadline is None and (failed or self.aborted):
@@ -223,6 +268,21 @@ class _Supervisor:
                         w.wait()
                 continue
             time.sleep(POLL_S)
+
+    def _end_the_silent(self, folder: Path) -> None:
+        """Kill a worker that has not beaten for ``hang_s`` (SIGKILL ends a stopped one)."""
+        now = time.time()
+        for rank, w in enumerate(self.workers):
+            if rank in self.ended_at or rank in self.hung or w.poll() is not None:
+                continue
+            try:
+                silent = now - (folder / f"rank-{rank}.alive").stat().st_mtime
+                limit = self.hang_s
+            except OSError:  # no beat yet: still starting
+                silent, limit = now - self._since, max(self.hang_s, STARTUP_S)
+            if silent > limit:
+                self.hung[rank] = silent
+                w.kill()
 
     def end(self) -> None:
         for w in self.workers:
@@ -259,7 +319,12 @@ def outcome(workers: list, folder: Path, out: str, supervisor: _Supervisor
     if not reports and len(set(codes)) == 1 and codes[0] > 0:
         return None, codes[0]  # they agreed to stop (a loss that stayed NaN): rank 0 said so
     own = [r for r in reports.values() if not r["lost_peer"]]
-    if own:
+    if supervisor.hung:  # the cause: whatever the others said after it fell silent
+        rank, silent = min(supervisor.hung.items())
+        cause = (f"rank {rank} of {n} stopped answering (no sign of life for {silent:.0f} s: "
+                 "the process was stopped or frozen), so it was ended")
+        code = 1
+    elif own:
         first = min(own, key=lambda r: r["time"])
         if first["shared"]:  # every rank failed with it together
             return first["message"], int(first["code"])

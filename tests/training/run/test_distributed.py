@@ -85,35 +85,83 @@ def test_two_processes_train_as_one_with_twice_the_batch_and_resume_on_one(tmp_p
     assert C.load(run).step == 10
 
 
-def test_a_worker_that_dies_stops_the_others_and_keeps_the_last_checkpoint(tmp_path):
+def _launch_until_a_checkpoint(tmp_path, *extra):
+    """A 2-process CPU run of 100,000 steps, once its first checkpoint is written: the
+    launcher and the run folder."""
     project = tiny_project(tmp_path, training={"checkpoint_interval": 2, "eval_interval": 1000,
                                                "sample_interval": 0})
     run = tmp_path / "RUN"
     launcher = subprocess.Popen(
         [sys.executable, "-m", "designer", "train", str(project.path), "--nproc", "2",
-         "--device", "cpu", "--steps", "100000", "--out", str(run), "--quiet"],
+         "--device", "cpu", "--steps", "100000", "--out", str(run), "--quiet", *extra],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + LAUNCH_TIMEOUT_S
+    while not (run / "last.json").exists() and launcher.poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.2)
+    if not (run / "last.json").exists():
+        launcher.kill()
+        raise AssertionError(f"no checkpoint: {launcher.communicate()[1]}")
+    return project, launcher, run
+
+
+def _ends_in_one_sentence(launcher, within_s: float) -> str:
+    """The launcher's one line on stderr, which must come within ``within_s``."""
     try:
-        deadline = time.monotonic() + LAUNCH_TIMEOUT_S
-        while not (run / "last.json").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert (run / "last.json").exists(), launcher.stderr.read() if launcher.poll() else ""
-        rank0, rank1 = _worker(launcher.pid, rank=0), _worker(launcher.pid, rank=1)
-        os.kill(rank1, signal.SIGKILL)
-        _, err = launcher.communicate(timeout=120)
+        _, err = launcher.communicate(timeout=within_s)
     finally:
         if launcher.poll() is None:
             launcher.kill()
-    assert launcher.returncode == 1
+    assert launcher.returncode == 1, err
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
-    assert lines[0].startswith("rnn-designer: rank 1 of 2 was killed (SIGKILL); the other "
-                               "process was stopped, and the last checkpoint, step ")
-    assert f"is intact in {run}" in lines[0]
+    return lines[0]
+
+
+def _continues(project, run, tmp_path):
+    """``--resume`` takes the run on from its last checkpoint, here on one process."""
+    step = C.load(run).step
+    more = cli(project.path, "--device", "cpu", "--steps", step + 2, "--resume", run, "--quiet")
+    assert more.returncode == 0, more.stderr
+    assert C.load(run).step == step + 2
+    assert records(run)[-1]["step"] == step + 2  # the train records go on from there
+
+
+def test_a_worker_that_dies_stops_the_others_and_keeps_the_last_checkpoint(tmp_path):
+    """kill -9 of one rank: within 60 s the launcher has stopped the other and said which
+    rank died; the last checkpoint is whole, and --resume continues from it."""
+    project, launcher, run = _launch_until_a_checkpoint(tmp_path)
+    rank0, rank1 = _worker(launcher.pid, rank=0), _worker(launcher.pid, rank=1)
+    os.kill(rank1, signal.SIGKILL)
+    line = _ends_in_one_sentence(launcher, within_s=60)
+    assert line.startswith("rnn-designer: rank 1 of 2 was killed (SIGKILL); the other "
+                           "process was stopped, and the last checkpoint, step ")
+    assert f"is intact in {run}" in line and f"(continue with --resume {run})" in line
     assert not psutil.pid_exists(rank0)  # nobody is left behind
     ck = C.load(run)
     assert ck.step >= 2 and ck.step % 2 == 0
     assert not (run / "error.log").exists()  # rank 0 only lost its peer: nothing to report
+    _continues(project, run, tmp_path)
+
+
+def test_a_worker_that_hangs_ends_the_run_after_the_hang_timeout(tmp_path):
+    """A rank stopped by SIGSTOP neither fails nor goes on: its silence ends the run once
+    --hang-timeout has passed, with a sentence that says so, and the run resumes."""
+    project, launcher, run = _launch_until_a_checkpoint(tmp_path, "--hang-timeout", "15")
+    rank0, rank1 = _worker(launcher.pid, rank=0), _worker(launcher.pid, rank=1)
+    os.kill(rank1, signal.SIGSTOP)
+    stopped_at = time.monotonic()
+    try:
+        line = _ends_in_one_sentence(launcher, within_s=120)
+    finally:
+        if psutil.pid_exists(rank1):
+            os.kill(rank1, signal.SIGKILL)
+    assert time.monotonic() - stopped_at >= 15  # not before its time
+    assert line.startswith("rnn-designer: rank 1 of 2 stopped answering (no sign of life for ")
+    assert "the process was stopped or frozen), so it was ended; the other process was " \
+        "stopped, and the last checkpoint, step " in line
+    assert not psutil.pid_exists(rank0) and not psutil.pid_exists(rank1)
+    _continues(project, run, tmp_path)
 
 
 @need_data("tinyshakespeare.txt")
