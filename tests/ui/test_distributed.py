@@ -139,6 +139,28 @@ def test_the_window_trains_on_two_processes_and_closing_it_saves(qtbot, tiny):
 
 
 
+@pytest.mark.slow
+def test_a_worker_killed_under_the_window_fails_the_run_in_one_sentence(qtbot, tiny):
+    """kill -9 of one rank of an All-GPUs run (two CPU processes stand in): the run ends as
+    failed with the launcher's sentence naming the rank, and the window trains on."""
+    w = tiny
+    run = w.training.train(steps=100000, device="cpu", processes=2)
+    qtbot.waitUntil(lambda: run.step >= 2, timeout=400_000)
+    launcher = w.training.token._proc.pid
+    rank1 = next(p for p in psutil.Process(launcher).children()
+                 if p.environ().get("RANK") == "1")
+    rank1.kill()
+    qtbot.waitUntil(lambda: not w.training.busy, timeout=120_000)
+    assert run.state == "failed"
+    said = "rank 1 of 2 was killed (SIGKILL); the other process was stopped, and "
+    assert w.training.last_error.startswith(said)
+    assert f"Training failed: {said}" in w.training.output.log.toPlainText()
+    assert [title for title, _ in w.notices] == ["Training failed"]
+    again = w.training.train(steps=2, device="cpu")  # the window goes on
+    qtbot.waitUntil(lambda: not w.training.busy, timeout=300_000)
+    assert again.state == "finished"
+
+
 def test_a_run_continued_on_all_gpus_resumes_its_folder_in_child_processes(qtbot, tiny,
                                                                           tmp_path):
     """Continue Training with "All GPUs" picked: the request asks for every GPU, and the
