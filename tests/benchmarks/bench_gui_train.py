@@ -10,9 +10,15 @@
     (offscreen): Train starts the worker thread, the charts and the device panel are live,
     records cross threads by queued signal.
 (c) ``window_probed``: (b) again with a 10 ms precise ``QTimer`` in the GUI thread recording
-    how late each tick fires (the GUI thread's responsiveness while training). The probe wakes
-    the GUI thread 100 times a second, which the app itself never does, so its run is kept
-    apart from (b)'s speed; its own tokens/s are printed too.
+    how late each tick fires (the GUI thread's responsiveness while training) and how far the
+    loss chart is behind the records (``chart_lag_s``: at each tick, how long the oldest train
+    record the loss curve does not show yet has waited). The probe wakes the GUI thread 100
+    times a second, which the app itself never does, so its run is kept apart from (b)'s speed;
+    its own tokens/s are printed too.
+
+Both window runs also say where the loss curve stood the moment the run's end was announced
+(``chart_at_end``: its last step against the run's, and the seconds until it caught up), and
+the CPU share the charts' own drawing took (``chart_cpu_pct``).
 
 Why a child process for (a): a process in which two threads have run torch's OpenMP-parallel
 CPU kernels keeps two OpenMP thread teams, and the second runs ~7 % slower than the first
@@ -26,6 +32,7 @@ CUDA-graph capture) left out, as the runs table shows it. Prints JSON lines and 
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import statistics
@@ -88,7 +95,36 @@ class Window:
         self.ticks: list[float] = []
 
     def _tick(self) -> None:
-        self.ticks.append(time.perf_counter())
+        now = time.perf_counter()
+        self.ticks.append(now)
+        lag = self._chart_lag(now)
+        if lag is not None:
+            self.lags.append(lag)
+
+    def _arrived(self, add, record: dict) -> None:
+        """The run's ``add``, noting when each train record reached the GUI thread."""
+        add(record)
+        if record.get("kind") == "train":
+            self.arrived.append((time.perf_counter(), float(record["step"])))
+
+    def _drawn_step(self) -> float:
+        charts, run = self.w.training.charts.panel, self.run
+        curves = charts.curves.get(id(run)) if charts is not None else None
+        x = curves.items["loss"].getData()[0] if curves is not None else None
+        return -1.0 if x is None or not len(x) else float(x[-1])
+
+    def _chart_lag(self, now: float) -> float | None:
+        """Seconds the oldest train record the loss curve does not show has waited (0.0: it
+        shows them all; None: no record yet)."""
+        if not self.arrived:
+            return None
+        i = bisect.bisect_right([s for _, s in self.arrived], self._drawn_step())
+        return now - self.arrived[i][0] if i < len(self.arrived) else 0.0
+
+    def _ended(self, run) -> None:
+        self.at_end = {"drawn_step": self._drawn_step(),
+                       "last_step": self.arrived[-1][1] if self.arrived else None,
+                       "at": time.perf_counter()}
 
     def _started(self, run) -> None:  # the run's start record: torch loaded, data read
         if self.started is None and run.state == "running":
@@ -99,13 +135,17 @@ class Window:
         c = self.w.training
         loop = QEventLoop()
         c.run_ended.connect(loop.quit)
-        self.ticks = []
+        c.run_ended.connect(self._ended)
+        self.ticks, self.lags, self.arrived, self.at_end = [], [], [], {}
+        before = _chart_counts(c.charts.panel)
         t, cpu = time.perf_counter(), time.thread_time()
         if probe:
             self.timer.start()
         run = c.train(steps=steps, device=self.device, engine=self.engine)
         if run is None:
             raise SystemExit("the window did not start the run")
+        self.run = run
+        run.add = lambda record, add=run.add: self._arrived(add, record)
         self.started = None
         c.runs.changed.connect(self._started)
         loop.exec()
@@ -113,6 +153,9 @@ class Window:
         wall, cpu = time.perf_counter() - t, time.thread_time() - cpu
         c.runs.changed.disconnect(self._started)
         c.run_ended.disconnect(loop.quit)
+        c.run_ended.disconnect(self._ended)
+        end = self._catch_up()
+        del run.add
         if run.state != "finished":
             raise SystemExit(f"the window's run ended {run.state}: {c.last_error}")
         rate, n = rate_of(Path(run.run_dir))
@@ -120,15 +163,35 @@ class Window:
         t0 = self.started or t
         late = [1e3 * (b - a) - 10.0 for a, b in zip(ticks, ticks[1:]) if a >= t0]
         late_all = [1e3 * (b - a) - 10.0 for a, b in zip(ticks, ticks[1:])]
-        charts = c.charts.panel
+        drawn = {k: (v - (before[k] or 0)) if v is not None else None
+                 for k, v in _chart_counts(c.charts.panel).items()}
         return {"tokens_per_s": rate, "records": n, "wall_s": wall,
                 "gui_thread_cpu_pct": round(100 * cpu / wall, 1),
+                "chart_cpu_pct": None if drawn["cpu"] is None else
+                round(100 * drawn["cpu"] / wall, 1),
                 "start_record_after_s": round(t0 - t, 2),
-                "chart_redraws_skipped": charts.skipped if charts is not None else None,
+                "chart_redraws_skipped": drawn["skipped"],
                 "timer_late_ms": _pct(late), "timer_late_ms_incl_startup": _pct(late_all),
+                "chart_lag_s": _pct(self.lags, 3), "chart_at_end": end,
                 "chart_points": len(run.series["loss"]),
-                "chart_redraws": charts.redraws if charts is not None else None,
+                "chart_redraws": drawn["redraws"],
                 "device_samples": getattr(c.device.panel, "samples", 0)}
+
+    def _catch_up(self, limit_s: float = 10.0) -> dict:
+        """After the run's end: where the loss curve stood when it was announced, and the
+        seconds until it showed the last record (the event loop runs meanwhile)."""
+        from PySide6.QtCore import QCoreApplication, QEventLoop
+        end = dict(self.at_end)
+        if not end or end["last_step"] is None:
+            return end
+        while self._drawn_step() < end["last_step"] and \
+                time.perf_counter() - end["at"] < limit_s:
+            QCoreApplication.processEvents(QEventLoop.AllEvents, 10)
+            time.sleep(0.002)
+        caught = self._drawn_step() >= end["last_step"]
+        end["caught_up_after_s"] = round(time.perf_counter() - end["at"], 3) if caught else None
+        del end["at"]
+        return end
 
     def close(self) -> None:
         self.w.doc.stack.setClean()
@@ -136,13 +199,20 @@ class Window:
         self.tmp.cleanup()
 
 
-def _pct(values: list[float]) -> dict:
+def _chart_counts(charts) -> dict:
+    """The charts' redraws, waits and drawing CPU seconds so far (this run's: the difference)."""
+    pacer = getattr(charts, "pacer", None)  # (charts from before the pacer have no CPU count)
+    return {"redraws": getattr(charts, "redraws", 0), "skipped": getattr(charts, "skipped", 0),
+            "cpu": pacer.spent if pacer is not None else None}
+
+
+def _pct(values: list[float], digits: int = 2) -> dict:
     if not values:
         return {}
     v = sorted(values)
 
     def at(q):
-        return round(max(0.0, v[min(len(v) - 1, int(round(q * (len(v) - 1))))]), 2)
+        return round(max(0.0, v[min(len(v) - 1, int(round(q * (len(v) - 1))))]), digits)
     return {"ticks": len(v), "p50": at(0.5), "p99": at(0.99), "max": at(1.0)}
 
 
@@ -189,6 +259,8 @@ def main() -> None:
 
     hs, ws, ps = median("headless"), median("window"), median("window_probed")
     late = [r["timer_late_ms"] for r in results["window_probed"]]
+    lags = [r["chart_lag_s"] for r in results["window_probed"] if r["chart_lag_s"]]
+    ends = [r["chart_at_end"] for kind in ("window", "window_probed") for r in results[kind]]
     print(json.dumps({"summary": {
         "headless_tokens_per_s": round(hs, 1), "window_tokens_per_s": round(ws, 1),
         "ratio_window_to_headless": round(ws / hs, 4),
@@ -198,6 +270,12 @@ def main() -> None:
         "gui_timer_10ms_late_ms_worst_run": {"p50": max(x["p50"] for x in late),
                                              "p99": max(x["p99"] for x in late),
                                              "max": max(x["max"] for x in late)},
+        "chart_lag_s_worst_run": {"p50": max(x["p50"] for x in lags),
+                                  "p99": max(x["p99"] for x in lags),
+                                  "max": max(x["max"] for x in lags)} if lags else None,
+        "chart_caught_up_after_end_s_worst": max(
+            (e.get("caught_up_after_s") if e.get("caught_up_after_s") is not None
+             else float("inf")) for e in ends) if ends else None,
         "runs_folder": str(runs)}}), flush=True)
 
 

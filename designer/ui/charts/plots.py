@@ -4,9 +4,12 @@
 Each run's curves are created once, when the run is added. New records only mark the charts
 stale (:meth:`ChartsPanel.schedule`); within 100 ms a timer hands the curves the runs' numpy
 buffers (`designer.ui.runs.series.Series`) with ``setData``, only for runs whose data changed, so
-the charts redraw at up to 10 Hz and the GUI thread sleeps while nothing new arrives. Plots clip to the view and downsample by peaks, so a redraw costs about the same at
-100,000 points as at 1,000. Several runs overlay on one chart with a legend (engine and
-device in each name), against the step or wall-clock seconds, for comparing engines.
+the charts redraw at up to 10 Hz and the GUI thread sleeps while nothing new arrives. Their own
+drawing is paced (`pacing.RedrawPacer`: 5 % of a core, never more than about a second behind),
+and a run that stops (finished, paused, failed) is drawn to its last point at once. Plots clip
+to the view and downsample by peaks, so a redraw costs about the same at 100,000 points as at
+1,000. Several runs overlay on one chart with a legend (engine and device in each name),
+against the step or wall-clock seconds, for comparing engines.
 """
 from __future__ import annotations
 
@@ -25,12 +28,11 @@ from designer.ui.runs.run_list import RunList
 
 from .chart_range import RangeKeeper
 from .curves import PLOT_OF, CompactAxis, RunCurves
+from .pacing import MAX_LAG_S, PlotView, RedrawPacer
 from .runs_table import RunsTable
 
-REFRESH_MS = 100             # 10 Hz
-BUDGET = 0.05                # share of the GUI thread's time the charts may keep busy
-BURST_S = 0.05               # CPU seconds of credit the charts may save up...
-DEBT_S = 0.02                # ...and owe (one-off work, such as a run starting, is forgiven)
+REFRESH_MS = 100             # 10 Hz at most
+LIVE = ("starting", "running", "stopping")  # a run in these states may still send points
 BITS = 1 / math.log(2)
 
 
@@ -54,6 +56,7 @@ class ChartsPanel(QWidget):
         super().__init__(parent)
         pg.setConfigOptions(antialias=True)
         self.runs = runs
+        self.pacer = RedrawPacer()  # charged by refresh() and by every paint of the plots
         self.curves: dict[int, RunCurves] = {}
         self._settings_version = 0
         self._drawn_settings = -1
@@ -134,8 +137,7 @@ class ChartsPanel(QWidget):
         lay.addLayout(bar)
         lay.addWidget(split, 1)
 
-        self._clock = (time.perf_counter(), time.thread_time())
-        self._credit = BURST_S
+        self._stale_since: float | None = None  # when data came that is not drawn yet
         self.skipped = self.redraws = 0
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
@@ -157,7 +159,7 @@ class ChartsPanel(QWidget):
 
 
     def _plot(self, title: str) -> pg.PlotWidget:
-        widget = pg.PlotWidget(parent=self, axisItems={"left": CompactAxis("left")})
+        widget = PlotView(self.pacer, parent=self, axisItems={"left": CompactAxis("left")})
         widget.setMinimumSize(160, 90)
         plot = widget.getPlotItem()
         plot.setTitle(title, size="9pt")
@@ -257,33 +259,47 @@ class ChartsPanel(QWidget):
             self.legend.removeItem(curves.items["loss"])
             self.legend.addItem(curves.items["loss"], run.label)
         curves.drawn_version = -1
-        self.schedule()
+        if run.state in LIVE:
+            self.schedule()
+        else:  # the run sends no more points (or none for now): show it to its last one
+            self._draw()
 
     # ---------------------------------------------------------------------- drawing --
     def schedule(self) -> None:
         """New data: redraw within 100 ms (many records in that time make one redraw)."""
+        if self._stale_since is None:
+            self._stale_since = time.perf_counter()
         if not self.timer.isActive():
             self.timer.start(REFRESH_MS)
 
     def _tick(self) -> None:
-        """Redraw what changed, unless the GUI thread has lately used more than its share of
-        a core (a token bucket charged with all of the thread's CPU time), so a fast run's
-        stream of records cannot steal time from the trainer; then it waits for the credit."""
-        now, cpu = time.perf_counter(), time.thread_time()
-        last_now, last_cpu = self._clock
-        self._clock = (now, cpu)
-        self._credit = min(BURST_S, max(-DEBT_S, self._credit + BUDGET * (now - last_now)
-                                        - (cpu - last_cpu)))
-        if self._credit < 0:
+        """Redraw what changed, unless the charts' own drawing has lately used more than its
+        share of a core (`RedrawPacer`); then wait for the credit, but never so long that
+        data waits more than ``MAX_LAG_S`` to be drawn."""
+        waited = 0.0 if self._stale_since is None else time.perf_counter() - self._stale_since
+        wait = min(self.pacer.wait_s(), MAX_LAG_S - waited)
+        if wait > 0:
             self.skipped += 1
-            self.timer.start(max(REFRESH_MS, int(1e3 * -self._credit / BUDGET) + 1))
+            self.timer.start(int(1e3 * wait) + 1)
             return
+        self._draw()
+
+    def _draw(self) -> None:
+        self.timer.stop()
         if self.refresh():
             self.redraws += 1
 
     def refresh(self) -> bool:
         """Redraw the runs whose data (or the chart settings) changed since the last time;
-        True when something was redrawn."""
+        True when something was redrawn. Its CPU time is charged to the pacer."""
+        start = time.thread_time()
+        self._stale_since = None
+        try:
+            return self._refresh()
+        finally:
+            self.pacer.charge(time.thread_time() - start)
+
+    def _refresh(self) -> bool:
         fresh = self._drawn_settings != self._settings_version
         self._drawn_settings = self._settings_version
         any_accuracy, any_rmse, changed = False, False, fresh
