@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 
 from designer import __version__
 
@@ -229,8 +231,20 @@ def run(args: argparse.Namespace) -> int:
     return gui_main(args, DEFAULT_PROJECT)
 
 
+def hear_ctrl_c() -> None:
+    """Let Ctrl-C (SIGINT) reach the command, even when whoever started it ignored SIGINT.
+
+    A script's background job (``cmd &`` without job control) starts with SIGINT ignored,
+    and Python then installs no KeyboardInterrupt of its own: the command would run on through
+    every Ctrl-C and every ``kill -INT``. Every command here promises that Ctrl-C stops it.
+    """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
+    hear_ctrl_c()
     try:
         return run(args)
     except KeyboardInterrupt:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import sys
+import threading
 import time
 
 from . import list_devices, open_monitor
@@ -33,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # Ctrl-C must stop it even when it was started with SIGINT ignored (a script's background
+    # job): Python then installs no KeyboardInterrupt of its own, so install it here.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if args.interval < 0 or args.count < 0:
         print("--count and --interval must not be negative.", file=sys.stderr)
         return 2

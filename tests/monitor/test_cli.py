@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from designer.monitor import Sample
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,8 +40,16 @@ def test_text_mode_starts_with_what_it_watches():
     assert "0.0s" in line
 
 
-def test_ctrl_c_ends_the_run_quietly():
-    proc = monitor_command("--interval", "0.05")
+def ignoring_sigint() -> None:
+    """What a shell does to a script's background job (``cmd &``, no job control)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("started", [None, ignoring_sigint], ids=["foreground", "background"])
+def test_ctrl_c_ends_the_run_quietly(started):
+    """Also when it was started with SIGINT ignored, as every process of a test suite run in
+    the background of a script is: Python then installs no KeyboardInterrupt by itself."""
+    proc = monitor_command("--interval", "0.05", preexec_fn=started)
     assert proc.stdout.readline()  # the header: it is running
     proc.stdout.readline()  # and one sample
     proc.send_signal(signal.SIGINT)

@@ -1,5 +1,6 @@
 """``rnn-designer train`` and ``generate`` from the command line."""
 import json
+import signal
 import subprocess
 import sys
 
@@ -107,3 +108,55 @@ def test_audio_streams_are_written_at_the_audio_default_and_have_sound(tmp_path)
               "--device", "gpu")
     assert bad.returncode == 2 and bad.stderr.strip() == ("rnn-designer: unknown device 'gpu' "
                                                           "(use auto, cpu, cuda or cuda:N)")
+
+
+def _ignoring_sigint() -> None:
+    """What a shell does to a script's background job (``cmd &``, no job control): the
+    command starts with SIGINT ignored, and must still stop on Ctrl-C (``kill -INT``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_train_after_the_step_and_saves_also_as_a_background_job(tmp_path):
+    from designer.training.run import checkpoint
+    from tests.training.run.test_loop import tiny_project
+    project = tiny_project(tmp_path, training={"log_interval": 1})
+    run = tmp_path / "RUN"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "designer", "train", str(project.path), "--device", "cpu",
+         "--steps", "100000", "--out", str(run), "--jsonl"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_ignoring_sigint)
+    try:
+        for line in proc.stdout:  # until it has trained a step
+            if json.loads(line)["kind"] == "train":
+                break
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    done = json.loads(out.splitlines()[-1])
+    assert (done["kind"], done["reason"]) == ("done", "stopped")
+    assert checkpoint.load(run).step == done["step"]
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_generate_in_one_line_also_as_a_background_job(tmp_path):
+    from designer.training.run.loop import RunOptions, train
+    from tests.training.run.test_loop import tiny_project
+    list(train(tiny_project(tmp_path), RunOptions(out=tmp_path / "RUN", device="cpu", steps=2)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "designer", "generate", str(tmp_path / "RUN"), "-n", "100000000",
+         "--device", "cpu"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_ignoring_sigint)
+    try:
+        assert proc.stdout.read(1)  # it is writing
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    assert err.strip() == "rnn-designer: interrupted"
