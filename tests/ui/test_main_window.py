@@ -188,8 +188,17 @@ def test_reference_cycles_are_collected_in_the_gui_thread_only(char_rnn, qtbot):
     a.__dict__["probe"] = weakref.finalize(a, lambda: collected_in.append(
         threading.current_thread() is threading.main_thread()))
     del a, b
-    kept = [[] for _ in range(2 * gc.get_threshold()[0])]  # past the threshold of generation 0
-    qtbot.waitUntil(lambda: gone() is None, timeout=15_000)  # the timer's collection
+    threshold, kept = gc.get_threshold()[0], []
+
+    def collected() -> bool:
+        """Whether the timer has collected the cycle. Meanwhile allocate as a running app
+        does, so that each tick finds generation 0 past its threshold: the count also falls
+        as objects are freed, and a thread an earlier test left winding down may be freeing
+        many at once."""
+        while gc.get_count()[0] <= threshold:
+            kept.append([])
+        return gone() is None
+    qtbot.waitUntil(collected, timeout=60_000)  # the timer's collection
     del kept
     assert window_timer().isActive()
     assert collected_in == [True]
