@@ -29,7 +29,7 @@ def test_without_an_nvidia_driver_the_panel_says_so_and_shows_the_cpu(qtbot, pan
     monkeypatch.setitem(sys.modules, "pynvml",
                         FakeNvml(init_error=pynvml.NVMLError_LibraryNotFound))
     panel.watch(None)
-    qtbot.waitUntil(lambda: panel.samples >= 2, timeout=10_000)
+    qtbot.waitUntil(lambda: panel.samples >= 2, timeout=60_000)
     assert panel.kind == "cpu"
     assert panel.reason_label.text() == ("No NVIDIA driver found (NVML library not found); "
                                          "showing CPU utilisation and memory instead.")
@@ -43,7 +43,7 @@ def test_a_datacenter_gpu_shows_what_it_reports_and_nothing_else(qtbot, panel, m
     nvml = FakeNvml(datacenter_gpu())
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
     panel.watch(0)
-    qtbot.waitUntil(lambda: panel.samples >= 1, timeout=10_000)
+    qtbot.waitUntil(lambda: panel.samples >= 1, timeout=60_000)
     assert panel.kind == "nvml" and panel.device_label.text() == "NVIDIA H200"
     assert panel.reason_label.isHidden()
     assert shown(panel) == ["gpu_util_pct", "mem_used_mib", "temperature_c"]  # no fan, power
@@ -54,7 +54,7 @@ def test_a_datacenter_gpu_shows_what_it_reports_and_nothing_else(qtbot, panel, m
 
 def test_history_is_a_fixed_window(qtbot, panel):
     panel.watch("cpu")
-    qtbot.waitUntil(lambda: panel.samples >= 1, timeout=10_000)
+    qtbot.waitUntil(lambda: panel.samples >= 1, timeout=60_000)
     plot = panel.plots["cpu_util_pct"]
     size = plot.values.size
     for i in range(size + 50):

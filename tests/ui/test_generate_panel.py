@@ -133,4 +133,4 @@ def test_play_sends_the_chosen_stream_to_sounddevice_and_stop_stops(qtbot, tmp_p
     view.play.click()
     assert calls[-1] == ("stop",) and view.play.text() == "Play"
     view.play.click()  # and playing to the end flips it back by itself
-    qtbot.waitUntil(lambda: view.play.text() == "Play", timeout=10_000)
+    qtbot.waitUntil(lambda: view.play.text() == "Play", timeout=60_000)

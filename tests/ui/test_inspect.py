@@ -152,7 +152,7 @@ def test_the_saturation_note_stands_in_for_the_plot_and_the_legend_sits_below_it
         assert chart.plot_widget.rect().contains(
             chart.plot_widget.mapFromScene(legend).boundingRect())
 
-    qtbot.waitUntil(legend_below_the_plot, timeout=10_000)
+    qtbot.waitUntil(legend_below_the_plot, timeout=60_000)
     (x0, x1), (y0, y1) = box.viewRange()
     assert x0 <= 0 and x1 >= 50 and -5 < y0 <= 0 and y1 >= 30  # a share: from 0 up
     assert chart.set_history(history, "lstm2") == 0 and chart.empty.isVisible()

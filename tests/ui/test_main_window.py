@@ -244,8 +244,8 @@ def test_every_toolbar_item_is_in_sight_at_1366_by_768(char_rnn, qtbot):
         assert toolbar_items_out_of_sight(w) == []
 
     w.resize(1366, 768)
-    qtbot.waitUntil(lambda: w.width() == 1366, timeout=10_000)
-    qtbot.waitUntil(in_sight, timeout=10_000)
+    qtbot.waitUntil(lambda: w.width() == 1366, timeout=60_000)
+    qtbot.waitUntil(in_sight, timeout=60_000)
     # the widest the bar gets: two GPUs of long names listed and picked, the longest engine,
     # and Resume (wider than Pause) shown while a run is paused
     target = w.training.target
@@ -255,5 +255,5 @@ def test_every_toolbar_item_is_in_sight_at_1366_by_768(char_rnn, qtbot):
     target.engine_picker.select("persist")
     w.act.pause.setVisible(False)
     w.act.resume.setVisible(True)
-    qtbot.waitUntil(in_sight, timeout=10_000)
+    qtbot.waitUntil(in_sight, timeout=60_000)
     assert target.engine_picker.width() < 200  # a long entry is elided, not widening the bar

@@ -74,7 +74,7 @@ def classifier(tmp_path_factory) -> str:
 def open_dialog(window, qtbot, path):
     dialog = sequences_menu.new_from_data(window, path)
     qtbot.waitUntil(lambda: dialog.error is not None or (
-        dialog.preview is not None and dialog.preview.scanned), timeout=10_000)
+        dialog.preview is not None and dialog.preview.scanned), timeout=60_000)
     return dialog
 
 
@@ -96,7 +96,7 @@ def test_new_from_data_previews_a_table_and_opens_the_project_init_makes(window,
     assert "guessed from the file" in dialog.choice.guess.text()
     assert dialog.out_edit.text() == str(tmp_path / "sales.json")
     dialog.choice.horizon.setValue(3)
-    with qtbot.waitSignal(dialog.finished, timeout=20_000):
+    with qtbot.waitSignal(dialog.finished, timeout=60_000):
         dialog.create_button.click()
     out = tmp_path / "sales.json"
     assert window.doc.project.path == out and not window.doc.is_modified()
@@ -121,7 +121,7 @@ def test_the_dialog_never_writes_over_a_file_without_asking(window, qtbot, tmp_p
     assert not dialog.create() and asked == [taken]
     assert taken.read_text() == "keep me" and dialog.isVisible()
     dialog.ask_replace = lambda path: True
-    with qtbot.waitSignal(dialog.finished, timeout=20_000):
+    with qtbot.waitSignal(dialog.finished, timeout=60_000):
         assert dialog.create()
     assert json.loads(taken.read_text())["graph"]["layers"][0]["type"] == "TimeSeries"
     assert window.doc.project.path == taken
@@ -180,7 +180,7 @@ def test_picking_another_file_abandons_the_scan_of_the_first(window, qtbot, tmp_
     small = weekly(tmp_path)
     dialog.set_data_path(small)
     qtbot.waitUntil(lambda: dialog.preview is not None and dialog.preview.scanned)
-    qtbot.waitUntil(lambda: not dialog.jobs, timeout=10_000)
+    qtbot.waitUntil(lambda: not dialog.jobs, timeout=60_000)
     assert dialog.preview.path == small and dialog.preview.rows == 120
     dialog.reject()
 

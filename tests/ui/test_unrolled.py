@@ -84,7 +84,7 @@ def test_the_view_follows_the_layer(char_rnn, qtbot):
     w = char_rnn
     view = w.show_unrolled("lstm1", steps=3)
     w.doc.set_param("lstm1", "num_output", 64)
-    qtbot.waitUntil(lambda: view.exp.hidden == 64, timeout=10_000)
+    qtbot.waitUntil(lambda: view.exp.hidden == 64, timeout=60_000)
     w.doc.rename("lstm1", "encoder")
     assert view.layer == "encoder" and "encoder" in w.unrolled
     assert w.tabs.tabText(w.tabs.indexOf(view)) == "Unrolled: encoder"
