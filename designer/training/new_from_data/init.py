@@ -16,6 +16,7 @@ import numpy as np
 
 from designer.graph import task_guess
 from designer.graph.datasets import DataProblem
+from designer.graph.layout import COLUMN, snap
 from designer.graph.model import Graph
 from designer.graph.project import Project
 
@@ -211,8 +212,9 @@ def _head(g: Graph, hidden: int, outputs: str, loss: str) -> None:
     g.connect("last", "y", "ip1", "x")
     if loss == "SoftmaxWithLoss":
         g.connect("data", "lengths", "last", "lengths")
-        g.add_layer(loss, "loss", {}, (-90, 440))
-        g.add_layer("Accuracy", "accuracy", {}, (90, 440))
+        side = snap(COLUMN / 2)  # a column apart, so the two cards are never drawn over each other
+        g.add_layer(loss, "loss", {}, (-side, 440))
+        g.add_layer("Accuracy", "accuracy", {}, (side, 440))
         g.connect("ip1", "y", "accuracy", "logits")
         g.connect("data", "label", "accuracy", "label")
         g.connect("ip1", "y", "loss", "logits")
