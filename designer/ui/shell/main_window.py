@@ -96,6 +96,7 @@ class MainWindow(ViewTabs, QMainWindow):
         self.properties_dock.raise_()
 
         self.summary = QLabel()
+        self.summary.setIndent(16)  # a gap after a long status message that reaches it
         self.memory_label = QLabel(objectName="memory_label")
         self.zoom_label = QLabel("100%")
         self.zoom_label.setMinimumWidth(48)
