@@ -84,3 +84,13 @@ def test_the_picker_follows_the_project_setting(qtbot):
     picker.follow_project("cpu")
     assert picker.device() == "cpu"
     assert not picker.select("cuda:5") and picker.device() == "cpu"
+
+
+def test_a_long_entry_picked_is_elided_and_given_in_full_in_the_tool_tip(qtbot):
+    picker = DevicePicker(device_choices([DeviceInfo(0, "NVIDIA H100 80GB HBM3", None, 81559.0)],
+                                         {}))
+    qtbot.addWidget(picker)
+    picker.show()
+    assert not picker.tip().startswith("<b>")  # "Auto (GPU if present)" fits
+    picker.select("cuda:0")
+    assert picker.tip().startswith("<b>GPU 0: NVIDIA H100 80GB HBM3 (80 GiB)</b><br>The device")

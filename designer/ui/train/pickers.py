@@ -7,13 +7,15 @@ whose error then appears in the window.
 """
 from __future__ import annotations
 
+import html
 import math
 import os
 from dataclasses import dataclass
 from typing import Mapping
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QStyle, QStyleOptionComboBox, QStylePainter,
+                               QToolTip)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,26 @@ class CompactPicker(QComboBox):
         self.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.setMinimumContentsLength(math.ceil(metrics.horizontalAdvance(longest) /
                                                 metrics.horizontalAdvance("X")))
+
+    def tip(self) -> str:
+        """The tool-tip: the entry picked in full first, when it is shown elided."""
+        field = self.style().subControlRect(QStyle.CC_ComboBox, self._option(),
+                                            QStyle.SC_ComboBoxEditField, self)
+        text = self.currentText()
+        if self.fontMetrics().horizontalAdvance(text) <= field.width() - 2:
+            return self.toolTip()
+        return f"<b>{html.escape(text)}</b><br>{html.escape(self.toolTip())}"
+
+    def event(self, e) -> bool:
+        if e.type() == QEvent.ToolTip:
+            QToolTip.showText(e.globalPos(), self.tip(), self)
+            return True
+        return super().event(e)
+
+    def _option(self) -> QStyleOptionComboBox:
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        return opt
 
     def paintEvent(self, event) -> None:
         painter = QStylePainter(self)
