@@ -32,6 +32,34 @@ def _fraction(name: str, default: float, what: str) -> ParamSpec:
     return ParamSpec(name, "float", default, what, minimum=0.0, maximum=0.5)
 
 
+# Augmentation of training batches (off by default; see designer/training/data/augment.py).
+# Validation, test, evaluate, predict and inspect always read the data as it is.
+JITTER = ParamSpec(
+    "jitter", "float", 0.0,
+    "training batches only: the deviation of random noise added to every normalised input "
+    "value (0: off; 0.03 to 0.1 is usual); it helps a small data set, where the net would "
+    "otherwise learn the training sequences by heart", minimum=0.0, maximum=1.0)
+SCALING = ParamSpec(
+    "scaling", "float", 0.0,
+    "training batches only: each sequence's channels are multiplied by random factors around "
+    "1 with this deviation (0: off; 0.1 is usual), so the net does not rely on exact "
+    "amplitudes; it helps a small data set", minimum=0.0, maximum=1.0)
+
+
+def _window_slice(how: str) -> ParamSpec:
+    return ParamSpec(
+        "window_slice", "float", 1.0,
+        f"training batches only: the share of each sequence kept (1: off; 0.9 is usual): "
+        f"{how}, stretched back to its length by linear interpolation (window slicing, Le "
+        f"Guennec et al. 2016); it helps a small data set", minimum=0.0, maximum=1.0)
+
+
+def _check_augmentation(params: dict) -> None:
+    if params["window_slice"] <= 0:
+        raise ParamError("window_slice", params["window_slice"],
+                         "above 0 and at most 1 (1 keeps the whole sequence)")
+
+
 # --------------------------------------------------------------------------- TimeSeries --
 def _ts_counts(params: dict, dims: dict) -> tuple:
     """(input features, targets) as far as the parameters and the bound dims tell."""
@@ -71,6 +99,7 @@ def _series_dims(params: dict, project_dir) -> tuple[dict, str | None]:
 
 
 def _series_check(params: dict) -> None:
+    _check_augmentation(params)
     if params["val_fraction"] + params["test_fraction"] >= 0.9:
         raise ParamError("test_fraction", params["test_fraction"],
                          f"small enough to leave most of the series for training (with "
@@ -91,7 +120,8 @@ TIME_SERIES = LayerSpec(
         "P values of each sample. The series is split in time: the first part trains, the "
         "next val_fraction validates, the last test_fraction tests; a window belongs to the "
         "split its forecast falls in. 'change' forecasts each future value as a change from "
-        "the last one seen, which keeps a trending series in the range the net has learned."
+        "the last one seen, which keeps a trending series in the range the net has learned. "
+        "jitter, scaling and window_slice vary the training windows (off by default)."
     ),
     inputs=(),
     outputs=(
@@ -128,6 +158,10 @@ TIME_SERIES = LayerSpec(
         ParamSpec("season", "int", 0, "the seasonal period in steps for the seasonal-naive "
                   "baseline (0: from the time column: 52 for weekly data, 12 monthly, 7 daily, "
                   "24 hourly)", minimum=0, maximum=100000),
+        JITTER,
+        SCALING,
+        _window_slice("the last part of each window, ending where the forecast starts, "
+                      "with a random share between window_slice and 1"),
     ),
     infer=_series_infer,
     source_dims=_series_dims,
@@ -232,7 +266,8 @@ SEQUENCE_CLASSES = LayerSpec(
         "padded). Class names are kept as the file writes them. When the "
         "file is X_TRAIN.ts and X_TEST.ts sits beside it, that is the test split; otherwise "
         "test_fraction of the sequences test. val_fraction of the training sequences "
-        "validate."
+        "validate. jitter, scaling and window_slice vary the training sequences (off by "
+        "default): more from a small data set."
     ),
     inputs=(),
     outputs=(
@@ -253,9 +288,13 @@ SEQUENCE_CLASSES = LayerSpec(
         _fraction("test_fraction", 0.2, "the share of the sequences that tests, when there "
                   "is no separate _TEST file"),
         NORMALIZE,
+        JITTER,
+        SCALING,
+        _window_slice("a random stretch of that share of its steps"),
     ),
     infer=_classes_infer,
     source_dims=_classes_dims,
+    check_params=_check_augmentation,
 )
 
 

@@ -18,6 +18,7 @@ import torch
 
 from designer.graph.layers.sequences import paired_test_file, sort_classes
 
+from .augment import Augmentation
 from .base import Source, check_eval_count
 from .cursors import SPLITS, ShuffledSplits
 from .errors import DataError
@@ -111,6 +112,7 @@ class ClassesSource(ShuffledSplits, Source):
         steps = np.array([len(s) for s in seqs.series], np.int64)
         if steps.min() < 1:
             raise DataError(f"{self.path} holds an empty sequence")
+        self.steps = steps                                 # each sequence's own steps
         self.lengths = -(-steps // self.frame)             # frames, the last one padded
         self.seq_len = int(self.lengths.max())
         self.stats = meta["stats"] if meta else self._own_stats(params["normalize"])
@@ -132,6 +134,10 @@ class ClassesSource(ShuffledSplits, Source):
         if not whole and len(self.parts["train"]) == 0:
             raise DataError(f"{self.path} leaves no sequence for training; lower val_fraction "
                             "or test_fraction")
+        self.augmentation = Augmentation(params, seed)
+        if self.augmentation.active and not whole:
+            self.notes.append(f"training sequences are varied at random "
+                              f"({self.augmentation.describe()})")
         self._reset_cursors()
 
     def _sharded(self) -> None:
@@ -188,7 +194,20 @@ class ClassesSource(ShuffledSplits, Source):
         pick = self._mine(cur["order"][cur["position"]:cur["position"] + n]).numpy()
         cur["position"] += n
         cur["drawn"] += 1
-        return self.batch(members[pick])
+        batch = self.batch(members[pick])
+        if split == "train" and self.augmentation.active:
+            batch["data"] = self._augmented(batch["data"], members[pick], n)
+        return batch
+
+    def _augmented(self, data: torch.Tensor, index: np.ndarray, rows: int) -> torch.Tensor:
+        """``data`` varied step by step (not frame by frame): the frames are opened into
+        their steps, varied over each sequence's own steps, and closed again."""
+        t, n, width = data.shape
+        k, f = self.frame, width // self.frame
+        steps = data.reshape(t, n, k, f).permute(0, 2, 1, 3).reshape(t * k, n, f)
+        varied = self.augmentation.apply(steps, torch.from_numpy(self.steps[index]), rows,
+                                         self._mine)
+        return varied.reshape(t, k, n, f).permute(0, 2, 1, 3).reshape(t, n, width).contiguous()
 
     def eval_chunks(self, n: int | None = None, split: str = "val") -> list[np.ndarray]:
         self._check_split(split)

@@ -26,18 +26,27 @@ class ShuffledSplits:
     def _reset_cursors(self) -> None:
         self._cursors = {s: {"generator": split_generator(self.seed, s), "order": None,
                              "pass_state": None, "position": 0, "drawn": 0} for s in SPLITS}
+        augmentation = getattr(self, "augmentation", None)
+        if augmentation is not None:
+            augmentation.restart()
 
     def state_dict(self) -> dict:
         state = {"version": STATE_VERSION, "kind": self.kind, **self._fingerprint(),
                  "splits": {}}
         for split, cur in self._cursors.items():
             state["splits"][split] = cursor_state(cur)
+        augmentation = getattr(self, "augmentation", None)
+        if augmentation is not None and augmentation.active:
+            state["augment"] = augmentation.state_dict()
         return state
 
     def load_state_dict(self, state: dict) -> None:
         self._check_state(state, self._fingerprint())
         self._reset_cursors()
         restore_cursors(self._cursors, state, self.split_size)
+        augmentation = getattr(self, "augmentation", None)
+        if augmentation is not None:
+            augmentation.load_state_dict(state.get("augment"))
 
 
 def cursor_state(cur: dict, extra: tuple = ()) -> dict:

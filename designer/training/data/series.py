@@ -24,6 +24,7 @@ import torch
 from designer.graph import headers
 from designer.graph.datasets import DataProblem
 
+from .augment import Augmentation
 from .base import Source, check_eval_count
 from .cursors import SPLITS, ShuffledSplits
 from .errors import DataError
@@ -115,6 +116,10 @@ class SeriesSource(ShuffledSplits, Source):
                               "forecasts are not scored on them")
         if table.dropped:
             self.notes.append(f"{_count(table.dropped, 'row')} with empty cells dropped")
+        self.augmentation = Augmentation(params, seed, anchor_end=True)
+        if self.augmentation.active and not whole:
+            self.notes.append(f"training windows are varied at random "
+                              f"({self.augmentation.describe()})")
         self._reset_cursors()
 
     def _sharded(self) -> None:
@@ -275,7 +280,11 @@ class SeriesSource(ShuffledSplits, Source):
         index = self._mine(cur["order"][cur["position"]:cur["position"] + n]).numpy()
         cur["position"] += n
         cur["drawn"] += 1
-        return self.window_batch(origins[index])
+        batch = self.window_batch(origins[index])
+        if split == "train" and self.augmentation.active:
+            full = torch.full((len(index),), self.seq_len, dtype=torch.int64)
+            batch["data"] = self.augmentation.apply(batch["data"], full, n, self._mine)
+        return batch
 
     def eval_batches(self, n: int | None = None, split: str = "val") -> Iterator[dict]:
         """Every window of ``split`` in time order, N at a time (``n`` caps the batches)."""

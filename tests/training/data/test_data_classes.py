@@ -189,3 +189,87 @@ def test_long_recordings_are_read_in_frames(tmp_path):
     n = int(p["lengths"][0])
     # frame k holds steps 3k, 3k+1, 3k+2, each with its two channels
     assert torch.equal(b["data"][:, 0].reshape(-1, 2)[:n], p["data"][:n, 0])
+
+
+# ------------------------------------------------------------ augmentation (issue 25) --
+AUGMENTED = {"jitter": 0.1, "scaling": 0.2, "window_slice": 0.8}
+
+
+def test_augmentation_is_off_by_default_and_off_changes_nothing(tmp_path):
+    f = ts(tmp_path, "x.ts", rows(40))
+    plain = source(f, batch_size=5)
+    off = source(f, batch_size=5, jitter=0.0, scaling=0.0, window_slice=1.0)
+    assert not plain.augmentation.active
+    assert same_batches([plain.next_batch() for _ in range(12)],
+                        [off.next_batch() for _ in range(12)])
+    assert "augment" not in plain.state_dict()  # a checkpoint as it was before
+
+
+def test_augmented_training_batches_vary_the_same_way_for_the_same_seed(tmp_path):
+    f = ts(tmp_path, "x.ts", rows(40))
+    plain, a, b = source(f, batch_size=5), source(f, batch_size=5, **AUGMENTED), \
+        source(f, batch_size=5, **AUGMENTED)
+    other = open_source(layer("SequenceClasses", file=f, batch_size=5, **AUGMENTED), seed=6)
+    assert any("varied at random (jitter 0.1, scaling 0.2, window_slice 0.8)" in n
+               for n in a.notes)
+    for _ in range(10):
+        p, x, y = plain.next_batch(), a.next_batch(), b.next_batch()
+        assert same_batches([x], [y])  # repeatable
+        assert not torch.equal(x["data"], p["data"])  # varied...
+        assert torch.equal(x["lengths"], p["lengths"]) and torch.equal(x["label"], p["label"])
+        pad = torch.arange(x["data"].shape[0])[:, None] >= x["lengths"][None, :]
+        assert not x["data"][pad].any()  # ...but the padding stays zero
+    assert not torch.equal(other.next_batch()["data"], a.next_batch()["data"])
+
+
+def test_held_out_batches_are_never_augmented(tmp_path):
+    f = ts(tmp_path, "x.ts", rows(60))
+    plain, aug = source(f, batch_size=4), source(f, batch_size=4, **AUGMENTED)
+    for _ in range(3):
+        aug.next_batch()
+    for split in ("val", "test"):
+        assert same_batches(list(aug.eval_batches(split=split)),
+                            list(plain.eval_batches(split=split)))
+        assert same_batches([aug.next_batch(split) for _ in range(3)],
+                            [plain.next_batch(split) for _ in range(3)])
+    meta = plain.run_meta()  # scoring a whole file, as evaluate does
+    whole = open_source(layer("SequenceClasses", file=f, **AUGMENTED), seed=5,
+                        run_meta=meta, whole=True)
+    kept = open_source(layer("SequenceClasses", file=f), seed=5, run_meta=meta, whole=True)
+    assert same_batches(list(whole.eval_batches(split="test")),
+                        list(kept.eval_batches(split="test")))
+
+
+@pytest.mark.parametrize("frame", [1, 2])
+def test_a_window_slice_is_stretched_over_each_sequence_and_keeps_its_length(tmp_path, frame):
+    ramps = [("abc"[i % 3], [list(range(n)), [10 * v for v in range(n)]])
+             for i, n in enumerate([3, 5, 8, 9, 4, 7] * 3)]
+    f = ts(tmp_path, "r.ts", ramps)
+    params = dict(batch_size=6, normalize=False, val_fraction=0.0, test_fraction=0.0,
+                  frame=frame)
+    plain, cut = source(f, **params), source(f, window_slice=0.5, **params)
+    for _ in range(6):
+        p, c = plain.next_batch(), cut.next_batch()
+        assert torch.equal(p["lengths"], c["lengths"])
+        steps, before = (b["data"].reshape(-1, 6, frame, 2).transpose(1, 2).reshape(-1, 6, 2)
+                         for b in (c, p))  # frames opened into their steps
+        for i in range(6):
+            n = int(before[:, i, 0].nonzero().max()) + 1  # the ramp's steps: 0, 1 .. n - 1
+            kept = steps[:n, i, 0].double()
+            # a ramp sliced and stretched is a ramp of slope 0.5 inside the sequence
+            assert torch.allclose(kept.diff(), torch.full((n - 1,), 0.5, dtype=torch.float64))
+            assert 0 <= float(kept[0]) and float(kept[-1]) <= n - 1 + 1e-5
+            assert torch.allclose(steps[:n, i, 1].double(), 10 * kept, atol=1e-4)
+            assert not steps[n:, i].any()
+
+
+def test_a_resumed_augmented_run_draws_what_an_uninterrupted_one_would(tmp_path):
+    f = ts(tmp_path, "x.ts", rows(40))
+    a = source(f, batch_size=5, **AUGMENTED)
+    for _ in range(9):  # past the end of a pass
+        a.next_batch()
+    state = save_and_load(a.state_dict(), tmp_path)
+    want = [a.next_batch() for _ in range(6)]
+    b = source(f, batch_size=5, **AUGMENTED)
+    b.load_state_dict(state)
+    assert same_batches([b.next_batch() for _ in range(6)], want)

@@ -190,3 +190,69 @@ def test_resume_draws_the_same_windows(tmp_path):
     b = source(f, seq_len=6, batch_size=8)
     b.load_state_dict(state)
     assert same_batches([b.next_batch() for _ in range(5)], want)
+
+
+# ------------------------------------------------------------ augmentation (issue 25) --
+AUGMENTED = {"jitter": 0.1, "scaling": 0.2, "window_slice": 0.7}
+
+
+def test_augmentation_is_off_by_default_and_off_changes_nothing(tmp_path):
+    f = series(tmp_path, 150)
+    plain = source(f, seq_len=6, batch_size=8)
+    off = source(f, seq_len=6, batch_size=8, jitter=0.0, scaling=0.0, window_slice=1.0)
+    assert not plain.augmentation.active
+    assert same_batches([plain.next_batch() for _ in range(15)],
+                        [off.next_batch() for _ in range(15)])
+    assert "augment" not in plain.state_dict()
+
+
+def test_augmented_training_windows_vary_the_same_way_for_the_same_seed(tmp_path):
+    f = series(tmp_path, 150)
+    plain, a, b = (source(f, seq_len=6, batch_size=8, **p) for p in ({}, AUGMENTED, AUGMENTED))
+    for _ in range(10):
+        p, x, y = plain.next_batch(), a.next_batch(), b.next_batch()
+        assert same_batches([x], [y])
+        assert not torch.equal(x["data"], p["data"])
+        assert torch.equal(x["label"], p["label"])  # the forecast is what it was
+
+
+def test_a_window_slice_ends_where_the_forecast_starts(tmp_path):
+    f = series(tmp_path, 150)
+    params = dict(seq_len=10, batch_size=8, predict="level", inputs="other", target="level")
+    plain, cut = source(f, **params), source(f, window_slice=0.5, **params)
+    for _ in range(5):
+        p, c = plain.next_batch()["data"], cut.next_batch()["data"]
+        assert torch.allclose(c[-1], p[-1])  # the last step seen is kept as it was
+        assert not torch.allclose(c, p)
+
+
+def test_held_out_windows_are_never_augmented(tmp_path):
+    f = series(tmp_path, 200)
+    plain, aug = source(f, seq_len=6, batch_size=4), source(f, seq_len=6, batch_size=4,
+                                                            **AUGMENTED)
+    for _ in range(3):
+        aug.next_batch()
+    for split in ("val", "test"):
+        assert same_batches(list(aug.eval_batches(split=split)),
+                            list(plain.eval_batches(split=split)))
+        assert same_batches([aug.next_batch(split) for _ in range(3)],
+                            [plain.next_batch(split) for _ in range(3)])
+
+
+def test_a_resumed_augmented_run_draws_what_an_uninterrupted_one_would(tmp_path):
+    f = series(tmp_path, 150)
+    a = source(f, seq_len=6, batch_size=8, **AUGMENTED)
+    for _ in range(13):  # past the end of a pass
+        a.next_batch()
+    state = save_and_load(a.state_dict(), tmp_path)
+    want = [a.next_batch() for _ in range(5)]
+    b = source(f, seq_len=6, batch_size=8, **AUGMENTED)
+    b.load_state_dict(state)
+    assert same_batches([b.next_batch() for _ in range(5)], want)
+    old = {k: v for k, v in state.items() if k != "augment"}  # a checkpoint from before
+    c = source(f, seq_len=6, batch_size=8, **AUGMENTED)
+    c.next_batch()
+    c.load_state_dict(old)  # resumes its place and varies from the seed's first draw
+    fresh = source(f, seq_len=6, batch_size=8, **AUGMENTED).augmentation.generator
+    assert torch.equal(c.augmentation.generator.get_state(), fresh.get_state())
+    assert torch.equal(c.next_batch()["label"], want[0]["label"])

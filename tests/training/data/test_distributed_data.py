@@ -254,3 +254,21 @@ def test_every_data_layer_source_shards():
     for cls in sources:
         assert cls.shardable, cls
 
+
+
+def test_augmented_batches_are_shared_out_like_one_batch(tmp_path):
+    """The variations are drawn for the global batch on every rank, so the ranks together
+    train on what one process would, and their generators stay alike (issue 25)."""
+    varied = {"jitter": 0.1, "scaling": 0.2, "window_slice": 0.8}
+    path = ts(tmp_path, "x.ts", rows(60))
+    ranks, alone = open_sources(lambda n: layer("SequenceClasses", file=str(path),
+                                                batch_size=n, **varied), 4, 2)
+    for _ in range(6):
+        got = joined([r.next_batch() for r in ranks], SEQUENCE_AXES)
+        assert all(torch.equal(got[k], v) for k, v in alone.next_batch().items())
+    table = series(tmp_path, 200)
+    ranks, alone = open_sources(lambda n: layer("TimeSeries", file=str(table), target="level",
+                                                seq_len=6, batch_size=n, **varied), 5, 2)
+    for _ in range(6):
+        got = joined([r.next_batch() for r in ranks], WINDOW_AXES)
+        assert all(torch.equal(got[k], v) for k, v in alone.next_batch().items())
