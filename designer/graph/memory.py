@@ -220,7 +220,8 @@ def _bytes(t, float_bytes: int) -> int:
 
 def _out_bytes(type_id: str, act_bytes: int) -> int:
     """Bytes per value of what a layer outputs (autocast: GEMMs and cuDNN give bf16)."""
-    if act_bytes < 4 and type_id in ("InnerProduct", "LSTM", "GRU", "RNN"):
+    if act_bytes < 4 and type_id in ("InnerProduct", "LSTM", "GRU", "RNN",
+                                      "Conv1D"):
         return act_bytes
     return 4
 

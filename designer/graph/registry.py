@@ -7,8 +7,8 @@ from .errors import UnknownLayerError
 from .layers import ALL_SPECS
 from .spec import LayerSpec
 
-CATEGORY_ORDER = ("Data", "Embedding", "Recurrent", "Core", "Activation", "Loss", "Shape",
-                  "Building blocks")
+CATEGORY_ORDER = ("Data", "Embedding", "Recurrent", "Sequence", "Core", "Activation", "Loss",
+                  "Shape", "Building blocks")
 
 _SPECS: dict[str, LayerSpec] = {s.id: s for s in ALL_SPECS}
 

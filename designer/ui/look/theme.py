@@ -17,6 +17,7 @@ CATEGORY_COLORS = {
     "Data": "#2a9d8f",
     "Embedding": "#8e6cc2",
     "Recurrent": "#e08a2c",
+    "Sequence": "#c9a227",
     "Core": "#3d7fc1",
     "Activation": "#4caf6a",
     "Loss": "#d0576f",
