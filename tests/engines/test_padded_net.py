@@ -79,3 +79,56 @@ def test_trained_weights_convert_both_directions_and_agree(src, dst):
     assert torch.allclose(ya, yb, atol=2e-5)
     padded = torch.arange(28).unsqueeze(0) >= lengths.unsqueeze(1)  # (N, T), batch first
     assert torch.all(ya[padded] == 0) and torch.all(yb[padded] == 0)
+
+
+def pooled_net(method: str) -> Graph:
+    """Digits row by row as padded sequences (the labels as lengths, a 0 among them):
+    LSTM (reading the lengths) -> SequencePool (by the lengths) -> InnerProduct -> loss."""
+    g = Graph()
+    g.add_layer("MnistRows", "data", {"folder": "nowhere", "batch_size": 6,
+                                      "batch_first": True})
+    g.add_layer("LSTM", "rnn", {"num_output": 5, "batch_first": True})
+    g.add_layer("SequencePool", "pool", {"method": method, "attention_units": 3,
+                                         "batch_first": True})
+    g.add_layer("InnerProduct", "ip", {"num_output": 10})
+    g.add_layer("SoftmaxWithLoss", "loss")
+    for a, b in [("data.data", "rnn.x"), ("data.label", "rnn.lengths"), ("rnn.y", "pool.x"),
+                 ("data.label", "pool.lengths"), ("pool.y", "ip.x"), ("ip.y", "loss.logits"),
+                 ("data.label", "loss.label")]:
+        (s, sp), (d, dp) = a.split("."), b.split(".")
+        g.connect(s, sp, d, dp)
+    assert g.errors() == []
+    return g
+
+
+@pytest.mark.parametrize("method", ["attention", "mean", "max"])
+def test_pooling_gives_the_same_outputs_and_gradients_on_both_engines(method):
+    g = pooled_net(method)
+    feeds = random_feeds(g, torch.device("cpu"))
+    lengths = torch.tensor([9, 3, 0, 7, 1, 5])  # labels too: below 10
+    feeds["data.label"] = lengths
+    padded = torch.arange(28).unsqueeze(0) >= lengths.unsqueeze(1)  # (N, T), batch first
+    feeds["data.data"][padded] = 0.0
+    torch.manual_seed(0)
+    a = Net(g, "cudnn")
+    with torch.no_grad():  # scores that are not all zero (attention starts as the mean)
+        for p in a.layers["pool"].parameters():
+            p.normal_()
+    b = Net(g, "caffe")
+    layers, src, dst = {"rnn": ("LSTM", 1)}, {"rnn": "CUDNN"}, {"rnn": "CAFFE"}
+    b.load_state_dict(convert_state_dict(a.state_dict(), layers, src, dst))
+    runs = []
+    for net in (a, b):
+        x = feeds["data.data"].clone().requires_grad_(True)
+        out = net({**feeds, "data.data": x})
+        net.loss(out).backward()
+        grads = {k: p.grad for k, p in net.named_parameters()}
+        runs.append((out[("pool", 0)].detach(), x.grad, grads))
+    (ya, xa, ga), (yb, xb, gb) = runs
+    assert torch.allclose(ya, yb, atol=2e-5) and torch.equal(ya[2], torch.zeros(5))
+    assert torch.allclose(xa, xb, atol=2e-5) and torch.all(xa[padded] == 0)
+    ga = convert_state_dict(ga, layers, src, dst)  # cuDNN's gradients in Caffe's layout
+    assert ga.keys() == gb.keys()
+    for k in ga:  # cuDNN's two biases get one gradient each: converted, they add up
+        twice = k.startswith("layers.rnn.b")
+        assert torch.allclose(ga[k] / 2 if twice else ga[k], gb[k], atol=2e-5), k

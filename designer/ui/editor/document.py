@@ -183,6 +183,9 @@ class Document(QObject):
                 k, (src, port) = fix.link, fix.new_source
                 self.push(C.Disconnect(g, k))
                 self.push(C.Connect(g, src, port, k.dst, k.dst_port))
+            elif fix.kind == "connect":
+                k = fix.link
+                self.push(C.Connect(g, k.src, k.src_port, k.dst, k.dst_port))
             elif fix.kind == "bypass":
                 into, outs = g.links_into(fix.layer)[0], g.links_out_of(fix.layer)
                 self.push(C.RemoveItems(g, [fix.layer], []))
