@@ -4,15 +4,21 @@
 #   bash packaging/build.sh            # -> packaging/dist/rnn-designer/rnn-designer
 #
 # A clean virtual environment (packaging/build/venv) gets CPU torch, the app with its
-# dependencies (PySide6-Essentials, pyqtgraph, ...) and PyInstaller; nothing from the
-# environment the script is run from goes into the app. Set TORCH_SPEC to another pip
-# requirement for torch (the default is the version CI tests), and pip's usual variables
-# (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS) to an index that serves CPU wheels:
-# the script refuses a torch built for CUDA, which would add gigabytes.
+# dependencies (PySide6-Essentials, pyqtgraph, ...) and its onnx extra (onnx for the ONNX
+# export; ONNX Runtime only checks the exported model in the tests and stays out of the app),
+# PyInstaller and pytest; nothing from the environment the script is run from goes into the
+# app. Set TORCH_SPEC to another pip requirement for torch (the default is the version CI
+# tests), and pip's usual variables (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS) to an
+# index that serves CPU wheels: the script refuses a torch built for CUDA, which would add
+# gigabytes.
 #
-# Then it writes a .desktop entry next to the app, runs tests/packaging (the built app renders
-# the Char-RNN example offscreen to a PNG, started as the .desktop entry starts it), and
-# prints the app's size and how long it takes to start.
+# Then it writes a .desktop entry next to the app, runs tests/packaging against the app, and
+# prints the app's size and how long it takes to start. The tests use the app as its users do:
+# render the Char-RNN example offscreen to a PNG (also started as the .desktop entry starts
+# it); train every example project a few steps headless and through the window; generate from
+# a Char-RNN run; make, train, evaluate and use a forecaster for a CSV; export a run as ONNX,
+# PyTorch and prototxt. The data come from RNN_DESIGNER_DATA (else ../shared/data beside the
+# checkout); a test whose data file is missing is skipped.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
@@ -33,12 +39,20 @@ if ! "$VPY" -c "import sys, torch; sys.exit(torch.version.cuda is not None)"; th
          "point PIP_INDEX_URL or PIP_FIND_LINKS at CPU wheels and run it again" >&2
     exit 2
 fi
-"$VPY" -m pip install -q "$ROOT" pyinstaller pytest
+"$VPY" -m pip install -q "$ROOT[onnx]" pyinstaller pytest
 
 echo "== PyInstaller"
 rm -rf "$APP"
 (cd "$ROOT" && "$VPY" -m PyInstaller --noconfirm --log-level WARN \
     --distpath "$DIST" --workpath "$BUILD/work" "$HERE/rnn-designer.spec")
+
+# PyInstaller leaves out a module it cannot compile (a syntax error) with only a warning, and
+# the app then fails on the first command that imports it: refuse such an app here
+if grep -E "^(invalid|missing) module named '?designer[.' ]" \
+        "$BUILD/work/rnn-designer/warn-rnn-designer.txt" >&2; then
+    echo "build.sh: the app lacks the modules above (PyInstaller could not read them)" >&2
+    exit 1
+fi
 
 echo "== the desktop entry"
 sed -e "s|^Exec=.*|Exec=\"$APP/rnn-designer\" %f|" \

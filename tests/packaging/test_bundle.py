@@ -4,46 +4,17 @@ Skipped where PyInstaller is not installed (CI), and where no app has been built
 ``RNN_DESIGNER_BUNDLE`` (as the build script does), a missing app fails instead.
 """
 import configparser
-import os
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECTS, ROOT, need_data
+from tests.conftest import PROJECTS, need_data
+from tests.packaging.conftest import png_size, run_app
 
 pytest.importorskip("PyInstaller", reason="PyInstaller is not installed")
 pytestmark = pytest.mark.slow
-
-GIVEN = os.environ.get("RNN_DESIGNER_BUNDLE")
-APP = Path(GIVEN) if GIVEN else ROOT / "packaging" / "dist" / "rnn-designer"
-
-
-@pytest.fixture(scope="module")
-def app() -> Path:
-    exe = APP / "rnn-designer"
-    if not exe.is_file():
-        if GIVEN:
-            pytest.fail(f"no built app at {exe}")
-        pytest.skip("no app built: run packaging/build.sh")
-    return APP
-
-
-def run_app(args: list, tmp_path: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "RNN_DESIGNER_OFFLINE": "1"}
-    env.pop("PYTHONPATH", None)  # the app brings its own packages
-    return subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def png_size(path: Path) -> tuple[int, int]:
-    """Width and height from the PNG header (no imaging library needed)."""
-    head = path.read_bytes()[:24]
-    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
-    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
 @need_data("tinyshakespeare.txt")
