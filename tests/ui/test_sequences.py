@@ -1,6 +1,7 @@
 """The window with the user's own sequences: New from Data previews a file and opens the project
 ``init`` makes of it; a forecasting run shows its forecasts, baselines and roll-out, a
 classifier its confusion matrix; the charts draw RMSE while a forecaster trains."""
+import importlib.util
 import json
 import warnings
 
@@ -197,9 +198,13 @@ def panel_on(qtbot, folder) -> tuple[GeneratePanel, Run]:
     return panel, run
 
 
+PEERS = all(importlib.util.find_spec(m) for m in ("aeon", "statsforecast"))
+
+
 def evaluate(qtbot, panel, **extra):
+    # the non-deep peer's numba kernels compile on their first use: a minute on a slow machine
     with qtbot.waitSignal(panel.busy_changed, check_params_cb=lambda busy: not busy,
-                          timeout=30_000):
+                          timeout=180_000):
         assert panel.generate(extra or None)
 
 
@@ -215,6 +220,12 @@ def test_a_forecasting_run_draws_its_test_forecasts_and_rolls_them_out(qtbot, fo
     assert f"Test RMSE {report['rmse']:.4g}</b> sales" in chart.headline.text()
     assert "persistence" in chart.headline.text() and "seasonal naive (52 steps)" in \
         chart.headline.text()
+    peer = report["peer"]   # the non-deep peer beside it, in the headline and the status line
+    if PEERS:
+        assert f"non-deep peer AutoETS RMSE {peer['rmse']:.4g}" in chart.headline.text()
+        assert f"; AutoETS RMSE {peer['rmse']:.4g}" in panel.status.text()
+    else:
+        assert "rnn-designer[peers]" in chart.headline.text()
     assert chart.lead.maximum() == 2 and chart.lead.value() == 2
     for key in ("history", "truth", "model", "roll-out"):
         assert key in chart.legend.text()
@@ -254,6 +265,12 @@ def test_a_classifier_shows_its_confusion_matrix_and_per_class_accuracy(qtbot, c
     assert np.allclose(image.image, rows / rows.sum(1, keepdims=True))
     assert panel.status.text().startswith(f"Test accuracy {report['accuracy']:.2%} on 12 "
                                           "sequences")
+    peer = report["peer"]   # the non-deep peer beside it, in the headline and the status line
+    if PEERS:
+        assert f"non-deep peer MiniRocket {peer['accuracy']:.2%}" in chart.headline.text()
+        assert f"; MiniRocket {peer['accuracy']:.2%}" in panel.status.text()
+    else:
+        assert "rnn-designer[peers]" in chart.headline.text()
 
 
 def test_picking_another_run_clears_the_result_of_the_one_before(qtbot, forecaster,

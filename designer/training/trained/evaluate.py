@@ -7,7 +7,9 @@ Forecasts are scored in the target's own units against the truth read from the f
 that were empty and filled in do not count), next to the simple baselines: the seasonal naive
 forecast (the value one season before: the same week last year for weekly data) when the data
 has a season, and persistence (the last value seen); the report's ``baseline`` is the stronger
-of them (the lower RMSE). Only plain numbers leave here.
+of them (the lower RMSE). Beside them, and beside a classifier's accuracy, stands a strong
+non-deep peer (`peers`: MiniRocket, AutoETS) scored on the same split, with the model's ratio
+to it, when the extra ``peers`` is installed. Only plain numbers leave here.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from designer.graph import project as P
 
 from ..data import open_source
 from .generate import GenerateError, TrainedModel, load_trained
+from .peers import classify_peer, forecast_peer, peer_beside, peer_words
 
 TASKS = {"series": "forecast", "classes": "classify"}
 
@@ -50,8 +53,9 @@ def outputs(model: TrainedModel, source, batch: dict) -> torch.Tensor:
 
 
 def evaluate_run(run_dir: str | Path, data: str | Path | None = None, which: str = "best",
-                 device: str = "cpu") -> dict:
-    """The ``evaluate`` report of a run (see the module doc).
+                 device: str = "cpu", peer: bool = True) -> dict:
+    """The ``evaluate`` report of a run (see the module doc); ``peer``: put the non-deep peer
+    beside it (``report["peer"]``, see `with_peer`).
 
     Raises
     ------
@@ -65,7 +69,11 @@ def evaluate_run(run_dir: str | Path, data: str | Path | None = None, which: str
     if "test" not in source.splits:
         raise GenerateError(f"{source.path} has no test split to score (set the data layer's "
                             "test_fraction above 0, or give --data FILE)")
-    report = _forecast(model, source) if model.kind == "series" else _classify(model, source)
+    arrays = forecast_arrays(model, source) if model.kind == "series" else None
+    report = forecast_report(source, arrays) if arrays else _classify(model, source)
+    if peer:  # scoring another file, the peer learns from the run's own data as the net did
+        with_peer(report, source, arrays, (lambda: open_for(model)) if data is not None
+                  else None)
     report.update(file=str(getattr(source, "test_path", source.path)),
                   split="test" if data is None else "all",
                   checkpoint_step=int(model.meta["step"]))
@@ -111,8 +119,24 @@ def baseline_names(source) -> list[str]:
     return ["seasonal_naive", "persistence"] if source.period else ["persistence"]
 
 
-def _forecast(model: TrainedModel, source) -> dict:
-    return forecast_report(source, forecast_arrays(model, source))
+def with_peer(report: dict, source, arrays: dict | None = None, fit_source=None) -> dict:
+    """``report`` with ``report["peer"]``: MiniRocket's accuracy on the same test sequences,
+    or AutoETS's ``rmse``/``mae`` on the same windows (``arrays``: ``forecast_arrays``), each
+    with ``ratio`` (the model's score over the peer's) and ``seconds``; or one sentence why
+    there is none (``missing``, ``error``). ``fit_source()``: the source the peer learns from,
+    when ``source`` is another file."""
+    def fit():
+        learn = fit_source() if fit_source is not None else None
+        if arrays is None:
+            return classify_peer(source, learn)
+        info, pred = forecast_peer(source, arrays["origins"], learn)
+        peer = {**info, **error_scores(pred, arrays["truth"], arrays["mask"])}
+        if len(source.targets) > 1:
+            peer["per_target"] = {t: error_scores(pred[..., j], arrays["truth"][..., j],
+                                                  arrays["mask"][..., j])
+                                  for j, t in enumerate(source.targets)}
+        return peer
+    return peer_beside(report, fit)
 
 
 def forecast_report(source, arrays: dict) -> dict:
@@ -158,6 +182,8 @@ def format_report(report: dict) -> str:
             shown = "-" if acc is None else f"{acc:.0%}"
             lines.append(c[:width].rjust(width) + "  " + " ".join(str(v).rjust(width)
                                                                  for v in row) + f"  {shown:>8s}")
+        if "peer" in report:
+            lines[1:1] = [peer_words(report["peer"], "classify", long=True)]
         return "\n".join(lines)
     unit = ", ".join(report["targets"])
     lines = [f"{where}: {report['n']:,} forecasts of {unit}, {report['horizon']} step(s) ahead",
@@ -167,4 +193,6 @@ def format_report(report: dict) -> str:
         ratio = f"model / baseline RMSE {report['rmse'] / b['rmse']:.3f}" if b["rmse"] else \
             "the baseline is exact here"
         lines.append(f"  {label:<20s} RMSE {b['rmse']:.4g}  MAE {b['mae']:.4g}  ({ratio})")
+    if "peer" in report:
+        lines.append(peer_words(report["peer"], "forecast", long=True))
     return "\n".join(lines)

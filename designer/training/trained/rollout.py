@@ -21,7 +21,7 @@ import numpy as np
 from designer.graph import headers
 
 from .evaluate import (baseline_names, error_scores, forecast_arrays, forecast_report,
-                       open_for, outputs)
+                       open_for, outputs, with_peer)
 from .generate import GenerateError, load_trained
 
 MAX_ROUNDS = 200
@@ -75,8 +75,9 @@ def forecast_view(run_dir: str | Path, which: str = "best", device: str = "cpu",
             "checkpoint_step": int(model.meta["step"]), "run_dir": str(run_dir)}
     if scores:
         arrays = forecast_arrays(model, source)
-        view["report"] = {**forecast_report(source, arrays), "file": str(source.path),
-                          "split": "test", "checkpoint_step": view["checkpoint_step"]}
+        view["report"] = with_peer({**forecast_report(source, arrays), "file": str(source.path),
+                                    "split": "test", "checkpoint_step": view["checkpoint_step"]},
+                                   source, arrays)
         origins, truth, mask = arrays["origins"], arrays["truth"], arrays["mask"]
         view.update(origins=origins, pred=arrays["pred"])
         view["baselines"] = {name: source.baseline(origins, name)

@@ -9,6 +9,8 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QToolTip, QVBoxLayout, QWidget
 
+from .peer_text import peer_html
+
 ACCENT = "#2f7de1"
 PROMPT = ("Press Evaluate to score the run on its test split: its confusion matrix and each "
           "class's accuracy.")
@@ -57,7 +59,8 @@ class ConfusionChart(QWidget):
                     f"({worst[2]} time{'s' if worst[2] != 1 else ''})") if worst else ""
         self.headline.setText(
             f"<b>Test accuracy {report['accuracy']:.2%}</b> on {report['n']:,} sequences "
-            f"(checkpoint at step {report['checkpoint_step']:,}){confused}")
+            f"(checkpoint at step {report['checkpoint_step']:,}){confused}"
+            + peer_html(report.get("peer"), "classify"))
         self._draw()
 
     # --------------------------------------------------------------------- drawing --

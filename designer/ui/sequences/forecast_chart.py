@@ -16,6 +16,8 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (QApplication, QComboBox, QFormLayout, QLabel, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
+from .peer_text import peer_html
+
 COLORS = {"history": "#8d96a0", "model": "#2f7de1", "baseline": "#e8590c",
           "rollout": "#9c36b5", "test": (47, 125, 225, 22)}
 SOLID, DASHED = "\u2501\u2501", "\u2505\u2505"   # the legend's line samples
@@ -269,11 +271,16 @@ class ForecastChart(QWidget):
             _, best = self._baseline()
             ratio = f" \u00b7 <b>{model / best:.2f}\u00d7</b> the better baseline's error" \
                 if best and model is not None and len(v["targets"]) == 1 else ""
+            peer = report.get("peer")
+            if peer and len(v["targets"]) > 1 and "per_target" in peer:  # this target's
+                mine = peer["per_target"][target]["rmse"]
+                peer = {**peer, "rmse": mine,
+                        "ratio": model / mine if mine and model is not None else None}
             self.headline.setText(
                 f"<b>Test RMSE {number(model)}</b> {target} over {report['n']:,} forecasts "
                 f"of {report['horizon']} step{'s' if report['horizon'] > 1 else ''} "
                 f"(checkpoint at step {v['checkpoint_step']:,}) \u00b7 "
-                + " \u00b7 ".join(parts) + ratio)
+                + " \u00b7 ".join(parts) + ratio + peer_html(peer, "forecast"))
         lines = []
         if "lead_rmse" in v:
             name, _ = self._baseline()

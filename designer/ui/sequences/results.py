@@ -8,6 +8,7 @@ from PySide6.QtCore import QObject
 
 from .confusion_chart import ConfusionChart
 from .forecast_chart import ForecastChart, baseline_label, number
+from .peer_text import peer_status
 from .workers import ScoreWorker
 
 SEQUENCE_KINDS = ("series", "classes")
@@ -66,6 +67,7 @@ class SequenceResults(QObject):
             report = result["report"]
             self.confusion.show_result(report)
             text = f"test accuracy {report['accuracy']:.2%} on {report['n']:,} sequences"
+            text += peer_status(report.get("peer"), "classify")
             return text[:1].upper() + text[1:], text
         self.forecast.show_result(result)
         ro = result["rollout"]
@@ -81,6 +83,7 @@ class SequenceResults(QObject):
                 f"{number(base['rmse'])}")
         for b in report["baselines"][1:]:
             text += f" and {baseline_label(b['name'], b.get('period', 0))} {number(b['rmse'])}"
+        text += peer_status(report.get("peer"), "forecast")
         return text[:1].upper() + text[1:], f"{text}; {rolled}"
 
     # ------------------------------------------------------------------ roll-outs --
