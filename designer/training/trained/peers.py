@@ -28,6 +28,9 @@ MISSING = f"no non-deep peer: its packages (aeon, statsforecast) are not install
 MIN_LENGTH = 9      # MiniRocket's kernels span 9 steps
 ETS_MAX_SEASON = 24  # ETS keeps a season of at most 24 steps (as R's forecast::ets)
 SEED = 0
+MAX_FIT_SEQUENCES = 10_000  # more are sampled down (MiniRocket's features: 10,000 a sequence)
+PREDICT_CHUNK = 1_000       # test sequences transformed at once
+MAX_ETS_STEPS = 50_000_000  # history steps run over, all windows together (about a minute)
 
 
 def peer_beside(report: dict, fit) -> dict:
@@ -83,19 +86,28 @@ def classify_peer(score, fit=None, seed: int = SEED) -> dict:
     if len(set(fit.label_ids[train].tolist())) < 2:
         raise ValueError("its training sequences are all of one class")
     start = time.perf_counter()
+    note = None
+    if len(train) > MAX_FIT_SEQUENCES:
+        note = (f"fitted on {MAX_FIT_SEQUENCES:,} of the {len(train):,} training sequences, "
+                "drawn at random")
+        train = np.sort(np.random.default_rng(seed).choice(train, MAX_FIT_SEQUENCES,
+                                                             replace=False))
     lengths = {len(s) for src, idx in ((fit, train), (score, test))
                for s in (src.seqs.series[i] for i in idx)}
     length = max(max(lengths), MIN_LENGTH)
-    x_train = _panel(fit, train, length)
-    x_test = _panel(score, test, length)
     clf = MiniRocketClassifier(random_state=seed, n_jobs=1)
-    clf.fit(x_train, fit.label_ids[train])
-    predicted = np.asarray(clf.predict(x_test))
+    clf.fit(_panel(fit, train, length), fit.label_ids[train])
+    predicted = np.concatenate([np.asarray(clf.predict(_panel(score, test[i:i + PREDICT_CHUNK],
+                                                              length)))
+                                for i in range(0, len(test), PREDICT_CHUNK)])
     accuracy = float(np.mean(predicted == score.label_ids[test]))
-    return {"name": "MiniRocket", "accuracy": accuracy, "n": len(test),
+    peer = {"name": "MiniRocket", "accuracy": accuracy, "n": len(test),
             "fitted_on": len(train),
             "length": None if len(lengths) == 1 and length == lengths.pop() else int(length),
             "seconds": time.perf_counter() - start}
+    if note:
+        peer["note"] = note
+    return peer
 
 
 def _labelled(source, index) -> np.ndarray:
@@ -156,6 +168,10 @@ def forecast_peer(score, origins: np.ndarray, fit=None) -> tuple[dict, np.ndarra
     season = period if 1 < period <= ETS_MAX_SEASON and rows >= 2 * period + 2 else 1
     h = score.horizon
     origins = np.asarray(origins, np.int64)
+    steps = int(np.sum(origins + 1, dtype=np.float64))
+    if steps > MAX_ETS_STEPS:
+        raise ValueError(f"running it up to each of {len(origins):,} windows would go over "
+                         f"{steps:,} steps, minutes of work; score a shorter file")
     ahead = np.arange(1, h + 1)
     pred = np.zeros((len(origins), h, len(score.targets)), np.float64)
     chosen = []
@@ -209,6 +225,8 @@ def peer_words(peer: dict, task: str, long: bool = False) -> str:
         padded = f", padded to {peer['length']} steps" if peer.get("length") else ""
         told.append(f"fitted on {peer['fitted_on']:,} sequences{padded} "
                     f"in {peer['seconds']:.1f} s")
+        if peer.get("note"):
+            told.append(peer["note"])
         return (f"{peer['name']} (non-deep peer): accuracy {score} on the same sequences "
                 f"({'; '.join(told)})")
     rows = f"the {peer['fitted_on']:,} rows" + (

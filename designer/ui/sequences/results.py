@@ -49,7 +49,7 @@ class SequenceResults(QObject):
 
     def loading(self, job: dict) -> str:
         if job.get("scores", True):
-            return "Scoring the test split\u2026"
+            return "Scoring the test split, and the non-deep peer beside it\u2026"
         return "Rolling out\u2026"
 
     def select(self, run) -> None:

@@ -4,6 +4,7 @@ it; a peer that fails, one sentence, and the rest of the report stands."""
 import builtins
 import datetime as dt
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -52,7 +53,7 @@ def weekly(folder, rows=200) -> str:
 
 
 def source_of(data, folder, **init):
-    path, _ = init_project(data, out=folder / "p.json", **init)
+    path, _ = init_project(data, out=folder / f"{Path(data).stem}.json", **init)
     project = load(path)
     layer = project.graph.layer(project.graph.sources()[0])
     return open_source(layer, path.parent)
@@ -124,6 +125,33 @@ def test_autoets_forecasts_the_same_windows_as_the_model(tmp_path):
     mine = error_scores(pred, truth, mask)["rmse"]
     persistence = error_scores(source.baseline(origins, "persistence"), truth, mask)["rmse"]
     assert 0 < mine < persistence   # a seasonal series: the peer keeps the season
+
+
+def test_autoets_forecasts_each_target_of_a_table(tmp_path):
+    rng = np.random.default_rng(2)
+    lines = ["month,a,b"]
+    for i in range(120):
+        month = f"{2000 + i // 12}-{i % 12 + 1:02d}-01"
+        a = 10 + np.sin(2 * np.pi * i / 12) + rng.normal(0, 0.1)
+        lines.append(f"{month},{a:.3f},{5 + 0.1 * i + rng.normal(0, 0.2):.3f}")
+    (tmp_path / "two.csv").write_text("\n".join(lines) + "\n")
+    source = source_of(str(tmp_path / "two.csv"), tmp_path, target="a,b", horizon=2)
+    info, pred = peers.forecast_peer(source, source.origins("test"))
+    assert pred.shape == (len(source.origins("test")), 2, 2) and np.isfinite(pred).all()
+    assert info["season"] == 12     # a season ETS keeps itself
+
+
+def test_too_much_for_a_peer_is_one_sentence(tmp_path, monkeypatch):
+    source = source_of(weekly(tmp_path), tmp_path)
+    monkeypatch.setattr(peers, "MAX_ETS_STEPS", 100)
+    report = peers.peer_beside({"task": "forecast", "rmse": 1.0},
+                               lambda: peers.forecast_peer(source, source.origins("test"))[0])
+    assert report["peer"]["error"].startswith("AutoETS could not be scored here (running it")
+    classes = source_of(two_classes(tmp_path), tmp_path)
+    monkeypatch.setattr(peers, "MAX_FIT_SEQUENCES", 12)
+    peer = peers.classify_peer(classes)
+    assert peer["fitted_on"] == 12 and "12 of the 30 training sequences" in peer["note"]
+    assert "drawn at random" in peers.peer_words(peer, "classify", long=True)
 
 
 # ------------------------------------------------------------------ beside evaluations --
