@@ -23,7 +23,8 @@ from .textformat import Enum, Message
 HIDDEN = "rnn_designer"
 CAFFE_TYPES = {"CharText": "Input", "WavAudio": "Input", "MnistRows": "Input",
                "TimeSeries": "Input", "SequenceClasses": "Input", "LSTM": "Lstm",
-               "LSTMSimple": "LstmSimple", "GRU": "GRU", "RNN": "RNN", "L1Loss": "MAELoss"}
+               "LSTMSimple": "LstmSimple", "GRU": "GRU", "RNN": "RNN", "L1Loss": "MAELoss",
+               "Conv1D": "Convolution1D"}
 DATA_BLOBS = {"data": "data", "cont": "clip", "label": "label"}
 
 
@@ -242,6 +243,63 @@ def _sequence_last(msg, g, layer, p, notes):
                  "it SequenceLast, which rnn-designer reads back")
 
 
+def _conv1d(msg, g, layer, p, notes):
+    """Caffe's convolution_param fields; Caffe pads both sides alike, so only a symmetric
+    padding is written as 'pad' (the #@ line keeps the padding rnn-designer reads back)."""
+    from designer.graph.layers.conv import pads
+    c = Message().add("num_output", p["num_output"]).add("bias_term", p["bias_term"])
+    before, after = pads(p)
+    if before == after:
+        c.add("pad", before)
+    c.add("kernel_size", p["kernel_size"]).add("stride", p["stride"])
+    c.add("dilation", p["dilation"]).add("group", p["groups"])
+    fan_in = _int(g.info(layer.name).inputs[0].shape[2], layer, "the input channels") \
+        // p["groups"] * p["kernel_size"]
+    c.add("weight_filler", _filler(p, p["num_output"], fan_in)).add("bias_filler", _bias(p))
+    msg.add("convolution_param", c)
+    notes.append(f"{layer.name}: Caffe and MyCaffe have no convolution over the steps of a "
+                 f"(T, N, C) blob; the file names it Convolution1D, which rnn-designer reads "
+                 f"back" + ("" if before == after else f" (its {p['padding']} padding adds "
+                            f"{before} steps before and {after} after, which Caffe's 'pad' "
+                            f"cannot say)"))
+
+
+def _batch_norm(msg, g, layer, p, notes):
+    """Caffe's batch_norm_param (moving_average_fraction is 1 - momentum) and MyCaffe's
+    scale_bias for the learned scale and shift."""
+    b = Message().add("use_global_stats", False)
+    b.add("moving_average_fraction", round(1.0 - p["momentum"], 12)).add("eps", p["eps"])
+    b.add("scale_bias", p["affine"])
+    msg.add("batch_norm_param", b)
+    if p["affine"]:
+        notes.append(f"{layer.name}: Caffe's BatchNorm learns no scale and shift (a Scale layer "
+                     "with bias_term does, after it); MyCaffe's reads scale_bias")
+    if g.info(layer.name).inputs[0].rank == 3:
+        notes.append(f"{layer.name}: Caffe and MyCaffe normalise axis 1, which of a (T, N, C) "
+                     "blob is the batch; rnn-designer normalises the channels (the last axis) "
+                     "and reads its own layer back from the #@ line")
+    if g.link_into(layer.name, "lengths") is not None:
+        notes.append(f"{layer.name}: Caffe and MyCaffe have no sequence lengths; the lengths "
+                     "bottom is for rnn-designer")
+
+
+def _layer_norm(msg, g, layer, p, notes):
+    msg.add("layer_norm_param", Message().add("epsilon", p["eps"]))
+    if p["affine"]:
+        notes.append(f"{layer.name}: MyCaffe's LayerNorm learns no scale and shift; "
+                     "rnn-designer's does (affine), as the #@ line keeps")
+
+
+def _sequence_pool(msg, g, layer, p, notes):
+    msg.add("sequence_pool_param", Message().add("method", Enum(p["method"].upper()))
+            .add("attention_units", p["attention_units"]).add("batch_first", p["batch_first"]))
+    notes.append(f"{layer.name}: Caffe and MyCaffe have no SequencePool layer; the file names "
+                 "it SequencePool, which rnn-designer reads back")
+    if g.link_into(layer.name, "lengths") is not None:
+        notes.append(f"{layer.name}: Caffe and MyCaffe have no sequence lengths; the lengths "
+                     "bottom is for rnn-designer")
+
+
 def _block(name: str, *keys, enums=()):
     def write(msg, g, layer, p, notes):
         b = Message()
@@ -268,7 +326,9 @@ def _relu(msg, g, layer, p, notes):
 PARAMS = {
     "CharText": _data, "WavAudio": _data, "MnistRows": _data, "TimeSeries": _data,
     "SequenceClasses": _data, "EuclideanLoss": _regression_loss, "L1Loss": _regression_loss,
-    "SequenceLast": _sequence_last,
+    "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
+    "SequenceLast": _sequence_last, "Conv1D": _conv1d,
+    "SequencePool": _sequence_pool,
     "Embed": _embed, "InnerProduct": _inner_product,
     "LSTM": _recurrent, "GRU": _recurrent, "RNN": _recurrent, "LSTMSimple": _lstm_simple,
     "SoftmaxWithLoss": _loss, "Reshape": _reshape, "ReLU": _relu,

@@ -225,6 +225,54 @@ def _sequence_last(b, layer):
             "bidirectional": _num(p, "bidirectional", False, bool)}
 
 
+def _conv1d(b, layer):
+    """Caffe's convolution_param over the steps: 'pad' on both sides is same padding when it
+    is half the filter's reach, valid when 0 (a causal padding lives in our #@ line only)."""
+    p = _param(layer, "convolution_param")
+
+    def first(name: str, default: int) -> int:  # Caffe repeats kernel_size... per spatial axis
+        values = p.all(name)
+        return int(values[0]) if values else default
+    params = {"num_output": _num(p, "num_output", 0, int), "kernel_size": first("kernel_size", 1),
+              "stride": first("stride", 1), "dilation": first("dilation", 1),
+              "groups": _num(p, "group", 1, int), "bias_term": _num(p, "bias_term", True, bool)}
+    reach, pad = (params["kernel_size"] - 1) * params["dilation"], first("pad", 0)
+    if 2 * pad == reach:
+        params["padding"] = "same"
+    elif pad == 0:
+        params["padding"] = "valid"
+    else:
+        raise ExchangeError(f"pads {pad} steps on each side; rnn-designer's Conv1D pads "
+                            f"{reach // 2} (same, when the filter's reach {reach} is even), "
+                            "0 (valid) or only before (causal)")
+    return _fillers(b, layer, p, params)
+
+
+def _batch_norm(b, layer):
+    """Caffe's BatchNorm (a learned scale and shift only with MyCaffe's scale_bias)."""
+    p = _param(layer, "batch_norm_param")
+    if _num(p, "use_global_stats", False, bool):
+        b.note(f"{layer.name}: use_global_stats becomes rnn-designer's own rule: the batch's "
+               "statistics while training, the running ones in evaluation")
+    return {"momentum": round(1.0 - _num(p, "moving_average_fraction", 0.999), 12),
+            "eps": _num(p, "eps", 1e-5), "affine": _num(p, "scale_bias", False, bool)}
+
+
+def _layer_norm(b, layer):
+    """MyCaffe's LayerNorm: no learned scale and shift."""
+    return {"eps": max(_num(_param(layer, "layer_norm_param"), "epsilon", 1e-10), 1e-12),
+            "affine": False}
+
+
+def _sequence_pool(b, layer):
+    p = _param(layer, "sequence_pool_param")
+    method = str(p.get("method", "ATTENTION")).lower()
+    if method not in ("mean", "max", "attention"):
+        raise ExchangeError(f"method {method.upper()} is not one of MEAN, MAX or ATTENTION")
+    return {"method": method, "attention_units": _num(p, "attention_units", 0, int),
+            "batch_first": _num(p, "batch_first", False, bool)}
+
+
 def _accuracy(b, layer):
     p = _param(layer, "accuracy_param")
     if p.has("ignore_label"):
@@ -296,7 +344,11 @@ CONVERTERS = {
     "euclideanloss": _regression_loss("EuclideanLoss"),
     "maeloss": _regression_loss("L1Loss"),
     "l1loss": _regression_loss("L1Loss"),
+    "batchnorm": _simple("BatchNorm", ("x", "lengths"), ("y",), _batch_norm),
+    "layernorm": _simple("LayerNorm", params=_layer_norm),
     "sequencelast": _simple("SequenceLast", ("x", "lengths"), ("y",), _sequence_last),
+    "sequencepool": _simple("SequencePool", ("x", "lengths"), ("y",), _sequence_pool),
+    "convolution1d": _simple("Conv1D", ("x", "lengths"), ("y",), _conv1d),
     "accuracy": _simple("Accuracy", ("logits", "label"), ("accuracy",), _accuracy),
     "relu": _simple("ReLU", params=_relu),
     "tanh": _simple("TanH"),

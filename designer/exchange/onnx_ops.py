@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
+from .onnx_pooling import sequence_pool
+
 INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -240,9 +242,68 @@ def lstm_unit_layer(b, name, module, p, ins, shapes):
     return list(lstm_unit(b, name, ins[0], ins[1], ins[2], int(shapes[0][-1])))
 
 
+def conv1d(b, name, module, p, ins, shapes):
+    """Conv1D: the (T, N, C) input (batch-first (N, T, C)) transposed to ONNX's (N, C, T), a
+    Conv with a 1-D kernel and the layer's pads, and back; with lengths, the steps from each
+    sequence's length on are zeroed before the Conv and in its output."""
+    conv = module.conv
+    x = b.op("Transpose", [ins[0]], f"{name}/nct", perm=[0, 2, 1] if p["batch_first"]
+             else [1, 2, 0])
+    valid = None
+    if ins[1] is not None:  # (N, 1, T): step t < lengths[n]
+        steps = b.op("Squeeze", [b.shape_slice(x, 2, 3, f"{name}/steps"),
+                                 b.ints(f"{name}/axis0", [0])], f"{name}/t")
+        at = b.op("Range", [b.const(f"{name}/zero", np.int64(0)), steps,
+                            b.const(f"{name}/one", np.int64(1))], f"{name}/at")
+        lengths = b.op("Unsqueeze", [ins[1], b.ints(f"{name}/axes", [1, 2])], f"{name}/ends")
+        valid = b.op("Less", [at, lengths], f"{name}/valid")
+        zero = b.const(f"{name}/zero_f", np.float32(0.0))
+        x = b.op("Where", [valid, x, zero], f"{name}/masked")
+    inputs = [x, b.const(f"{name}.weight", tensor(conv.weight))]
+    if conv.bias is not None:
+        inputs.append(b.const(f"{name}.bias", tensor(conv.bias)))
+    y = b.op("Conv", inputs, f"{name}/conv", kernel_shape=list(conv.kernel_size),
+             strides=list(conv.stride), dilations=list(conv.dilation), group=conv.groups,
+             pads=[module.pads[0], module.pads[1]])
+    if valid is not None:
+        y = b.op("Where", [valid, y, zero], f"{name}/zeroed")
+    return [b.op("Transpose", [y], name, perm=[0, 2, 1] if p["batch_first"] else [2, 0, 1])]
+
+
+def batch_norm(b, name, module, p, ins, shapes):
+    """BatchNormalization in evaluation mode (the running statistics; the lengths do not
+    matter there), the channels moved to axis 1 and back by Transpose."""
+    c = module.num_features
+    w = tensor(module.weight) if module.weight is not None else np.ones(c, np.float32)
+    bias = tensor(module.bias) if module.bias is not None else np.zeros(c, np.float32)
+    rank = len(shapes[0])
+    perm = [0, 1] if rank == 2 else [0, 2, 1] if p["batch_first"] else [1, 2, 0]
+    back = [0, 1] if rank == 2 else [0, 2, 1] if p["batch_first"] else [2, 0, 1]
+    x = ins[0] if rank == 2 else b.op("Transpose", [ins[0]], f"{name}/channels", perm=perm)
+    y = b.op("BatchNormalization", [x, b.const(f"{name}.weight", w),
+                                    b.const(f"{name}.bias", bias),
+                                    b.const(f"{name}.running_mean", tensor(module.running_mean)),
+                                    b.const(f"{name}.running_var", tensor(module.running_var))],
+             name if rank == 2 else f"{name}/norm", epsilon=float(module.eps))
+    return [y if rank == 2 else b.op("Transpose", [y], name, perm=back)]
+
+
+def layer_norm(b, name, module, p, ins, shapes):
+    """LayerNormalization over the last axis (opset 17)."""
+    c = module.normalized_shape[0]
+    w = tensor(module.weight) if module.weight is not None else np.ones(c, np.float32)
+    bias = tensor(module.bias) if getattr(module, "bias", None) is not None else \
+        np.zeros(c, np.float32)
+    return [b.op("LayerNormalization", [ins[0], b.const(f"{name}.weight", w),
+                                        b.const(f"{name}.bias", bias)], name, axis=-1,
+                 epsilon=float(module.eps))]
+
+
 CONVERTERS = {
+    "BatchNorm": batch_norm, "LayerNorm": layer_norm,
     "Embed": embed, "InnerProduct": inner_product, "Reshape": reshape, "Dropout": identity,
     "ReLU": relu, "TanH": unary("Tanh"), "Sigmoid": unary("Sigmoid"), "Softmax": softmax,
     "Clip": clip, "Eltwise": eltwise, "Concat": concat, "Slice": slice_, "Scale": scale,
-    "LSTMUnit": lstm_unit_layer, "SequenceLast": sequence_last,
+    "LSTMUnit": lstm_unit_layer, "SequenceLast": sequence_last, "Conv1D": conv1d,
+    "SequencePool": sequence_pool,
 }

@@ -76,8 +76,79 @@ def sequence_last(x, lengths, batch_first, bidirectional):
     return torch.cat([last[:, :half], x[0, :, half:]], 1)
 '''
 
-HELPERS = {"caffe_reshape": CAFFE_RESHAPE, "lstm_unit": LSTM_UNIT, "packed": PACKED,
-           "sequence_last": SEQUENCE_LAST}
+CONV_OVER_TIME = '''
+def conv_over_time(conv, x, lengths, pads, batch_first):
+    """``conv`` (an nn.Conv1d) slid along the steps of x, (T, N, C) or (N, T, C) when
+    batch-first, with ``pads`` zero steps before and after; with lengths, the steps from each
+    sequence's length on are zeroed before the convolution and in its output."""
+    x = x.permute(0, 2, 1) if batch_first else x.permute(1, 2, 0)  # (N, C, T)
+    valid = None
+    if lengths is not None:
+        steps = torch.arange(x.shape[2], device=x.device)
+        valid = (steps < lengths.to(x.device).long().unsqueeze(1)).unsqueeze(1)
+        x = torch.where(valid, x, 0.0)
+    y = conv(torch.nn.functional.pad(x, pads))
+    if valid is not None:
+        y = torch.where(valid, y, 0.0)
+    return y.permute(0, 2, 1) if batch_first else y.permute(2, 0, 1)
+'''
+
+BATCH_NORM = '''
+def batch_norm(bn, x, lengths, batch_first):
+    """``bn`` (an nn.BatchNorm1d) over the last axis of x, the channels; while training with
+    lengths, the statistics of the valid steps only (padded steps change nothing)."""
+    c = x.shape[-1]
+    if not bn.training or lengths is None or x.dim() != 3:
+        return bn(x.reshape(-1, c)).reshape(x.shape)
+    at = torch.arange(x.shape[1] if batch_first else x.shape[0], device=x.device)
+    ends = lengths.to(x.device).long()
+    valid = (at[None, :] < ends[:, None] if batch_first else at[:, None] < ends[None, :])
+    valid = valid.unsqueeze(-1)
+    count = valid.sum((0, 1), dtype=torch.float32).clamp(min=1)
+    xf = x.float()
+    mean = torch.where(valid, xf, 0).sum((0, 1)) / count
+    var = torch.where(valid, xf - mean, 0).square().sum((0, 1)) / count
+    with torch.no_grad():
+        bn.num_batches_tracked.add_(1)
+        bn.running_mean.lerp_(mean, bn.momentum)
+        bn.running_var.lerp_(var * count / (count - 1).clamp(min=1), bn.momentum)
+    y = (xf - mean) * torch.rsqrt(var + bn.eps)
+    if bn.weight is not None:
+        y = y * bn.weight + bn.bias
+    return y.to(x.dtype)
+'''
+
+HELPERS = {"batch_norm": BATCH_NORM, "caffe_reshape": CAFFE_RESHAPE, "lstm_unit": LSTM_UNIT, "packed": PACKED,
+           "sequence_last": SEQUENCE_LAST, "conv_over_time": CONV_OVER_TIME}
+
+SEQUENCE_POOL = '''
+def sequence_pool(x, lengths, method, batch_first, score=None):
+    """One vector per sequence from its valid steps (every step without lengths): their mean,
+    their max, or (attention) their average weighted by the softmax of score(step); padded
+    steps never count, and a sequence with no valid step gives zeros."""
+    if batch_first:
+        x = x.transpose(0, 1)
+    pad = None
+    if lengths is not None:
+        steps = torch.arange(x.shape[0], device=x.device).unsqueeze(1)
+        pad = (steps >= lengths.to(x.device).long().unsqueeze(0)).unsqueeze(2)
+    if method == "max":
+        if pad is None:
+            return x.max(0).values
+        top = x.masked_fill(pad, float("-inf")).max(0).values
+        return torch.where(pad.all(0), 0.0, top)
+    if pad is not None:
+        x = x.masked_fill(pad, 0.0)
+    if method == "mean":
+        if pad is None:
+            return x.mean(0)
+        return x.sum(0) / lengths.to(x.device).clamp(min=1).unsqueeze(1).to(x.dtype)
+    s = score(x)
+    if pad is not None:
+        s = s.masked_fill(pad, torch.finfo(s.dtype).min)
+    return (torch.softmax(s, 0) * x).sum(0)
+'''
+HELPERS["sequence_pool"] = SEQUENCE_POOL
 
 
 def helpers(names: set) -> list[str]:

@@ -43,7 +43,8 @@ class Fix:
     kind : str
         ``set`` (``param`` of ``layer`` to ``value``), ``insert`` (a new ``insert_type`` layer
         spliced into ``link``), ``rewire`` (``link``'s destination fed from ``new_source``
-        instead) or ``bypass`` (``layer`` removed, what fed it feeding what it fed).
+        instead), ``bypass`` (``layer`` removed, what fed it feeding what it fed) or
+        ``connect`` (``link``, not in the graph yet, made: an optional input wired up).
     layer : str
         The layer the fix changes (for an insert or a rewire: the one whose input changes).
     text : str
@@ -127,6 +128,9 @@ def apply(graph, fix: Fix) -> None:
             graph.disconnect(k)
             graph.connect(k.src, k.src_port, name, spec.inputs[0].name)
             graph.connect(name, spec.outputs[0].name, k.dst, k.dst_port)
+    elif fix.kind == "connect":
+        k = fix.link
+        graph.connect(k.src, k.src_port, k.dst, k.dst_port)
     elif fix.kind == "bypass":
         into = graph.links_into(fix.layer)[0]
         outs = graph.links_out_of(fix.layer)
@@ -225,6 +229,8 @@ class _Search:
             return first + [v for v in rest if v not in first]
         if p.kind == "bool":
             return [not current]
+        if p.kind == "choice":  # a shaping choice (Conv1D's padding): the other choices
+            return [c for c in p.choices if c != current]
         if p.name == "axis":
             ins = [t for t in g.info(name).inputs if t is not None]
             rank = ins[0].rank if ins else 3

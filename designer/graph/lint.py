@@ -4,8 +4,10 @@ Each comes with the fix (a :class:`designer.graph.hints.Fix`) the window offers 
 """
 from __future__ import annotations
 
+from .elements import Link
 from .errors import DesignWarning
 from .hints import Fix
+from .norm_checks import norm_warnings
 
 LOSSES = ("SoftmaxWithLoss", "Accuracy")
 
@@ -17,6 +19,9 @@ def lint(graph) -> list[DesignWarning]:
         if layer.type in LOSSES:
             out.extend(_softmax_before(graph, layer.name))
             out.extend(_labels_are_inputs(graph, layer.name))
+        elif layer.type == "SequencePool":
+            out.extend(_pool_without_lengths(graph, layer.name))
+        out.extend(norm_warnings(graph, layer.name))
     return out
 
 
@@ -56,3 +61,42 @@ def _labels_are_inputs(graph, name: str) -> list[DesignWarning]:
     return [_warn(f"{name} scores the net against {k.src}.data, the very input it reads "
                   f"(through {fed[0].dst}): it would learn to copy, not to predict; {text}",
                   name, fix)]
+
+
+POOLED_PADDING = {
+    "mean": "their padded steps are averaged in, pulling short sequences towards the padding",
+    "max": "their padded steps can win the max",
+    "attention": "their padded steps get attention weights too",
+}
+
+
+def _padded_source(graph, name: str, port: str) -> str | None:
+    """The data layer with a 'lengths' output (padded sequences) that feeds ``port``."""
+    seen, stack = set(), [graph.link_into(name, port)]
+    while stack:
+        k = stack.pop()
+        if k is None or k.src in seen:
+            continue
+        seen.add(k.src)
+        spec = graph.layer(k.src).spec
+        if spec.is_source:
+            if any(p.name == "lengths" for p in spec.outputs):
+                return k.src
+            continue
+        stack.extend(graph.links_into(k.src))
+    return None
+
+
+def _pool_without_lengths(graph, name: str) -> list[DesignWarning]:
+    """A SequencePool over padded sequences whose 'lengths' input is left unconnected."""
+    if graph.link_into(name, "lengths") is not None:
+        return []
+    src = _padded_source(graph, name, "x")
+    if src is None:
+        return []
+    method = graph.layer(name).get("method")
+    text = f"connect {src}.lengths to {name}.lengths"
+    fix = Fix("connect", name, text, link=Link(src, "lengths", name, "lengths"))
+    return [_warn(f"{name} pools {src}'s sequences over every step, but {src} pads them to "
+                  f"the longest and {name} is not given their lengths: "
+                  f"{POOLED_PADDING[method]}; {text}", name, fix)]

@@ -146,6 +146,23 @@ def _accuracy(ctx, params):
     return Kept()
 
 
+def _conv1d(ctx, params):
+    """Conv1D keeps what its convolution reads: the input itself, or the copy that padding
+    (or zeroing the steps past each sequence's length) makes, of T + the padded steps."""
+    x, p = ctx.inputs[0][0], ctx.params
+    pad = 0 if p["padding"] == "valid" else (p["kernel_size"] - 1) * p["dilation"]
+    t = x[1] if p["batch_first"] else x[0]
+    k = Kept(backward=_grads(ctx))
+    if pad or ctx.inputs[1] is not None:
+        k.extra = 4 * ctx.numel(ctx.inputs[0]) // max(t, 1) * (t + pad)
+    else:
+        k.inputs = [0]
+    if ctx.act_bytes < 4:  # autocast runs the convolution in bf16 on a bf16 copy
+        k.inputs, k.extra = [], ctx.act_bytes * (k.extra // 4 or ctx.numel(ctx.inputs[0]))
+        k.weight_copies = 2 * params
+    return k
+
+
 def _lstm_unit(ctx, params):
     # sigmoid and tanh keep their results (the 4H gates), tanh(c) and the products' operands
     gates = ctx.numel(ctx.inputs[1])
@@ -153,14 +170,59 @@ def _lstm_unit(ctx, params):
                 backward=_grads(ctx))
 
 
+def _batch_norm(ctx, params):
+    """Keeps its input and the batch's mean and 1/std (C each); its running mean and variance
+    are buffers, not learned (no gradient, no optimizer state): their 2C floats count here,
+    as bytes only it holds. With 'lengths' (a masked batch norm while training) it keeps the
+    centred and the normalised values instead of torch's fused kernel's statistics."""
+    c = ctx.inputs[0][0][-1]
+    k = Kept(inputs=[0], extra=4 * 4 * c, backward=_grads(ctx))
+    if len(ctx.inputs) > 1 and ctx.inputs[1] is not None:
+        k.extra += 2 * 4 * ctx.numel(ctx.inputs[0])
+    return k
+
+
+def _layer_norm(ctx, params):
+    """Keeps its input and each step's mean and 1/std (two floats a step)."""
+    steps = ctx.numel(ctx.inputs[0]) // max(ctx.inputs[0][0][-1], 1)
+    return Kept(inputs=[0], extra=2 * 4 * steps, backward=_grads(ctx))
+
+
+def _sequence_pool(ctx, params):
+    """SequencePool: with lengths, the padding mask (a byte a step); the max keeps where it
+    took each value (N x H int64), the mean the lengths; attention keeps its softmax weights,
+    its tanh layer's outputs (U a step) and what it weighs: the input, or its copy (the
+    padded steps zeroed, or batch-first steps made time-major)."""
+    x, p = ctx.inputs[0][0], ctx.params
+    t, n, h = (x[1], x[0], x[2]) if p["batch_first"] else x
+    padded = len(ctx.inputs) > 1 and ctx.inputs[1] is not None
+    k = Kept(extra=t * n if padded else 0, backward=_grads(ctx))
+    if p["method"] == "mean":
+        k.extra += 4 * n if padded else 0
+    elif p["method"] == "max":
+        k.extra += 8 * n * h
+    else:
+        k.extra += 4 * t * n * (1 + p["attention_units"])
+        if padded or p["batch_first"]:
+            k.extra += 4 * t * n * h
+        else:
+            k.inputs = [0]
+        if ctx.act_bytes < 4:  # autocast scores the steps on a bf16 copy
+            k.extra += ctx.act_bytes * t * n * h
+            k.weight_copies = 2 * params
+    return k
+
+
 RULES = {
+    "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
     "CharText": _source, "WavAudio": _source, "MnistRows": _source,
     "Embed": _embed, "InnerProduct": _inner_product, "Dropout": _dropout,
     "TanH": _keeps_output, "Sigmoid": _keeps_output, "Softmax": _keeps_output,
     "ReLU": _relu, "Clip": _keeps_inputs, "Scale": _keeps_inputs,
     "Reshape": _views, "Slice": _views, "Concat": _views,
     "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
-    "LSTMUnit": _lstm_unit,
+    "LSTMUnit": _lstm_unit, "Conv1D": _conv1d,
+    "SequencePool": _sequence_pool,
 }
 
 

@@ -34,7 +34,8 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
     g.connect("as_nte", "y", "lstm_bf", "x")
     chain = [("Dropout", {"dropout_ratio": 0.2}), ("Clip", {"min": -0.5, "max": 0.5}),
              ("ReLU", {"negative_slope": 0.1}), ("TanH", {}), ("Sigmoid", {}),
-             ("Softmax", {"axis": -1}), ("Scale", {"axis": 2, "bias_term": True})]
+             ("Softmax", {"axis": -1}), ("Scale", {"axis": 2, "bias_term": True}),
+             ("BatchNorm", {"momentum": 0.2}), ("LayerNorm", {})]
     prev = "lstm"
     for i, (kind, params) in enumerate(chain):
         name = f"c{i}_{kind.lower()}"
@@ -81,6 +82,13 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
         g.connect(src, "y", name, "x")
     g.add_layer("InnerProduct", "ip_last", {"num_output": 5})
     g.connect("last", "y", "ip_last", "x")
+    # pooling over time: attention, scored through a hidden layer, over the GRU's steps
+    g.add_layer("SequencePool", "pool", {"attention_units": 3})
+    g.connect("gru", "y", "pool", "x")
+    # a causal convolution over time, dilated, on the GRU's steps
+    g.add_layer("Conv1D", "conv", {"num_output": 6, "kernel_size": 3, "dilation": 2,
+                                   "padding": "causal"})
+    g.connect("gru", "y", "conv", "x")
     # weight 0: built, shaped and run, but the tests that train on this graph follow the
     # class loss alone (tests/engines/test_sequence_layers.py checks what these compute)
     for kind in ("EuclideanLoss", "L1Loss"):
