@@ -32,8 +32,8 @@ def test_values_out_of_range_are_refused_in_one_sentence(type_id):
         assert "\n" not in str(e.value)
     g.set_param("data", "window_slice", 0.0)  # the spec's range closes at 0; the layer refuses
     text = [str(p) for p in g.errors() if "window_slice" in str(p)]
-    assert text == ["data: window_slice must be above 0 and at most 1 (1 keeps the whole "
-                    "sequence), not 0.0"]
+    assert text == [("data: window_slice must be above 0 and at most 1 (1 keeps the whole "
+                     "sequence), not 0.0")]
     g.set_param("data", "window_slice", 0.9)
     assert not [p for p in g.errors() if "window_slice" in str(p)]
 
