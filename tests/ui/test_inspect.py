@@ -296,3 +296,143 @@ def test_a_digit_run_is_followed_live_too(qtbot, window, tmp_path):
     if window.training.busy:  # let the run end before the window goes
         with qtbot.waitSignal(window.training.run_ended, timeout=60_000):
             pass
+
+
+# ------------------------------------------------------------- sequences and series --
+@pytest.fixture(scope="module")
+def classifier_dir(tmp_path_factory):
+    """A sequence classifier (a tiny UEA .ts pair) trained a few steps on the CPU."""
+    from tests.training.trained.test_inspect_run import sequence_run
+    from tests.training.trained.test_sequence_commands import vowels_like
+    tmp = tmp_path_factory.mktemp("classes")
+    return sequence_run(tmp, vowels_like(tmp))[0]
+
+
+@pytest.fixture(scope="module")
+def forecaster_dir(tmp_path_factory):
+    """A forecaster (a tiny weekly CSV) trained a few steps on the CPU."""
+    from tests.training.trained.test_inspect_run import sequence_run
+    from tests.training.trained.test_sequence_commands import weekly
+    tmp = tmp_path_factory.mktemp("series")
+    return sequence_run(tmp, weekly(tmp, 160), "--horizon", "3")[0]
+
+
+def show_folder(qtbot, window, folder):
+    run = window.training.runs.add_folder(folder)
+    view = window.show_inspect(run)
+    if view.result is None or view.result.get("run") != run.number:
+        wait_inspected(qtbot, view)
+    return run, view
+
+
+def test_a_classifier_shows_the_class_it_leans_to_after_every_step(qtbot, window,
+                                                                   classifier_dir):
+    run, view = show_folder(qtbot, window, classifier_dir)
+    seen = view.result["inspection"]
+    probe = seen.probe
+    assert probe.kind == "classes" and probe.origin.startswith("test sequence 0 of 15")
+    assert view.controls.text_label.text() == "Sequence"
+    assert "class NAME" in view.text.placeholderText()
+    charts = view.charts
+    assert charts.reading.isVisible() and not charts.surprise.isVisible()
+    assert sorted(charts.reading_curves) == [0, 1, 2]  # a line per class: up, flat, down
+    x, y = charts.reading_curves[probe.target].getData()
+    np.testing.assert_allclose(x, np.arange(probe.steps) + 0.5)
+    np.testing.assert_allclose(y, seen.leaning[:, probe.target])
+    assert "(true)" in charts.reading.titleLabel.text
+    assert charts.image.image.shape == (probe.steps, 8)
+    assert charts.heat_axis.labels == [str(t) for t in range(probe.steps)]
+    x, y = charts.grad_mean.getData()
+    assert len(x) == probe.steps and charts.one_loss  # the one loss at the sequence's end
+    assert "the net says" in view.status.text()
+    assert not view.unit_panel.find.isEnabled()
+    view.text.setText("class down")
+    view.refresh()
+
+    def picked_down() -> None:  # an inspection asked for earlier may be drawn first
+        picked = view.result["inspection"].probe
+        assert picked.info["classes"][picked.target] == "down"
+        assert "class down" in view.status.text()
+
+    qtbot.waitUntil(picked_down, timeout=60_000)
+
+
+def test_a_forecaster_shows_the_window_with_the_forecast_and_the_truth(qtbot, window,
+                                                                      forecaster_dir):
+    run, view = show_folder(qtbot, window, forecaster_dir)
+    seen = view.result["inspection"]
+    probe, curves = seen.probe, view.charts.reading_curves
+    assert probe.kind == "series" and view.controls.text_label.text() == "Window"
+    t_ = probe.steps
+    x, y = curves["history"].getData()
+    np.testing.assert_allclose(y, np.asarray(probe.info["history"])[:, 0])
+    x, y = curves["forecast"].getData()  # from the last value read, on after the window
+    np.testing.assert_allclose(x, np.arange(t_ - 1, t_ + 3) + 0.5)
+    np.testing.assert_allclose(y[1:], seen.forecast[:, 0])
+    x, y = curves["truth"].getData()
+    np.testing.assert_allclose(y, np.asarray(probe.info["truth"])[:, 0])
+    assert "forecast RMSE" in view.status.text()
+    assert view.charts.image.image.shape == (t_, 8)
+
+
+def test_a_run_that_cannot_be_inspected_leaves_nothing_of_the_last_one(qtbot, window,
+                                                                      classifier_dir,
+                                                                      forecaster_dir, tmp_path):
+    import shutil
+    run, view = show_folder(qtbot, window, forecaster_dir)
+    assert view.charts.reading_curves and view.level.count()
+    broken = tmp_path / "broken"
+    shutil.copytree(classifier_dir, broken)
+    shutil.rmtree(broken / "checkpoints")
+    other = window.training.runs.add_folder(broken)
+    window.show_inspect(other)
+    with qtbot.waitSignal(view.inspected, timeout=60_000) as blocker:
+        pass
+    assert "message" in blocker.args[0]
+
+    def nothing_left(v) -> None:
+        assert v.result is None and v.charts.values is None
+        assert v.charts.image.image is None and not v.charts.reading_curves
+        assert not v.charts.reading.isVisible() and v.level.count() == v.quantity.count() == 0
+        assert v.unit_panel.values is None and v.unit_panel.text.toPlainText() == ""
+
+    nothing_left(view)
+    status = view.status.text()
+    assert status.startswith(f"Run #{other.number} cannot be inspected: ") and "the checkpoint " \
+        "is incomplete" in status and status.endswith(".") and status.count(". ") == 0
+    # a pick that names no sequence: said, and the run shown before is not left standing
+    view.select_run(run)
+    wait_inspected(qtbot, view)
+    view.text.setText("99")
+    view.refresh()
+    with qtbot.waitSignal(view.inspected, timeout=60_000):
+        pass
+    nothing_left(view)
+    assert view.status.text().startswith(f"Run #{run.number} cannot be inspected: there is no "
+                                         "test window 99")
+
+
+def test_a_classifier_is_followed_live_on_its_first_test_sequence(qtbot, window, tmp_path):
+    from designer.cli import main
+    from designer.graph import project as P
+    from tests.training.trained.test_sequence_commands import vowels_like
+    path = tmp_path / "toy.json"
+    assert main(["init", "--data", vowels_like(tmp_path), "--out", str(path)]) == 0
+    p = P.load(path)
+    p.graph.set_param("lstm1", "num_output", 8)
+    p.solver["max_steps"] = 20
+    p.training.update(eval_interval=10, log_interval=2, device="cpu")
+    p.save(path)
+    window.notify = lambda *a, **k: None
+    assert window.files.open_path(path, confirmed=True)
+    view = window.show_inspect()
+    window.training.train()
+    result = wait_inspected(qtbot, view, "live")
+    seen = result["inspection"]
+    assert seen.probe.kind == "classes" and seen.probe.origin.startswith("test sequence 0")
+    assert seen.leaning.shape == (seen.steps, 3) and view.charts.reading_curves
+    if window.training.busy:  # let the run end before the window goes
+        with qtbot.waitSignal(window.training.run_ended, timeout=60_000):
+            pass
+    run = window.training.runs.runs[-1]
+    assert run.saturation  # the gates were measured at the validations

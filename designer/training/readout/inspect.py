@@ -7,6 +7,10 @@
     result.surprise                   # (steps,): -ln p(character t | the characters before it)
     result.grad_norm                  # (steps,): |dL/dh_t|, how far back the error reaches
 
+A sequence classifier's inspection also holds ``leaning`` (steps, classes): the class
+probabilities after each step; a forecaster's ``forecast`` (horizon, targets) in units
+(:mod:`designer.training.readout.sequences`).
+
 Every recurrent layer is read through its unrolled net's per-step nodes
 (:func:`designer.engines.trace.trace_recurrent`); a layer that trains on the CUDNN engine is
 read the same way after its weights are converted, so the numbers are the same whichever
@@ -27,14 +31,12 @@ import torch.nn.functional as F
 from designer.engines.parity import step_parity
 from designer.engines.trace import TANH_GATES, caffe_weights, describe, trace_recurrent
 
-from .probe import Probe
+from .probe import InspectError, Probe
+from .sequences import leaning as class_leaning
+from .sequences import outputs as sequence_outputs
 
 HIGH, LOW = 0.95, 0.05   # a sigmoid gate above HIGH or below LOW is saturated (tanh: |v| > HIGH)
 TOP = 5
-
-
-class InspectError(Exception):
-    """A net or input that cannot be inspected; ``str()`` is one sentence."""
 
 
 @dataclass
@@ -92,7 +94,11 @@ class Inspection:
 
     ``surprise[t]`` is -ln p(symbol t | the symbols before it), in nats (NaN at t = 0, which
     nothing predicts); ``top_ids[t]``/``top_p[t]`` are the five symbols the net found likeliest
-    at that point. For MNIST they are ``None`` and ``prediction`` holds the digit's top five.
+    at that point. For MNIST they are ``None`` and ``prediction`` holds the digit's top five
+    (and a sequence classifier's top five classes at the sequence's end); ``leaning[t]`` are
+    a classifier's class probabilities after step t, ``forecast`` a forecaster's forecast in
+    the target's units. For these the gradient is that of the one loss at the end
+    (``grad_norm_last`` is ``None``).
     """
 
     probe: Probe
@@ -106,6 +112,8 @@ class Inspection:
     grad_norm_last: np.ndarray | None = None
     parity: dict = field(default_factory=dict)
     step: int | None = None
+    leaning: np.ndarray | None = None
+    forecast: np.ndarray | None = None
 
     @property
     def steps(self) -> int:
@@ -126,7 +134,8 @@ def inspect(net, probe: Probe, grads: bool = True, parity: bool = False) -> Insp
     ----------
     net
         A built `designer.engines.build.Net` with a data layer and a SoftmaxWithLoss layer
-        (on any device; it is put in eval mode for the call and back after).
+        (a forecaster: EuclideanLoss or L1Loss) (on any device; it is put in eval mode for
+        the call and back after).
     probe
         The input (:mod:`designer.training.readout.probe`).
     grads
@@ -143,14 +152,19 @@ def inspect(net, probe: Probe, grads: bool = True, parity: bool = False) -> Insp
         raise InspectError("the net has no recurrent layer to inspect")
     if not net.losses:
         raise InspectError("the net has no SoftmaxWithLoss layer to read predictions from")
+    sequence = probe.kind in ("classes", "series")
+    if not sequence and net.losses[0] in net.regressions:
+        raise InspectError("the net has no SoftmaxWithLoss layer to read predictions from")
     device = next(net.parameters()).device
     traced: dict = {}
     inputs: dict = {}
+    ys: dict = {}
 
     def run(name, module, x, cont, state):
         y, new_state, steps = trace_recurrent(module, x, cont, state)
         traced[name] = steps
         inputs[name] = (module, x, cont, state)
+        ys[name] = (y, bool(describe(module)["batch_first"]))
         return y, new_state
 
     was_training = net.training
@@ -159,11 +173,18 @@ def inspect(net, probe: Probe, grads: bool = True, parity: bool = False) -> Insp
         with torch.enable_grad() if grads else torch.no_grad():
             at = net.logits_source()
             out = net(probe.feeds(net.sources[0], device), None, want=(at[0],), recurrent=run)
-            logp = _log_probs(net, out.blobs[at])
-            result = _predictions(probe, logp)
+            if sequence:
+                result = sequence_outputs(net, probe, out.blobs[at], _log_probs)
+            else:
+                result = _predictions(probe, _log_probs(net, out.blobs[at]))
             losses = result.pop("losses")
             result["loss"] = float(losses.detach().mean()) if losses.numel() else math.nan
             norms = _grad_norms(traced, losses) if grads and losses.numel() else {}
+        if probe.kind == "classes":
+            with torch.no_grad():
+                result["leaning"] = class_leaning(net, probe, ys, at, _log_probs)
+        if sequence:  # one loss, at the end: the gradient of "the last" is the same
+            norms = {k: (v[0], None) for k, v in norms.items()}
     finally:
         net.train(was_training)
     levels = []
@@ -176,7 +197,8 @@ def inspect(net, probe: Probe, grads: bool = True, parity: bool = False) -> Insp
                 full, name, lv.level, steps.kind, steps.engine, gates,
                 None if lv.c is None else _numpy(lv.c), _numpy([h[0] for h in lv.h]),
                 *norms.get(key, (None, None)), saturation=saturation(gates)))
-    total = [np.sqrt(sum(n[i] ** 2 for n in norms.values())) for i in (0, 1)] if norms \
+    total = [None if any(n[i] is None for n in norms.values()) else
+             np.sqrt(sum(n[i] ** 2 for n in norms.values())) for i in (0, 1)] if norms \
         else (None, None)
     report = {}
     if parity:

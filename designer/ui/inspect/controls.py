@@ -1,6 +1,6 @@
 """The Inspect view's controls, in two rows above its charts: which run and checkpoint, whether
 to follow the run training now and how often, the layer, quantity and row order shown, and the
-text to inspect with its Inspect button.
+text to inspect (for a sequence run: which test sequence or window) with its Inspect button.
 """
 from __future__ import annotations
 
@@ -52,6 +52,7 @@ class InspectControls(QWidget):
         self.text.setPlaceholderText("type text to inspect (empty: a held-out snippet of the "
                                      "run's data)")
         self.text.setClearButtonEnabled(True)
+        self.text_label = QLabel("Text")
         self.go = QPushButton("Inspect")
         self.go.setDefault(True)
 
@@ -62,7 +63,7 @@ class InspectControls(QWidget):
             row1.addWidget(w)
         row1.addStretch(1)
         row2 = QHBoxLayout()
-        row2.addWidget(QLabel("Text"))
+        row2.addWidget(self.text_label)
         row2.addWidget(self.text, 1)
         row2.addWidget(self.go)
         lay = QVBoxLayout(self)
@@ -70,6 +71,22 @@ class InspectControls(QWidget):
         lay.setSpacing(3)
         lay.addLayout(row1)
         lay.addLayout(row2)
+
+
+    def set_kind(self, kind: str | None) -> None:
+        """Word the input box for a run of this data kind (``classes``, ``series``, text...)."""
+        label, hint = PICKS.get(kind, PICKS[None])
+        self.text_label.setText(label)
+        self.text.setPlaceholderText(hint)
+
+
+PICKS = {
+    None: ("Text", "type text to inspect (empty: a held-out snippet of the run's data)"),
+    "classes": ("Sequence", ("a test sequence: its number (from 0) or \u201cclass NAME\u201d "
+                             "for the first of that class (empty: the first test sequence)")),
+    "series": ("Window", ("a test window: its number (from 0) or the time its forecast "
+                          "starts, e.g. 2001-03 (empty: the first test window)")),
+}
 
 
 def _gap() -> QWidget:

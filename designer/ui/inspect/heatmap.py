@@ -1,6 +1,9 @@
 """The step charts of the Inspect view (pyqtgraph), all on one time axis:
 
 - **surprise**: a bar per character, coloured as in the output window;
+- for a sequence run in its place **what the net makes of the sequence**: a classifier's
+  class probabilities after each step, a forecaster's window with the forecast after it
+  (:mod:`.reading`);
 - **heatmap**: one quantity (a gate, c or h) of every unit at every step, units up, the
   characters read along x, with a colour bar that says what the colours mean;
 - **gradient through time**: how large the gradient reaching h_t is, on a log scale.
@@ -20,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsRectItem
 
 from designer.ui.look import theme
 
+from .reading import draw_leaning, draw_window
 from .surprise import surprise_color
 
 MEAN_COLOR, LAST_COLOR = "#2f7de1", "#e8590c"
@@ -78,7 +82,9 @@ class StepAxis(pg.AxisItem):
 
     def tickValues(self, minVal, maxVal, size):
         span = maxVal - minVal
-        self._chars = bool(self.labels) and span > 0 and size / span >= MIN_PX_PER_CHAR
+        wide = max((len(x) for x in self.labels), default=1) if self.labels else 1
+        room = MIN_PX_PER_CHAR if wide == 1 else 7 * wide + 4   # numbers or times: wider
+        self._chars = bool(self.labels) and span > 0 and size / span >= room
         if self._chars:
             first = max(0, math.ceil(minVal - 0.5))
             last = min(len(self.labels) - 1, math.floor(maxVal - 0.5))
@@ -124,8 +130,13 @@ class StepCharts(pg.GraphicsLayoutWidget):
         self.surprise = _plot(self, 0, StepAxis(), 86)
         self.surprise.setLabel("left", "surprise", units=None, **{"font-size": "8pt"})
         self.surprise.getAxis("bottom").setStyle(showValues=False)
+        self.reading = _plot(self, 1, None, 150)
+        self.reading.getAxis("bottom").setStyle(showValues=False)
+        self.reading.showGrid(x=False, y=True, alpha=0.2)
+        self.reading.setVisible(False)
+        self.reading_curves: dict = {}
         self.heat_axis = StepAxis()
-        self.heat = _plot(self, 1, self.heat_axis)
+        self.heat = _plot(self, 2, self.heat_axis)
         self.heat.setLabel("left", "unit", **{"font-size": "8pt"})
         self.heat.invertY(True)  # unit 0 at the top, as a table reads
         self.image = pg.ImageItem(axisOrder="col-major")
@@ -133,17 +144,18 @@ class StepCharts(pg.GraphicsLayoutWidget):
         self.bar = pg.ColorBarItem(colorMap=color_map(), interactive=False, width=14,
                                    values=(0, 1))
         self.bar.setImageItem(self.image)
-        self.addItem(self.bar, row=1, col=1)
+        self.addItem(self.bar, row=2, col=1)
         self.grad_axis = StepAxis()
-        self.grad = _plot(self, 2, self.grad_axis, 170)
+        self.grad = _plot(self, 3, self.grad_axis, 170)
         self.grad.setLogMode(y=True)
         self.grad.getAxis("left").enableAutoSIPrefix(False)
         self.grad.setLabel("left", "|\u2202L/\u2202h\u209c|", **{"font-size": "8pt"})
         self.grad.setLabel("bottom", "step (time)", **{"font-size": "8pt"})
         self.grad_mean = self.grad.plot()
         self.grad_last = self.grad.plot()
-        for plot in (self.heat, self.grad):
+        for plot in (self.reading, self.heat, self.grad):
             plot.setXLink(self.surprise)
+        self.one_loss = False  # the gradient of one loss at the end (sequence runs)
         self.bars: pg.BarGraphItem | None = None
         self.marker = QGraphicsRectItem()
         self.marker.setZValue(10)
@@ -159,6 +171,31 @@ class StepCharts(pg.GraphicsLayoutWidget):
         self.refresh_theme()
 
     # ---------------------------------------------------------------------- data --
+    def show_nothing(self) -> None:
+        """No steps, no heatmap, no reading (a run that cannot be shown). Not ``clear``:
+        that is the layout's own, which would take the plots away."""
+        self.set_steps([], False, None, None, None)
+        self.set_reading(None)
+        self.values = None
+        self.image.clear()
+        self.heat.setTitle("", size="9pt")
+        self.marker.hide()
+
+    def set_reading(self, seen) -> None:
+        """Above the heatmap, what a sequence run made of its sequence (``seen``, an
+        `Inspection`): nothing for other runs (or ``None``)."""
+        self.reading.clear()
+        self.reading_curves = {}
+        probe = None if seen is None else seen.probe
+        text = QApplication.palette().color(QApplication.palette().ColorRole.Text).name()
+        if probe is not None and seen.leaning is not None:
+            self.reading_curves = draw_leaning(self.reading, seen.leaning,
+                                               probe.info.get("classes") or [],
+                                               probe.target, text)
+        elif probe is not None and seen.forecast is not None:
+            self.reading_curves = draw_window(self.reading, probe.info, seen.forecast, text)
+        self.reading.setVisible(bool(self.reading_curves))
+
     def set_steps(self, labels: list[str], chars: bool, surprise: np.ndarray | None,
                   grad_mean: np.ndarray | None, grad_last: np.ndarray | None) -> None:
         """What does not depend on the level or quantity shown: the x axis, the surprise
@@ -188,7 +225,9 @@ class StepCharts(pg.GraphicsLayoutWidget):
             keep = values > 0  # log scale: zero gradients (the last step) are left out
             curve.setData(x[keep], values[keep])
         self.grad.setVisible(grad_mean is not None)
-        self.surprise.setXRange(0, t_, padding=0)
+        self.one_loss = grad_mean is not None and grad_last is None
+        self._grad_title()
+        self.surprise.setXRange(0, max(t_, 1), padding=0)
 
     def set_map(self, values: np.ndarray, quantity: str, title: str,
                 order: np.ndarray | None = None, order_text: str = "") -> None:
@@ -254,25 +293,34 @@ class StepCharts(pg.GraphicsLayoutWidget):
         base, text, mid = pal.color(pal.ColorRole.Base), pal.color(pal.ColorRole.Text), \
             pal.color(pal.ColorRole.Mid)
         self.setBackground(base)
-        for plot in (self.surprise, self.heat, self.grad, self.bar):
+        for plot in (self.surprise, self.reading, self.heat, self.grad, self.bar):
             for side in ("left", "bottom", "right"):
                 axis = plot.getAxis(side)
                 axis.setPen(pg.mkPen(mid))
                 axis.setTextPen(pg.mkPen(text))
-        for plot in (self.surprise, self.heat, self.grad):
+        for plot in (self.surprise, self.reading, self.heat, self.grad):
             plot.titleLabel.setAttr("color", text.name())
             plot.titleLabel.setText(plot.titleLabel.text)
         self.grad_mean.setPen(pg.mkPen(QColor(MEAN_COLOR), width=2))
         self.grad_last.setPen(pg.mkPen(QColor(LAST_COLOR), width=1.5, style=Qt.DashLine))
-        self.grad.setTitle(
-            f"Gradient reaching h\u209c (log scale): <span style='color:{MEAN_COLOR}'>"
-            "\u2014 of the mean loss over the text</span>, <span style='color:"
-            f"{LAST_COLOR}'>- - of the last character's loss alone</span> (how far back the "
-            "error reaches)", size="8pt", color=text.name())
+        self._grad_title()
         pen = QPen(QColor("#111111") if base.lightness() > 128 else QColor("#ffffff"), 0)
         pen.setCosmetic(True)
         pen.setWidthF(1.5)
         self.marker.setPen(pen)
+
+
+    def _grad_title(self) -> None:
+        text = QApplication.palette().color(QApplication.palette().ColorRole.Text).name()
+        if self.one_loss:  # a classifier's or forecaster's one loss, at the end
+            words = (f"<span style='color:{MEAN_COLOR}'>\u2014 of the loss at the sequence's "
+                     "end</span> (how far back the error reaches)")
+        else:
+            words = (f"<span style='color:{MEAN_COLOR}'>\u2014 of the mean loss over the "
+                     f"text</span>, <span style='color:{LAST_COLOR}'>- - of the last "
+                     "character's loss alone</span> (how far back the error reaches)")
+        self.grad.setTitle(f"Gradient reaching h\u209c (log scale): {words}", size="8pt",
+                           color=text)
 
 
 def _opaque(color: QColor) -> QColor:

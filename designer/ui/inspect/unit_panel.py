@@ -38,9 +38,10 @@ class UnitText(QTextEdit):
         self.tips = CharToolTips(self)
 
     def show_unit(self, labels: list[str], values: np.ndarray, quantity: str,
-                  unit: int) -> tuple[float, float]:
+                  unit: int, spaced: bool = False) -> tuple[float, float]:
         """Colour the text by ``values[:, unit]``; returns the colour range used (the
-        heatmap's, except for c: this unit's own, symmetric around 0)."""
+        heatmap's, except for c: this unit's own, symmetric around 0). ``spaced``: the
+        labels are steps (numbers, times), each shown apart."""
         column = values[:, unit]
         lo, hi = levels_for(quantity, values)
         if quantity == "c":
@@ -49,6 +50,7 @@ class UnitText(QTextEdit):
         self.clear()
         cursor = self.textCursor()
         name = QUANTITIES.get(quantity, (quantity,))[0]
+        steps = spaced or any(len(ch) != 1 for ch in labels)  # not characters
         for t, ch in enumerate(labels):
             fmt = QTextCharFormat()
             back = value_color(float(column[t]), lo, hi)
@@ -56,6 +58,10 @@ class UnitText(QTextEdit):
             fmt.setForeground(QColor("#111111") if back.lightness() > 110 else QColor("#ffffff"))
             fmt.setToolTip(f"step {t} reads <b>{html.escape(glyph(ch))}</b><br>unit {unit}: "
                            f"{name} = {column[t]:+.3f}")
+            if steps:
+                cursor.insertText(f" {ch} ", fmt)
+                cursor.insertText(" ", QTextCharFormat())
+                continue
             cursor.insertText(ch if ch != "\n" else "\u21b5\n", fmt)
         self.moveCursor(QTextCursor.Start)
         return lo, hi
@@ -124,18 +130,22 @@ class UnitPanel(QWidget):
         self.quantity = "c"
         self.where = ""
         self.correlation: np.ndarray | None = None  # every unit's r with the last pattern
+        self.searchable = True
 
     def set_data(self, labels: list[str], values: np.ndarray, quantity: str, where: str,
                  searchable: bool) -> None:
         """The level and quantity shown on the heatmap (``where`` names them)."""
         self.labels, self.values, self.quantity, self.where = list(labels), values, \
             quantity, where
+        self.searchable = searchable
         self.unit.blockSignals(True)
         self.unit.setRange(0, values.shape[1] - 1)
         self.unit.blockSignals(False)
         for w in (self.pattern, self.find, self.results):
             w.setEnabled(searchable)
         if not searchable:
+            self.results.clear()
+            self.correlation = None
             self.message.setText("The pattern search reads text; this run's steps are not "
                                  "characters.")
         self.show_unit(self.unit.value())
@@ -149,10 +159,20 @@ class UnitPanel(QWidget):
         self.unit.setValue(unit)
         self.unit.blockSignals(False)
         name = QUANTITIES.get(self.quantity, (self.quantity,))[0]
-        lo, hi = self.text.show_unit(self.labels, self.values, self.quantity, unit)
+        lo, hi = self.text.show_unit(self.labels, self.values, self.quantity, unit,
+                                     spaced=not self.searchable)
+        where = "character" if self.searchable else "step"
         self.title.setText(f"<b>Unit {unit}</b> of {self.where}: its {name} at every "
-                           f"character, blue {lo:+.2g} \u2026 white \u2026 red {hi:+.2g} "
-                           "(hover a character for the value)")
+                           f"{where}, blue {lo:+.2g} \u2026 white \u2026 red {hi:+.2g} "
+                           f"(hover a {where} for the value)")
+
+    def clear(self) -> None:
+        """Show no unit (the run shown cannot be inspected)."""
+        self.values, self.labels, self.correlation = None, [], None
+        self.text.clear()
+        self.results.clear()
+        self.message.clear()
+        self.title.setText("Unit")
 
     def _spun(self, unit: int) -> None:
         self.show_unit(unit)

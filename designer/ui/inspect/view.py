@@ -1,10 +1,14 @@
-"""The Inspect view: what a run's recurrent layers do, step by step, on a piece of text.
+"""The Inspect view: what a run's recurrent layers do, step by step, on a piece of text (or a
+test sequence of a classifier, a test window of a forecaster).
 
 On the left, on one time axis with the characters along x: the surprise of every character,
 a heatmap of one quantity (a gate, the cell state c or the hidden state h) of every unit of
 one level, and the gradient reaching h_t (how far back the error reaches). On the right: the
 unit picked, drawn over the text (Karpathy-style), the search for units that follow a pattern
-typed over the text, and the share of saturated gates over training.
+typed over the text, and the share of saturated gates over training. For a sequence run the
+surprise gives way to what the net makes of the sequence: the class it leans to after each
+step, or the forecast after the window. A run that cannot be inspected leaves the view empty,
+with one sentence saying why: nothing of the run shown before stays.
 
 The view shows a finished run's checkpoint, or follows the run training now: every K steps
 it asks the loop for a copy of the weights (`designer.training.run.control.WeightsTap`) and the
@@ -143,8 +147,24 @@ class InspectView(QWidget):
         self._draw_saturation()
 
     def _run_picked(self, *_) -> None:
+        run = self.current_run()
+        if self.result is not None and (run is None or self.result.get("run") != run.number):
+            self.clear()  # never the last run's pictures under this run's name
         self.result = None
+        self.controls.set_kind(None if run is None else run.kind)
         self.refresh()
+
+    def clear(self, why: str = "") -> None:
+        """Show nothing of any run (and ``why``, when given, in the status line)."""
+        self.result = None
+        self.charts.show_nothing()
+        self.unit_panel.clear()
+        for combo in (self.level, self.quantity):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.blockSignals(False)
+        if why:
+            self.status.setText(why)
 
     def _is_live(self, run) -> bool:
         return (run is not None and run is self.live_run and self.follow.isChecked()
@@ -256,7 +276,7 @@ class InspectView(QWidget):
         run = self.current_run()
         if info["what"] in ("weights", "checkpoint") and run is not None and \
                 info.get("run") == run.number:
-            self.status.setText(info["message"][:1].upper() + info["message"][1:])
+            self.clear(cannot_inspect(run.number, info["message"]))
             self.inspected.emit(info)
 
     def _draw(self) -> None:
@@ -265,8 +285,12 @@ class InspectView(QWidget):
         probe = seen.probe
         run = self.current_run()
         text = probe.kind == "text"
-        self.charts.set_steps(probe.labels, text, seen.surprise, seen.grad_norm,
+        self.controls.set_kind(probe.kind)
+        # a sequence's steps are numbered along x (a forecaster's times where there is room)
+        self.charts.set_steps(probe.labels, text or probe.kind in ("classes", "series"),
+                              seen.surprise, seen.grad_norm,
                               seen.grad_norm_last)
+        self.charts.set_reading(seen)
         keep = self.level.currentData()
         self.level.blockSignals(True)
         self.level.clear()
@@ -280,6 +304,7 @@ class InspectView(QWidget):
         if seen.prediction:
             loss = (f" \u00b7 the digit is {probe.target}; the net says "
                     f"{seen.prediction[0][0]} ({seen.prediction[0][1]:.0%})")
+        loss = _answer(seen) or loss
         who = f"run #{run.number}" if run is not None else "the run"
         self.status.setText(f"{who} \u00b7 {result['title']} \u00b7 {probe.steps} steps of "
                             f"{probe.origin}{loss} \u00b7 inspected in {result['seconds']:.2f} s")
@@ -356,6 +381,34 @@ class InspectView(QWidget):
         self.saturation.refresh_theme()
         if self.result is not None:
             self._draw()
+
+
+def cannot_inspect(number: int, message: str) -> str:
+    """One sentence: the run cannot be inspected, and why."""
+    why = message.strip().rstrip(".")
+    return f"Run #{number} cannot be inspected: {why[:1].lower() + why[1:]}."
+
+
+def _answer(seen) -> str:
+    """A sequence run's answer for the status line ("" for other runs)."""
+    probe = seen.probe
+    if probe.kind == "classes" and seen.prediction:
+        classes = probe.info.get("classes") or []
+        said, p = seen.prediction[0]
+        said = classes[said] if said < len(classes) else said
+        where = None
+        if seen.leaning is not None:
+            differ = np.nonzero(seen.leaning.argmax(1) != seen.prediction[0][0])[0]
+            where = int(differ[-1]) + 1 if len(differ) else 0
+        settled = f", settled from step {where} on" if where else ""
+        return f" \u00b7 the net says {said} ({p:.0%}){settled}"
+    if probe.kind == "series" and seen.forecast is not None:
+        truth = np.asarray(probe.info["truth"], np.float64)
+        known = np.asarray(probe.info["known"], bool)
+        if known.any():
+            err = float(np.sqrt(np.mean((seen.forecast - truth)[known] ** 2)))
+            return f" \u00b7 forecast RMSE {err:.4g} against the truth after the window"
+    return ""
 
 
 def _level_name(lv, seen) -> str:

@@ -67,20 +67,24 @@ class InspectWorker(QObject):
 
         from designer.training.trained.generate import net_for
         from designer.training.readout.inspect import gate_saturation, inspect
-        from designer.training.readout.probe import Probe, text_probe
+        from designer.training.readout.probe import Probe, ProbeError, text_probe
         meta = job["meta"]
+        vocab = meta["data"].get("vocab")
+        kind = meta["data"].get("kind", "text")
+        if not job.get("probe") and not (job.get("text") and kind == "text"):
+            raise ProbeError("the run has nothing to inspect it on yet")
+        # a sequence run's live view reads the sequence the run picked (its first test one)
+        probe = text_probe(job["text"], vocab) if job.get("text") and kind == "text" else \
+            Probe.from_dict(job["probe"])
         net = self._nets.get(job["key"])
         if net is None:
-            net = net_for(meta, job["weights"], f"run {job['key']}")
+            net = net_for(_with_dims(meta, probe), job["weights"], f"run {job['key']}")
             self._nets = {job["key"]: net}  # one live run at a time
         else:
             net.load_state_dict({k: torch.as_tensor(v) for k, v in job["weights"].items()})
-        vocab = meta["data"].get("vocab")
-        probe = text_probe(job["text"], vocab) if job.get("text") else \
-            Probe.from_dict(job["probe"])
         seen = inspect(net, probe)
         seen.step = int(job["step"])
-        return {"inspection": seen, "vocab": vocab, "kind": meta["data"].get("kind", "text"),
+        return {"inspection": seen, "vocab": vocab, "kind": kind,
                 "title": f"live, step {seen.step:,}", "gate_saturation": gate_saturation(seen)}
 
     def _parity(self, job: dict) -> dict:
@@ -101,6 +105,20 @@ class InspectWorker(QObject):
         seen = inspect(net, probe, grads=False, parity=True)
         return {"layer": layer, "report": seen.parity[layer],
                 "where": f"{where}, on {probe.steps} steps of {probe.origin}"}
+
+
+def _with_dims(meta: dict, probe) -> dict:
+    """A live run's meta with the dims its sequence data bound, read off its probe (a row's
+    width, a classifier's classes): the net then builds without reading the data again."""
+    data = dict(meta["data"])
+    width = [None] * int(probe.data.shape[1]) if probe.data.ndim == 2 else None
+    if probe.kind == "classes":
+        data.setdefault("classes", list(probe.info.get("classes") or []))
+        if "features" not in data:
+            data.update(features=width, frame=1)  # the probe's rows are whole frames
+    elif probe.kind == "series":
+        data.setdefault("inputs", width)
+    return {**meta, "data": data}
 
 
 _THREAD = threading.local()

@@ -209,3 +209,105 @@ def test_a_net_without_a_recurrent_layer_cannot_be_inspected(tmp_path):
     net.recurrent = []
     with pytest.raises(InspectError, match="no recurrent layer"):
         inspect(net, text_probe("to be", vocab))
+
+
+# ------------------------------------------------------------- sequences and series --
+def sequence_net(tmp_path, lengths=True, seed=0):
+    """A tiny classifier of a .ts file's sequences (LSTM -> SequenceLast -> head), with its
+    source read as the net reads it."""
+    from designer.training.data import open_source
+    from tests.training.data.test_data_classes import rows, ts
+    path = ts(tmp_path, "toy.ts", rows(30))
+    g = Graph()
+    g.add_layer("SequenceClasses", "data", {"file": path, "batch_size": 4})
+    g.add_layer("LSTM", "lstm1", {"num_output": 6})
+    g.add_layer("SequenceLast", "last")
+    g.add_layer("InnerProduct", "ip1", {"num_output": "K"})
+    g.add_layer("SoftmaxWithLoss", "loss")
+    links = [("data.data", "lstm1.x"), ("lstm1.y", "last.x"), ("last.y", "ip1.x"),
+             ("ip1.y", "loss.logits"), ("data.label", "loss.label")]
+    if lengths:
+        links.append(("data.lengths", "last.lengths"))
+    for a, b in links:
+        (s, sp), (d, dp) = a.split("."), b.split(".")
+        g.connect(s, sp, d, dp)
+    torch.manual_seed(seed)
+    net = Net(g)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.mul_(3.0)
+    return net, open_source(g.layer("data"), seed=0)
+
+
+@pytest.mark.parametrize("lengths", [True, False])
+def test_a_classifier_leans_after_each_step_as_if_the_sequence_ended_there(tmp_path, lengths):
+    """leaning[t] is what the net says of the sequence cut after step t (run anew here), with
+    the lengths fed to SequenceLast or without them (it reads the last step)."""
+    net, source = sequence_net(tmp_path, lengths)
+    probe = held_out_probe(source)
+    assert probe.kind == "classes" and probe.origin.startswith("test sequence 0 of ")
+    i = source.indices("test")[0]
+    assert probe.steps == source.lengths[i] and probe.target == source.label_ids[i]
+    seen = inspect(net, probe)
+    assert seen.leaning.shape == (probe.steps, 3) and seen.surprise is None
+    np.testing.assert_allclose(seen.leaning.sum(1), 1.0, atol=1e-5)
+    for t in range(probe.steps):
+        x = torch.as_tensor(probe.data[:t + 1]).unsqueeze(1)
+        with torch.no_grad():
+            logits = net.eval()({"data.data": x, "data.lengths": torch.tensor([t + 1])},
+                                want=("ip1",)).blobs[("ip1", 0)]
+        np.testing.assert_allclose(seen.leaning[t], logits.softmax(-1)[0].numpy(), atol=1e-5)
+    assert seen.prediction[0][1] == pytest.approx(float(seen.leaning[-1].max()), abs=1e-6)
+    assert seen.loss == pytest.approx(-math.log(seen.leaning[-1][probe.target]), abs=1e-4)
+    # the gradient through time is that of the one loss at the end
+    assert seen.grad_norm.shape == (probe.steps,) and (seen.grad_norm > 0).all()
+    assert seen.grad_norm_last is None and seen.layers[0].c.shape == (probe.steps, 6)
+
+
+def test_a_test_sequence_is_picked_by_number_or_class(tmp_path):
+    net, source = sequence_net(tmp_path)
+    members = source.indices("test")
+    probe = held_out_probe(source, pick="2")
+    assert probe.info["index"] == 2 and probe.steps == source.lengths[members[2]]
+    probe = held_out_probe(source, pick="class c")
+    assert source.classes[probe.target] == "c"
+    assert probe.origin.endswith(", class c")
+    assert Probe.from_dict(probe.to_dict()).to_dict() == probe.to_dict()
+    with pytest.raises(ProbeError, match="there is no test sequence 99: the test split holds"):
+        held_out_probe(source, pick="99")
+    with pytest.raises(ProbeError, match="'zebra' is neither a test sequence's number nor a "
+                                         "class \\(the classes are a, b, c\\)"):
+        held_out_probe(source, pick="zebra")
+
+
+def test_a_forecaster_is_inspected_on_a_window_with_its_forecast_in_units(tmp_path):
+    from designer.training.data import open_source
+    from tests.training.data.test_data_series import series
+    path = series(tmp_path, rows=160)
+    g = Graph()
+    g.add_layer("TimeSeries", "data", {"file": path, "target": "level", "seq_len": 12,
+                                       "horizon": 3, "batch_size": 8})
+    g.add_layer("LSTM", "lstm1", {"num_output": 5})
+    g.add_layer("SequenceLast", "last")
+    g.add_layer("InnerProduct", "ip1", {"num_output": "P"})
+    g.add_layer("EuclideanLoss", "loss")
+    for a, b in [("data.data", "lstm1.x"), ("lstm1.y", "last.x"), ("last.y", "ip1.x"),
+                 ("ip1.y", "loss.pred"), ("data.label", "loss.label")]:
+        (s, sp), (d, dp) = a.split("."), b.split(".")
+        g.connect(s, sp, d, dp)
+    torch.manual_seed(0)
+    net = Net(g).eval()
+    source = open_source(g.layer("data"), seed=0)
+    probe = held_out_probe(source, pick="1")
+    o = int(source.origins("test")[1])
+    assert probe.kind == "series" and probe.steps == 12 and probe.labels[-1] == source.times[o]
+    np.testing.assert_allclose(probe.info["history"], source.y[o - 11:o + 1])
+    np.testing.assert_allclose(probe.info["truth"], source.truth([o])[0][0])
+    seen = inspect(net, probe)
+    batch = source.window_batch(np.array([o]))
+    with torch.no_grad():
+        out = net({"data.data": batch["data"]}, want=("ip1",)).blobs[("ip1", 0)].numpy()
+    np.testing.assert_allclose(seen.forecast, source.to_units(out, [o])[0], rtol=1e-5)
+    assert seen.leaning is None and seen.prediction is None and seen.grad_norm.shape == (12,)
+    assert seen.loss == pytest.approx(float(((out - batch["label"].numpy().reshape(1, -1))
+                                             ** 2).mean()), rel=1e-4)

@@ -165,3 +165,90 @@ def test_an_mnist_run_is_inspected_on_a_held_out_digit(tmp_path, capsys):
     assert np.array(data["layers"][0]["gates"]["f"]).shape == (28, 8)
     code, _, err = command(capsys, "inspect", tmp_path / "run", "--text", "abc")
     assert code == 2 and "was trained on mnist data; --text is for text runs" in err
+
+
+# ------------------------------------------------------------- sequences and series --
+def sequence_run(tmp_path, data: str, *init_args, steps: int = 12):
+    """``init`` a project for ``data`` (smaller than init makes it) and train it a few CPU
+    steps; returns the run folder and the loop's records."""
+    from designer.cli import main
+    from designer.graph import project as P
+    project = tmp_path / "p.json"
+    assert main(["init", "--data", data, *init_args, "--out", str(project)]) == 0
+    p = P.load(project)
+    p.graph.set_param("lstm1", "num_output", 8)
+    recs = list(train(p, RunOptions(out=tmp_path / "run", steps=steps)))
+    return tmp_path / "run", recs
+
+
+@pytest.fixture(scope="module")
+def classifier(tmp_path_factory):
+    from tests.training.trained.test_sequence_commands import vowels_like
+    tmp = tmp_path_factory.mktemp("classes")
+    return sequence_run(tmp, vowels_like(tmp))
+
+
+@pytest.fixture(scope="module")
+def forecaster(tmp_path_factory):
+    from tests.training.trained.test_sequence_commands import weekly
+    tmp = tmp_path_factory.mktemp("series")
+    return sequence_run(tmp, weekly(tmp, 160), "--horizon", "3")
+
+
+def test_a_classifier_prints_the_class_it_leans_to_after_every_step(classifier, capsys):
+    run, recs = classifier
+    assert recs[0]["probe"]["kind"] == "classes"  # the loop measures its gates at evals
+    vals = [r for r in recs if r["kind"] == "val"]
+    assert vals and all(set(v["gate_saturation"]) == {"lstm1"} for v in vals)
+    assert not any(r["kind"] == "probe" for r in recs)  # no text to score
+    code, out, err = command(capsys, "inspect", run, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    inp = data["input"]
+    assert inp["kind"] == "classes" and inp["origin"].startswith("test sequence 0 of 15 in "
+                                                                 "Toy_TEST.ts, class ")
+    assert data["classes"] == ["up", "flat", "down"] and inp["target"] in data["classes"]
+    leaning = np.array(data["leaning"])
+    assert leaning.shape == (inp["steps"], 3)
+    np.testing.assert_allclose(leaning.sum(1), 1.0, atol=1e-5)
+    assert data["prediction"][0] == [data["classes"][int(leaning[-1].argmax())],
+                                     pytest.approx(leaning[-1].max(), abs=1e-6)]
+    assert len(data["grad_norm_per_step"]) == inp["steps"] and data["surprise"] is None
+    code, out, err = command(capsys, "inspect", run, "--text", "class down")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "test sequence" in lines[0] and lines[0].endswith("class down")
+    assert "the sequence is of class down; the net says" in lines[2]
+    head = next(i for i, line in enumerate(lines) if line.startswith("step "))
+    assert "leans to" in lines[head] and "surprise" not in lines[head]
+    assert lines[head + 1].split()[2] in ("up", "flat", "down")
+
+
+def test_a_forecaster_prints_its_window_with_the_forecast_and_the_truth(forecaster, capsys):
+    run, recs = forecaster
+    assert recs[0]["probe"]["kind"] == "series"
+    assert all("gate_saturation" in r for r in recs if r["kind"] == "val")
+    code, out, err = command(capsys, "inspect", run, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    window = data["window"]
+    assert data["input"]["kind"] == "series" and window["targets"] == ["sales"]
+    steps = data["input"]["steps"]
+    assert len(window["history"]) == len(window["times"]) == steps
+    assert len(window["forecast"]) == len(window["truth"]) == len(window["ahead"]) == 3
+    assert window["times"][-1] < window["ahead"][0]  # the forecast comes after the window
+    assert "leaning" not in data and len(data["grad_norm_per_step"]) == steps
+    code, out, err = command(capsys, "inspect", run, "--text", window["ahead"][0])
+    assert code == 0, err
+    assert f"(the forecast from {window['ahead'][0]})" in out.splitlines()[0]
+    tail = out.splitlines()[-4:]
+    assert tail[0].split()[:3] == ["ahead", "sales", "forecast"]
+    assert [line.split()[0] for line in tail[1:]] == window["ahead"]
+
+
+def test_a_pick_that_names_no_sequence_is_one_sentence(classifier, forecaster, capsys):
+    code, _, err = command(capsys, "inspect", classifier[0], "--text", "99")
+    assert code == 2 and err.strip() == ("rnn-designer: there is no test sequence 99: the "
+                                         "test split holds 15, numbered 0 to 14")
+    code, _, err = command(capsys, "inspect", forecaster[0], "--text", "1850-01")
+    assert code == 2 and "is neither a test window's number nor the time" in err
