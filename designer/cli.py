@@ -189,7 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "input, step by step: gates, states, surprise and gradient flow")
     ins.add_argument("run_dir", metavar="RUN_DIR")
     ins.add_argument("--text", help="text runs: the text to read (default: a piece of the "
-                     "held-out data)")
+                     "held-out data); a classifier: the test sequence's number (from 0) or "
+                     "'class NAME'; a forecaster: the window's number or the time its "
+                     "forecast starts (default: the first of the test split)")
     ins.add_argument("--steps", type=int, default=None, help="length of the held-out piece "
                      "read when no --text is given (default 100)")
     ins.add_argument("--layer", metavar="NAME", help="only this recurrent layer (lstm1) or "
