@@ -5,7 +5,7 @@
 #   bash tests/benchmarks/loaded_suite.sh [RUNS=5] [LOG_DIR=/tmp/loaded-suite]
 #
 # The clone lives beside the checkout (so ../shared/data is found as on CI) and is set up once,
-# as .ci/run does; each run's whole output stays in LOG_DIR/run-N.log.
+# as .ci/run does (torch, then .[test,peers]); each run's whole output stays in LOG_DIR/run-N.log.
 set -euo pipefail
 runs=${1:-5}
 logs=${2:-/tmp/loaded-suite}
@@ -15,7 +15,7 @@ rm -rf "$clone" && git clone -q "$here" "$clone" && mkdir -p "$logs"
 cd "$clone"
 python3 -m venv .venv && . .venv/bin/activate
 { python -m pip install -q --upgrade pip && python -m pip install -q torch==2.13.0 \
-    && python -m pip install -q -e '.[test]'; } > "$logs/install.log" 2>&1
+    && python -m pip install -q -e '.[test,peers]'; } > "$logs/install.log" 2>&1
 spin() { python3 -c "while 1: pass" >/dev/null 2>&1 & echo $!; }
 hogs="$(spin) $(spin)"
 trap 'kill $hogs 2>/dev/null' EXIT
