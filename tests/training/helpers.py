@@ -50,3 +50,21 @@ def save_and_load(state: dict, tmp_path: Path) -> dict:
     f = tmp_path / "state.pt"
     torch.save(state, f)
     return torch.load(f, weights_only=True)
+
+
+def tiny_init_run(folder, data, **init) -> str:
+    """``init``'s project for ``data``, made tiny (8 units, 12 steps), trained on the CPU;
+    returns the run folder."""
+    from designer.graph.project import load
+    from designer.training.new_from_data.init import init_project
+    from designer.training.run.loop import RunOptions, train
+    path, _ = init_project(data, out=Path(folder) / "p.json", **init)
+    project = load(path)
+    if project.graph.layer("data").type == "TimeSeries":
+        project.graph.set_param("data", "seq_len", 8)
+    project.graph.set_param("lstm1", "num_output", 8)
+    project.solver["max_steps"] = 12
+    project.training.update(eval_interval=6, checkpoint_interval=6, log_interval=3)
+    for _ in train(project, RunOptions(out=Path(folder) / "run", device="cpu", probe_steps=0)):
+        pass
+    return str(Path(folder) / "run")

@@ -13,6 +13,7 @@ from designer.ui.output.generate_panel import GeneratePanel
 from designer.ui.runs.run_list import RunList
 from designer.ui.runs.run import Run
 from designer.ui.sequences import menu as sequences_menu
+from tests.training.helpers import tiny_init_run
 
 
 # ------------------------------------------------------------------------------ data --
@@ -42,33 +43,18 @@ def toy_ts(folder):
     return folder / "Toy_TRAIN.ts"
 
 
-def tiny_run(folder, data, **init) -> str:
-    """``init``'s project for ``data``, made tiny (8 units, 12 steps), trained on the CPU."""
-    from designer.graph.project import load
-    from designer.training.new_from_data.init import init_project
-    from designer.training.run.loop import RunOptions, train
-    path, _ = init_project(data, out=folder / "p.json", **init)
-    project = load(path)
-    if project.graph.layer("data").type == "TimeSeries":
-        project.graph.set_param("data", "seq_len", 8)
-    project.graph.set_param("lstm1", "num_output", 8)
-    project.solver["max_steps"] = 12
-    project.training.update(eval_interval=6, checkpoint_interval=6, log_interval=3)
-    for _ in train(project, RunOptions(out=folder / "run", device="cpu", probe_steps=0)):
-        pass
-    return str(folder / "run")
 
 
 @pytest.fixture(scope="module")
 def forecaster(tmp_path_factory) -> str:
     folder = tmp_path_factory.mktemp("forecaster")
-    return tiny_run(folder, weekly(folder), horizon=2)
+    return tiny_init_run(folder, weekly(folder), horizon=2)
 
 
 @pytest.fixture(scope="module")
 def classifier(tmp_path_factory) -> str:
     folder = tmp_path_factory.mktemp("classifier")
-    return tiny_run(folder, toy_ts(folder))
+    return tiny_init_run(folder, toy_ts(folder))
 
 
 # ----------------------------------------------------------------------- New from Data --

@@ -16,6 +16,7 @@ from designer.training.new_from_data.init import init_project
 from designer.training.trained import peers
 from designer.training.trained.evaluate import error_scores, evaluate_run, format_report
 from tests.conftest import need_data
+from tests.training.helpers import tiny_init_run
 
 pytest.importorskip("aeon")
 pytest.importorskip("statsforecast")
@@ -59,31 +60,18 @@ def source_of(data, folder, **init):
     return open_source(layer, path.parent)
 
 
-def tiny_run(folder, data, **init) -> str:
-    """``init``'s project for ``data``, made tiny (8 units, 12 steps), trained on the CPU."""
-    from designer.training.run.loop import RunOptions, train
-    path, _ = init_project(data, out=folder / "p.json", **init)
-    project = load(path)
-    if project.graph.layer("data").type == "TimeSeries":
-        project.graph.set_param("data", "seq_len", 8)
-    project.graph.set_param("lstm1", "num_output", 8)
-    project.solver["max_steps"] = 12
-    project.training.update(eval_interval=6, checkpoint_interval=6, log_interval=3)
-    for _ in train(project, RunOptions(out=folder / "run", device="cpu", probe_steps=0)):
-        pass
-    return str(folder / "run")
 
 
 @pytest.fixture(scope="module")
 def classifier(tmp_path_factory) -> str:
     folder = tmp_path_factory.mktemp("classifier")
-    return tiny_run(folder, two_classes(folder))
+    return tiny_init_run(folder, two_classes(folder))
 
 
 @pytest.fixture(scope="module")
 def forecaster(tmp_path_factory) -> str:
     folder = tmp_path_factory.mktemp("forecaster")
-    return tiny_run(folder, weekly(folder), horizon=2)
+    return tiny_init_run(folder, weekly(folder), horizon=2)
 
 
 def hide_peer_packages(monkeypatch):
