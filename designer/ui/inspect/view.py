@@ -24,6 +24,7 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
+from .captions import answer, cannot_inspect, level_name
 from .charts import SaturationChart
 from .controls import InspectControls
 from .heatmap import QUANTITIES, StepCharts
@@ -295,7 +296,7 @@ class InspectView(QWidget):
         self.level.blockSignals(True)
         self.level.clear()
         for lv in seen.layers:
-            self.level.addItem(_level_name(lv, seen), lv.name)
+            self.level.addItem(level_name(lv, seen), lv.name)
         index = self.level.findData(keep)
         self.level.setCurrentIndex(index if index >= 0 else len(seen.layers) - 1)
         self.level.blockSignals(False)
@@ -304,7 +305,7 @@ class InspectView(QWidget):
         if seen.prediction:
             loss = (f" \u00b7 the digit is {probe.target}; the net says "
                     f"{seen.prediction[0][0]} ({seen.prediction[0][1]:.0%})")
-        loss = _answer(seen) or loss
+        loss = answer(seen) or loss
         who = f"run #{run.number}" if run is not None else "the run"
         self.status.setText(f"{who} \u00b7 {result['title']} \u00b7 {probe.steps} steps of "
                             f"{probe.origin}{loss} \u00b7 inspected in {result['seconds']:.2f} s")
@@ -333,7 +334,7 @@ class InspectView(QWidget):
         lv = seen.level(self.level.currentData())
         q = self.quantity.currentData()
         values = lv.quantities()[q]
-        where = _level_name(lv, seen)
+        where = level_name(lv, seen)
         self.unit_panel.set_data(seen.probe.labels, values, q, where,
                                  searchable=seen.probe.kind == "text")
         self._show_map()
@@ -362,7 +363,7 @@ class InspectView(QWidget):
             order = np.argsort(-r, kind="stable")
             text = "following the pattern at the top, against it at the bottom"
         self.charts.set_map(values, q, f"{QUANTITIES[q][0]} of every unit of "
-                                       f"{_level_name(lv, seen)}, at every step", order, text)
+                                       f"{level_name(lv, seen)}, at every step", order, text)
 
     def _draw_saturation(self) -> None:
         run = self.current_run()
@@ -381,39 +382,3 @@ class InspectView(QWidget):
         self.saturation.refresh_theme()
         if self.result is not None:
             self._draw()
-
-
-def cannot_inspect(number: int, message: str) -> str:
-    """One sentence: the run cannot be inspected, and why."""
-    why = message.strip().rstrip(".")
-    return f"Run #{number} cannot be inspected: {why[:1].lower() + why[1:]}."
-
-
-def _answer(seen) -> str:
-    """A sequence run's answer for the status line ("" for other runs)."""
-    probe = seen.probe
-    if probe.kind == "classes" and seen.prediction:
-        classes = probe.info.get("classes") or []
-        said, p = seen.prediction[0]
-        said = classes[said] if said < len(classes) else said
-        where = None
-        if seen.leaning is not None:
-            differ = np.nonzero(seen.leaning.argmax(1) != seen.prediction[0][0])[0]
-            where = int(differ[-1]) + 1 if len(differ) else 0
-        settled = f", settled from step {where} on" if where else ""
-        return f" \u00b7 the net says {said} ({p:.0%}){settled}"
-    if probe.kind == "series" and seen.forecast is not None:
-        truth = np.asarray(probe.info["truth"], np.float64)
-        known = np.asarray(probe.info["known"], bool)
-        if known.any():
-            err = float(np.sqrt(np.mean((seen.forecast - truth)[known] ** 2)))
-            return f" \u00b7 forecast RMSE {err:.4g} against the truth after the window"
-    return ""
-
-
-def _level_name(lv, seen) -> str:
-    count = sum(1 for other in seen.layers if other.layer == lv.layer)
-    engine = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent"}.get(lv.engine, lv.engine)
-    where = f"{lv.layer} ({lv.kind} {lv.hidden}, {engine})"
-    return where if count == 1 else f"{lv.layer} level {lv.level + 1} of {count} " \
-                                    f"({lv.kind} {lv.hidden}, {engine})"
