@@ -2,7 +2,6 @@
 beside a forecaster, scored on the same test split; without the extra, one line on how to get
 it; a peer that fails, one sentence, and the rest of the report stands."""
 import builtins
-import datetime as dt
 import json
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from designer.training.trained import peers
 from designer.training.trained.evaluate import error_scores, evaluate_run, format_report
 from tests.conftest import need_data
 from tests.training.helpers import tiny_init_run
+from tests.training.trained import test_sequence_commands as sequence_commands
 
 pytest.importorskip("aeon")
 pytest.importorskip("statsforecast")
@@ -42,15 +42,8 @@ def two_classes(folder, lengths=(12, 30)) -> str:
 
 
 def weekly(folder, rows=200) -> str:
-    rng = np.random.default_rng(0)
-    start = dt.date(2012, 1, 1)
-    lines = ["week,sales"]
-    for i in range(rows):
-        value = 50 + 0.05 * i + 8 * np.sin(2 * np.pi * i / 52) + rng.normal(0, 0.5)
-        lines.append(f"{start + dt.timedelta(weeks=i)},{value:.3f}")
-    path = folder / "sales.csv"
-    path.write_text("\n".join(lines) + "\n")
-    return str(path)
+    """A weekly table with a trend and a yearly season (the sequence commands' own)."""
+    return sequence_commands.weekly(folder, rows)
 
 
 def source_of(data, folder, **init):
