@@ -61,6 +61,7 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
                               for s in ("hT", "cT", "h0", "c0")] + ["tokens", "data", "lengths"])
     values: dict = {}  # (layer, output index) -> ONNX value name
     states: list[tuple[str, list[str]]] = []
+    timed = _unrolled_steps(graph, net, layers, steps) if unrolled else {}
     for name in layers:
         layer = graph.layer(name)
         module = net.layers[name]
@@ -76,8 +77,8 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
         shapes = [None if t is None else t.shape for t in info.inputs]
         if layer.type in RECURRENT_TYPES:
             lengths = ins[2] if len(ins) > 2 else None
-            values[(name, 0)] = _recurrent(b, name, module, ins[0], lengths, info, unrolled,
-                                           steps, states, notes)
+            values[(name, 0)] = _recurrent(b, name, module, ins[0], lengths, timed.get(name),
+                                           states, notes)
             continue
         convert = CONVERTERS.get(layer.type)
         if convert is None:
@@ -141,7 +142,9 @@ def _data_input(b: OnnxBuilder, layer, graph) -> tuple[str, int]:
     return b.add_input("data", TensorProto.FLOAT, ["T", "N"] + list(t.shape[2:])), 1
 
 
-def _recurrent(b, name, module, x, lengths, info, unrolled, steps, states, notes) -> str:
+def _recurrent(b, name, module, x, lengths, unrolled, states, notes) -> str:
+    """A recurrent layer's ONNX ops; ``unrolled``: ``(its steps, the model's steps)`` to
+    write it as its per-step net, ``None`` for the standard ops."""
     lstm = module.kind in ("LSTM", "LSTMSimple")
     chains = module.levels * getattr(module, "directions", 1)
     xs = x
@@ -159,17 +162,64 @@ def _recurrent(b, name, module, x, lengths, info, unrolled, steps, states, notes
             np.zeros((chains, 1, module.hidden), np.float32), state))  # the default
         inits.append(b.op("Expand", [state, full], f"{name}/{suffix}"))
     if unrolled:
-        t_ = steps or info.inputs[0].shape[1 if module.batch_first else 0]
-        if not isinstance(t_, int):
-            raise ExchangeError(f"{name}: give the number of steps to unroll over (--steps)")
-        y, finals = onnx_recurrent.unrolled(b, name, module, xs, inits, int(t_), lengths)
-        notes.append(f"{name}: unrolled over {t_} steps, so the model reads exactly {t_} steps")
+        t_, model_steps = unrolled
+        y, finals = onnx_recurrent.unrolled(b, name, module, xs, inits, t_, lengths)
+        if t_ == model_steps:
+            notes.append(f"{name}: unrolled over {t_} steps, so the model reads exactly {t_} "
+                         "steps")
+        else:
+            notes.append(f"{name}: unrolled over {t_} steps, what the layers before it make of "
+                         f"{model_steps} steps, so the model reads exactly {model_steps} steps")
     else:
         y, finals = onnx_recurrent.fused(b, name, module, xs, inits, lengths)
     if module.batch_first:
         y = b.op("Transpose", [y], f"{name}/batch_major", perm=[1, 0, 2])
     states.append((name, finals))
     return y
+
+
+def _unrolled_steps(graph, net, layers, steps: int | None) -> dict[str, tuple[int, int]]:
+    """Per exported recurrent layer: (the steps it unrolls over, the steps the model reads).
+
+    ``steps`` is what the data gives the model (default: the data's T, when it is known); a
+    layer behind one that changes the number of steps (a strided or 'valid' Conv1D) unrolls
+    over what that layer makes of them, as the graph's shape rules say.
+    """
+    from designer.graph import dims as D
+    from designer.graph.shapes import infer_at_steps
+    recurrent = [n for n in layers if n in net.recurrent]
+    steps = steps or graph.dims.get("T")
+    if not recurrent:
+        return {}
+    infos = infer_at_steps(graph, int(steps)) if D.known(steps) else {
+        n: graph.info(n) for n in graph.names()}  # no T: the layers' own steps, if known
+    model_steps = _data_steps(graph, infos) or steps
+    out = {}
+    for name in recurrent:
+        info = infos[name]
+        x = info.inputs[0] if info.inputs else None
+        if info.problems or x is None:
+            why = info.problems[0] if info.problems else next(
+                (p for i in infos.values() for p in i.problems), "its input has no shape")
+            raise ExchangeError(f"{name}: cannot be unrolled over what {steps} steps of data "
+                                f"become ({why})")
+        t_ = x.shape[1 if graph.layer(name).effective_params().get("batch_first") else 0]
+        if not D.known(t_):
+            raise ExchangeError(f"{name}: the number of steps is only known once the data is "
+                                "read; give the number of steps to unroll over (--steps)")
+        out[name] = (int(t_), model_steps if D.known(model_steps) else int(t_))
+    return out
+
+
+def _data_steps(graph, infos) -> int | None:
+    """The steps of the data layers' sequences in ``infos``, when they agree on a number."""
+    found = set()
+    for name in graph.sources():
+        outs = infos[name].outputs
+        x = outs[0] if outs else None
+        if x is not None and x.rank >= 2 and x.batch in (0, 1):
+            found.add(x.shape[1 - x.batch])
+    return found.pop() if len(found) == 1 and all(isinstance(t, int) for t in found) else None
 
 
 def _fill_output_shapes(model) -> None:

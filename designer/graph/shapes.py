@@ -120,3 +120,40 @@ def per_sample(total: Any, dims: dict) -> Any:
     if D.known(total):
         return total // n if total % n == 0 else round(total / n)
     return D.div(total, n) or total
+
+
+def infer_at_steps(graph, steps: int) -> dict[str, LayerInfo]:
+    """Every layer's shapes when the data layers serve ``steps`` time steps.
+
+    The graph's own shapes hold for the data's T (a number, or the symbol ``T`` when only the
+    data knows it); a fixed-length export needs them for a chosen number of steps instead. The
+    layers' shape rules are replayed in topological order with ``T`` bound to ``steps`` (and
+    the data layers' ``seq_len`` set to it), so a layer that changes the number of steps (a
+    strided or 'valid' Conv1D, T' = ceil((T - reach) / stride)) tells the layers behind it how
+    many they get. The graph itself is not changed.
+
+    Returns
+    -------
+    dict
+        Layer name -> :class:`LayerInfo`, whose ``problems`` say what does not work at that
+        many steps (a kernel longer than the sequence).
+    """
+    dims = {**graph.dims, "T": steps}
+    infos: dict[str, LayerInfo] = {}
+    for name in graph.topological_order():
+        layer = graph.layer(name)
+        params = dict(layer.params)
+        if layer.spec.is_source and layer.spec.has_param("seq_len"):
+            params["seq_len"] = steps
+        inputs, sources, connected = [], [], []
+        for port in layer.spec.inputs:
+            link = graph.link_into(name, port.name)
+            src = None if link is None else infos[link.src]
+            index = None if link is None else graph.layer(link.src).spec.output_index(
+                link.src_port)
+            inputs.append(None if src is None or index >= len(src.outputs)
+                          else src.outputs[index])
+            sources.append(None if link is None else link.src)
+            connected.append(link is not None)
+        infos[name] = infer_layer(name, layer.spec, params, inputs, sources, connected, dims)
+    return infos
