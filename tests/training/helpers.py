@@ -53,7 +53,7 @@ def save_and_load(state: dict, tmp_path: Path) -> dict:
 
 
 def tiny_init_run(folder, data, **init) -> str:
-    """``init``'s project for ``data``, made tiny (8 units, 12 steps), trained on the CPU;
+    """``init``'s project for ``data``, made tiny (8 units and filters, 12 steps), trained on the CPU;
     returns the run folder."""
     from designer.graph.project import load
     from designer.training.new_from_data.init import init_project
@@ -62,7 +62,9 @@ def tiny_init_run(folder, data, **init) -> str:
     project = load(path)
     if project.graph.layer("data").type == "TimeSeries":
         project.graph.set_param("data", "seq_len", 8)
-    project.graph.set_param("lstm1", "num_output", 8)
+    for name in project.graph.names():
+        if project.graph.layer(name).type in ("LSTM", "Conv1D"):
+            project.graph.set_param(name, "num_output", 8)
     project.solver["max_steps"] = 12
     project.training.update(eval_interval=6, checkpoint_interval=6, log_interval=3)
     for _ in train(project, RunOptions(out=Path(folder) / "run", device="cpu", probe_steps=0)):

@@ -2,9 +2,10 @@
 
 A ``.ts`` file, or a long-format CSV (a series id first whose rows come in runs, a label
 constant within each series), is labelled sequences to classify; any other CSV or a ``.npy``
-is a series to forecast. The net is the one that works for both: data -> LSTM ->
-SequenceLast -> InnerProduct -> loss, sized from what the file holds, with enough steps to
-learn and few enough to train on a CPU in a couple of minutes.
+is a series to forecast. A forecaster is data -> LSTM -> SequenceLast -> InnerProduct ->
+EuclideanLoss; a classifier is LSTM-FCN (a convolution branch beside an LSTM, `designs`).
+Each is sized from what the file holds, with enough steps to learn and few enough to train
+on a CPU in a couple of minutes.
 """
 from __future__ import annotations
 
@@ -16,20 +17,17 @@ import numpy as np
 
 from designer.graph import task_guess
 from designer.graph.datasets import DataProblem
-from designer.graph.layout import COLUMN, snap
 from designer.graph.model import Graph
 from designer.graph.project import Project
 
 from ..data.classes import ClassesSource
 from ..data.errors import DataError
 from ..data.series import SeriesSource
+from . import designs
 
-# CPU cost of one training step, ms per (T x N x H x (H + F)) of an LSTM on one core,
-# measured on Japanese Vowels (T 29, N 32, H 100, F 12: 44 ms a step)
-MS_PER_UNIT = 4.2e-6
-BUDGET_MS = 100_000   # the training steps' share of "a couple of minutes"
-FRAMES_FROM = 60     # sequences longer than this are read in frames...
-FRAME_STEPS = 40     # ...of as many steps as make them about this long
+BUDGET_MS = 100_000   # the training steps' share of "a couple of minutes" on a CPU
+FRAME_STEPS = 128     # sequences longer than this are read in frames that make them as long
+CLASSIFIER_STEPS = 1500  # the classifier's training steps, where the CPU budget allows
 
 
 class InitError(Exception):
@@ -116,14 +114,15 @@ def _forecaster(path: Path, where: str, target: str, horizon: int) -> tuple[Proj
     batch = 32 if windows >= 256 else 16 if windows >= 64 else max(4, windows // 4)
     params["batch_size"] = batch
     hidden = 64
-    steps = _steps(windows, batch, seq_len, hidden, len(source.inputs), epochs=40,
-                   least=1000)
+    per_epoch = max(1, windows // batch)
+    ms = designs.lstm_ms(seq_len, batch, hidden, len(source.inputs))
+    steps = _steps(max(40 * per_epoch, 1000), ms, most=3000)
     evals = max(1, math.ceil(source.split_size("val") / batch))
     g = Graph()
     layer_params = {k: v for k, v in params.items() if v != _default("TimeSeries", k)}
     layer_params["file"] = where
     g.add_layer("TimeSeries", "data", layer_params, (0, 0))
-    _head(g, hidden, "P", "EuclideanLoss")
+    designs.forecaster(g, hidden, "P")
     project = Project(g, description=(
         f"Forecasts {', '.join(source.targets)} {horizon} step(s) ahead from the last "
         f"{seq_len} rows of {path.name}; made by rnn-designer init."))
@@ -160,29 +159,27 @@ def _classifier(path: Path, where: str, label: str) -> tuple[Project, list]:
               "val_fraction": 0.1, "test_fraction": 0.2, "normalize": True}
     source = ClassesSource(path, params, 0)
     longest = int(source.lengths.max())
-    if longest > FRAMES_FROM:  # a long recording reads far better in frames
+    if longest > FRAME_STEPS:  # a long recording reads as well in frames, and far faster
         params["frame"] = math.ceil(longest / FRAME_STEPS)
         source = ClassesSource(path, params, 0)
     n_train = source.split_size("train")
     batch = 32 if n_train >= 160 else max(4, n_train // 5)
     params["batch_size"] = batch
-    hidden = 100 if n_train < 2000 else 128
-    t = int(source.lengths.mean())
-    steps = _steps(n_train, batch, t, hidden, len(source.features) * params["frame"],
-                   epochs=80, least=500)
+    t = int(source.lengths.max())
+    ms = designs.classifier_ms(t, batch, len(source.features) * params["frame"])
+    steps = _steps(CLASSIFIER_STEPS, ms, most=CLASSIFIER_STEPS)
     evals = max(1, math.ceil(source.split_size("val") / batch))
     g = Graph()
     layer_params = {k: v for k, v in params.items() if v != _default("SequenceClasses", k)}
     layer_params["file"] = where
     g.add_layer("SequenceClasses", "data", layer_params, (0, 0))
-    _head(g, hidden, "K", "SoftmaxWithLoss")
+    designs.classifier(g, source.num_classes)
     project = Project(g, description=(
-        f"Classifies the sequences of {path.name} into {source.num_classes} classes; made by "
-        "rnn-designer init."))
+        f"Classifies the sequences of {path.name} into {source.num_classes} classes with an "
+        "LSTM-FCN; made by rnn-designer init."))
     _solver(project, steps, evals, 0.005, weight_decay=0.05)
     lines = [f"data: {source.describe()}",
-             f"net: LSTM {hidden} -> SequenceLast -> InnerProduct {source.num_classes} -> "
-             f"SoftmaxWithLoss, Accuracy; {steps:,} steps of {batch}"]
+             f"net: {designs.classifier_words(source.num_classes)}; {steps:,} steps of {batch}"]
     lines += [f"note: {n}" for n in source.notes]
     return project, lines
 
@@ -192,36 +189,11 @@ def _default(type_id: str, key: str):
     return registry.get(type_id).param(key).default
 
 
-def _steps(examples: int, batch: int, t: int, hidden: int, features: int, epochs: int,
-           least: int) -> int:
-    """``epochs`` passes over the examples but at least ``least`` steps (a small file needs
-    updates more than passes), within the CPU budget, in whole tens."""
-    per_epoch = max(1, examples // batch)
-    ms = MS_PER_UNIT * t * batch * hidden * (hidden + features)
-    steps = min(max(epochs * per_epoch, least), int(BUDGET_MS / max(ms, 1e-3)), 3000)
+def _steps(wanted: int, ms: float, most: int) -> int:
+    """``wanted`` steps within the CPU budget (a step costing ``ms``) and ``most``, in whole
+    tens."""
+    steps = min(wanted, int(BUDGET_MS / max(ms, 1e-3)), most)
     return max(100, steps // 10 * 10)
-
-
-def _head(g: Graph, hidden: int, outputs: str, loss: str) -> None:
-    """LSTM -> SequenceLast -> InnerProduct -> loss (and Accuracy for classes)."""
-    g.add_layer("LSTM", "lstm1", {"num_output": hidden}, (0, 110))
-    g.add_layer("SequenceLast", "last", {}, (0, 220))
-    g.add_layer("InnerProduct", "ip1", {"num_output": outputs}, (0, 330))
-    g.connect("data", "data", "lstm1", "x")
-    g.connect("lstm1", "y", "last", "x")
-    g.connect("last", "y", "ip1", "x")
-    if loss == "SoftmaxWithLoss":
-        g.connect("data", "lengths", "last", "lengths")
-        side = snap(COLUMN / 2)  # a column apart, so the two cards are never drawn over each other
-        g.add_layer(loss, "loss", {}, (-side, 440))
-        g.add_layer("Accuracy", "accuracy", {}, (side, 440))
-        g.connect("ip1", "y", "accuracy", "logits")
-        g.connect("data", "label", "accuracy", "label")
-        g.connect("ip1", "y", "loss", "logits")
-    else:
-        g.add_layer(loss, "loss", {}, (0, 440))
-        g.connect("ip1", "y", "loss", "pred")
-    g.connect("data", "label", "loss", "label")
 
 
 def _solver(project: Project, steps: int, evals: int, lr: float,
