@@ -24,6 +24,7 @@ from typing import Any
 from . import dims as D
 from . import registry
 from .errors import GraphError, RangeError, ShapeError
+from .retype import replace_layer
 from .shapes import LayerInfo, infer_layer, resolve_params
 from .spec import FLOAT, INDEX
 
@@ -44,7 +45,9 @@ class Fix:
         ``set`` (``param`` of ``layer`` to ``value``), ``insert`` (a new ``insert_type`` layer
         spliced into ``link``), ``rewire`` (``link``'s destination fed from ``new_source``
         instead), ``bypass`` (``layer`` removed, what fed it feeding what it fed) or
-        ``connect`` (``link``, not in the graph yet, made: an optional input wired up).
+        ``connect`` (``link``, not in the graph yet, made: an optional input wired up) or
+        ``replace`` (``layer`` made an ``insert_type`` layer of the same name, with
+        ``insert_params``: see :mod:`designer.graph.retype`).
     layer : str
         The layer the fix changes (for an insert or a rewire: the one whose input changes).
     text : str
@@ -131,6 +134,8 @@ def apply(graph, fix: Fix) -> None:
     elif fix.kind == "connect":
         k = fix.link
         graph.connect(k.src, k.src_port, k.dst, k.dst_port)
+    elif fix.kind == "replace":
+        replace_layer(graph, fix.layer, fix.insert_type, fix.insert_params)
     elif fix.kind == "bypass":
         into = graph.links_into(fix.layer)[0]
         outs = graph.links_out_of(fix.layer)

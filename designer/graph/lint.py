@@ -4,6 +4,7 @@ Each comes with the fix (a :class:`designer.graph.hints.Fix`) the window offers 
 """
 from __future__ import annotations
 
+from .conv_checks import conv_warnings, padded_source
 from .elements import Link
 from .errors import DesignWarning
 from .hints import Fix
@@ -21,6 +22,8 @@ def lint(graph) -> list[DesignWarning]:
             out.extend(_labels_are_inputs(graph, layer.name))
         elif layer.type == "SequencePool":
             out.extend(_pool_without_lengths(graph, layer.name))
+        elif layer.type == "Conv1D":
+            out.extend(conv_warnings(graph, layer.name))
         out.extend(norm_warnings(graph, layer.name))
     return out
 
@@ -70,28 +73,11 @@ POOLED_PADDING = {
 }
 
 
-def _padded_source(graph, name: str, port: str) -> str | None:
-    """The data layer with a 'lengths' output (padded sequences) that feeds ``port``."""
-    seen, stack = set(), [graph.link_into(name, port)]
-    while stack:
-        k = stack.pop()
-        if k is None or k.src in seen:
-            continue
-        seen.add(k.src)
-        spec = graph.layer(k.src).spec
-        if spec.is_source:
-            if any(p.name == "lengths" for p in spec.outputs):
-                return k.src
-            continue
-        stack.extend(graph.links_into(k.src))
-    return None
-
-
 def _pool_without_lengths(graph, name: str) -> list[DesignWarning]:
     """A SequencePool over padded sequences whose 'lengths' input is left unconnected."""
     if graph.link_into(name, "lengths") is not None:
         return []
-    src = _padded_source(graph, name, "x")
+    src = padded_source(graph, name, "x")
     if src is None:
         return []
     method = graph.layer(name).get("method")

@@ -1,5 +1,7 @@
 """Warnings about BatchNorm and LayerNorm layers that are valid but will not do what is meant:
-a BatchNorm training on a batch of one, and a layer whose channel count is not known yet.
+a BatchNorm training on a batch of one (mended by a bigger batch or, where the data layer's
+batch_size cannot be raised, by a LayerNorm in its place), and a layer whose channel count is
+not known yet.
 
 Called from :func:`designer.graph.lint.lint`; each warning names the layer, and comes with its
 :class:`designer.graph.hints.Fix` when one edit mends it.
@@ -45,13 +47,16 @@ def _batch_of_one(graph, name: str, x) -> list[DesignWarning]:
             else "its statistics are those of a single sequence, unlike the running "
             "statistics it uses at evaluation")
     fix = _raise_batch(graph)
-    tail = f"{fix.text}, or use a LayerNorm" if fix else \
-        "give it several sequences a batch, or use a LayerNorm"
+    tail = f"{fix.text}, or use a LayerNorm" if fix else f"replace {name} with a LayerNorm"
     w = DesignWarning(f"{name} trains on a batch of one (N = 1): {what}; {tail}, which "
                       "needs no batch", name)
-    if fix is not None:
-        w.fix = fix
+    w.fix = fix or _to_layer_norm(name)
     return [w]
+
+
+def _to_layer_norm(name: str) -> Fix:
+    """Make the BatchNorm a LayerNorm of the same name (where no batch_size can be raised)."""
+    return Fix("replace", name, f"replace {name} with a LayerNorm", insert_type="LayerNorm")
 
 
 def _raise_batch(graph) -> Fix | None:

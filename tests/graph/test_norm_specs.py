@@ -92,6 +92,46 @@ def test_a_batch_norm_on_a_batch_of_one_is_warned_and_fixed_by_a_bigger_batch():
     assert not [p for p in g.problems() if isinstance(p, DesignWarning)]
 
 
+def one_sequence_of_four(lengths: bool = False) -> Graph:
+    """SequenceClasses (batch 4) -> Slice keeping the first sequence -> LSTM -> BatchNorm
+    (eps set, lengths connected or not) -> ReLU: a batch of one no batch_size can raise."""
+    g = Graph()
+    g.add_layer("SequenceClasses", "data", {"file": "nowhere.ts", "batch_size": 4})
+    g.add_layer("Slice", "first", {"axis": 1, "slice_point": 1})
+    g.connect("data", "data", "first", "x")
+    g.add_layer("LSTM", "lstm", {"num_output": 6})
+    g.connect("first", "a", "lstm", "x")
+    add_norm(g, "BatchNorm", "bn", "lstm", eps=1e-3, momentum=0.2)
+    if lengths:
+        g.add_layer("Slice", "first_length", {"axis": 0, "slice_point": 1})
+        g.connect("data", "lengths", "first_length", "x")
+        g.connect("first_length", "a", "bn", "lengths")
+    g.add_layer("ReLU", "relu")
+    g.connect("bn", "y", "relu", "x")
+    return g
+
+
+@pytest.mark.parametrize("lengths", [False, True])
+def test_a_batch_of_one_no_batch_size_can_raise_is_fixed_by_a_layer_norm(lengths):
+    g = one_sequence_of_four(lengths)
+    assert g.errors() == []
+    (warning,) = [p for p in g.problems() if isinstance(p, DesignWarning)]
+    assert str(warning) == (
+        "bn trains on a batch of one (N = 1): its statistics are those of a single sequence, "
+        "unlike the running statistics it uses at evaluation; replace bn with a LayerNorm, "
+        "which needs no batch")
+    assert (warning.fix.kind, warning.fix.text) == ("replace", "replace bn with a LayerNorm")
+    order = g.names()
+    hints.apply(g, warning.fix)
+    bn = g.layer("bn")
+    assert bn.type == "LayerNorm" and bn.params == {"eps": 1e-3}  # momentum is BatchNorm's
+    assert g.names() == order  # it keeps its place
+    assert [str(k) for k in g.links_into("bn") + g.links_out_of("bn")] == [
+        "lstm.y -> bn.x", "bn.y -> relu.x"]  # a LayerNorm takes no lengths
+    assert g.errors() == [] and g.output("relu", "y").shape == ("T", 1, 6)
+    assert not [p for p in g.problems() if isinstance(p, DesignWarning)]
+
+
 def test_a_layer_norm_on_a_batch_of_one_is_fine():
     g = series(batch=1)
     add_norm(g, "LayerNorm", "ln", "lstm")

@@ -77,6 +77,10 @@ def read_ts(path: Path, labelled: bool = True) -> Sequences:
                     raise DataError(f"{path}: line {number} has the class '{label}', which the "
                                     f"header's @classLabel does not list "
                                     f"({' '.join(declared[:12])})")
+                if has_labels and not any(p.strip() for p in parts):
+                    raise DataError(f"{path}: line {number}, sequence {len(series) + 1} (class "
+                                    f"'{label}'), holds no values, but every sequence needs at "
+                                    "least one step")
                 if channels is None:
                     channels = len(parts)
                 if len(parts) != channels:

@@ -39,12 +39,16 @@ class ModelCommand(QUndoCommand):
 
 
 class AddLayer(ModelCommand):
-    def __init__(self, graph, type_id: str, name: str, params: dict, pos) -> None:
+    """Add a layer, last in the order or at ``index`` (a layer replaced keeps its place)."""
+
+    def __init__(self, graph, type_id: str, name: str, params: dict, pos,
+                 index: int | None = None) -> None:
         super().__init__(f"Add {name}")
         self.graph, self.args = graph, (type_id, name, dict(params), tuple(pos))
+        self.index = index
 
     def apply(self) -> None:
-        self.graph.add_layer(*self.args)
+        self.graph.add_layer(*self.args, index=self.index)
 
     def revert(self) -> None:
         self.graph.remove_layer(self.args[1])

@@ -15,6 +15,7 @@ from designer.graph import project as P
 from designer.graph import settings as S
 from designer.graph.errors import GraphError, ParamError
 from designer.graph.model import Link
+from designer.graph.retype import kept
 
 from . import commands as C
 from .commands import UNSET
@@ -186,6 +187,13 @@ class Document(QObject):
             elif fix.kind == "connect":
                 k = fix.link
                 self.push(C.Connect(g, k.src, k.src_port, k.dst, k.dst_port))
+            elif fix.kind == "replace":  # the same name, place and links, a new type
+                params, links = kept(g, fix.layer, fix.insert_type, fix.insert_params)
+                pos, index = g.layer(fix.layer).pos, g.index_of(fix.layer)
+                self.push(C.RemoveItems(g, [fix.layer], []))
+                self.push(C.AddLayer(g, fix.insert_type, fix.layer, params, pos, index))
+                for k in links:
+                    self.push(C.Connect(g, k.src, k.src_port, k.dst, k.dst_port))
             elif fix.kind == "bypass":
                 into, outs = g.links_into(fix.layer)[0], g.links_out_of(fix.layer)
                 self.push(C.RemoveItems(g, [fix.layer], []))

@@ -105,6 +105,21 @@ def test_bad_sequence_files_get_one_sentence(tmp_path):
             "line 3 gives series '1' the label 'b', but an earlier row gave it 'a'")
 
 
+@pytest.mark.parametrize("dims, label_only", [(1, False), (2, False), (1, True)])
+def test_an_empty_series_is_refused_naming_the_file_and_the_sequence(tmp_path, dims,
+                                                                     label_only):
+    """A series with no values before its label (':b', '::b', or the label alone) is refused;
+    it used to become one step of zeros."""
+    series = [(lab, c[:dims]) for lab, c in rows(6)]
+    f = ts(tmp_path, "empty.ts", series[:3] + [("b", [[]] * dims)] + series[3:], dims=dims)
+    if label_only:
+        path = tmp_path / "empty.ts"
+        path.write_text(path.read_text().replace("\n:b\n", "\nb\n"))
+    refused(layer("SequenceClasses", file=f), f,
+            "line 9, sequence 4 (class 'b'), holds no values",
+            "every sequence needs at least one step")
+
+
 def test_a_test_file_with_a_class_never_seen_in_training_is_refused(tmp_path):
     train = ts(tmp_path, "X_TRAIN.ts", [r for r in rows(12) if r[0] != "c"])
     test = ts(tmp_path, "X_TEST.ts", rows(6))
