@@ -52,6 +52,8 @@ class Project:
     solver: dict = field(default_factory=dict)    # explicitly set solver settings
     training: dict = field(default_factory=dict)  # explicitly set training settings
     path: Path | None = None
+    # what `rnn-designer search` varies: {"lstm1.num_output": {"int": [32, 256]}, ...}
+    search: dict = field(default_factory=dict)
 
     def solver_settings(self) -> dict:
         return settings.effective("solver", self.solver)
@@ -76,6 +78,7 @@ class Project:
             },
             "solver": dict(self.solver),
             "training": dict(self.training),
+            **({"search": {k: dict(v) for k, v in self.search.items()}} if self.search else {}),
         }
 
     def to_json(self) -> str:
@@ -157,7 +160,8 @@ def from_dict(data: Any, file=None, project_dir=None) -> Project:
     except GraphError as e:  # everything was checked above; keep the promise anyway
         raise ProjectError(file, [("$.graph", str(e))]) from None
     return Project(graph, data.get("name", "untitled"), data.get("description", ""),
-                   dict(data.get("solver", {})), dict(data.get("training", {})))
+                   dict(data.get("solver", {})), dict(data.get("training", {})),
+                   search={k: dict(v) for k, v in data.get("search", {}).items()})
 
 
 def _build(graph: Graph, layers: list, links: list) -> None:

@@ -67,6 +67,22 @@ SCHEMA: dict = {
         },
         "solver": _section_schema(settings.SOLVER),
         "training": _section_schema(settings.TRAINING),
+        # what `rnn-designer search` varies: "layer.param" or "solver.param" -> a range
+        "search": {"type": "object", "additionalProperties": {
+            "type": "object", "minProperties": 1,
+            "properties": {
+                "int": {"type": "array", "items": {"type": "integer"},
+                        "minItems": 2, "maxItems": 2},
+                "float": {"type": "array", "items": {"type": "number"},
+                          "minItems": 2, "maxItems": 2},
+                "choice": {"type": "array", "minItems": 1},
+                "log": {"type": "boolean"},
+                "step": {"type": "number", "exclusiveMinimum": 0},
+            },
+            "additionalProperties": False,
+            "oneOf": [{"required": ["int"]}, {"required": ["float"]},
+                      {"required": ["choice"]}],
+        }},
     },
 }
 _VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
