@@ -1,0 +1,398 @@
+"""A search study read into plain rows and shaped for the Experiments view, without Qt.
+
+A study is what ``rnn-designer search`` leaves in its Optuna storage (by default
+``sqlite:///<project dir>/runs/<stem>.search.db``, the study named after the project's stem);
+while it runs it prints one JSON line per event. Both become :class:`TrialRow`s, plain data:
+
+- :func:`read_study`: a study's facts, trials as rows, space (the trials' distributions),
+  Pareto front (``study.best_trials``) and importances (Optuna's), or why there are none;
+- :func:`history` is an objective's value trial by trial and the best so far;
+- :func:`parallel_coordinates` puts every finished trial on axes normalised to [0, 1], one per
+  searched parameter (log ranges in log space, choices at their places) and the objective;
+- :func:`pareto` places the trials on two objectives and marks the front.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# the objectives `rnn-designer search --objective` knows, and which way is better
+DIRECTIONS = {"val_loss": "minimize", "val_accuracy": "maximize", "test_accuracy": "maximize",
+              "ms_per_step": "minimize", "params": "minimize"}
+FINISHED = ("COMPLETE", "PRUNED", "FAIL")
+MIN_FOR_IMPORTANCE = 5   # complete trials before the importances mean something
+DB_SUFFIX = ".search.db"
+
+
+class StudyError(Exception):
+    """A study that cannot be read; ``str()`` is one sentence for the user."""
+
+
+@dataclass
+class TrialRow:
+    """One trial as the table shows it (``values``: objective -> value, complete trials)."""
+    number: int
+    state: str
+    params: dict = field(default_factory=dict)
+    values: dict = field(default_factory=dict)
+    run_dir: str | None = None
+    device: str | None = None
+    seconds: float | None = None
+    ms_per_step: float | None = None
+    reason: str = ""
+
+    def merged(self, newer: TrialRow) -> TrialRow:
+        """This row with what ``newer`` knows on top (what it leaves empty is kept)."""
+        return replace(self, **{k: v for k, v in vars(newer).items() if v not in (None, "", {})})
+
+
+@dataclass
+class StudyFacts:
+    """What a search optimises: its study, storage, objectives and their directions."""
+    study: str
+    storage: str
+    objectives: list
+    directions: list
+    trials: int | None = None
+
+    def direction(self, objective: str) -> str:
+        if objective in self.objectives:
+            return self.directions[self.objectives.index(objective)]
+        return DIRECTIONS.get(objective, "minimize")
+
+
+@dataclass
+class Axis:
+    """One searched parameter: ``kind`` is int, float or choice."""
+    name: str
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    choices: tuple = ()
+
+
+@dataclass
+class StudyReading:
+    """Everything :func:`read_study` found (plain data, safe to hand to another thread)."""
+    facts: StudyFacts
+    rows: list
+    axes: dict
+    front: list                      # the numbers of the Pareto-optimal (or best) trials
+    importances: dict                # parameter -> share, largest first; empty: see reason
+    importance_reason: str = ""
+
+
+# ------------------------------------------------------------------------------ locations --
+def default_storage(project_path: str | Path) -> str:
+    """``sqlite:///<project dir>/runs/<stem>.search.db``: where a project's search is kept."""
+    p = Path(project_path).resolve()
+    return f"sqlite:///{p.parent / 'runs' / (p.stem + DB_SUFFIX)}"
+
+
+def default_study(project_path: str | Path) -> str:
+    return Path(project_path).stem  # the project file's stem
+
+
+def storage_file(storage: str) -> Path | None:
+    """The file of a ``sqlite:///`` storage (``None`` for other storages)."""
+    return Path(storage[len("sqlite:///"):]) if storage.startswith("sqlite:///") else None
+
+
+def has_study(project_path: str | Path) -> bool:
+    """True when the project's default search storage exists."""
+    f = storage_file(default_storage(project_path))
+    return f is not None and f.is_file()
+
+
+# -------------------------------------------------------------------------- the JSON lines --
+def facts_from_event(event: dict) -> StudyFacts:
+    """The ``{"kind": "study", ...}`` line the search prints first."""
+    objectives = list(event.get("objectives") or ["value"])
+    directions = list(event.get("directions") or
+                      [DIRECTIONS.get(o, "minimize") for o in objectives])
+    return StudyFacts(str(event.get("study", "")), str(event.get("storage", "")), objectives,
+                      [str(d).lower() for d in directions], event.get("trials"))
+
+
+def row_from_event(event: dict, objectives: list) -> TrialRow:
+    """A ``{"kind": "trial", ...}`` line; ``values`` may be a list (in the objectives'
+    order) or a dict."""
+    values = event.get("values") or {}
+    if isinstance(values, (list, tuple)):
+        values = dict(zip(objectives, values))
+    return TrialRow(int(event["number"]), str(event.get("state", "COMPLETE")).upper(),
+                    dict(event.get("params") or {}),
+                    {k: float(v) for k, v in values.items() if _float(v) is not None},
+                    event.get("run_dir"), event.get("device"), _float(event.get("seconds")),
+                    _float(event.get("ms_per_step")), str(event.get("reason") or ""))
+
+
+# ------------------------------------------------------------------------------- the study --
+def open_storage(storage: str):
+    """An Optuna storage for ``storage``; a ``sqlite:///`` file must exist (reading never
+    makes an empty database). Raises :class:`StudyError`."""
+    import optuna
+    f = storage_file(storage)
+    if f is not None and not f.is_file():
+        raise StudyError(f"{f}: there is no search study here yet")
+    try:
+        return optuna.storages.RDBStorage(storage)
+    except Exception as e:  # noqa: BLE001 - a storage that cannot be opened, said in a line
+        raise StudyError(f"{storage}: cannot be opened as a search storage ({e})") from None
+
+
+def load_study(storage, study: str):
+    """The Optuna study ``study`` in ``storage`` (a URL or an opened storage)."""
+    import optuna
+    if isinstance(storage, str):
+        storage = open_storage(storage)
+    try:
+        return optuna.load_study(study_name=study, storage=storage)
+    except KeyError:
+        raise StudyError(f"there is no search study named '{study}' in "
+                         f"{_url(storage)}") from None
+
+
+def objectives_of(study) -> list[str]:
+    """The study's objective names: its metric names, else its ``objectives`` user
+    attribute, else ``value`` (``value 1``, ``value 2``... for several)."""
+    names = getattr(study, "metric_names", None) or study.user_attrs.get("objectives")
+    n = len(study.directions)
+    if names and len(names) == n:
+        return [str(x) for x in names]
+    return ["value"] if n == 1 else [f"value {i + 1}" for i in range(n)]
+
+
+def row_of(trial, objectives: list) -> TrialRow:
+    """A frozen Optuna trial as a row (facts from its user attributes where the search
+    left them)."""
+    ua = trial.user_attrs
+    values = dict(zip(objectives, trial.values)) if trial.values else {}
+    seconds = ua.get("seconds")
+    if seconds is None and trial.duration is not None:
+        seconds = trial.duration.total_seconds()
+    reason = ua.get("reason") or trial.system_attrs.get("fail_reason") or ""
+    if not reason and trial.state.name == "PRUNED" and trial.last_step is not None:
+        reason = f"pruned at step {trial.last_step}"
+    return TrialRow(trial.number, trial.state.name, dict(trial.params),
+                    {k: float(v) for k, v in values.items() if _float(v) is not None}, ua.get("run_dir"),
+                    ua.get("device"), _float(seconds), _float(ua.get("ms_per_step")),
+                    str(reason).strip().splitlines()[-1] if reason else "")
+
+
+def axes_of(study) -> dict[str, Axis]:
+    """The searched parameters as the trials' distributions describe them."""
+    from optuna.distributions import CategoricalDistribution
+    out: dict[str, Axis] = {}
+    for t in study.get_trials(deepcopy=False):
+        for name, d in t.distributions.items():
+            if name in out:
+                continue
+            if isinstance(d, CategoricalDistribution):
+                out[name] = Axis(name, "choice", choices=tuple(d.choices))
+            else:
+                kind = "int" if type(d).__name__.startswith("Int") else "float"
+                out[name] = Axis(name, kind, d.low, d.high, bool(getattr(d, "log", False)))
+    return out
+
+
+def axes_of_search(search: dict) -> dict[str, Axis]:
+    """A project's ``search`` section as axes (before any trial has its distributions)."""
+    out = {}
+    for name, entry in search.items():
+        if "choice" in entry:
+            out[name] = Axis(name, "choice", choices=tuple(entry["choice"]))
+        else:
+            kind = "int" if "int" in entry else "float"
+            lo, hi = entry[kind]
+            out[name] = Axis(name, kind, lo, hi, bool(entry.get("log", False)))
+    return out
+
+
+def read_study(storage, study: str, objective: str | None = None) -> StudyReading:
+    """Read a study into plain data, importances toward ``objective`` (default: the first);
+    :class:`StudyError` for a storage or study that is not there."""
+    s = load_study(storage, study)
+    objectives = objectives_of(s)
+    facts = StudyFacts(study, _url(storage), objectives,
+                       [d.name.lower() for d in s.directions])
+    trials = s.get_trials(deepcopy=False)
+    rows = [row_of(t, objectives) for t in trials]
+    complete = [t for t in trials if t.state.name == "COMPLETE"]
+    front = [t.number for t in s.best_trials] if complete else []
+    imp, why = importances(s, objective or objectives[0], len(complete))
+    return StudyReading(facts, rows, axes_of(s), front, imp, why)
+
+
+def importances(study, objective: str, complete: int | None = None) -> tuple[dict, str]:
+    """``(importances, "")`` by Optuna's default evaluator toward ``objective``, or
+    ``({}, why)`` when there are too few trials to tell the parameters apart."""
+    import optuna
+    if complete is None:
+        complete = sum(t.state.name == "COMPLETE" for t in study.get_trials(deepcopy=False))
+    if complete < MIN_FOR_IMPORTANCE:
+        return {}, (f"Importances need at least {MIN_FOR_IMPORTANCE} complete trials "
+                    f"({complete} so far).")
+    objectives = objectives_of(study)
+    target = None
+    if len(objectives) > 1:  # toward one objective; the evaluator takes lower as better
+        i = objectives.index(objective) if objective in objectives else 0
+        sign = -1.0 if study.directions[i].name == "MAXIMIZE" else 1.0
+        target = lambda t: sign * t.values[i]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            imp = optuna.importance.get_param_importances(study, target=target)
+        except (ValueError, RuntimeError) as e:
+            return {}, f"Importances cannot be computed yet ({e})."
+    if not imp:
+        return {}, "No parameter varies between the complete trials."
+    if any("will be equal" in str(w.message) for w in caught):
+        return {}, (f"The {complete} complete trials do not tell the parameters apart yet; "
+                    "importances come with more trials.")
+    return {k: float(v) for k, v in imp.items()}, ""
+
+
+# -------------------------------------------------------------------------------- charts --
+@dataclass
+class History:
+    numbers: np.ndarray
+    values: np.ndarray
+    best: np.ndarray      # the best value up to and including each trial
+
+
+def history(rows: list, objective: str, direction: str = "minimize") -> History:
+    """The complete trials' values of ``objective`` in trial order, and the best so far."""
+    import numpy as np  # not on the way to the window's first paint
+    done = _complete(rows, objective)
+    numbers = np.array([r.number for r in done], dtype=float)
+    values = np.array([r.values[objective] for r in done], dtype=float)
+    pick = np.fmin.accumulate if direction == "minimize" else np.fmax.accumulate
+    return History(numbers, values, pick(values) if len(values) else values.copy())
+
+
+@dataclass
+class Parallel:
+    labels: list          # one per axis: the parameters, then the objective
+    ticks: list           # per axis: [(position in [0, 1], text)]
+    lines: np.ndarray     # (trials, axes) in [0, 1]; NaN where a trial lacks a parameter
+    quality: np.ndarray   # (trials,) 1 for the best objective value, 0 for the worst
+    numbers: list
+
+
+def parallel_coordinates(rows: list, axes: dict, objective: str,
+                         direction: str = "minimize") -> Parallel:
+    """Every complete trial over one normalised axis per parameter and the objective."""
+    import numpy as np
+    done = _complete(rows, objective)
+    names = list(axes) or sorted({k for r in done for k in r.params})
+    lines = np.full((len(done), len(names) + 1), np.nan)
+    ticks = []
+    for j, name in enumerate(names):
+        axis = axes.get(name) or _axis_from_values(name, [r.params.get(name) for r in done])
+        for i, r in enumerate(done):
+            if name in r.params:
+                lines[i, j] = _place(axis, r.params[name])
+        ticks.append(_ticks(axis))
+    values = np.array([r.values[objective] for r in done], dtype=float)
+    lo, hi = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+    lines[:, -1] = (values - lo) / (hi - lo) if hi > lo else 0.5
+    quality = lines[:, -1] if direction == "maximize" else 1.0 - lines[:, -1]
+    arrow = "\u2191" if direction == "maximize" else "\u2193"
+    ticks.append([(0.0, fmt(lo)), (1.0, fmt(hi))])
+    return Parallel(names + [f"{objective} {arrow}"], ticks, lines, np.asarray(quality),
+                    [r.number for r in done])
+
+
+@dataclass
+class Pareto:
+    x: np.ndarray
+    y: np.ndarray
+    numbers: list
+    on_front: np.ndarray  # bool per point
+
+
+def pareto(rows: list, objectives: list, front: list) -> Pareto:
+    """The complete trials on the first two objectives; ``front`` (``study.best_trials``'
+    numbers) marked."""
+    import numpy as np
+    a, b = objectives[:2]
+    done = _complete(rows, a, b)
+    keep = set(front)
+    return Pareto(np.array([r.values[a] for r in done], dtype=float),
+                  np.array([r.values[b] for r in done], dtype=float),
+                  [r.number for r in done], np.array([r.number in keep for r in done],
+                                                     dtype=bool))
+
+
+def best_row(rows: list, objective: str, direction: str = "minimize") -> TrialRow | None:
+    """The complete trial with the best ``objective`` (the earliest of equals)."""
+    done = _complete(rows, objective)
+    if not done:
+        return None
+    sign = 1.0 if direction == "minimize" else -1.0
+    return min(done, key=lambda r: (sign * r.values[objective], r.number))
+
+
+def fmt(value) -> str:
+    """A short text for a value in a cell or on an axis."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10_000:
+        return f"{value:,}"
+    ok = isinstance(value, float) and math.isfinite(value) and value != 0
+    return f"{value:.4g}" if ok else str(value)
+
+
+# ---------------------------------------------------------------------------------- parts --
+def _complete(rows: list, *objectives: str) -> list:
+    """The complete trials that have every one of ``objectives``, by number."""
+    return sorted((r for r in rows if r.state == "COMPLETE"
+                   and all(o in r.values for o in objectives)), key=lambda r: r.number)
+
+
+def _place(axis: Axis, value) -> float:
+    if axis.kind == "choice":
+        n = len(axis.choices)
+        return math.nan if value not in axis.choices else \
+            axis.choices.index(value) / (n - 1) if n > 1 else 0.5
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    lo, hi = float(axis.low), float(axis.high)
+    if axis.log and lo > 0 and v > 0:
+        lo, hi, v = math.log(lo), math.log(hi), math.log(v)
+    return (v - lo) / (hi - lo) if hi > lo else 0.5
+
+
+def _ticks(axis: Axis) -> list:
+    if axis.kind == "choice":
+        n = len(axis.choices)
+        return [(i / (n - 1) if n > 1 else 0.5, str(c)) for i, c in enumerate(axis.choices)]
+    return [(0.0, fmt(axis.low)), (1.0, fmt(axis.high))]
+
+
+def _axis_from_values(name: str, values: list) -> Axis:
+    known = [v for v in values if v is not None]
+    if known and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in known):
+        kind = "int" if all(isinstance(v, int) for v in known) else "float"
+        return Axis(name, kind, min(known), max(known))
+    return Axis(name, "choice", choices=tuple(dict.fromkeys(known)))
+
+
+def _float(v) -> float | None:
+    """``v`` as a finite float, or ``None``."""
+    try:
+        return float(v) if math.isfinite(float(v)) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _url(storage) -> str:  # a storage's URL, whether given as text or opened
+    return storage if isinstance(storage, str) else str(getattr(storage, "url", storage))
