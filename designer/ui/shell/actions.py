@@ -94,6 +94,15 @@ def build(w) -> SimpleNamespace:
     a.resume = _action(w, "&Resume", t("resume"), "F6", "train", "Resume training (F6)")
     a.stop = _action(w, "&Stop", t("stop"), "Shift+F5", "stop",
                      "Stop training after the current step and save a checkpoint (Shift+F5)")
+    a.experiments = _action(w, "E&xperiments", lambda: w.show_experiments(), "Ctrl+E", "search",
+                            "A search's trials, the objective's history, parallel coordinates, "
+                            "importances and Pareto front (Ctrl+E)")
+    a.search = _action(w, "Searc&h\u2026", lambda: w.start_search(), "F7", "search",
+                       "Search the parameters marked “Search over” in Properties: each trial "
+                       "trains the design once (F7)")
+    a.stop_search = _action(w, "Stop Sea&rch", lambda: w.stop_search(), None, "stop",
+                            "Stop the search (the trials under way end; again: at once)")
+    a.stop_search.setEnabled(False)
     a.add_run = _action(w, "&Add Run Folder\u2026", lambda: w.training.charts.add_folder(),
                         None, "open", "Overlay a previous run's curves on the charts")
     a.generate = _action(w, "&Generate\u2026", lambda: show_generate(w), "Ctrl+G", "generate",
@@ -134,7 +143,7 @@ def build(w) -> SimpleNamespace:
     m = mb.addMenu("&View")
     m.addActions([a.zoom_in, a.zoom_out, a.zoom_reset, a.fit])
     m.addSeparator()
-    m.addActions([a.layout, a.unrolled, a.inspect])
+    m.addActions([a.layout, a.unrolled, a.inspect, a.experiments])
     m.addSeparator()
     themes = m.addMenu("&Theme")
     group = QActionGroup(w)
@@ -153,6 +162,8 @@ def build(w) -> SimpleNamespace:
         a.docks_menu.addAction(dock.toggleViewAction())
     m = mb.addMenu("&Train")
     m.addActions([a.train, a.pause, a.resume, a.stop])
+    m.addSeparator()
+    m.addActions([a.search, a.stop_search])
     m.addSeparator()
     m.addActions([a.generate, a.inspect, a.add_run])
     m.addSeparator()
@@ -220,6 +231,8 @@ def set_theme(w, name: str) -> None:
         view.refresh_theme()
     w.problems.refresh()
     w.training.refresh_theme()
+    if w.experiments_view is not None:
+        w.experiments_view.refresh_theme()
 
 
 def show_generate(w) -> None:

@@ -25,12 +25,13 @@ from designer.ui.memory import MemoryFit
 from designer.ui.shell.collector import collect_in_gui_thread
 from designer.ui.problems import ProblemsPanel, SmokeChecker
 from designer.ui.shell import actions, files
+from designer.ui.shell.experiments_tab import ExperimentsTab
 from designer.ui.shell.tabs import ViewTabs
 
 APP_NAME = "RNN Designer"
 
 
-class MainWindow(ViewTabs, QMainWindow):
+class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
     """The main window around one :class:`Document`.
 
     Parameters
@@ -141,6 +142,7 @@ class MainWindow(ViewTabs, QMainWindow):
         d.path_changed.connect(self._update_title)
         d.settings_changed.connect(self._update_title)
         d.graph_replaced.connect(self._close_unrolled)
+        d.path_changed.connect(self._project_has_study)
         self.scene.selectionChanged.connect(self._selection_changed)
         self.scene.message.connect(self.show_message)
         self.scene.layer_activated.connect(self._activate_layer)
@@ -326,6 +328,8 @@ class MainWindow(ViewTabs, QMainWindow):
             event.ignore()
             return
         self.training.shutdown()  # a running run stops at the next step and saves a checkpoint
+        if self.experiments_view is not None:
+            self.experiments_view.shutdown()  # a search running is ended
         self.smoke.shutdown()
         for view in self.unrolled.values():
             view.shutdown()

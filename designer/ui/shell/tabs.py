@@ -95,6 +95,9 @@ class ViewTabs:
         if view is not None and view is self.inspect_view:
             self._close_inspect()
             return
+        if view is not None and view is self.experiments_view:
+            self._close_experiments()
+            return
         for name, w in list(self.unrolled.items()):
             if w is view:
                 self._forget_unrolled(name)

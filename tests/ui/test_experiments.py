@@ -1,0 +1,235 @@
+"""The Experiments view in the window: trials from a search's JSON lines and from a real
+SQLite study, Use Best as one undo step, a trial's run opened in the charts, a search run,
+stopped and resumed (a fake `rnn-designer search` playing its command line, and the real one),
+and a search that cannot start saying why in one sentence."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from designer.search import analysis as A
+from designer.ui.experiments.launch import SearchOptions
+from designer.ui.experiments.process import error_sentence, search_command
+from designer.ui.experiments.use_best import use_params
+from tests.conftest import ROOT
+from tests.ui.conftest import not_blank, snapshot
+from tests.ui.experiments_fakes import make_study, search_project
+
+FAKE = [sys.executable, str(Path(__file__).with_name("experiments_fakes.py"))]
+HEADERS = ["#", "state", "val_loss", "lstm1.num_output", "embed.num_output",
+           "solver.base_lr", "solver.type", "seconds", "ms/step", "device", "reason"]
+
+
+@pytest.fixture
+def searching(window, tmp_path):
+    """The window with the tiny Char-RNN open, its search section set, no study yet."""
+    window.notices = []
+    window.notify = lambda title, text, details="": window.notices.append((title, text))
+    assert window.files.open_path(search_project(tmp_path), confirmed=True)
+    return window
+
+
+@pytest.fixture
+def studied(window, tmp_path, qtbot):
+    """The window with a project that has a study of 12 trials, read into the view."""
+    project = search_project(tmp_path)
+    make_study(project, 12)
+    window.notices = []
+    window.notify = lambda title, text, details="": window.notices.append((title, text))
+    assert window.files.open_path(project, confirmed=True)
+    view = window.experiments_view
+    assert view is not None, "a project with a study opens the Experiments tab"
+    qtbot.waitUntil(lambda: len(view.rows) == 12 and bool(view.importances), timeout=60000)
+    return window
+
+
+def cell(view, row: int, header: str) -> str:
+    model = view.table.trials
+    return model.data(model.index(row, model.headers().index(header)))
+
+
+def test_the_table_fills_from_the_searchs_json_lines(searching, tmp_path):
+    view = searching.show_experiments()
+    assert searching.tabs.currentWidget() is view
+    view.take_event({"kind": "study", "study": "tiny", "trials": 3,
+                     "storage": f"sqlite:///{tmp_path / 'none.db'}",
+                     "objectives": ["val_loss"], "directions": ["minimize"]})
+    view.take_event({"kind": "trial", "number": 0, "state": "COMPLETE",
+                     "params": {"lstm1.num_output": 64, "embed.num_output": 16,
+                                "solver.base_lr": 0.003, "solver.type": "Adam"},
+                     "values": [1.875], "run_dir": str(tmp_path / "trial-0"),
+                     "device": "cuda:1", "seconds": 42.5, "ms_per_step": 3.2, "reason": None})
+    view.take_event({"kind": "trial", "number": 1, "state": "FAIL",
+                     "params": {"lstm1.num_output": 128, "embed.num_output": 32,
+                                "solver.base_lr": 0.09, "solver.type": "SGD"},
+                     "values": None, "run_dir": None, "device": "cuda:0", "seconds": 3.0,
+                     "ms_per_step": None, "reason": "the loss became NaN at step 40"})
+    assert view.table.trials.headers() == HEADERS
+    assert [cell(view, 0, h) for h in HEADERS] == [
+        "0", "COMPLETE", "1.875", "64", "16", "0.003", "Adam", "42.5", "3.2", "cuda:1", ""]
+    assert cell(view, 1, "state") == "FAIL"
+    assert cell(view, 1, "reason") == "the loss became NaN at step 40"
+    assert cell(view, 1, "val_loss") == ""
+    assert view.status.text() == "2 trials, 1 complete, 1 failed, best val_loss 1.875 (trial 0)."
+    # a trial told again updates its row
+    view.take_event({"kind": "trial", "number": 1, "state": "FAIL", "params": {},
+                     "values": None, "run_dir": str(tmp_path / "trial-1"), "reason": ""})
+    assert len(view.rows) == 2 and view.rows[1].run_dir == str(tmp_path / "trial-1")
+    assert view.rows[1].reason == "the loss became NaN at step 40"
+    assert view.use_button.isEnabled() and view.best().number == 0
+
+
+def test_a_project_with_a_study_shows_it_when_opened(studied, qtbot):
+    w = studied
+    view = w.experiments_view
+    assert w.tabs.currentWidget() is w.view  # the tab opens beside the canvas, not over it
+    states = [r.state for r in view.rows]
+    assert states.count("PRUNED") == 2 and states.count("FAIL") == 1
+    assert cell(view, 5, "reason") == "lstm1 ran out of memory on cpu"
+    best = view.best()
+    assert view.table.trials.best == best.number
+    assert view.status.text().endswith(f"best val_loss {A.fmt(best.values['val_loss'])} "
+                                       f"(trial {best.number}).")
+    shelf = view.charts
+    x, y = shelf.history.points.getData()
+    assert len(x) == 9 and min(y) == best.values["val_loss"]
+    assert len(shelf.parallel.data.numbers) == 9
+    assert shelf.importance.caption.text().startswith("Toward val_loss")
+    assert "needs two objectives" in shelf.pareto.caption.text()
+    w.tabs.setCurrentWidget(view)
+    qtbot.wait(50)
+    assert not_blank(view.grab().toImage())
+
+
+def test_use_best_is_one_undo_step(studied):
+    w = studied
+    view, doc = w.experiments_view, w.doc
+    before, solver, count = snapshot(doc.graph), dict(doc.project.solver), doc.stack.count()
+    best = view.best()
+    assert view.use_best()
+    assert doc.stack.count() == count + 1
+    assert doc.stack.undoText() == f"Use trial {best.number}'s parameters"
+    assert doc.graph.layer("lstm1").params["num_output"] == best.params["lstm1.num_output"]
+    assert doc.graph.layer("embed").params["num_output"] == best.params["embed.num_output"]
+    assert doc.project.solver["base_lr"] == best.params["solver.base_lr"]
+    assert doc.project.solver["type"] == best.params["solver.type"]
+    w.act.undo.trigger()
+    assert snapshot(doc.graph) == before and doc.project.solver == solver
+    w.act.redo.trigger()
+    assert doc.project.solver["base_lr"] == best.params["solver.base_lr"]
+    assert use_params(doc, best.params, "again") == 0 and doc.stack.count() == count + 1
+
+
+def test_a_trial_that_retypes_a_layer_is_one_undo_step_too(searching):
+    doc = searching.doc
+    before, links = snapshot(doc.graph), set(doc.graph.links())
+    assert use_params(doc, {"lstm1.type": "GRU", "lstm1.num_output": 24}, "Use trial 3") >= 2
+    assert doc.graph.layer("lstm1").type == "GRU"
+    assert doc.graph.layer("lstm1").params["num_output"] == 24
+    assert set(doc.graph.links()) == links and not doc.graph.errors()
+    doc.stack.undo()
+    assert snapshot(doc.graph) == before
+    with pytest.raises(Exception, match="lstm9"):
+        use_params(doc, {"lstm9.num_output": 24}, "Use trial 4")
+    assert snapshot(doc.graph) == before and doc.stack.canRedo()
+
+
+def test_clicking_a_trial_opens_its_run_in_the_training_charts(studied, qtbot):
+    w = studied
+    view = w.show_experiments()
+    qtbot.wait(50)
+    row = next(i for i, r in enumerate(view.rows) if r.state == "COMPLETE")
+    index = view.table.proxy.mapFromSource(view.table.trials.index(row, 0))
+    rect = view.table.visualRect(index)
+    qtbot.mouseClick(view.table.viewport(), Qt.LeftButton, pos=rect.center())
+    folder = Path(view.rows[row].run_dir).resolve()
+    assert [r.run_dir for r in w.training.runs] == [folder]
+    assert w.charts_dock.isVisible() and w.training.charts.panel is not None
+    assert w.notices == []
+
+
+def test_a_search_that_cannot_start_says_why_in_one_sentence(searching, monkeypatch, qtbot):
+    w = searching
+    view = w.show_experiments()
+    view.launcher = FAKE
+    monkeypatch.setenv("FAKE_SEARCH", "fail")
+    with qtbot.waitSignal(view.search_ended, timeout=60000):
+        assert view.start_search(SearchOptions(trials=3))
+    path = w.doc.path.resolve()
+    said = (f"{path}: lstm1.num_output is searched from 8 to 4; the low end must not exceed "
+            "the high end")
+    assert view.status.text() == said[0].upper() + said[1:]
+    assert w.statusBar().currentMessage() == view.status.text()
+    assert view.search_button.isEnabled() and not view.stop_button.isEnabled()
+    # a launcher that is not there
+    view.launcher = [str(Path(w.doc.path).parent / "no-such-program")]
+    with qtbot.waitSignal(view.search_ended, timeout=60000):
+        view.start_search(SearchOptions(trials=3))
+    assert view.status.text().startswith("The search could not be started (")
+    assert "Traceback" not in view.status.text()
+    # nothing marked: said before anything starts
+    w.doc.project.search.clear()
+    assert not view.start_search(SearchOptions(trials=3))
+    assert view.status.text().startswith("Nothing to search over: mark parameters")
+
+
+def test_a_search_runs_stops_and_goes_on(searching, monkeypatch, qtbot):
+    w = searching
+    view = w.show_experiments()
+    view.launcher = FAKE
+    monkeypatch.setenv("FAKE_SEARCH", "slow")
+    assert view.start_search(SearchOptions(trials=40))
+    assert not view.search_button.isEnabled() and w.act.stop_search.isEnabled()
+    assert w.device_dock.isVisible()  # the device panel, every GPU, while it runs
+    target = w.training.device.target
+    assert target == "cpu" or isinstance(target, tuple) or target is not None
+    qtbot.waitUntil(lambda: len(view.rows) >= 1, timeout=60000)
+    assert view.facts.trials == 40
+    assert view.status.text().startswith("Searching: ") and " of 40, " in view.status.text()
+    with qtbot.waitSignal(view.search_ended, timeout=60000):
+        view.stop_search()
+    assert view.status.text().startswith("Search stopped; Search goes on with the same study.")
+    done = len(view.rows)
+    monkeypatch.setenv("FAKE_SEARCH", "")
+    with qtbot.waitSignal(view.search_ended, timeout=60000):
+        assert view.start_search(SearchOptions(trials=2))
+    qtbot.waitUntil(lambda: len(view.rows) == done + 2, timeout=60000)
+    assert [r.number for r in view.rows] == list(range(done + 2))  # the same study, resumed
+    assert not w.act.stop_search.isEnabled()
+
+
+@pytest.mark.skipif(not (ROOT / "designer" / "search" / "command.py").exists(),
+                    reason="rnn-designer search is not in this tree")
+def test_a_real_search_fills_the_view(searching, qtbot):
+    view = searching.show_experiments()
+    with qtbot.waitSignal(view.search_ended, timeout=300000) as ended:
+        assert view.start_search(SearchOptions(trials=2, device="cpu", steps=6))
+    assert ended.args == [0], view.status.text()
+    with qtbot.waitSignal(view.study_read, timeout=60000):  # then read from its storage
+        pass
+    assert len(view.rows) == 2 and view.facts.objectives == ["val_loss"]
+    for row in view.rows:
+        assert row.state in ("COMPLETE", "PRUNED") and Path(row.run_dir).is_dir()
+        assert row.device == "cpu" and row.seconds > 0
+    assert view.status.text().startswith("Search finished. 2 trials")
+
+
+def test_the_command_line_and_the_sentences():
+    cmd = search_command("/p/tiny.json", launcher=["rd"],
+                         **SearchOptions(trials=30, device="cuda", gpus=2, per_gpu=3,
+                                         steps=500,
+                                         objectives=["val_loss", "ms_per_step"]).arguments())
+    assert cmd == ["rd", "search", "/p/tiny.json", "--json", "--trials", "30", "--device",
+                   "cuda", "--gpus", "2", "--per-gpu", "3", "--steps", "500", "--objective",
+                   "val_loss,ms_per_step"]
+    cpu = SearchOptions(trials=5, device="cpu", workers=2).arguments()
+    assert cpu == {"trials": 5, "objectives": ["val_loss"], "steps": None, "device": "cpu",
+                   "workers": 2}
+    assert error_sentence("rnn-designer: x.json: the net is not valid\n", 2) == \
+        "x.json: the net is not valid"
+    assert error_sentence("Traceback (most recent call last):\n  File x\nKeyError: 'a'\n",
+                          1) == "the search stopped with an error: KeyError: 'a'"
+    assert error_sentence("", 9) == "the search ended with exit code 9"
