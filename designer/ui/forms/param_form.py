@@ -11,6 +11,8 @@ from designer.ui.look import resources, theme
 
 from .param_editors import make_editor
 
+SEARCHABLE = ("int", "dim", "float", "choice", "bool")  # kinds a search can vary
+
 
 def caption(text: str, parent=None, error: bool = False) -> QLabel:
     """A small word-wrapped note (help text, or an error in the error colour)."""
@@ -34,14 +36,20 @@ class ParamForm(QWidget):
     -------
     edited(key, value)
         The user changed a value (``UNSET`` from a reset button: back to the default).
+    search_requested(key)
+        The parameter's "Search over" button was pressed (with ``searchable``: numbers,
+        choices and switches have one).
     """
 
     edited = Signal(str, object)
+    search_requested = Signal(str)
 
-    def __init__(self, specs, parent=None, show_help: bool = True) -> None:
+    def __init__(self, specs, parent=None, show_help: bool = True,
+                 searchable: bool = False) -> None:
         super().__init__(parent)
         self.specs = {s.name: s for s in specs}
         self.editors, self.labels, self.resets, self.errors = {}, {}, {}, {}
+        self.searches, self.searched = {}, {}  # the buttons; the captions saying the range
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(8)
@@ -65,18 +73,57 @@ class ParamForm(QWidget):
             grid.addWidget(label, row, 0, Qt.AlignRight | Qt.AlignVCenter)
             grid.addWidget(editor, row, 1)
             grid.addWidget(reset, row, 2)
+            if searchable and spec.kind in SEARCHABLE:
+                grid.addWidget(self._search_button(spec.name), row, 3)
+                row += 1
+                self.searched[spec.name] = note = caption("", self)
+                note.setStyleSheet(f"color: {theme.colors.accent.name()};")
+                note.hide()
+                grid.addWidget(note, row, 1, 1, 3)
             row += 1
             error = caption("", self, error=True)
             error.hide()
-            grid.addWidget(error, row, 1, 1, 2)
+            grid.addWidget(error, row, 1, 1, 3)
             row += 1
             if show_help:
-                grid.addWidget(caption(spec.help, self), row, 1, 1, 2)
+                grid.addWidget(caption(spec.help, self), row, 1, 1, 3)
                 row += 1
             grid.setRowMinimumHeight(row, 6)
             row += 1
             self.editors[spec.name], self.labels[spec.name] = editor, label
             self.resets[spec.name], self.errors[spec.name] = reset, error
+
+    def _search_button(self, key: str) -> QToolButton:
+        button = resources.themed(QToolButton(self, autoRaise=True), "search")
+        button.setObjectName(f"search_{key}")
+        button.setCheckable(True)
+        button.setToolTip("Search over this parameter: give it a range that rnn-designer "
+                          "search tries (Search, F7)")
+        button.clicked.connect(lambda _=False, k=key: self._search_clicked(k))
+        self.searches[key] = button
+        return button
+
+    def _search_clicked(self, key: str) -> None:
+        # the button shows what the project says; its owner changes that, undoably
+        self._show_searched(key)
+        self.search_requested.emit(key)
+
+    def set_searched(self, entries: dict, describe=str) -> None:
+        """Mark the parameters searched over: ``entries`` maps a key to its range, shown
+        (through ``describe``) under the parameter, its name in the accent colour."""
+        self._entries, self._describe = dict(entries), describe
+        for key in self.searches:
+            self._show_searched(key)
+
+    def _show_searched(self, key: str) -> None:
+        entries = getattr(self, "_entries", {})
+        on = key in entries
+        self.searches[key].setChecked(on)
+        self.searched[key].setText(f"\u21c4 searched over: {self._describe(entries[key])}"
+                                   if on else "")
+        self.searched[key].setVisible(on)
+        accent = f"color: {theme.colors.accent.name()};" if on else ""
+        self.labels[key].setStyleSheet(accent)
 
     def set_values(self, values: dict, explicit) -> None:
         """Show ``values``; ``explicit`` names the ones set rather than defaulted."""

@@ -18,6 +18,8 @@ from designer.ui.editor import describe
 from designer.ui.look import resources, theme
 
 from .param_form import ParamForm, caption
+from .search_over import describe as describe_range
+from .search_over import edit_search, rename_layer
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:
@@ -83,8 +85,9 @@ class LayerPanel(QWidget):
         layer = self.doc.graph.layer(name)
         spec = layer.spec
         if spec.id not in self._forms:
-            form = ParamForm(spec.params, self)
+            form = ParamForm(spec.params, self, searchable=True)
             form.edited.connect(self._edited)
+            form.search_requested.connect(self._search)
             self._forms[spec.id] = form
             self.forms.addWidget(form)
         self.forms.setCurrentWidget(self._forms[spec.id])
@@ -108,6 +111,7 @@ class LayerPanel(QWidget):
         if not self.name_edit.hasFocus():
             self.name_edit.setText(self.name)
         self._forms[layer.type].set_values(layer.effective_params(), set(layer.params))
+        self.show_searched()
         rows = []
         for port, t in zip(layer.spec.inputs, info.inputs or [None] * len(layer.spec.inputs)):
             feed = g.link_into(self.name, port.name)
@@ -135,6 +139,18 @@ class LayerPanel(QWidget):
         self.problems.setVisible(bool(problems))
         self.unroll.setVisible(layer.type in RECURRENT)
 
+    def show_searched(self) -> None:
+        """Mark the parameters the project's search varies."""
+        form, head = self.form(), f"{self.name}."
+        if form is not None:
+            form.set_searched({k[len(head):]: v for k, v in self.doc.project.search.items()
+                               if k.startswith(head)}, describe_range)
+
+    def _search(self, key: str) -> None:
+        layer = self.doc.graph.layer(self.name)
+        edit_search(self, self.doc, f"{self.name}.{key}", layer.spec.param(key),
+                    layer.effective_params().get(key))
+
     def _kept(self) -> str | None:
         """The activations this layer alone keeps while training, on the chosen device."""
         est = self.memory.estimate if self.memory is not None else None
@@ -149,7 +165,7 @@ class LayerPanel(QWidget):
             self.name_error.hide()
             return
         try:
-            self.doc.rename(self.name, new)
+            rename_layer(self.doc, self.name, new)
         except GraphError as e:
             self.name_error.setText(str(e))
             self.name_error.show()
@@ -244,8 +260,9 @@ class SettingsPanel(QWidget):
     def __init__(self, doc, section: str, parent=None) -> None:
         super().__init__(parent)
         self.doc, self.section = doc, section
-        self.form = ParamForm(S.SECTIONS[section], self)
+        self.form = ParamForm(S.SECTIONS[section], self, searchable=section == "solver")
         self.form.edited.connect(self._edited)
+        self.form.search_requested.connect(self._search)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 8, 10, 10)
         note = {"solver": "How the weights are updated.",
@@ -258,6 +275,14 @@ class SettingsPanel(QWidget):
     def refresh(self) -> None:
         self.form.set_values(self.doc.effective(self.section),
                              set(getattr(self.doc.project, self.section)))
+        head = f"{self.section}."
+        self.form.set_searched({k[len(head):]: v for k, v in self.doc.project.search.items()
+                                if k.startswith(head)}, describe_range)
+
+    def _search(self, key: str) -> None:
+        spec = self.form.specs[key]
+        edit_search(self, self.doc, f"{self.section}.{key}", spec,
+                    self.doc.effective(self.section).get(key))
 
     def _edited(self, key: str, value) -> None:
         try:
@@ -348,3 +373,7 @@ class PropertiesPanel(QTabWidget):
             self.solver.refresh()
         elif section == "training":
             self.training.refresh()
+        elif section == "search":  # a parameter marked or unmarked "Search over"
+            self.solver.refresh()
+            if self.layer is not None:
+                self.layer_panel.show_searched()
