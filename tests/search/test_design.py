@@ -1,0 +1,78 @@
+"""A trial's values make a copy of the project: parameters and settings set, layers retyped,
+a SequencePool made a SequenceLast, a branch switched off; the project itself never changes."""
+import pytest
+
+from designer.search.design import DesignError, apply
+from designer.search.space import parse_space
+from tests.conftest import need_data
+from tests.search.helpers import tiny_classifier
+
+pytestmark = need_data("ucr/GunPoint_TRAIN.ts")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return tiny_classifier(tmp_path_factory.mktemp("design"))
+
+
+def made(project, space: dict, values: dict):
+    return apply(project, parse_space(space, project), values)
+
+
+def test_parameters_and_settings_are_set_on_a_copy(project):
+    before = project.to_json()
+    out = made(project, {"lstm1.num_output": {"int": [8, 64]},
+                         "solver.base_lr": {"float": [1e-4, 1e-2], "log": True},
+                         "training.eval_interval": {"choice": [10, 20]}},
+               {"lstm1.num_output": 32, "solver.base_lr": 0.003, "training.eval_interval": 20})
+    assert out.graph.layer("lstm1").params["num_output"] == 32
+    assert out.solver["base_lr"] == 0.003 and out.training["eval_interval"] == 20
+    assert project.to_json() == before
+    assert out.graph.errors() == []
+
+
+def test_a_recurrent_layer_is_retyped_and_its_reader_follows_it_both_ways(project):
+    space = {"lstm1.type": {"choice": ["LSTM", "GRU"]},
+             "lstm1.bidirectional": {"choice": [False, True]}}
+    out = made(project, space, {"lstm1.type": "GRU", "lstm1.bidirectional": True})
+    g = out.graph
+    assert g.layer("lstm1").type == "GRU" and g.layer("lstm1").params["bidirectional"]
+    assert g.layer("last").params["bidirectional"] is True  # reads the backward half at step 0
+    assert {(k.src, k.dst_port) for k in g.links_into("lstm1")} == \
+        {("data", "x"), ("data", "lengths")}
+    back = made(out, space, {"lstm1.type": "LSTM", "lstm1.bidirectional": False})
+    assert back.graph.layer("last").params["bidirectional"] is False
+
+
+def test_a_pool_read_at_the_last_step_becomes_a_sequence_last(project):
+    space = {"pool.method": {"choice": ["last", "mean", "attention"]}}
+    out = made(project, space, {"pool.method": "last"})
+    assert out.graph.layer("pool").type == "SequenceLast"
+    assert out.graph.link_into("pool", "lengths").src == "data"
+    assert made(project, space, {"pool.method": "attention"}).graph.layer("pool").params[
+        "method"] == "attention"
+
+
+@pytest.mark.parametrize("keep, gone, kept", [
+    ("a", {"lstm1", "last", "features"}, "pool"),
+    ("pool", {"lstm1", "last", "features"}, "pool"),
+    ("last", {"conv1", "bn1", "relu1", "conv3", "pool", "features"}, "last"),
+])
+def test_a_branch_switched_off_goes_with_what_fed_only_it(project, keep, gone, kept):
+    out = made(project, {"features.inputs": {"choice": ["a", "b", "pool", "last", "both"]},
+                         "lstm1.num_output": {"int": [8, 16]}},
+               {"features.inputs": keep, "lstm1.num_output": 16})
+    g = out.graph
+    assert not gone & set(g.names())
+    assert "data" in g and g.link_into("drop", "x").src == kept
+    assert g.errors() == []
+    both = made(project, {"features.inputs": {"choice": ["a", "both"]}},
+                {"features.inputs": "both"})
+    assert "features" in both.graph and "lstm1" in both.graph
+
+
+def test_an_invalid_design_is_one_sentence(project):
+    with pytest.raises(DesignError) as e:
+        made(project, {"ip1.num_output": {"choice": [1, 2]}}, {"ip1.num_output": 1})
+    text = str(e.value)
+    assert text.startswith("the design is not valid: ") and "ip1" in text and "\n" not in text
