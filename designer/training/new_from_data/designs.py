@@ -102,3 +102,41 @@ def forecaster(g: Graph, hidden: int, outputs) -> None:
     g.connect("ip1", "y", "loss", "pred")
     g.connect("data", "label", "loss", "label")
 
+
+
+# ----------------------------------------------------------- what `rnn-designer search` varies --
+def classifier_search(steps: int, frame: int) -> dict:
+    """The classifier's ``search`` section: the learning rate and weight decay, the filters
+    of each convolution, the LSTM's type, size and direction, how the convolutions are read
+    over time, the dropout, the LSTM branch on or off, the steps, and (for sequences read in
+    frames) a frame twice as long."""
+    space = {
+        "solver.base_lr": {"float": [1e-4, 1e-2], "log": True},
+        "solver.weight_decay": {"choice": [0.0, 0.01, 0.05, 0.1]},
+        "solver.max_steps": {"choice": sorted({max(100, steps // 20 * 10), steps})},
+        "drop.dropout_ratio": {"float": [0.0, 0.6]},
+        "pool.method": {"choice": ["mean", "max", "attention"]},
+        "lstm1.type": {"choice": ["LSTM", "GRU"]},
+        "lstm1.num_output": {"int": [8, 64], "step": 8},
+        "lstm1.bidirectional": {"choice": [False, True]},
+        "features.inputs": {"choice": ["both", "pool"]},
+    }
+    for i, (filters, _) in enumerate(FCN_BLOCKS, 1):
+        space[f"conv{i}.num_output"] = {"choice": [filters // 2, filters]}
+    if frame > 1:
+        space["data.frame"] = {"choice": [frame, 2 * frame]}
+    return space
+
+
+def forecaster_search(seq_len: int, longest: int) -> dict:
+    """The forecaster's ``search`` section: the learning rate, the LSTM's type and size, and
+    the window (half, the same, twice as long, within what the file leaves room for)."""
+    windows = sorted({w for w in (seq_len // 2, seq_len, 2 * seq_len) if 2 <= w <= longest})
+    space = {
+        "solver.base_lr": {"float": [3e-4, 1e-2], "log": True},
+        "lstm1.type": {"choice": ["LSTM", "GRU"]},
+        "lstm1.num_output": {"int": [16, 128], "step": 16},
+    }
+    if len(windows) > 1:
+        space["data.seq_len"] = {"choice": windows}
+    return space

@@ -5,7 +5,8 @@ constant within each series), is labelled sequences to classify; any other CSV o
 is a series to forecast. A forecaster is data -> LSTM -> SequenceLast -> InnerProduct ->
 EuclideanLoss; a classifier is LSTM-FCN (a convolution branch beside an LSTM, `designs`).
 Each is sized from what the file holds, with enough steps to learn and few enough to train
-on a CPU in a couple of minutes.
+on a CPU in a couple of minutes, and carries a ``search`` section: what ``rnn-designer
+search`` varies around it.
 """
 from __future__ import annotations
 
@@ -127,6 +128,7 @@ def _forecaster(path: Path, where: str, target: str, horizon: int) -> tuple[Proj
         f"Forecasts {', '.join(source.targets)} {horizon} step(s) ahead from the last "
         f"{seq_len} rows of {path.name}; made by rnn-designer init."))
     _solver(project, steps, evals, 0.002)
+    project.search = designs.forecaster_search(seq_len, max(2, room))
     season = f", a season of {m} steps" if m else ", no season found"
     start = {"change": "the last value seen", "season": "the value one season before"}
     season += f"; the net forecasts the change from {start[params['predict']]}"
@@ -178,6 +180,7 @@ def _classifier(path: Path, where: str, label: str) -> tuple[Project, list]:
         f"Classifies the sequences of {path.name} into {source.num_classes} classes with an "
         "LSTM-FCN; made by rnn-designer init."))
     _solver(project, steps, evals, 0.005, weight_decay=0.05)
+    project.search = designs.classifier_search(steps, params["frame"])
     lines = [f"data: {source.describe()}",
              f"net: {designs.classifier_words(source.num_classes)}; {steps:,} steps of {batch}"]
     lines += [f"note: {n}" for n in source.notes]
