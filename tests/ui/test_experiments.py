@@ -233,3 +233,15 @@ def test_the_command_line_and_the_sentences():
     assert error_sentence("Traceback (most recent call last):\n  File x\nKeyError: 'a'\n",
                           1) == "the search stopped with an error: KeyError: 'a'"
     assert error_sentence("", 9) == "the search ended with exit code 9"
+
+
+def test_the_charts_stand_side_by_side_when_there_is_room_else_as_tabs(studied, qtbot):
+    view = studied.show_experiments()
+    shelf = view.charts
+    view.resize(800, 700)
+    shelf.resize(800, 300)
+    qtbot.waitUntil(lambda: shelf.currentWidget() is shelf.tabs, timeout=10000)
+    assert shelf.tabs.count() == 4
+    shelf.resize(1400, 300)
+    qtbot.waitUntil(lambda: shelf.currentWidget() is shelf.row, timeout=10000)
+    assert all(chart.isVisibleTo(shelf) for chart in shelf.charts())

@@ -50,6 +50,7 @@ class ChartBox(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         for side in ("left", "bottom"):
             self.plot.getAxis(side).setStyle(tickFont=small_font())
+            self.plot.getAxis(side).enableAutoSIPrefix(False)  # no "(x0.001)" in the label
         self.caption = QLabel(wordWrap=True)
         self.caption.setFont(small_font())
         self.caption.setContentsMargins(6, 0, 6, 2)
@@ -160,6 +161,7 @@ class ParetoChart(ChartBox):
             return
         numbers = np.array(p.numbers, dtype=int)
         on = p.on_front
+        self.plot.setLogMode(x=_spread(p.x), y=_spread(p.y))
         self.others.setData(p.x[~on], p.y[~on], data=numbers[~on])
         self.front.setData(p.x[on], p.y[on], data=numbers[on])
         order = np.argsort(p.x[on])
@@ -167,6 +169,13 @@ class ParetoChart(ChartBox):
         arrows = ["\u2193" if d == "minimize" else "\u2191" for d in directions[:2]]
         self.plot.setLabel("bottom", f"{objectives[0]} {arrows[0]}", **{"font-size": "8pt"})
         self.plot.setLabel("left", f"{objectives[1]} {arrows[1]}", **{"font-size": "8pt"})
-        self.say(f"{int(on.sum())} of {len(on)} complete trials on the front: none of the "
-                 "others is better on both." if len(on) else "No complete trial yet.")
+        logs = [name for name, log in zip(objectives, (_spread(p.x), _spread(p.y))) if log]
+        self.say((f"{int(on.sum())} of {len(on)} complete trials on the front: none of the "
+                  "others is better on both." if len(on) else "No complete trial yet.")
+                 + (f" {' and '.join(logs)} in log scale." if logs else ""))
         self.plot.enableAutoRange()
+
+
+def _spread(values: np.ndarray) -> bool:
+    """Log scale for values that span more than a factor of 20 (all positive)."""
+    return bool(len(values) and values.min() > 0 and values.max() / values.min() > 20)

@@ -106,7 +106,7 @@ class ImportanceChart(ChartBox):
             label.setPos(float(v) + 0.01, y)
             self.plot.addItem(label)
         self.names_axis.setTicks([[(float(y), n) for y, n in zip(ys, names)]])
-        self.plot.setXRange(0, max(1.0, float(values.max()) * 1.15), padding=0)
+        self.plot.setXRange(0, float(values.max()) * 1.3 or 1.0, padding=0)  # room: labels
         self.plot.setYRange(-0.6, len(names) - 0.4, padding=0)
         self.say(f"Toward {objective}, by Optuna's default evaluator (PED-ANOVA) over the "
                  "complete trials.")

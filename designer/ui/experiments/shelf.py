@@ -51,6 +51,7 @@ class ChartShelf(QStackedWidget):
         if wide:
             for chart in self.charts():
                 self.row.addWidget(chart)
+                chart.show()  # a page the tabs hid stays hidden once moved
             self.row.setSizes([300, 520, 300, 300])
             self.setCurrentWidget(self.row)
         else:

@@ -100,6 +100,8 @@ class TrialsModel(QAbstractTableModel):
                 return f"{name}: an objective of the search"
             if name in self.params:
                 return f"{name}: a searched parameter"
+            if name == "state" and len(self.objectives) > 1:
+                return "\u2605: on the Pareto front (no other trial is better on every objective)"
         return None
 
     def value(self, row: TrialRow, column: int):

@@ -131,7 +131,7 @@ class ExperimentsView(QWidget):
         self.table.customContextMenuRequested.connect(self._table_menu)
         self.charts = ChartShelf()
         self.charts.trial_clicked.connect(self._chart_clicked)
-        split = QSplitter(Qt.Vertical)
+        self.split = split = QSplitter(Qt.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.charts)
         split.setSizes([300, 380])
