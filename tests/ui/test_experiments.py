@@ -14,7 +14,7 @@ from designer.search import analysis as A
 from designer.ui.experiments.launch import SearchOptions
 from designer.ui.experiments.process import error_sentence, search_command
 from designer.ui.experiments.use_best import use_params
-from tests.conftest import ROOT
+from tests.conftest import DATA, ROOT, need_data
 from tests.ui.conftest import not_blank, snapshot
 from tests.ui.experiments_fakes import make_study, search_project
 
@@ -245,3 +245,20 @@ def test_the_charts_stand_side_by_side_when_there_is_room_else_as_tabs(studied, 
     shelf.resize(1400, 300)
     qtbot.waitUntil(lambda: shelf.currentWidget() is shelf.row, timeout=10000)
     assert all(chart.isVisibleTo(shelf) for chart in shelf.charts())
+
+
+@need_data("ucr/GunPoint_TRAIN.ts")
+def test_use_best_switches_a_branch_off_and_one_undo_brings_it_back(window, tmp_path):
+    from designer.training.new_from_data.init import init_project
+    path, _ = init_project(DATA / "ucr/GunPoint_TRAIN.ts", out=tmp_path / "gunpoint.json")
+    assert window.files.open_path(path, confirmed=True)
+    doc = window.doc
+    before, solver = snapshot(doc.graph), dict(doc.project.solver)
+    trial = {"features.inputs": "pool", "pool.method": "last", "lstm1.num_output": 24,
+             "solver.base_lr": 0.003}
+    assert use_params(doc, trial, "Use trial 7's parameters") == 4
+    g = doc.graph
+    assert "features" not in g and "lstm1" not in g and g.layer("pool").type == "SequenceLast"
+    assert g.errors() == [] and doc.stack.count() == 1
+    window.act.undo.trigger()
+    assert snapshot(doc.graph) == before and doc.project.solver == solver

@@ -112,3 +112,14 @@ def test_a_renamed_layer_takes_its_search_entries_along(tiny, monkeypatch):
     assert doc.stack.count() == count + 1 and panel.form().searches["num_output"].isChecked()
     w.act.undo.trigger()
     assert "lstm1" in doc.graph and list(doc.project.search) == ["lstm1.num_output"]
+
+
+def test_what_the_form_has_no_row_for_is_said_under_the_layers_kind(tiny):
+    w = tiny
+    w.doc.project.search["lstm1.type"] = {"choice": ["LSTM", "GRU"]}
+    w.scene.select_layers(["lstm1"])
+    panel = w.properties.layer_panel
+    assert panel.searched.isVisibleTo(panel)
+    assert panel.searched.text() == "\u21c4 searched over: its type: one of LSTM, GRU"
+    w.scene.select_layers(["embed"])
+    assert not panel.searched.isVisibleTo(panel)

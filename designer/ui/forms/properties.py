@@ -57,6 +57,8 @@ class LayerPanel(QWidget):
         self.name_edit.editingFinished.connect(self._rename)
         self.name_error = caption("", self, error=True)
         self.kind = QLabel(textFormat=Qt.RichText)
+        self.searched = caption("", self)  # what the search varies beyond the form's rows
+        self.searched.setStyleSheet(f"color: {theme.colors.accent.name()};")
         self.summary = QLabel(wordWrap=True)
         self.help = caption("", self)
         self.readout = QLabel(textFormat=Qt.RichText, wordWrap=True)
@@ -71,7 +73,8 @@ class LayerPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 8, 10, 10)
         lay.setSpacing(4)
-        for w in (self.name_edit, self.name_error, self.kind, self.summary, self.help,
+        for w in (self.name_edit, self.name_error, self.kind, self.searched, self.summary,
+                  self.help,
                   _heading("Shapes"), self.readout, self.problems, self.unroll,
                   _heading("Parameters"), self.forms):
             lay.addWidget(w)
@@ -142,9 +145,15 @@ class LayerPanel(QWidget):
     def show_searched(self) -> None:
         """Mark the parameters the project's search varies."""
         form, head = self.form(), f"{self.name}."
-        if form is not None:
-            form.set_searched({k[len(head):]: v for k, v in self.doc.project.search.items()
-                               if k.startswith(head)}, describe_range)
+        if form is None:
+            return
+        mine = {k[len(head):]: v for k, v in self.doc.project.search.items()
+                if k.startswith(head)}
+        form.set_searched(mine, describe_range)
+        other = [f"\u21c4 searched over: its {k}: {describe_range(v)}" for k, v in mine.items()
+                 if k not in form.searches]  # its type, the inputs a join keeps
+        self.searched.setText("\n".join(other))
+        self.searched.setVisible(bool(other))
 
     def _search(self, key: str) -> None:
         layer = self.doc.graph.layer(self.name)
