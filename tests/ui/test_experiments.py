@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from PySide6.QtCore import Qt
@@ -14,6 +15,7 @@ from designer.search import analysis as A
 from designer.ui.experiments.launch import SearchOptions
 from designer.ui.experiments.process import error_sentence, search_command
 from designer.ui.experiments.use_best import use_params
+from designer.ui.train.pickers import device_choices
 from tests.conftest import DATA, ROOT, need_data
 from tests.ui.conftest import not_blank, snapshot
 from tests.ui.experiments_fakes import make_study, search_project
@@ -181,13 +183,18 @@ def test_a_search_runs_stops_and_goes_on(searching, monkeypatch, qtbot):
     view = w.show_experiments()
     view.launcher = FAKE
     monkeypatch.setenv("FAKE_SEARCH", "slow")
+    gpus = [SimpleNamespace(index=i, uuid=f"GPU-{i}", name="H100", memory_total_mib=81559)
+            for i in range(2)]
+    monkeypatch.setattr(w, "_device_choices", lambda: device_choices(gpus, environ={}))
     assert view.start_search(SearchOptions(trials=40))
     assert not view.search_button.isEnabled() and w.act.stop_search.isEnabled()
-    assert w.device_dock.isVisible()  # the device panel, every GPU, while it runs
-    target = w.training.device.target
-    assert target == "cpu" or isinstance(target, tuple) or target is not None
+    assert w.device_dock.isVisible()  # the device panel shows every GPU while it runs
+    assert w.training.device.target == (0, 1)
     qtbot.waitUntil(lambda: len(view.rows) >= 1, timeout=60000)
     assert view.facts.trials == 40
+    w._close_tab(w.tabs.indexOf(view))  # not while it runs
+    assert w.experiments_view is view and w.tabs.indexOf(view) > 0
+    assert w.statusBar().currentMessage() == "A search is running: stop it before closing its tab"
     assert view.status.text().startswith("Searching: ") and " of 40, " in view.status.text()
     with qtbot.waitSignal(view.search_ended, timeout=60000):
         view.stop_search()
@@ -199,6 +206,7 @@ def test_a_search_runs_stops_and_goes_on(searching, monkeypatch, qtbot):
     qtbot.waitUntil(lambda: len(view.rows) == done + 2, timeout=60000)
     assert [r.number for r in view.rows] == list(range(done + 2))  # the same study, resumed
     assert not w.act.stop_search.isEnabled()
+    assert w.training.device.target == w.training.device_picker.choice().monitor
 
 
 @pytest.mark.skipif(not (ROOT / "designer" / "search" / "command.py").exists(),

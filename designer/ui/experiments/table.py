@@ -7,15 +7,10 @@ grey and a failed one red. Columns sort by value (numbers as numbers).
 """
 from __future__ import annotations
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QSortFilterProxyModel,
-    Qt,
-    Signal,
-)
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QFont, QPalette
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QTableView
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHeaderView, QMenu,
+                               QTableView)
 
 from designer.search.analysis import FINISHED, TrialRow, fmt
 from designer.ui.look import theme
@@ -83,11 +78,11 @@ class TrialsModel(QAbstractTableModel):
     def headers(self) -> list[str]:
         return ["#", "state"] + self.objectives + self.params + list(TAIL)
 
-    def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.rows)
+    def rowCount(self, parent=None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.headers())
+    def columnCount(self, parent=None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self.headers())
 
     def headerData(self, section, orientation, role=Qt.DisplayRole):
         if orientation != Qt.Horizontal:
@@ -153,10 +148,12 @@ class TrialsModel(QAbstractTableModel):
 
 
 class TrialsTable(QTableView):
-    """The table widget; ``trial_activated(TrialRow)`` on a double-click or Enter."""
+    """The table widget; ``trial_activated(TrialRow)`` on a double-click or Enter, or from
+    its menu, as ``use_requested(TrialRow)``."""
 
     trial_activated = Signal(object)
     trial_selected = Signal(object)
+    use_requested = Signal(object)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -181,6 +178,19 @@ class TrialsTable(QTableView):
         self.activated.connect(self._activated)
         self.selectionModel().currentRowChanged.connect(self._selected)
         self.trials.modelReset.connect(self.fit_columns)
+        self.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._menu)
+
+    def _menu(self, pos) -> None:
+        row = self.row_at(self.indexAt(pos))
+        if row is None:
+            return
+        menu = QMenu(self)
+        menu.addAction("Open Its Run in the Charts", lambda: self.trial_activated.emit(row)) \
+            .setEnabled(bool(row.run_dir))
+        menu.addAction("Use These Parameters", lambda: self.use_requested.emit(row)) \
+            .setEnabled(bool(row.params))
+        menu.exec(self.viewport().mapToGlobal(pos))
 
     def row_at(self, index) -> TrialRow | None:
         if not index.isValid():

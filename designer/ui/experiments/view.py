@@ -17,16 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QMenu,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter,
+                               QVBoxLayout, QWidget)
 
 from designer.graph.errors import GraphError
 from designer.search import analysis as A
@@ -89,6 +81,7 @@ class ExperimentsView(QWidget):
         self.importance_reason = ""
         self.last_error = ""
         self.ended_note = ""   # how the last search ended, before the summary
+        self.project = doc.path  # the project file the trials are of
 
         self.process = SearchProcess(self)
         self.process.event.connect(self.take_event)
@@ -127,8 +120,7 @@ class ExperimentsView(QWidget):
         self.table = TrialsTable()
         self.table.clicked.connect(lambda index: self.open_trial(self.table.row_at(index)))
         self.table.trial_activated.connect(self.open_trial)
-        self.table.setContextMenuPolicy(Qt.CustomContextMenu)
-        self.table.customContextMenuRequested.connect(self._table_menu)
+        self.table.use_requested.connect(self.use_trial)
         self.charts = ChartShelf()
         self.charts.trial_clicked.connect(self._chart_clicked)
         self.split = split = QSplitter(Qt.Vertical)
@@ -158,7 +150,8 @@ class ExperimentsView(QWidget):
     def project_changed(self) -> None:
         """Another project (or a new path): forget the trials, read its study if it has one."""
         if self.process.running():
-            return  # the search in progress keeps its rows
+            return  # the search in progress keeps its rows (and its project)
+        self.project = self.doc.path
         self.facts, self._study_axes = None, False
         self.last_error = self.ended_note = ""
         self.front, self.importances, self.importance_reason = [], {}, ""
@@ -230,6 +223,7 @@ class ExperimentsView(QWidget):
         path = self.prepare()
         if not path:
             return False
+        self.project = self.doc.path
         self.options = options
         self.last_error = self.ended_note = ""
         if self.facts is None:
@@ -329,6 +323,10 @@ class ExperimentsView(QWidget):
         if row is None:
             self.message.emit("There is no complete trial to use yet")
             return False
+        if self.project != self.doc.path:
+            self._failed(f"these trials are {Path(self.project or '?').name}'s; open it to "
+                         "use them")
+            return False
         try:
             n = use_params(self.doc, row.params, f"Use trial {row.number}'s parameters")
         except GraphError as e:
@@ -345,17 +343,6 @@ class ExperimentsView(QWidget):
     def _chart_clicked(self, number: int) -> None:
         if self.table.select_number(number):
             self.open_trial(self.table.selected())
-
-    def _table_menu(self, pos) -> None:
-        row = self.table.row_at(self.table.indexAt(pos))
-        if row is None:
-            return
-        menu = QMenu(self)
-        menu.addAction("Open Its Run in the Charts", lambda: self.open_trial(row)) \
-            .setEnabled(bool(row.run_dir))
-        menu.addAction("Use These Parameters", lambda: self.use_trial(row)) \
-            .setEnabled(bool(row.params))
-        menu.exec(self.table.viewport().mapToGlobal(pos))
 
     # ---------------------------------------------------------------------------- drawing --
     def _objective_changed(self, *_) -> None:
@@ -391,7 +378,8 @@ class ExperimentsView(QWidget):
     def shutdown(self) -> None:
         """Stop a search (killed: the window is going) and end the reading thread."""
         if self.process.running():
-            self.process.stop()
-            self.process.stop()
-            self.process.wait(5000)
+            self.process.stop()               # Ctrl-C: the trials under way end...
+            if not self.process.wait(5000):
+                self.process.stop()           # ...or are ended now
+                self.process.wait(5000)
         self.reader.shutdown()

@@ -47,6 +47,9 @@ class ExperimentsTab:
             self.show_experiments(focus=False)
 
     def _close_experiments(self) -> None:
+        if self.experiments_view is not None and self.experiments_view.process.running():
+            self.show_message("A search is running: stop it before closing its tab")
+            return
         view, self.experiments_view = self.experiments_view, None
         if view is not None:
             view.shutdown()
