@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from designer.graph.layers.recurrent import weight_layout
+from designer.graph.layers.recurrent import ENGINE_KINDS, engine_for, weight_layout
 from designer.graph.model import Graph
 from designer.graph.shapes import resolve_params
 
@@ -24,7 +24,7 @@ from . import recurrent_builder as _recurrent  # noqa: F401  (and of the recurre
 from .builders import BUILDERS, BuildContext, BuildError, builder  # noqa: F401  (public here)
 from .layers import per_sample
 
-RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple")
+RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM")
 CLASS_LOSSES = ("SoftmaxWithLoss",)
 REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
 ENGINE_NAMES = {"cudnn": "CUDNN", "caffe": "CAFFE", "persist": "PERSIST", "CUDNN": "CUDNN",
@@ -51,7 +51,8 @@ class Net(nn.Module):
         A graph with no errors.
     engine
         ``None`` keeps each recurrent layer's own engine parameter; ``"cudnn"`` or ``"caffe"``
-        runs every LSTM/GRU/RNN layer on that engine.
+        runs every LSTM/GRU/RNN layer on that engine (MinGRU and MinLSTM: ``"caffe"`` on
+        theirs, the others on their fused engine, the parallel scan).
     """
 
     def __init__(self, graph: Graph, engine: str | None = None) -> None:
@@ -71,8 +72,8 @@ class Net(nn.Module):
             layer = graph.layer(name)
             spec = layer.spec
             params = resolve_params(spec, layer.params, graph.dims)
-            if engine is not None and layer.type in ("LSTM", "GRU", "RNN"):
-                params["engine"] = ENGINE_NAMES[engine]
+            if engine is not None and layer.type in ENGINE_KINDS:
+                params["engine"] = engine_for(layer.type, ENGINE_NAMES[engine])
             if layer.type in RECURRENT_TYPES:
                 self.engines[name] = params.get("engine", "CAFFE")
             ctx = BuildContext(name, layer, params, graph.info(name), dict(graph.dims))
@@ -140,6 +141,9 @@ class Net(nn.Module):
         out = []
         for name in self.recurrent:
             wires = self.wiring[name]
+            if self.engines[name] == "SCAN" and wires[1] is not None:
+                out.append(f"{name} runs the parallel scan with a 'cont' input, whose resets "
+                           "are found on the host")
             if weight_layout(self.engines[name]) != "CUDNN":
                 continue
             if len(wires) > 2 and wires[2] is not None:

@@ -6,6 +6,7 @@ import sys
 
 from designer.graph import dims as D
 from designer.graph import project as P
+from designer.graph.layers.recurrent import ENGINE_KINDS
 
 from .expansion import RECURRENT, expand
 
@@ -34,17 +35,18 @@ def parity(args) -> int:
     if _errors_block(proj):
         return 1
     from .parity import TOLERANCE, layer_parity
-    names = [n for n in proj.graph.names() if proj.graph.layer(n).type in ("LSTM", "GRU", "RNN")]
+    names = [n for n in proj.graph.names() if proj.graph.layer(n).type in ENGINE_KINDS]
     if not names:
-        print(f"rnn-designer: {proj.path} has no LSTM, GRU or RNN layer to compare",
-              file=sys.stderr)
+        print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, MinGRU or MinLSTM layer to "
+              "compare", file=sys.stderr)
         return 2
     rows = [layer_parity(proj.graph, n, steps=args.steps) for n in names]
     if args.json:
         print(json.dumps({"tolerance": TOLERANCE, "layers": rows}, indent=1))
     else:
-        print(f"cuDNN vs unrolled engine, float32 on the CPU, same weights; tolerance "
-              f"{TOLERANCE:g} (relative to the largest value of each tensor)")
+        print(f"cuDNN (MinGRU, MinLSTM: parallel scan) vs unrolled engine, float32 on the CPU, "
+              f"same weights; tolerance {TOLERANCE:g} (relative to the largest value of each "
+              "tensor)")
         for r in rows:
             verdict = "ok" if r["ok"] else "ABOVE TOLERANCE"
             both = ", bidirectional" if r["bidirectional"] else ""

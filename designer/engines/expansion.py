@@ -5,6 +5,8 @@ RecurrentLayer builds: once an INNER_PRODUCT ``x_transform`` over all T steps an
 of the continuation flags; then for every step SCALE (h_conted = cont_t x h_{t-1}),
 INNER_PRODUCT (W_hc x h_conted, no bias), ELTWISE sum with the step's input transform and the
 unit (LSTM_UNIT, GRU_UNIT, or TANH/RELU for a plain RNN); finally a CONCAT of the h_t over time.
+A MinGRU or MinLSTM step, whose gates read only the input, is SCALE and the unit alone
+(MIN_GRU_UNIT or MIN_LSTM_UNIT of h_conted and the step's input transform): no W_hc.
 
 Two additions go beyond MyCaffe, which has neither:
 
@@ -27,7 +29,8 @@ from dataclasses import dataclass, field
 
 from designer.graph import dims as D
 
-GATES = {"LSTM": 4, "LSTMSimple": 4, "GRU": 3, "RNN": 1}
+GATES = {"LSTM": 4, "LSTMSimple": 4, "GRU": 3, "RNN": 1, "MinGRU": 2, "MinLSTM": 3}
+MIN_UNITS = {"MinGRU": "MIN_GRU_UNIT", "MinLSTM": "MIN_LSTM_UNIT"}
 RECURRENT = tuple(GATES)
 SUFFIXES = ("", "_reverse")  # of the blobs, nodes and weights of each direction
 
@@ -125,6 +128,8 @@ def _unit_type(kind: str, params: dict) -> str:
         return "LSTM_UNIT"
     if kind == "GRU":
         return "GRU_UNIT"
+    if kind in MIN_UNITS:
+        return MIN_UNITS[kind]
     return "RELU" if params.get("nonlinearity") == "relu" else "TANH"
 
 
@@ -134,7 +139,7 @@ def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, ste
 
     Returns the blob of the outputs over time and the final h (and c) blobs.
     """
-    wx, bx, wh = f"{p}W_xc{s}", f"{p}b_c{s}", f"{p}W_hc{s}"
+    wx, bx = f"{p}W_xc{s}", f"{p}b_c{s}"
     xt = f"{p}W_xc_x{s}"
     shapes[xt] = (steps, n_, g)
     add(f"{p}x_transform{s}", "INNER_PRODUCT", (bottom,), (xt,), None,
@@ -159,25 +164,14 @@ def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, ste
         hc = f"{p}h_conted_{prev}{s}"
         shapes[hc] = (1, n_, h)
         add(hc, "SCALE", (h_prev, cont_t), (hc,), t, {"axis": 0})
-        wh_h = f"{p}W_hc_h_{prev}{s}"
-        shapes[wh_h] = (1, n_, g)
-        bias = (f"{p}b_hc{s}",) if kind == "GRU" else ()
-        add(f"{p}transform_{t}{s}", "INNER_PRODUCT", (hc,), (wh_h,), t,
-            {"num_output": g, "axis": 2, "bias_term": kind == "GRU", "weights": (wh,) + bias})
         new = "_new" if lengths else ""
         h_t, c_t = f"{p}h{new}_{t}{s}", f"{p}c{new}_{t}{s}"
         shapes[h_t] = (1, n_, h)
-        if unit == "GRU_UNIT":
-            add(f"{p}unit_{t}{s}", "GRU_UNIT", (hc, wh_h, x_t), (h_t,), t)
+        if unit in MIN_UNITS.values():  # the gates read x_t alone: no recurrent transform
+            add(f"{p}unit_{t}{s}", unit, (hc, x_t), (h_t,), t)
         else:
-            gi = f"{p}gate_input_{t}{s}"
-            shapes[gi] = (1, n_, g)
-            add(gi, "ELTWISE", (wh_h, x_t), (gi,), t, {"operation": "SUM"})
-            if lstm:
-                shapes[c_t] = (1, n_, h)
-                add(f"{p}unit_{t}{s}", "LSTM_UNIT", (c_prev, gi, cont_t), (c_t, h_t), t)
-            else:
-                add(f"{p}unit_{t}{s}", unit, (gi,), (h_t,), t)
+            _recurrent_step(add, shapes, kind, unit, p, s, t, prev, n_, g, hc, x_t, cont_t,
+                            c_prev, h_t, c_t)
         if lengths:  # padded steps keep the state they found
             held_h, held_c = f"{p}h_{t}{s}", f"{p}c_{t}{s}"
             shapes[held_h] = (1, n_, h)
@@ -197,6 +191,28 @@ def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, ste
     add(f"{p}h_concat{s}", "CONCAT", tuple(hs[t] for t in range(1, steps + 1)), (out,), None,
         {"axis": 0})
     return out, h_prev, c_prev
+
+
+def _recurrent_step(add, shapes, kind, unit, p, s, t, prev, n_, g, hc, x_t, cont_t, c_prev,
+                    h_t, c_t) -> None:
+    """A step that reads the state through W_hc: its INNER_PRODUCT, then the unit."""
+    wh_h = f"{p}W_hc_h_{prev}{s}"
+    shapes[wh_h] = (1, n_, g)
+    bias = (f"{p}b_hc{s}",) if kind == "GRU" else ()
+    add(f"{p}transform_{t}{s}", "INNER_PRODUCT", (hc,), (wh_h,), t,
+        {"num_output": g, "axis": 2, "bias_term": kind == "GRU", "weights": (f"{p}W_hc{s}",)
+         + bias})
+    if unit == "GRU_UNIT":
+        add(f"{p}unit_{t}{s}", "GRU_UNIT", (hc, wh_h, x_t), (h_t,), t)
+        return
+    gi = f"{p}gate_input_{t}{s}"
+    shapes[gi] = (1, n_, g)
+    add(gi, "ELTWISE", (wh_h, x_t), (gi,), t, {"operation": "SUM"})
+    if unit == "LSTM_UNIT":
+        shapes[c_t] = shapes[h_t]
+        add(f"{p}unit_{t}{s}", "LSTM_UNIT", (c_prev, gi, cont_t), (c_t, h_t), t)
+    else:
+        add(f"{p}unit_{t}{s}", unit, (gi,), (h_t,), t)
 
 
 def expand_params(kind: str, params: dict, steps: int, batch, features, name: str = "rnn",
@@ -249,7 +265,8 @@ def expand_params(kind: str, params: dict, steps: int, batch, features, name: st
                 shapes[c0] = (1, n_, h)
                 inputs.append(c0)
             weights[f"{p}W_xc{s}"], weights[f"{p}b_c{s}"] = (g, e), (g,)
-            weights[f"{p}W_hc{s}"] = (g, h)
+            if kind not in MIN_UNITS:
+                weights[f"{p}W_hc{s}"] = (g, h)
             if kind == "GRU":
                 weights[f"{p}b_hc{s}"] = (g,)
             out, h_last, c_last = _chain(add, shapes, kind, unit, p, s, d == 1, t_, n_, h, g,
@@ -286,8 +303,8 @@ def expand(graph, layer: str, steps: int | None = None) -> Expansion:
     lay = graph.layer(layer)
     if lay.type not in GATES:
         article = "an" if lay.type[:1] in "AEIOU" else "a"
-        raise ValueError(f"{layer} is {article} {lay.type} layer; only LSTM, GRU, RNN and "
-                         "LSTMSimple layers unroll")
+        raise ValueError(f"{layer} is {article} {lay.type} layer; only LSTM, GRU, RNN, "
+                         "LSTMSimple, MinGRU and MinLSTM layers unroll")
     x = graph.info(layer).inputs[0] if graph.info(layer).inputs else None
     if x is None or x.rank != 3:
         raise ValueError(f"{layer} has no input sequence yet, so it cannot be unrolled; connect "

@@ -1,9 +1,9 @@
 """Parity between the engines: the same weights give the same outputs, states and gradients.
 
-For a recurrent layer, a CUDNN module is built with random weights, the weights are converted to
-the CAFFE (unrolled) module, both run forward and backward on the same random input, continuation
-flags (with resets in the middle of the sequence; none for a bidirectional layer, which takes no
-``cont``), lengths (padded sequences, when asked) and initial state, and every difference is
+For a recurrent layer, a CUDNN module (for MinGRU and MinLSTM: a SCAN module, the parallel scan)
+is built with random weights, the weights are converted to the CAFFE (unrolled) module, both
+run forward and backward on the same random input, continuation flags (with resets in the
+middle of the sequence; none for a bidirectional layer, which takes no ``cont``), lengths (padded sequences, when asked) and initial state, and every difference is
 measured. Relative differences are ``max|a - b| / max|b|`` per tensor (an element-wise ratio
 would divide by values that are zero by chance). With lengths, each engine's outputs and input
 gradients at the padded steps are also measured against zero.
@@ -14,7 +14,11 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from designer.graph.layers.recurrent import MIN_KINDS
+
 from .convert import convert_layer, cudnn_to_caffe
+from .expansion import GATES
+from .min_recurrent import ScanRecurrent
 from .recurrent import CudnnRecurrent
 from .unrolled import UnrolledRecurrent
 
@@ -46,6 +50,8 @@ def _grads_as_caffe(kind: str, grads: dict, levels: int) -> dict:
     db_c (b_c = b_ih + b_hh), so the b_hh gradients must not be added in again (except for the
     GRU, whose b_hc stays its own tensor).
     """
+    if kind in MIN_KINDS:  # both engines hold the same tensors
+        return dict(grads)
     zero = {k: torch.zeros_like(v) for k, v in grads.items() if k.startswith("bias_hh")}
     return cudnn_to_caffe(kind, grads if kind == "GRU" else {**grads, **zero}, levels)
 
@@ -69,14 +75,13 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
     gets no continuation flags (``resets`` is then ignored).
     """
     g = torch.Generator().manual_seed(seed)
-    ref = CudnnRecurrent(kind, input_size, hidden, levels, 0.0, False, nonlinearity,
-                         bidirectional)
+    ref, fused = fused_module(kind, input_size, hidden, levels, nonlinearity, bidirectional)
     with torch.no_grad():
         for p in ref.parameters():
             p.copy_(torch.rand(p.shape, generator=g) * 0.2 - 0.1)
     unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity,
                             bidirectional=bidirectional)
-    unr.load_state_dict(convert_layer(kind, ref.state_dict(), levels, "CUDNN", "CAFFE"))
+    unr.load_state_dict(convert_layer(kind, ref.state_dict(), levels, fused, "CAFFE"))
     unr.fast = fast
     ref, unr = ref.to(device, dtype), unr.to(device, dtype)
     x = torch.randn(steps, batch, input_size, generator=g).to(device, dtype)
@@ -106,17 +111,29 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
     diffs = [_diff("output", yb, ya)]
     if lens is not None:
         padded = torch.arange(steps, device=device).unsqueeze(1) >= lens.unsqueeze(0)
-        for engine, y, dx in (("cuDNN", ya, dxa), ("unrolled", yb, dxb)):
+        for engine, y, dx in (("cuDNN" if fused == "CUDNN" else "scan", ya, dxa),
+                              ("unrolled", yb, dxb)):
             for what, t in (("output", y[padded]), ("grad input", dx[padded])):
                 diffs.append(_diff(f"{engine} {what} at padding", t, torch.zeros_like(t)))
     names = ("h_T", "c_T")
     diffs += [_diff(f"final {names[i]}", fb[i], fa[i]) for i in range(n_state)]
     diffs.append(_diff("grad input", dxb, dxa))
     diffs += [_diff(f"grad initial {names[i][0]}", dsb[i], dsa[i]) for i in range(n_state)]
-    inner = {k[len("rnn."):]: v for k, v in ga.items()}
+    inner = {k.removeprefix("rnn."): v for k, v in ga.items()}
     for k, v in _grads_as_caffe(kind, inner, levels).items():
         diffs.append(_diff(f"grad {k}", gb[k], v))
     return diffs
+
+
+def fused_module(kind: str, input_size: int, hidden: int, levels: int = 1,
+                 nonlinearity: str = "tanh", bidirectional: bool = False):
+    """The fused engine's module of ``kind`` and that engine's name: ``CudnnRecurrent``
+    (CUDNN), or ``ScanRecurrent`` (SCAN) for MinGRU and MinLSTM."""
+    if kind in MIN_KINDS:
+        return ScanRecurrent(kind, input_size, hidden, levels,
+                             bidirectional=bidirectional), "SCAN"
+    return CudnnRecurrent(kind, input_size, hidden, levels, 0.0, False, nonlinearity,
+                          bidirectional), "CUDNN"
 
 
 def layer_parity(graph, name: str, steps: int | None = None, batch: int | None = None,
@@ -162,7 +179,7 @@ def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | 
         and the differences of the final states (``final``).
     """
     levels = sum(1 for k in weights if k.startswith("W_xc_l"))
-    hidden, input_size = weights["W_hc_l0"].shape[1], weights["W_xc_l0"].shape[1]
+    hidden, input_size = weights["W_xc_l0"].shape[0] // GATES[kind], weights["W_xc_l0"].shape[1]
     sd = {k: v.detach() for k, v in weights.items()}
     unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity)
     unr.load_state_dict(sd)
@@ -171,9 +188,9 @@ def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | 
         ref.load_state_dict(sd)
         ref.fast, pair = False, ("per-step nodes", "fused steps")
     else:
-        ref = CudnnRecurrent(kind, input_size, hidden, levels, 0.0, False, nonlinearity)
-        ref.load_state_dict(convert_layer(kind, sd, levels, "CAFFE", "CUDNN"))
-        pair = ("cuDNN", "unrolled")
+        ref, fused = fused_module(kind, input_size, hidden, levels, nonlinearity)
+        ref.load_state_dict(convert_layer(kind, sd, levels, "CAFFE", fused))
+        pair = ("parallel scan" if fused == "SCAN" else "cuDNN", "unrolled")
     ref, unr = ref.to(x.device, x.dtype).eval(), unr.to(x.device, x.dtype).eval()
     g = torch.Generator().manual_seed(seed)
     t_, n = x.shape[0], x.shape[1]

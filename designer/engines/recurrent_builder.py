@@ -2,7 +2,9 @@
 
 ``CUDNN``: ``CudnnRecurrent`` (torch.nn); ``PERSIST``: ``PersistRecurrent`` (the same parameters,
 its recurrence in one persistent kernel per level); ``CAFFE`` and every ``LSTMSimple``:
-``UnrolledRecurrent``. The two cuDNN-layout engines are filled alike.
+``UnrolledRecurrent``. The two cuDNN-layout engines are filled alike. MinGRU and MinLSTM:
+``SCAN``, ``ScanRecurrent`` (the parallel scan); ``CAFFE``, ``UnrolledRecurrent``; both filled
+alike and holding the same tensors.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from torch import nn
 from designer.graph.layers.recurrent import weight_layout
 
 from .builders import BuildContext, builder
+from .min_recurrent import ScanRecurrent
 from .fillers import fill_bias, fill_weight
 from .persist import PersistRecurrent
 from .recurrent import DIRECTION_SUFFIXES, GATES, CudnnRecurrent
@@ -29,6 +32,13 @@ def _fill_cudnn(m: CudnnRecurrent, params: dict) -> None:
             # one effective bias, as the Caffe net has: all of it in bias_ih
             fill_bias(getattr(m.rnn, f"bias_ih_l{k}{sfx}"), params["bias_filler"])
             fill_bias(getattr(m.rnn, f"bias_hh_l{k}{sfx}"), 0.0)
+
+
+@builder("MinGRU", "MinLSTM")
+def _min_recurrent(ctx: BuildContext) -> nn.Module:
+    e = ctx.int_dim(ctx.input_shape()[2], "the input size")
+    cls = UnrolledRecurrent if ctx.params.get("engine", "SCAN") == "CAFFE" else ScanRecurrent
+    return cls.from_params(ctx.layer.type, e, ctx.params, name=ctx.name)
 
 
 @builder("LSTM", "GRU", "RNN", "LSTMSimple")

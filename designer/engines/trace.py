@@ -8,7 +8,10 @@ read by name:
   and ``h_t``;
 - GRU: the step's input and recurrent transforms ``W_xc_x_t`` and ``W_hc_h_{t-1}``, from which
   r, z and n follow exactly as the GRU_UNIT computes them, and ``h_t``;
-- RNN: ``h_t``.
+- RNN: ``h_t``;
+- MinGRU: the step's input transform ``W_xc_x_t``, whose first block gives the update gate
+  z = sigmoid(k), and ``h_t``; MinLSTM: the normalised forget and input gates f' and i' from
+  its first two blocks, and ``h_t``.
 
 A layer on the CUDNN engine is read the same way after its weights are converted
 (:func:`designer.engines.convert.cudnn_to_caffe`); the unrolled net with the converted weights
@@ -24,12 +27,13 @@ import torch
 
 from .convert import cudnn_to_caffe
 from .expansion import Expansion, expand_params
+from .min_recurrent import ScanRecurrent
 from .recurrent import CudnnRecurrent
 from .recurrent_state import zero_state
 from .unrolled import UnrolledRecurrent, run_reference
 
 GATE_NAMES = {"LSTM": ("i", "f", "o", "g"), "LSTMSimple": ("i", "f", "o", "g"),
-              "GRU": ("r", "z", "n"), "RNN": ()}
+              "GRU": ("r", "z", "n"), "RNN": (), "MinGRU": ("z",), "MinLSTM": ("f", "i")}
 TANH_GATES = ("g", "n")  # candidate values in [-1, 1]; the others are sigmoids in [0, 1]
 
 
@@ -68,7 +72,7 @@ class LayerSteps:
 
 def caffe_weights(module) -> dict:
     """The layer's weights in the unrolled (Caffe) layout: ``W_xc_l0``, ``b_c_l0``, ..."""
-    if isinstance(module, UnrolledRecurrent):
+    if isinstance(module, (UnrolledRecurrent, ScanRecurrent)):  # the same tensors
         return dict(module.named_parameters())
     if isinstance(module, CudnnRecurrent):
         return cudnn_to_caffe(module.kind, dict(module.rnn.named_parameters()), module.levels)
@@ -77,11 +81,13 @@ def caffe_weights(module) -> dict:
 
 def describe(module) -> dict:
     """Kind, sizes and settings of a recurrent module of either engine."""
-    if isinstance(module, UnrolledRecurrent):
-        return {"kind": module.kind, "engine": "CAFFE", "input_size": module.input_size,
-                "hidden": module.hidden, "levels": module.levels,
-                "nonlinearity": module.nonlinearity, "clip": module.clip,
-                "batch_first": module.batch_first}
+    if isinstance(module, (UnrolledRecurrent, ScanRecurrent)):
+        scan = isinstance(module, ScanRecurrent)
+        return {"kind": module.kind, "engine": "SCAN" if scan else "CAFFE",
+                "input_size": module.input_size, "hidden": module.hidden,
+                "levels": module.levels,
+                "nonlinearity": "tanh" if scan else module.nonlinearity,
+                "clip": 0.0 if scan else module.clip, "batch_first": module.batch_first}
     rnn = module.rnn
     engine = getattr(module, "engine_name", "CUDNN")  # PERSIST holds the same tensors
     return {"kind": module.kind, "engine": engine, "input_size": rnn.input_size,
@@ -167,4 +173,12 @@ def _read_level(kind: str, blobs: dict, k: int, levels: int, t_: int, h: int) ->
             gates["r"].append(r)
             gates["z"].append(torch.sigmoid(xz + hz))
             gates["n"].append(torch.tanh(xn + r * hn))
+    elif kind == "MinGRU":
+        for t in steps:
+            gates["z"].append(torch.sigmoid(blobs[f"{p}W_xc_x_{t}"][0][:, :h]))
+    elif kind == "MinLSTM":
+        for t in steps:
+            f, i = torch.sigmoid(blobs[f"{p}W_xc_x_{t}"][0][:, :2 * h]).split(h, -1)
+            gates["f"].append(f / (f + i))
+            gates["i"].append(i / (f + i))
     return LevelSteps(k, gates, c, hs)

@@ -26,9 +26,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .expansion import GATES, SUFFIXES, Expansion, expand_params, read_levels
+from .expansion import GATES, MIN_UNITS, SUFFIXES, Expansion, expand_params, read_levels
 from .fillers import fill_bias, fill_weight
 from .lstm_steps import UnrolledLSTMSteps, infer_steps
+from .min_recurrent import add_min_weights
+from .min_rnn import min_unit
 from .recurrent_state import check_lengths, zero_state
 from .step_plans import compile_step_plan, run_step_plan
 
@@ -101,6 +103,8 @@ def run_reference(exp: Expansion, weights: dict, blobs: dict, training: bool,
             out = lstm_unit(b[0], gates, b[2])
         elif t == "GRU_UNIT":
             out = (_gru_unit(*b),)
+        elif t in ("MIN_GRU_UNIT", "MIN_LSTM_UNIT"):
+            out = (min_unit("MinGRU" if t == "MIN_GRU_UNIT" else "MinLSTM", *b),)
         elif t == "TANH":
             out = (torch.tanh(b[0]),)
         elif t == "RELU":
@@ -213,7 +217,8 @@ def run_fast(plans: list[LevelPlan], weights: dict, blobs: dict, training: bool,
 
 
 class UnrolledRecurrent(nn.Module):
-    """An LSTM, GRU, RNN or LSTMSimple layer on the CAFFE engine (the unrolled net)."""
+    """An LSTM, GRU, RNN, LSTMSimple, MinGRU or MinLSTM layer on the CAFFE engine (the
+    unrolled net; MinGRU and MinLSTM hold no W_hc)."""
 
     def __init__(self, kind: str, input_size: int, hidden: int, levels: int = 1,
                  dropout: float = 0.0, batch_first: bool = False, nonlinearity: str = "tanh",
@@ -225,6 +230,10 @@ class UnrolledRecurrent(nn.Module):
         self.directions = 2 if bidirectional else 1
         self.state_layers = levels * self.directions
         self.fast = True  # use the fused executor where the expansion allows it
+        self._plans: dict[tuple, tuple] = {}
+        if kind in MIN_UNITS:  # W_xc and b_c only: the gates read the input alone
+            add_min_weights(self, GATES[kind], input_size, hidden, levels, self.directions)
+            return
         g = GATES[kind] * hidden
         for k in range(levels):
             e = input_size if k == 0 else self.directions * hidden
@@ -234,7 +243,6 @@ class UnrolledRecurrent(nn.Module):
                 self.register_parameter(f"W_hc_l{k}{s}", nn.Parameter(torch.empty(g, hidden)))
                 if kind == "GRU":
                     self.register_parameter(f"b_hc_l{k}{s}", nn.Parameter(torch.zeros(g)))
-        self._plans: dict[tuple, tuple] = {}
 
     @classmethod
     def from_params(cls, kind: str, input_size: int, p: dict, name: str = "rnn"):
@@ -253,7 +261,8 @@ class UnrolledRecurrent(nn.Module):
         for k in range(self.levels):
             for s in SUFFIXES[:self.directions]:
                 fill_weight(getattr(self, f"W_xc_l{k}{s}"), filler, h, g)
-                fill_weight(getattr(self, f"W_hc_l{k}{s}"), filler, h, g)
+                if self.kind not in MIN_UNITS:
+                    fill_weight(getattr(self, f"W_hc_l{k}{s}"), filler, h, g)
                 fill_bias(getattr(self, f"b_c_l{k}{s}"), bias)
                 if self.kind == "GRU":
                     fill_bias(getattr(self, f"b_hc_l{k}{s}"), 0.0)

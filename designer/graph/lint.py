@@ -8,6 +8,7 @@ from .conv_checks import conv_warnings, padded_source
 from .elements import Link
 from .errors import DesignWarning
 from .hints import Fix
+from .min_checks import min_warnings
 from .norm_checks import norm_warnings
 
 LOSSES = ("SoftmaxWithLoss", "Accuracy")
@@ -25,6 +26,7 @@ def lint(graph) -> list[DesignWarning]:
         elif layer.type == "Conv1D":
             out.extend(conv_warnings(graph, layer.name))
         out.extend(norm_warnings(graph, layer.name))
+        out.extend(min_warnings(graph, layer.name))
     return out
 
 

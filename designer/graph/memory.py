@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from . import dims as D
-from .layers.recurrent import weight_layout
+from .layers.recurrent import MIN_KINDS, engine_for
 from .memory_layers import RECURRENT, Context, rule
 from .shapes import resolve_params
 
@@ -184,14 +184,14 @@ def estimate(graph, setup: Setup | None = None) -> MemoryEstimate | None:
 
 def _any_unrolled(graph, setup: Setup) -> bool:
     """Whether a recurrent layer runs on the unrolled (CAFFE) engine."""
-    return any(layer.type in RECURRENT and weight_layout(_engine(layer, setup)) != "CUDNN"
+    return any(layer.type in RECURRENT and _engine(layer, setup) == "CAFFE"
                for layer in graph.layers())
 
 
 def _capture_blocked(graph, setup: Setup) -> bool:
-    """A cuDNN-engine layer with a ``cont`` input finds its resets on the host, so the step
-    is not captured in a CUDA graph (as ``Net.capture_blockers`` says)."""
-    return any(weight_layout(_engine(layer, setup)) == "CUDNN" and
+    """A cuDNN-engine (or parallel-scan) layer with a ``cont`` input finds its resets on the
+    host, so the step is not captured in a CUDA graph (as ``Net.capture_blockers`` says)."""
+    return any(_engine(layer, setup) in ("CUDNN", "PERSIST", "SCAN") and
                graph.link_into(layer.name, "cont")
                for layer in graph.layers() if layer.type in RECURRENT)
 
@@ -232,7 +232,7 @@ def _engine(layer, setup: Setup) -> str:
     if layer.type == "LSTMSimple":
         return "CAFFE"
     if setup.engine is not None:
-        return setup.engine.upper()
+        return engine_for(layer.type, setup.engine)
     return layer.get("engine")
 
 
@@ -285,7 +285,7 @@ def training_report(graph, device: str, solver: dict, training: dict,
         return None
     out = {"device": device, "estimate": est.to_json(), "engines": {}, "capacity": None,
            "where": None, "fits": True, "message": None}
-    if any(layer.type in ("LSTM", "GRU", "RNN") for layer in graph.layers()):
+    if any(layer.type in ("LSTM", "GRU", "RNN") + MIN_KINDS for layer in graph.layers()):
         engines = ("cudnn", "caffe") + (
             ("persist",) if device == "cuda" and any(layer.type == "LSTM"
                                                      for layer in graph.layers()) else ())

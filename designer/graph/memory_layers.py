@@ -20,6 +20,10 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
 - the **cuDNN engine on the CPU** (oneDNN for an LSTM, torch's own cells otherwise): oneDNN's
   workspace, of which about 6.5 H + 4 max(E, H) values per level and step are written (so
   resident), and its output; 7H per level for a GRU, 1H for an RNN;
+- MinGRU and MinLSTM, per level, direction and time step: on the **SCAN engine** what the
+  log-space terms and the scan keep (10.25 H for MinGRU, its input transform among them;
+  11.25 H for MinLSTM); on the **unrolled engine** each step's gates, candidate and products
+  (5.25 H for MinGRU, 9.25 H for MinLSTM); the same on every device;
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
 """
 from __future__ import annotations
@@ -29,14 +33,16 @@ from math import prod
 
 from .layers.recurrent import weight_layout
 
-RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple")
-GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
+RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM")
+GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4, "MinGRU": 2, "MinLSTM": 3}
 
 # values per hidden unit, level and time step that a recurrent level keeps (see the module doc)
 UNROLLED_PER_LEVEL = {"LSTM": 6, "LSTMSimple": 6, "GRU": 5, "RNN": 2}
 CUDNN_GPU_PER_LEVEL = {"LSTM": 5, "GRU": 4, "RNN": 1}
 PERSIST_FP32_PER_LEVEL = 5  # the PERSIST engine's activated gates (4) and c_t, in fp32
 CPU_FUSED_PER_LEVEL = {"GRU": 7, "RNN": 1}
+MIN_PER_LEVEL = {"SCAN": {"MinGRU": 10.25, "MinLSTM": 11.25},
+                 "CAFFE": {"MinGRU": 5.25, "MinLSTM": 9.25}}
 ONEDNN_H, ONEDNN_MAX_EH = 6.5, 4.0  # the oneDNN LSTM workspace per level and step, as
 # much of it as is written to (it reserves about half as much again, never touched)
 
@@ -213,6 +219,22 @@ def _sequence_pool(ctx, params):
     return k
 
 
+def _min_recurrent(ctx, params):
+    """MinGRU and MinLSTM: per level and direction what its engine keeps (see the module
+    doc), the inputs of the levels above the first and the dropout masks between them."""
+    p = ctx.params
+    x = ctx.inputs[0][0]
+    t_, n = (x[1], x[0]) if p.get("batch_first", False) else (x[0], x[1])
+    d = 2 if p.get("bidirectional") else 1
+    h, levels = p["num_output"], p.get("num_layers", 1)
+    seq = t_ * n * h  # values of one direction's (T, N, H)
+    per = MIN_PER_LEVEL["CAFFE" if ctx.engine == "CAFFE" else "SCAN"][ctx.type]
+    masks = (levels - 1) * d * seq * ctx.mask_bytes() if p.get("dropout_ratio", 0.0) else 0
+    extra = 4 * (levels * d * per * seq + (levels - 1) * d * seq) + masks
+    return Kept(inputs=[0], extra=int(extra),
+                backward=4 * (d * (GATES[ctx.type] + 2) * seq + t_ * n * x[2]))
+
+
 RULES = {
     "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
     "CharText": _source, "WavAudio": _source, "MnistRows": _source,
@@ -222,7 +244,7 @@ RULES = {
     "Reshape": _views, "Slice": _views, "Concat": _views,
     "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
     "LSTMUnit": _lstm_unit, "Conv1D": _conv1d,
-    "SequencePool": _sequence_pool,
+    "SequencePool": _sequence_pool, "MinGRU": _min_recurrent, "MinLSTM": _min_recurrent,
 }
 
 

@@ -26,6 +26,14 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
         g.add_layer(kind, name, params)
         g.connect("embed", "y", name, "x")
         g.connect("data", "cont", name, "cont")
+    # minGRU (two levels, following cont) and, on its steps, a bidirectional minLSTM
+    min_engine = "CAFFE" if engine == "CAFFE" else "SCAN"
+    g.add_layer("MinGRU", "mingru", {"num_output": 5, "num_layers": 2, "engine": min_engine})
+    g.connect("embed", "y", "mingru", "x")
+    g.connect("data", "cont", "mingru", "cont")
+    g.add_layer("MinLSTM", "minlstm", {"num_output": 3, "bidirectional": True,
+                                       "engine": min_engine})
+    g.connect("mingru", "y", "minlstm", "x")
     # batch-first: (N, T, E) from the embedding read the other way round; a Reshape that
     # replaces every dim hides which one is the batch, as a user's own layout would
     g.add_layer("Reshape", "as_nte", {"shape": [0, 0, 0], "axis": 0, "num_axes": -1})

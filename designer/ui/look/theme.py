@@ -34,6 +34,8 @@ UNROLLED_COLORS = {
     "ELTWISE": "#8e6cc2",
     "LSTM_UNIT": "#e08a2c",
     "GRU_UNIT": "#e08a2c",
+    "MIN_GRU_UNIT": "#e08a2c",
+    "MIN_LSTM_UNIT": "#e08a2c",
     "TANH": "#4caf6a",
     "RELU": "#4caf6a",
     "DROPOUT": "#a2744e",

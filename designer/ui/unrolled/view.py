@@ -95,7 +95,8 @@ class UnrolledView(QWidget):
         self.buttons["parity"].setCheckable(True)
         self.buttons["parity"].setToolTip(
             "For the current weights (the latest run's, or freshly initialised ones), how far "
-            "the cuDNN and the unrolled engine are apart at every step")
+            "the fused (cuDNN, or the parallel scan) and the unrolled engine are apart at "
+            "every step")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)

@@ -1,0 +1,128 @@
+"""MinGRU and MinLSTM (Feng et al., 2024, "Were RNNs All We Needed?"): recurrent layers whose
+gates read only the input, never the previous state.
+
+Each step is then ``h_t = a_t * h_{t-1} + b_t`` with ``a_t`` and ``b_t`` made from ``x_t`` alone,
+so the whole sequence is one linear recurrence: the SCAN engine computes every step at once by a
+parallel scan in log space, the CAFFE engine step by step as its unrolled net (one SCALE and one
+unit per step). Both hold the same tensors per level and direction, ``W_xc`` (G*H x E) and
+``b_c`` (G*H), G = 2 blocks [z, h] for MinGRU and 3 blocks [f, i, h] for MinLSTM; there is no
+recurrent matrix. The ports, batch layout, ``cont``, ``lengths`` and ``bidirectional`` are the
+LSTM's (:mod:`designer.graph.layers.recurrent`).
+"""
+from __future__ import annotations
+
+from .. import dims as D
+from ..spec import LayerSpec, ParamSpec
+from .common import bias_filler, num_output, weight_filler
+from .recurrent import INPUTS, OUTPUTS, _directions, _infer, _layers
+
+ENGINES = ("SCAN", "CAFFE")
+GATES = {"MinGRU": 2, "MinLSTM": 3}  # blocks of H rows in W_xc: [z, h]; [f, i, h]
+CAFFE_TYPES = {"MinGRU": "MIN_GRU", "MinLSTM": "MIN_LSTM"}  # no Caffe has them: our names
+# element-wise FLOPs of one unit step per hidden value (activations, normalising, mixing)
+UNIT_FLOPS = {"MinGRU": 8, "MinLSTM": 12}
+G_WORDS = ("g(v) = v + 0.5 for v >= 0 and sigmoid(v) below, so the candidate is always "
+           "positive, which the log-space scan needs")
+
+
+VARIABLE = (
+    " Sequences of different lengths come padded at the end with their 'lengths': a padded "
+    "step keeps the state (as z = 0, or f' = 1 and i' = 0, would), outputs zero and passes "
+    "no gradient, on both engines. Bidirectional, a second chain reads each sequence "
+    "backwards from its last valid step and both outputs are joined, the forward half first."
+)
+
+
+def _count(kind: str):
+    def count(ctx, outs):
+        e = ctx.input("x").shape[2]
+        if not D.known(e):
+            return None
+        h, g, d = ctx.params["num_output"], GATES[kind], _directions(ctx)
+        total = 0
+        for level in range(_layers(ctx)):
+            inp = e if level == 0 else d * h
+            total += d * (g * h * inp + g * h)
+        return total
+    return count
+
+
+def _flops(kind: str):
+    def flops(ctx, outs):
+        x = ctx.input("x").shape
+        e, h, g, d = x[2], ctx.params["num_output"], GATES[kind], _directions(ctx)
+        if not D.known(e):
+            return None
+        per_step = 0
+        for level in range(_layers(ctx)):
+            inp = e if level == 0 else d * h
+            per_step += d * (2 * g * h * inp + (g + UNIT_FLOPS[kind]) * h)
+        return D.mul(x[0], x[1], per_step)
+    return flops
+
+
+def _params(kind: str) -> tuple:
+    unit = "MIN_GRU_UNIT" if kind == "MinGRU" else "MIN_LSTM_UNIT"
+    return (
+        num_output(512, "hidden units per layer (H)"),
+        ParamSpec("num_layers", "int", 1, "stacked layers, each reading the outputs of the one "
+                  "below; the paper stacks several, since one level alone is a running "
+                  "average of its input, weighted by gates that see only the current step",
+                  minimum=1, maximum=16),
+        ParamSpec("dropout_ratio", "float", 0.0,
+                  "dropout between stacked layers (not after the last one)",
+                  minimum=0.0, maximum=1.0, below_maximum=True),
+        ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)",
+                  shaping=True),
+        ParamSpec("bidirectional", "bool", False,
+                  "also read every sequence backwards, from its last valid step to its first, "
+                  "with weights of its own; the output holds both directions (2H features, "
+                  "the forward half first) and the parameters double", shaping=True),
+        ParamSpec("engine", "choice", "SCAN",
+                  "SCAN: every step at once, by a parallel scan in log space (Heinsen's "
+                  "log-cumsum-exp, in chunks of 32 steps chained one after another), on any "
+                  f"device; CAFFE: the unrolled net, one SCALE and one {unit} per time step, "
+                  "run one step after another. Both hold the same tensors, so a checkpoint of "
+                  "one loads into the other", choices=ENGINES),
+        weight_filler("uniform"),
+        bias_filler(),
+    )
+
+
+def _spec(kind: str, summary: str, help: str) -> LayerSpec:
+    return LayerSpec(
+        id=kind, category="Recurrent", caffe_type=CAFFE_TYPES[kind], summary=summary, help=help,
+        inputs=INPUTS, outputs=OUTPUTS, params=_params(kind),
+        infer=_infer, count_params=_count(kind), flops=_flops(kind),
+    )
+
+
+STATE = (
+    " The state starts at zero, as every recurrent layer's here (the paper's sequential form; "
+    "its log-space code takes log h0, so it would need a positive start: the scan adds the "
+    "start's share outside the logarithm instead, so any state carries over), and 'cont' = 0 "
+    "sets it to zero."
+)
+
+MIN_GRU = _spec(
+    "MinGRU", "minGRU: update gate and candidate from the input alone; a parallel scan trains it",
+    "minGRU (Feng et al., 2024, \"Were RNNs All We Needed?\"): a GRU whose gate and candidate "
+    "read only the current input. Each step: the update gate z = sigmoid(W_z x + b_z), the "
+    "candidate h~ = g(W_h x + b_h) with " + G_WORDS + ", and h = (1 - z) * h_prev + z * h~. "
+    "No reset gate and no recurrent matrix: 2H x E weights per level (blocks z, h), against a "
+    "GRU's 3H x (E + H). In log space, log z = -softplus(-k), log(1 - z) = -softplus(k) and "
+    "log h~ = log g(v), so the scan never leaves positive numbers." + STATE + VARIABLE,
+)
+MIN_LSTM = _spec(
+    "MinLSTM", "minLSTM: normalised forget and input gates from the input alone; a parallel "
+    "scan trains it",
+    "minLSTM (Feng et al., 2024, \"Were RNNs All We Needed?\"): an LSTM without output gate "
+    "or cell, whose gates read only the current input. Each step: the forget gate f = "
+    "sigmoid(W_f x + b_f) and the input gate i = sigmoid(W_i x + b_i), normalised to sum to "
+    "one (f' = f / (f + i), i' = i / (f + i)), the candidate h~ = g(W_h x + b_h) with "
+    + G_WORDS + ", and h = f' * h_prev + i' * h~. 3H x E weights per level (blocks f, i, h), "
+    "against an LSTM's 4H x (E + H); normalising keeps the state on the candidates' scale "
+    "however long the sequence." + STATE + VARIABLE,
+)
+
+SPECS = (MIN_GRU, MIN_LSTM)
