@@ -201,6 +201,11 @@ def _recurrent(msg, g, layer, p, notes):
     msg.add("recurrent_param", r)
 
 
+def _min_recurrent(msg, g, layer, p, notes):
+    notes.append(f"{layer.name}: Caffe and MyCaffe have no {layer.type} layer; the file names "
+                 f"it {layer.type}, which rnn-designer reads back")
+
+
 def _lstm_simple(msg, g, layer, p, notes):
     h = p["num_output"]
     s = Message().add("num_output", h)
@@ -331,6 +336,7 @@ PARAMS = {
     "SequencePool": _sequence_pool,
     "Embed": _embed, "InnerProduct": _inner_product,
     "LSTM": _recurrent, "GRU": _recurrent, "RNN": _recurrent, "LSTMSimple": _lstm_simple,
+    "MinGRU": _min_recurrent, "MinLSTM": _min_recurrent,
     "SoftmaxWithLoss": _loss, "Reshape": _reshape, "ReLU": _relu,
     "Dropout": _block("dropout_param", "dropout_ratio"),
     "Softmax": _block("softmax_param", "axis"),

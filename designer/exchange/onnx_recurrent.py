@@ -15,6 +15,9 @@ The state of a layer is one ``(num_layers * directions, N, H)`` tensor per kind 
 LSTM), in torch's order (index ``2 * level + direction``): the graph takes it as
 ``<layer>.h0``/``<layer>.c0`` and gives it back as ``<layer>.hT``/``.cT``.
 
+MinGRU and MinLSTM have no ONNX operator: :mod:`onnx_min_rnn` writes them as ``Scan`` ops
+(or, unrolled, their MIN_GRU_UNIT and MIN_LSTM_UNIT nodes).
+
 A bidirectional layer is one ``direction="bidirectional"`` op per level, both directions'
 weights in ONNX's gate order; its ``Y`` (T, 2, N, H) becomes (T, N, 2H), forward half first.
 ``lengths`` become the op's ``sequence_lens`` (int32): padded steps give zero outputs and the
@@ -30,7 +33,9 @@ from onnx import TensorProto
 from designer.engines.convert import caffe_to_cudnn, cudnn_to_caffe
 from designer.engines.expansion import expand_params
 from designer.engines.unrolled import weight_key
+from designer.graph.layers.recurrent import MIN_KINDS
 
+from . import onnx_min_rnn
 from .onnx_ops import OnnxBuilder, lstm_unit, tensor
 
 TORCH_TO_ONNX = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
@@ -61,7 +66,7 @@ def layer_settings(module) -> dict:
         return {"input_size": rnn.input_size, "dropout": rnn.dropout,
                 "nonlinearity": getattr(rnn, "nonlinearity", "tanh")}
     return {"input_size": module.input_size, "dropout": module.dropout,
-            "nonlinearity": module.nonlinearity}
+            "nonlinearity": getattr(module, "nonlinearity", "tanh")}
 
 
 def _reorder(w: np.ndarray, kind: str) -> np.ndarray:
@@ -83,6 +88,8 @@ def _directions(w: dict, key: str, kind: str, dirs: int) -> np.ndarray:
 
 def fused(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=None):
     """ONNX LSTM/GRU/RNN ops, one per level; returns (y, final states)."""
+    if module.kind in MIN_KINDS:
+        return onnx_min_rnn.scan(b, name, module, x, states, lengths)
     kind = "LSTM" if module.kind == "LSTMSimple" else module.kind
     w, h = torch_weights(module), module.hidden
     dirs = getattr(module, "directions", 1)
@@ -183,6 +190,8 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
             tops = list(lstm_unit(b, hint, bot[0], bot[1], bot[2], module.hidden))
         elif node.type == "GRU_UNIT":
             tops = [_gru_unit(b, hint, *bot, module.hidden)]
+        elif node.type in ("MIN_GRU_UNIT", "MIN_LSTM_UNIT"):
+            tops = [onnx_min_rnn.unit(b, hint, node.type, *bot, module.hidden)]
         elif node.type in ("TANH", "RELU"):
             tops = [b.op("Tanh" if node.type == "TANH" else "Relu", bot, hint)]
         elif node.type == "CONCAT":

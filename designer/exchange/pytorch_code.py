@@ -4,8 +4,9 @@ The generated module is a plain ``nn.Module`` with one attribute per layer as dr
 names each), built from ``torch.nn`` alone: ``model.py`` imports torch and safetensors, never
 rnn-designer. Recurrent layers become ``nn.LSTM``/``nn.GRU``/``nn.RNN`` whatever engine trained
 them: weights of the unrolled engine are converted to torch's gate order
-(:mod:`designer.engines.convert`), which computes the same function. ``python model.py`` loads
-the weights and prints a test output.
+(:mod:`designer.engines.convert`), which computes the same function. MinGRU and MinLSTM, which
+torch.nn lacks, become a ``MinRNN`` written into the file (:mod:`pytorch_min_rnn`).
+``python model.py`` loads the weights and prints a test output.
 """
 from __future__ import annotations
 
@@ -19,17 +20,18 @@ from designer import __version__
 from designer.engines.build import RECURRENT_TYPES
 from designer.engines.convert import caffe_to_cudnn
 from designer.graph.atomic import atomic_write_bytes, atomic_write_text
-from designer.graph.layers.recurrent import weight_layout
+from designer.graph.layers.recurrent import MIN_KINDS, weight_layout
 from designer.graph.shapes import resolve_params
 
 from .errors import ExchangeError
+from .pytorch_min_rnn import min_recurrent
 from .pytorch_snippets import data_constant, helpers, main_block
 from .source import ModelSource
 
 RESERVED = {"self", "state", "new_state", "torch", "nn", "F", "tokens", "data", "cont", "Model",
             "load", "caffe_reshape", "lstm_unit", "Path", "VOCAB", "lengths", "packed",
             "sequence_last", "DATA", "test_input", "batch_norm", "conv_over_time",
-            "sequence_pool"}
+            "sequence_pool", "MinRNN"}
 TRAINING_ONLY = ("SoftmaxWithLoss", "Accuracy", "EuclideanLoss", "L1Loss")
 TORCH_RNN = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN", "LSTMSimple": "nn.LSTM"}
 
@@ -169,6 +171,8 @@ class _Writer:
         self._assign(name, var, layer, expr)
 
     def _recurrent(self, name, var, layer, module, p, x, comment) -> str:
+        if layer.type in MIN_KINDS:  # torch.nn has none: a MinRNN written into the file
+            return min_recurrent(self, name, var, layer, module, p, x, comment)
         kind, cls = layer.type, TORCH_RNN[layer.type]
         e, h, levels = module_sizes(module)
         args = [str(e), str(h)]
@@ -345,7 +349,10 @@ class _Writer:
                  "layer is",
                  "batch-first.",
                  '"""',
-                 "from pathlib import Path", "", "import torch", "from torch import nn", ""]
+                 "from pathlib import Path", "", "import torch"]
+        if "min_rnn" in self.helpers:
+            lines.append("import torch.nn.functional as F")
+        lines += ["from torch import nn", ""]
         if vocab is not None:
             lines += ["# the characters, in id order",
                       f"VOCAB = {json.dumps(vocab, ensure_ascii=False)}", ""]
@@ -373,6 +380,8 @@ def torch_state(module) -> dict:
     """The recurrent layer's weights as ``nn.LSTM/GRU/RNN`` keys (converted from Caffe's)."""
     if hasattr(module, "rnn"):
         return dict(module.rnn.state_dict())
+    if module.kind in MIN_KINDS:  # MinRNN holds the designer's own tensors
+        return {k: v.detach() for k, v in module.named_parameters()}
     kind = "LSTM" if module.kind == "LSTMSimple" else module.kind
     sd = {k: v.detach() for k, v in module.named_parameters()}
     return caffe_to_cudnn(kind, sd, module.levels)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+from .pytorch_min_rnn import min_rnn_source
+
 CAFFE_RESHAPE = '''
 def caffe_reshape(x, shape, axis, num_axes):
     """Caffe's Reshape: dims [axis, axis + num_axes) become shape (0 copies a dim, -1 infers)."""
@@ -149,6 +151,7 @@ def sequence_pool(x, lengths, method, batch_first, score=None):
     return (torch.softmax(s, 0) * x).sum(0)
 '''
 HELPERS["sequence_pool"] = SEQUENCE_POOL
+HELPERS["min_rnn"] = min_rnn_source()
 
 
 def helpers(names: set) -> list[str]:

@@ -1,0 +1,81 @@
+"""The ``MinRNN`` module an exported ``model.py`` holds for its MinGRU and MinLSTM layers.
+
+No ``torch.nn`` class computes these layers, so the export writes one: the functions of the
+parallel-scan engine (:mod:`designer.engines.min_rnn`, which imports torch alone) copied as they
+are, and a small module holding the same tensors as the designer's layers (``W_xc_l{k}``,
+``b_c_l{k}``, ``..._reverse``). The exported net therefore computes what the SCAN engine does,
+operation for operation.
+"""
+from __future__ import annotations
+
+import inspect
+
+from designer.engines import min_rnn
+
+FUNCTIONS = (min_rnn.log_g, min_rnn.log_terms, min_rnn.scan_log, min_rnn.ReverseValid,
+             min_rnn.reverse_valid, min_rnn.scan_direction, min_rnn.min_layers)
+
+MODULE = '''
+
+class MinRNN(nn.Module):
+    """A MinGRU or MinLSTM layer (Feng et al., 2024, "Were RNNs All We Needed?"): per level
+    and direction W_xc_l{k} (G*H x E) and b_c_l{k}, blocks [z, h] (MinGRU) or [f, i, h]
+    (MinLSTM); ``forward(x, h0=None, lengths=None)`` returns the output and the final h,
+    (num_layers * directions, N, H)."""
+
+    def __init__(self, kind, input_size, hidden_size, num_layers=1, dropout=0.0,
+                 batch_first=False, bidirectional=False):
+        super().__init__()
+        self.kind, self.hidden_size, self.num_layers = kind, hidden_size, num_layers
+        self.dropout, self.batch_first = dropout, batch_first
+        self.directions = 2 if bidirectional else 1
+        gates = 2 if kind == "MinGRU" else 3
+        for k in range(num_layers):
+            e = input_size if k == 0 else self.directions * hidden_size
+            for s in ("", "_reverse")[:self.directions]:
+                self.register_parameter(f"W_xc_l{k}{s}",
+                                        nn.Parameter(torch.empty(gates * hidden_size, e)))
+                self.register_parameter(f"b_c_l{k}{s}",
+                                        nn.Parameter(torch.zeros(gates * hidden_size)))
+
+    def forward(self, x, h0=None, lengths=None):
+        if self.batch_first:
+            x = x.transpose(0, 1)
+        if h0 is None:
+            h0 = x.new_zeros(self.num_layers * self.directions, x.shape[1], self.hidden_size)
+        if lengths is not None:
+            lengths = lengths.to(x.device, torch.int64)
+        y, h = min_layers(self.kind, dict(self.named_parameters()), x, h0, self.num_layers,
+                          self.directions, lengths, self.dropout, self.training)
+        return (y.transpose(0, 1) if self.batch_first else y), h
+'''
+
+
+def min_rnn_source() -> str:
+    """The helper's text: the scan's constant and functions, then ``MinRNN``."""
+    parts = [f"\nSCAN_CHUNK = {min_rnn.SCAN_CHUNK}  # steps scanned in log space at once\n"]
+    parts += ["\n" + inspect.getsource(f) for f in FUNCTIONS]
+    return "\n".join(parts) + MODULE
+
+
+def min_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
+    """Write a MinGRU or MinLSTM layer into ``writer`` (a ``pytorch_code`` writer): its
+    ``MinRNN`` attribute and weights; returns the expression of its call."""
+    e, h, levels = module.input_size, module.hidden, module.levels
+    args = [repr(layer.type), str(e), str(h)]
+    if levels > 1:
+        args.append(f"num_layers={levels}")
+    if levels > 1 and p.get("dropout_ratio", 0.0):
+        args.append(f"dropout={p['dropout_ratio']!r}")
+    args += ["batch_first=True"] * bool(p.get("batch_first"))
+    args += ["bidirectional=True"] * bool(p.get("bidirectional"))
+    how = "the parallel scan, which MinRNN runs" if writer.net.engines.get(name) == "SCAN" \
+        else "the unrolled Caffe engine, whose tensors MinRNN holds; its scan computes the same"
+    writer.helpers.add("min_rnn")
+    writer.init += [f"{comment}: {e} -> {h}" + (f", {levels} stacked layers" if levels > 1
+                                                 else ""), f"# trained on {how}",
+                    f"self.{var} = MinRNN({', '.join(args)})"]
+    for key, value in module.named_parameters():
+        writer.weights[f"{var}.{key}"] = value.detach()
+    lengths = writer._in(name, 2) if len(writer.net.wiring[name]) > 2 else "None"
+    return f"self.{var}({x}, state.get({name!r}), {lengths})"
