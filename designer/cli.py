@@ -14,7 +14,7 @@ import threading
 from designer import __version__
 
 COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate", "export",
-            "import", "init", "evaluate", "predict", "inspect")
+            "import", "init", "evaluate", "predict", "inspect", "search")
 DEFAULT_PROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                "projects", "char-rnn-shakespeare.json")
 
@@ -201,7 +201,48 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--checkpoint", choices=("best", "last"), default="best")
     ins.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     ins.add_argument("--json", action="store_true", help="print JSON for machines")
+
+    add_search(sub)
     return p
+
+
+def add_search(sub) -> None:
+    """``rnn-designer search``: its options."""
+    s = sub.add_parser("search", help="search a project's design and settings with Optuna: "
+                       "many short trainings, each an ordinary run folder")
+    s.add_argument("project")
+    s.add_argument("--trials", type=int, required=True, metavar="N", help="the study's total "
+                   "number of trials (a search run again goes on to N)")
+    s.add_argument("--space", metavar="SPACE.json", help="what to vary, instead of the "
+                   "project's 'search' section (the same form)")
+    s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="auto (default): the GPUs when there are any, else the CPU")
+    s.add_argument("--gpus", metavar="all|K", help="how many GPUs to use (default all)")
+    s.add_argument("--per-gpu", type=int, default=1, metavar="K", help="worker processes "
+                   "per GPU (default 1)")
+    s.add_argument("--workers", type=int, metavar="K", help="with --device cpu: worker "
+                   "processes (default 1)")
+    s.add_argument("--steps", type=int, metavar="N", help="training steps of each trial "
+                   "(default: the project's max_steps)")
+    s.add_argument("--storage", metavar="URL|FILE", help="an Optuna RDB URL (sqlite:///..., "
+                   "postgresql://...) or a journal file on a shared disk (default: "
+                   "sqlite:///<project dir>/runs/<project>.search.db)")
+    s.add_argument("--study", metavar="NAME", help="the study's name (default: the project "
+                   "file's name); machines that give the same --study and --storage join it")
+    s.add_argument("--objective", default="val_loss", metavar="METRIC[,METRIC2]",
+                   help="val_loss (default), val_accuracy, test_accuracy, ms_per_step or "
+                   "params; two make a Pareto front")
+    s.add_argument("--pruner", choices=("median", "halving", "none"), default="median",
+                   help="stop trials that fall behind: median (default), halving "
+                   "(successive halving) or none")
+    s.add_argument("--seed", type=int, help="seeds the sampler, and trains every trial "
+                   "with this seed")
+    s.add_argument("--time-limit", type=float, metavar="SECONDS", help="start no trial "
+                   "after this long")
+    s.add_argument("--best-out", metavar="P.json", help="write the best trial's design as "
+                   "a project here")
+    s.add_argument("--json", action="store_true", help="one JSON line per event (for "
+                   "programs)")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -226,6 +267,9 @@ def run(args: argparse.Namespace) -> int:
     if cmd in ("export", "import"):
         from designer.exchange import commands as exchange
         return exchange.export(args) if cmd == "export" else exchange.import_(args)
+    if cmd == "search":
+        from designer.search.command import search
+        return search(args)
     if cmd in ("train", "generate", "init", "evaluate", "predict", "inspect"):
         from designer.training import commands
         return getattr(commands, cmd)(args)

@@ -1,0 +1,73 @@
+"""What a search ends with: its best trial (or Pareto front) in plain data, and ``--best-out``:
+the best trial's values applied to the project, written as a project of its own."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from designer.graph.project import Project
+
+from .design import apply
+from .space import Space
+from .study import SearchError, best_trials, finished
+
+
+def summary(study) -> dict:
+    """The ``best`` event: the best trial (``number``, ``values``, ``params``, ``run_dir``;
+    ``None`` while none completed), the Pareto front (one objective: the best alone) and how
+    the finished trials ended."""
+    front = [{"number": t.number, "values": list(t.values), "params": dict(t.params),
+              "run_dir": t.user_attrs.get("run_dir")} for t in best_trials(study)]
+    ends = [t.state.name for t in finished(study)]
+    best = front[0] if front else {"number": None, "values": None, "params": None,
+                                   "run_dir": None}
+    return {"kind": "best", "study": study.study_name, **best, "pareto": front,
+            "complete": ends.count("COMPLETE"), "pruned": ends.count("PRUNED"),
+            "failed": ends.count("FAIL")}
+
+
+def check_best_out(path: str | os.PathLike, project: Project) -> Path:
+    """Refuse to write the best trial over the project searched (or into a folder)."""
+    out = Path(path).expanduser()
+    if project.path is not None and out.resolve() == Path(project.path).resolve():
+        raise SearchError(f"--best-out {out} is the project being searched; give another "
+                          "file (the project is left as it is)")
+    if out.is_dir():
+        raise SearchError(f"--best-out {out} is a folder; give a project file's name")
+    return out
+
+
+def write_best(project: Project, space: Space, best: dict, study: str,
+               path: str | os.PathLike) -> Path:
+    """The project with the best trial's values, saved atomically at ``path``; its data
+    paths still find the data from the new folder."""
+    out = check_best_out(path, project)
+    chosen = apply(project, space, best["params"])
+    relocate(chosen, Path(project.path).resolve().parent, out.resolve().parent)
+    values = ", ".join(f"{v:.4g}" for v in best["values"])
+    chosen.description = (chosen.description + " " if chosen.description else "") + \
+        f"Trial {best['number']} of search '{study}' ({values})."
+    out.parent.mkdir(parents=True, exist_ok=True)
+    chosen.save(out)
+    return out
+
+
+def relocate(project: Project, old: Path, new: Path) -> None:
+    """Rewrite the data layers' relative paths, read from ``old``, for a project in ``new``:
+    relative where the data is below ``new``, else absolute. A name found in the data folder
+    (not a path beside the project) is left as it is."""
+    from designer.training.data import FILE_PARAMS
+    if old == new:
+        return
+    graph = project.graph
+    for layer in graph.layers():
+        key = FILE_PARAMS.get(layer.type)
+        value = layer.get(key) if key else None
+        if not isinstance(value, str) or not value or os.path.isabs(value):
+            continue
+        where = (old / value).resolve()
+        if not where.exists():
+            continue
+        moved = os.path.relpath(where, new) if where.is_relative_to(new) else str(where)
+        graph.set_param(layer.name, key, moved)
+    graph.project_dir = new

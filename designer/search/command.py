@@ -1,0 +1,231 @@
+"""``rnn-designer search``: check what was asked, open the study, run the workers, and say
+what happened: one line per finished trial and a summary (``--json``: one JSON object per
+line: ``study`` first, then ``trial`` for each finished trial, then ``best``).
+
+Exit codes: 0 done, 2 bad input (the project, the space, the options, the storage), 130
+interrupted (the same command again resumes the study).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import time
+from pathlib import Path
+
+from designer.graph import project as P
+
+from .best import check_best_out, summary, write_best
+from .runner import Runner, cpu_threads, device_slots
+from .space import SpaceError, parse_space, read_space_file
+from .study import (INTERRUPTED, NEEDS_ACCURACY, SearchError, default_storage, directions,
+                    finished, open_study, owner_gone, parse_objectives, quiet_optuna,
+                    reap, storage_label)
+from .worker import Plan, trial_event
+
+
+def search(args) -> int:
+    """The command (``args`` as ``designer.cli`` parses them)."""
+    quiet_optuna()
+    try:
+        project, space, plan, slots = prepare(args)
+        study = open_study(plan.storage, plan.study, plan.objectives, plan.space)
+    except SpaceError as e:
+        for line in e.lines():
+            print(f"rnn-designer: {line}", file=sys.stderr)
+        return 2
+    except (SearchError, P.ProjectError) as e:
+        print(f"rnn-designer: {e}", file=sys.stderr)
+        return getattr(e, "code", 2)
+    out = JsonLines() if args.json else Lines(plan.objectives)
+    out({"kind": "study", "study": plan.study, "storage": plan.storage, "trials": plan.trials,
+         "objectives": list(plan.objectives), "directions": directions(plan.objectives),
+         "devices": slots, "runs": plan.runs})
+    for t in reap(study, owner_gone, INTERRUPTED, max_retry=None):  # left by a dead command
+        out(trial_event(t))
+    out.progress(plan.trials, len(finished(study)))
+    runner = Runner(plan, slots, study, out)
+    start = time.perf_counter()
+    interrupted = runner.run()
+    best = summary(study)
+    best["seconds"] = round(time.perf_counter() - start, 3)
+    best["best_out"] = None
+    if args.best_out and best["number"] is not None and not interrupted:
+        best["best_out"] = str(write_best(project, space, best, plan.study, args.best_out))
+    out(best)
+    out.close()
+    if interrupted:
+        print("rnn-designer: interrupted; run the same command again to go on", file=sys.stderr)
+        return 130
+    if runner.errors and best["complete"] + best["pruned"] + best["failed"] == 0:
+        return 1
+    return 0
+
+
+def prepare(args) -> tuple:
+    """``(project, space, plan, device slots)`` from the command line, or `SearchError`,
+    `SpaceError` or `ProjectError` in one sentence."""
+    project = P.load(args.project)
+    if args.space:
+        space = parse_space(read_space_file(args.space), project, args.space)
+    else:
+        space = parse_space(project.search, project, project.path)
+    errors = project.graph.errors()
+    if errors:
+        raise SearchError(f"{project.path}: the net is not valid: {errors[0]}")
+    objectives = parse_objectives(args.objective)
+    for name in objectives:
+        if name in NEEDS_ACCURACY and not any(layer.type == "Accuracy"
+                                               for layer in project.graph.layers()):
+            raise SearchError(f"{project.path}: {name} needs an Accuracy layer (a "
+                              "classifier's), and the net has none")
+    if args.trials < 1:
+        raise SearchError("--trials must be at least 1")
+    if args.steps is not None and args.steps < 1:
+        raise SearchError("--steps must be at least 1")
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise SearchError("--time-limit must be above 0 seconds")
+    if args.best_out:
+        check_best_out(args.best_out, project)
+    slots = device_slots(args.device, args.gpus, args.per_gpu, args.workers)
+    name = args.study or project.path.stem
+    if not name.strip():
+        raise SearchError("--study needs a name")
+    folder = Path(project.path).resolve().parent
+    runs = folder / "runs" / (re.sub(r"[^A-Za-z0-9_.\-]", "_", name).strip(".") or "study")
+    plan = Plan(project_json=project.to_json(), project_path=str(Path(project.path).resolve()),
+                space=space.source, storage=args.storage or default_storage(project.path),
+                study=name, objectives=objectives, trials=args.trials, runs=str(runs),
+                pruner=args.pruner, steps=args.steps, seed=args.seed,
+                deadline=None if args.time_limit is None else time.time() + args.time_limit,
+                threads=cpu_threads(len(slots)), salt=(_host(),))
+    return project, space, plan, slots
+
+
+def _host() -> str:
+    import socket
+    return socket.gethostname()
+
+
+# --------------------------------------------------------------------------------- output --
+class JsonLines:
+    """Every event as one JSON line on stdout (NaN and infinity as null)."""
+
+    def __call__(self, event: dict) -> None:
+        print(json.dumps(_plain(event)), flush=True)
+
+    def progress(self, total: int, done: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class Lines:
+    """One line per finished trial and a summary, with a progress bar on stderr."""
+
+    def __init__(self, objectives):
+        self.objectives, self.bar = objectives, None
+
+    def progress(self, total: int, done: int) -> None:
+        from tqdm import tqdm
+        self.bar = tqdm(total=total, initial=min(done, total), unit="trial",
+                        dynamic_ncols=True, file=sys.stderr, desc="search")
+
+    def write(self, text: str, err: bool = False) -> None:
+        stream = sys.stderr if err else sys.stdout
+        if self.bar is not None:
+            self.bar.write(text, file=stream)
+        else:
+            print(text, file=stream, flush=True)
+
+    def __call__(self, event: dict) -> None:
+        kind = event["kind"]
+        if kind == "study":
+            self.write(f"study {event['study']} in {storage_label(event['storage'])}: "
+                       f"{event['trials']} trials, {', '.join(self._goal())}, on "
+                       f"{_devices(event['devices'])}; runs in {event['runs']}")
+        elif kind == "trial":
+            self.write(self.trial_line(event))
+            if self.bar is not None and not (event["state"] == "FAIL" and
+                                             event["reason"] == INTERRUPTED):
+                self.bar.update(1)
+        elif kind == "best":
+            self.close()
+            for line in self.best_lines(event):
+                self.write(line)
+        else:  # error, worker, stopping
+            self.write(event.get("message", ""), err=True)
+
+    def _goal(self) -> list[str]:
+        return [f"{'minimising' if d == 'minimize' else 'maximising'} {o}"
+                for o, d in zip(self.objectives, directions(self.objectives))]
+
+    def trial_line(self, e: dict) -> str:
+        parts = [f"trial {e['number']:<4}", f"{e['state']:<8}"]
+        if e["values"] is not None:
+            parts.append("  ".join(f"{o} {_num(v)}" for o, v in zip(self.objectives,
+                                                                      e["values"])))
+        parts.append(_params(e["params"]))
+        if e["seconds"] is not None:
+            parts.append(f"{e['seconds']:.1f} s")
+        line = "  ".join(p for p in parts if p)
+        if e["retry_of"] is not None:
+            line += f"  (retry of trial {e['retry_of']})"
+        return line + (f": {e['reason']}" if e["reason"] and e["state"] != "COMPLETE" else "")
+
+    def best_lines(self, e: dict) -> list[str]:
+        lines = [f"{e['complete']} complete, {e['pruned']} pruned, {e['failed']} failed "
+                 f"in {e['seconds']:.0f} s"]
+        if e["number"] is None:
+            return lines + ["no trial completed, so there is no best one yet"]
+        if len(self.objectives) == 1:
+            lines.append(f"best: trial {e['number']}, {self.objectives[0]} "
+                         f"{_num(e['values'][0])}: {_params(e['params'])}")
+            lines.append(f"  run folder: {e['run_dir']}")
+        else:
+            lines.append(f"Pareto front ({', '.join(self.objectives)}):")
+            for t in e["pareto"]:
+                values = ", ".join(f"{o} {_num(v)}" for o, v in zip(self.objectives,
+                                                                    t["values"]))
+                lines.append(f"  trial {t['number']}: {values}: {_params(t['params'])}; "
+                             f"{t['run_dir']}")
+        if e.get("best_out"):
+            lines.append(f"wrote {e['best_out']} (trial {e['number']}'s design)")
+        return lines
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _num(value) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    if isinstance(value, float) and value.is_integer() and abs(value) >= 1000:
+        return f"{int(value):,}"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _params(params: dict | None) -> str:
+    return " ".join(f"{k}={_num(v) if isinstance(v, float) else json.dumps(v)}"
+                    for k, v in (params or {}).items())
+
+
+def _devices(slots: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for s in slots:
+        counts[s] = counts.get(s, 0) + 1
+    return ", ".join(f"{n} worker{'s' if n > 1 else ''} on {d}" for d, n in counts.items())
+
+
+def _plain(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
