@@ -48,9 +48,11 @@ class LevelInspection:
     name : str
         ``lstm1`` for a single-level layer, ``lstm1/L0``, ``lstm1/L1``... for stacked levels.
     layer, level, kind, engine
-        The layer's name, the 0-based level, LSTM/GRU/RNN/LSTMSimple, CUDNN or CAFFE.
+        The layer's name, the 0-based level, LSTM/GRU/RNN/LSTMSimple/MinGRU/MinLSTM, CUDNN,
+        SCAN or CAFFE.
     gates : dict
-        Gate name -> ``(T, H)`` activations: i, f, o, g (LSTM); r, z, n (GRU); none (RNN).
+        Gate name -> ``(T, H)`` activations: i, f, o, g (LSTM); r, z, n (GRU); none (RNN);
+        z (MinGRU); the normalised f and i (MinLSTM).
     c : ndarray or None
         ``(T, H)`` cell state (LSTM).
     h : ndarray

@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from designer.engines.convert import convert_state_dict
+from designer.graph.layers.recurrent import ENGINE_KINDS, weight_layout
 
 from ..data.errors import DataError
 from .checkpoint import Checkpoint, CheckpointError
 from .errors import TrainingError
 
-RECURRENT = ("LSTM", "GRU", "RNN")
+RECURRENT = ENGINE_KINDS  # the layers whose engine, and so their tensors, may change
 
 
 def _structure(graph_dict: dict) -> tuple[dict, set]:
@@ -24,6 +25,13 @@ def _directions(graph_dict: dict) -> dict:
     """Recurrent layer -> whether it is bidirectional, as a project graph records it."""
     return {lay["name"]: bool((lay.get("params") or {}).get("bidirectional", False))
             for lay in graph_dict["layers"] if lay["type"] in RECURRENT}
+
+
+def _a(kind: str) -> str:
+    """'an LSTM', 'a GRU', 'a MinGRU': a layer type with its article (an acronym is read
+    letter by letter)."""
+    spoken_vowel = "AEFHILMNORSX" if kind[1:2].isupper() else "AEIOU"
+    return f"{'an' if kind[:1] in spoken_vowel else 'a'} {kind}"
 
 
 def check_compatible(ck: Checkpoint, graph, source) -> None:
@@ -46,8 +54,8 @@ def check_compatible(ck: Checkpoint, graph, source) -> None:
                               f"{'; '.join(parts)}")
     for name, kind in ours.items():
         if theirs[name] != kind:
-            raise CheckpointError(f"{where} was trained with a different graph: {name} is a "
-                                  f"{theirs[name]} there and a {kind} in the project")
+            raise CheckpointError(f"{where} was trained with a different graph: {name} is "
+                                  f"{_a(theirs[name])} there and {_a(kind)} in the project")
     their_dirs = _directions(ck.meta["project"]["graph"])
     for name, both in their_dirs.items():
         if both != bool(graph.layer(name).get("bidirectional")):
@@ -120,7 +128,8 @@ def restore(ck: Checkpoint, graph, net, opt, source, world, seed: int, device) -
     (a `designer.training.run.distributed.World`; ``World()`` alone).
 
     The weights are converted when an engine changed, and the optimizer then starts afresh
-    (its moments belong to the other engine's tensors). The random streams and the carried
+    (its moments belong to the other engine's tensors) unless every changed engine holds the
+    same tensors as before (PERSIST and CUDNN; SCAN and CAFFE). The random streams and the carried
     state go on where they were when the checkpoint was made by as many processes; otherwise
     each rank's stream restarts from the seed and the streams from a zero state, with a note.
     Raises `TrainingError` (code 2, shared by every rank) when the checkpoint does not fit.
@@ -129,9 +138,11 @@ def restore(ck: Checkpoint, graph, net, opt, source, world, seed: int, device) -
         try:
             check_compatible(ck, graph, source)
             net.load_state_dict(convert_for(ck, graph, net))
-            switched = {n: e for n, e in net.engines.items()
-                        if ck.meta.get("engines", {}).get(n, e) != e}
-            if not switched:
+            before = ck.meta.get("engines", {})
+            switched = {n: e for n, e in net.engines.items() if before.get(n, e) != e}
+            if all(weight_layout(before[n]) == weight_layout(e) for n, e in switched.items()):
+                # no tensor changed (a MinGRU from SCAN to CAFFE): the moments still fit
+                switched = {}
                 opt.load_state_dict(ck.state["optimizer"])
             source.load_state_dict(ck.state["data"])
         except (CheckpointError, DataError) as e:

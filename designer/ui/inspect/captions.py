@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-ENGINES = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent"}
+ENGINES = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
+           "SCAN": "parallel scan"}
 
 
 def cannot_inspect(number: int, message: str) -> str:

@@ -10,7 +10,10 @@ import json
 import math
 from pathlib import Path
 
-ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent"}
+from designer.graph.layers.recurrent import ENGINE_KINDS, MIN_KINDS
+
+ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
+                 "SCAN": "parallel scan"}
 DATA_KINDS = {"CharText": "text", "WavAudio": "audio", "MnistRows": "mnist",
               "TimeSeries": "series", "SequenceClasses": "classes"}
 
@@ -208,9 +211,9 @@ class Run:
             run.steps = meta.get("step")
             run.targets = (meta.get("data") or {}).get("targets")
         elif project:
-            run.engines = {la["name"]: la.get("params", {}).get("engine", "CUDNN")
-                           for la in project["graph"]["layers"]
-                           if la["type"] in ("LSTM", "GRU", "RNN")}
+            run.engines = {la["name"]: la.get("params", {}).get(
+                "engine", "SCAN" if la["type"] in MIN_KINDS else "CUDNN")
+                for la in project["graph"]["layers"] if la["type"] in ENGINE_KINDS}
         try:
             lines = metrics.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as e:

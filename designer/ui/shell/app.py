@@ -173,8 +173,7 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
                 return 2
         else:
             first = next((n for n in project.graph.topological_order()
-                          if project.graph.layer(n).type in ("LSTM", "GRU", "RNN",
-                                                             "LSTMSimple")), None)
+                          if project.graph.layer(n).spec.category == "Recurrent"), None)
             if first:
                 window.scene.select_layers([first])
         code = 0
