@@ -51,6 +51,7 @@ class ScanRecurrent(nn.Module):
         self.directions = 2 if bidirectional else 1
         self.state_layers = levels * self.directions
         self.chunk = SCAN_CHUNK
+        self.method = None  # the chunks in log space or step by step: by device (min_rnn)
         add_min_weights(self, GATES[kind], input_size, hidden, levels, self.directions)
 
     @classmethod
@@ -72,7 +73,7 @@ class ScanRecurrent(nn.Module):
 
     def _run(self, x, h, lengths):
         return min_layers(self.kind, self._parameters, x, h, self.levels, self.directions,
-                          lengths, self.dropout, self.training, self.chunk)
+                          lengths, self.dropout, self.training, self.chunk, self.method)
 
     def forward(self, x, cont=None, state=None, lengths=None):
         if self.batch_first:

@@ -1,7 +1,7 @@
 """The arithmetic of MinGRU and MinLSTM (Feng et al., 2024, "Were RNNs All We Needed?").
 
 A step of either is ``h_t = a_t * h_{t-1} + b_t`` with a_t and b_t made from the step's input
-transform ``xw_t = W_xc x_t + b_c`` alone:
+transform ``xw_t = W_xc x_t + b_c`` alone (:func:`terms`):
 
 - MinGRU, blocks [z, h]: a = 1 - z, b = z * g(v), with z = sigmoid(k);
 - MinLSTM, blocks [f, i, h]: a = f' = f / (f + i), b = i' * g(v), with i' = i / (f + i);
@@ -10,13 +10,21 @@ where g(v) = v + 0.5 for v >= 0 and sigmoid(v) below (positive everywhere).
 
 :func:`min_unit` is one step in that sequential form (what the unrolled engine's MIN_GRU_UNIT and
 MIN_LSTM_UNIT nodes compute). :func:`scan_log` computes all steps at once in log space, after
-Heinsen (2023): with a*_t = sum of log a up to t, ``log h_t = a*_t + logcumsumexp(log b - a*)_t``.
-In float32 that sum loses about 6e-8 x |a*_t| of log h (5e-5 of h after 1,000 steps of an
-untrained layer), so the steps are scanned in chunks of ``SCAN_CHUNK``: every chunk at once,
-from a zero state, then the chunks chained one after another in plain arithmetic,
-``h = local_t + decay_t * h_start`` (a positive decay, nothing cancels). The starting state
-enters the same way, outside the logarithm, so it may be zero or negative (the paper's
-log-space code takes log h_0 and needs it positive).
+Heinsen (2023): with a*_t = sum of log a up to t, ``log h_t = a*_t + logcumsumexp(log b - a*)_t``
+(:func:`log_terms` gives log a and log b without leaving log space). In float32 that sum loses
+about 6e-8 x |a*_t| of log h (5e-5 of h after 1,000 steps of an untrained layer, and more in
+the gradients, which torch's logcumsumexp takes as the difference of two log-space sums), so
+the steps are scanned in chunks of ``SCAN_CHUNK``: every chunk at once, from a zero state, then
+the chunks chained one after another in plain arithmetic, ``h = local_t + decay_t * h_start``
+(a positive decay, nothing cancels). Chunks of 16 keep outputs and gradients within about 3e-6
+of float64 (chunks of 32 let gradients stray past 1e-5). The starting state enters the same way, outside the logarithm, so it
+may be zero or negative (the paper's log-space code takes log h_0 and needs it positive).
+
+On the CPU, torch's logcumsumexp costs twenty times its exp, log and cumsum, and two cores gain
+nothing from a chunk's steps at once: there :func:`scan_linear` runs the chunks side by side
+but each chunk's steps one after another, in plain arithmetic (``method="linear"``; the default
+there, ``"log"`` elsewhere). Both compute the same function (tested against each other and the
+unrolled net).
 
 Everything here uses torch alone: the PyTorch export copies these functions into ``model.py``.
 """
@@ -25,7 +33,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-SCAN_CHUNK = 32  # steps scanned in log space at once (float32 error about 3e-6 of h)
+SCAN_CHUNK = 16  # steps scanned at once (log space in float32: errors of about 3e-6 of h)
 
 
 def g(v):
@@ -34,12 +42,24 @@ def g(v):
 
 
 def log_g(v):
-    """log g(v), computed without leaving log space below 0."""
-    return torch.where(v >= 0, torch.log(F.relu(v) + 0.5), -F.softplus(-v))
+    """log g(v), computed without leaving log space below 0 (its slope at 0 is g's, 1/g)."""
+    pos = v >= 0
+    return torch.where(pos, torch.log(torch.where(pos, v, 0.0) + 0.5), -F.softplus(-v))
+
+
+def terms(kind, xw):
+    """a_t and b_t of ``h_t = a_t h_{t-1} + b_t`` from the input transform xw."""
+    if kind == "MinGRU":
+        k, v = xw.chunk(2, -1)
+        z = torch.sigmoid(k)
+        return 1 - z, z * g(v)
+    kf, ki, v = xw.chunk(3, -1)
+    f, i = torch.sigmoid(kf), torch.sigmoid(ki)
+    return f / (f + i), i / (f + i) * g(v)
 
 
 def log_terms(kind, xw):
-    """log a_t and log b_t of ``h_t = a_t h_{t-1} + b_t`` from the input transform xw."""
+    """log a_t and log b_t, computed in log space."""
     if kind == "MinGRU":
         k, v = xw.chunk(2, -1)
         return -F.softplus(k), -F.softplus(-k) + log_g(v)  # log(1 - z), log z + log g(v)
@@ -50,35 +70,49 @@ def log_terms(kind, xw):
 
 def min_unit(kind, h_prev, xw):
     """One step in the paper's sequential form: the new h from h_prev and the step's xw."""
-    if kind == "MinGRU":
-        k, v = xw.chunk(2, -1)
-        z = torch.sigmoid(k)
-        return (1 - z) * h_prev + z * g(v)
-    kf, ki, v = xw.chunk(3, -1)
-    f, i = torch.sigmoid(kf), torch.sigmoid(ki)
-    return f / (f + i) * h_prev + i / (f + i) * g(v)
+    a, b = terms(kind, xw)
+    return a * h_prev + b
+
+
+def chunked(t, size, value):
+    """(T, ...) -> (chunks, size, ...), the last chunk filled up with ``value``."""
+    pieces = -(-t.shape[0] // size)
+    pad = pieces * size - t.shape[0]
+    if pad:  # steps after the last: finite, and never read
+        t = F.pad(t, (0, 0) * (t.dim() - 1) + (0, pad), value=value)
+    return t.reshape(pieces, size, *t.shape[1:])
+
+
+def chain(local, decay, h0, steps):
+    """Every h_t from each chunk's run from a zero state (``local``) and the product of its a
+    since the chunk began (``decay``): the chunks' starting states one after another."""
+    starts, h = [], h0
+    for end, kept in zip(local[:, -1].unbind(0), decay[:, -1].unbind(0)):
+        starts.append(h)
+        h = torch.addcmul(end, kept, h)
+    hs = local + decay * torch.stack(starts).unsqueeze(1)
+    return hs.reshape(-1, *hs.shape[2:])[:steps]
 
 
 def scan_log(log_a, log_b, h0, chunk=SCAN_CHUNK):
-    """Every h_t of ``h_t = a_t h_{t-1} + b_t`` from log a, log b (T, N, H) and h0 (N, H)."""
-    steps = log_a.shape[0]
-    size = min(chunk, steps)
-    pieces = -(-steps // size)
-    pad = pieces * size - steps
-    if pad:  # steps after the last: a = b = 1, finite and never read
-        log_a = F.pad(log_a, (0, 0, 0, 0, 0, pad))
-        log_b = F.pad(log_b, (0, 0, 0, 0, 0, pad))
-    log_a = log_a.reshape(pieces, size, *log_a.shape[1:])
-    log_b = log_b.reshape(pieces, size, *log_b.shape[1:])
-    a_star = log_a.cumsum(1)
+    """Every h_t of ``h_t = a_t h_{t-1} + b_t`` from log a, log b (T, N, H) and h0 (N, H):
+    each chunk in log space, all at once."""
+    size = min(chunk, log_a.shape[0])
+    a_star = chunked(log_a, size, 0.0).cumsum(1)
+    log_b = chunked(log_b, size, 0.0)
     local = torch.exp(a_star + torch.logcumsumexp(log_b - a_star, 1))  # from a zero state
-    decay = torch.exp(a_star)
-    starts, h = [], h0
-    for c in range(pieces):  # chain the chunks: the state each one starts from
-        starts.append(h)
-        h = torch.addcmul(local[c, -1], decay[c, -1], h)
-    hs = local + decay * torch.stack(starts).unsqueeze(1)
-    return hs.reshape(pieces * size, *hs.shape[2:])[:steps]
+    return chain(local, torch.exp(a_star), h0, log_a.shape[0])
+
+
+def scan_linear(a, b, h0, chunk=SCAN_CHUNK):
+    """The same from a, b (T, N, H): the chunks side by side, each one's steps in turn."""
+    size = min(chunk, a.shape[0])
+    a4, b4 = chunked(a, size, 1.0), chunked(b, size, 1.0)
+    a_t, b_t = a4.unbind(1), b4.unbind(1)  # one backward node each, not one per step
+    local = [b_t[0]]
+    for t in range(1, size):
+        local.append(torch.addcmul(b_t[t], a_t[t], local[-1]))
+    return chain(torch.stack(local, 1), torch.cumprod(a4, 1), h0, a.shape[0])
 
 
 class ReverseValid(torch.autograd.Function):
@@ -106,21 +140,24 @@ def reverse_valid(x, lengths):
     return x.flip(0) if lengths is None else ReverseValid.apply(x, lengths)
 
 
-def scan_direction(kind, xw, h0, lengths=None, reverse=False, chunk=SCAN_CHUNK):
+def scan_direction(kind, xw, h0, lengths=None, reverse=False, chunk=SCAN_CHUNK, method=None):
     """One direction of one level: (every h_t (T, N, H), the final state (N, H)).
 
     ``xw`` (T, N, G*H) is the input transform, ``lengths`` (N) each sequence's valid steps on
     xw's device (None: all). Padded steps output zero and keep the state: the final state is
     the one after each sequence's last valid step (the backward direction's: after step 0), a
-    sequence of length 0 keeps h0. Computes in float32 at least (float64 stays).
+    sequence of length 0 keeps h0. Computes in float32 at least (float64 stays); ``method``:
+    ``log`` or ``linear`` (see the module doc; None: by device).
     """
     wide = torch.promote_types(xw.dtype, torch.float32)
     xw, h0 = xw.to(wide), h0.to(wide)
     steps, n = xw.shape[0], xw.shape[1]
     if reverse:
         xw = reverse_valid(xw, lengths)
-    log_a, log_b = log_terms(kind, xw)
-    hs = scan_log(log_a, log_b, h0, chunk)
+    if (method or ("linear" if xw.device.type == "cpu" else "log")) == "log":
+        hs = scan_log(*log_terms(kind, xw), h0, chunk)
+    else:
+        hs = scan_linear(*terms(kind, xw), h0, chunk)
     if lengths is None:
         last = hs[-1]
     else:
@@ -135,7 +172,7 @@ def scan_direction(kind, xw, h0, lengths=None, reverse=False, chunk=SCAN_CHUNK):
 
 
 def min_layers(kind, weights, x, h0, levels, directions=1, lengths=None, dropout=0.0,
-               training=False, chunk=SCAN_CHUNK):
+               training=False, chunk=SCAN_CHUNK, method=None):
     """A whole MinGRU or MinLSTM layer on time-major x (T, N, E).
 
     ``weights`` holds ``W_xc_l{k}`` and ``b_c_l{k}`` per level k (``..._reverse`` for the
@@ -147,7 +184,8 @@ def min_layers(kind, weights, x, h0, levels, directions=1, lengths=None, dropout
         outs = []
         for d, sfx in enumerate(("", "_reverse")[:directions]):
             xw = F.linear(x, weights[f"W_xc_l{k}{sfx}"], weights[f"b_c_l{k}{sfx}"])
-            hs, last = scan_direction(kind, xw, h0[k * directions + d], lengths, d == 1, chunk)
+            hs, last = scan_direction(kind, xw, h0[k * directions + d], lengths, d == 1, chunk,
+                                      method)
             outs.append(hs)
             finals.append(last)
         x = outs[0] if directions == 1 else torch.cat(outs, -1)

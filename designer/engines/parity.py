@@ -3,10 +3,11 @@
 For a recurrent layer, a CUDNN module (for MinGRU and MinLSTM: a SCAN module, the parallel scan)
 is built with random weights, the weights are converted to the CAFFE (unrolled) module, both
 run forward and backward on the same random input, continuation flags (with resets in the
-middle of the sequence; none for a bidirectional layer, which takes no ``cont``), lengths (padded sequences, when asked) and initial state, and every difference is
-measured. Relative differences are ``max|a - b| / max|b|`` per tensor (an element-wise ratio
-would divide by values that are zero by chance). With lengths, each engine's outputs and input
-gradients at the padded steps are also measured against zero.
+middle of the sequence; none for a bidirectional layer, which takes no ``cont``), lengths
+(padded sequences, when asked) and initial state, and every difference is measured. Relative
+differences are ``max|a - b| / max|b|`` per tensor (an element-wise ratio would divide by
+values that are zero by chance). With lengths, each engine's outputs and input gradients at
+the padded steps are also measured against zero.
 """
 from __future__ import annotations
 
@@ -68,14 +69,17 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
             batch: int = 4, resets: bool = True, nonlinearity: str = "tanh",
             dtype=torch.float32, device: str = "cpu", seed: int = 0,
             fast: bool = True, bidirectional: bool = False,
-            lengths: list[int] | None = None) -> list[Diff]:
+            lengths: list[int] | None = None, scan_method: str | None = None) -> list[Diff]:
     """Run both engines on the same random problem and list every difference.
 
     ``lengths`` (one per sequence, 0 to ``steps``) pads the sequences; a bidirectional layer
-    gets no continuation flags (``resets`` is then ignored).
+    gets no continuation flags (``resets`` is then ignored). ``scan_method`` picks how the
+    SCAN engine scans its chunks (``log`` or ``linear``; None: by device).
     """
     g = torch.Generator().manual_seed(seed)
     ref, fused = fused_module(kind, input_size, hidden, levels, nonlinearity, bidirectional)
+    if fused == "SCAN":
+        ref.method = scan_method
     with torch.no_grad():
         for p in ref.parameters():
             p.copy_(torch.rand(p.shape, generator=g) * 0.2 - 0.1)

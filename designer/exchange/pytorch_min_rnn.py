@@ -12,7 +12,8 @@ import inspect
 
 from designer.engines import min_rnn
 
-FUNCTIONS = (min_rnn.log_g, min_rnn.log_terms, min_rnn.scan_log, min_rnn.ReverseValid,
+FUNCTIONS = (min_rnn.g, min_rnn.log_g, min_rnn.terms, min_rnn.log_terms, min_rnn.chunked,
+             min_rnn.chain, min_rnn.scan_log, min_rnn.scan_linear, min_rnn.ReverseValid,
              min_rnn.reverse_valid, min_rnn.scan_direction, min_rnn.min_layers)
 
 MODULE = '''
@@ -53,7 +54,7 @@ class MinRNN(nn.Module):
 
 def min_rnn_source() -> str:
     """The helper's text: the scan's constant and functions, then ``MinRNN``."""
-    parts = [f"\nSCAN_CHUNK = {min_rnn.SCAN_CHUNK}  # steps scanned in log space at once\n"]
+    parts = [f"\nSCAN_CHUNK = {min_rnn.SCAN_CHUNK}  # steps scanned at once\n"]
     parts += ["\n" + inspect.getsource(f) for f in FUNCTIONS]
     return "\n".join(parts) + MODULE
 

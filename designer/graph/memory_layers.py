@@ -21,9 +21,11 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
   workspace, of which about 6.5 H + 4 max(E, H) values per level and step are written (so
   resident), and its output; 7H per level for a GRU, 1H for an RNN;
 - MinGRU and MinLSTM, per level, direction and time step: on the **SCAN engine** what the
-  log-space terms and the scan keep (10.25 H for MinGRU, its input transform among them;
-  11.25 H for MinLSTM); on the **unrolled engine** each step's gates, candidate and products
-  (5.25 H for MinGRU, 9.25 H for MinLSTM); the same on every device;
+  terms keep (in log space on a GPU: 5.25 H for MinGRU, its input transform among them, 6.25 H
+  for MinLSTM; step by step on the CPU: 3.25 H and 7.25 H) and what the scan keeps per step of
+  its chunks, the last one filled up to 16 steps (4.125 H in log space, 4 H step by step); on
+  the **unrolled engine** each step's gates, candidate and products (5.25 H for MinGRU, 9.25 H
+  for MinLSTM);
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
 """
 from __future__ import annotations
@@ -41,8 +43,12 @@ UNROLLED_PER_LEVEL = {"LSTM": 6, "LSTMSimple": 6, "GRU": 5, "RNN": 2}
 CUDNN_GPU_PER_LEVEL = {"LSTM": 5, "GRU": 4, "RNN": 1}
 PERSIST_FP32_PER_LEVEL = 5  # the PERSIST engine's activated gates (4) and c_t, in fp32
 CPU_FUSED_PER_LEVEL = {"GRU": 7, "RNN": 1}
-MIN_PER_LEVEL = {"SCAN": {"MinGRU": 10.25, "MinLSTM": 11.25},
-                 "CAFFE": {"MinGRU": 5.25, "MinLSTM": 9.25}}
+# MinGRU and MinLSTM: (values per step, values per step of the chunks the scan fills up to
+# SCAN_CHUNK steps) per H, level and direction, by engine and device (see the module doc)
+MIN_PER_LEVEL = {("SCAN", "cuda"): {"MinGRU": (5.25, 4.125), "MinLSTM": (6.25, 4.125)},
+                 ("SCAN", "cpu"): {"MinGRU": (3.25, 4.0), "MinLSTM": (7.25, 4.0)},
+                 "CAFFE": {"MinGRU": (5.25, 0.0), "MinLSTM": (9.25, 0.0)}}
+SCAN_CHUNK = 16  # designer.engines.min_rnn.SCAN_CHUNK (the graph imports no engine)
 ONEDNN_H, ONEDNN_MAX_EH = 6.5, 4.0  # the oneDNN LSTM workspace per level and step, as
 # much of it as is written to (it reserves about half as much again, never touched)
 
@@ -228,9 +234,12 @@ def _min_recurrent(ctx, params):
     d = 2 if p.get("bidirectional") else 1
     h, levels = p["num_output"], p.get("num_layers", 1)
     seq = t_ * n * h  # values of one direction's (T, N, H)
-    per = MIN_PER_LEVEL["CAFFE" if ctx.engine == "CAFFE" else "SCAN"][ctx.type]
+    filled = -(-t_ // SCAN_CHUNK) * SCAN_CHUNK * n * h  # the same over whole chunks
+    scan = ("SCAN", "cuda" if ctx.device == "cuda" else "cpu")
+    per_step, per_chunk_step = MIN_PER_LEVEL["CAFFE" if ctx.engine == "CAFFE" else scan][ctx.type]
     masks = (levels - 1) * d * seq * ctx.mask_bytes() if p.get("dropout_ratio", 0.0) else 0
-    extra = 4 * (levels * d * per * seq + (levels - 1) * d * seq) + masks
+    extra = 4 * (levels * d * (per_step * seq + per_chunk_step * filled)
+                 + (levels - 1) * d * seq) + masks
     return Kept(inputs=[0], extra=int(extra),
                 backward=4 * (d * (GATES[ctx.type] + 2) * seq + t_ * n * x[2]))
 

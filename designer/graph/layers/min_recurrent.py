@@ -80,7 +80,7 @@ def _params(kind: str) -> tuple:
                   "the forward half first) and the parameters double", shaping=True),
         ParamSpec("engine", "choice", "SCAN",
                   "SCAN: every step at once, by a parallel scan in log space (Heinsen's "
-                  "log-cumsum-exp, in chunks of 32 steps chained one after another), on any "
+                  "log-cumsum-exp, in chunks of 16 steps chained one after another), on any "
                   f"device; CAFFE: the unrolled net, one SCALE and one {unit} per time step, "
                   "run one step after another. Both hold the same tensors, so a checkpoint of "
                   "one loads into the other", choices=ENGINES),
