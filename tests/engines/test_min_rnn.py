@@ -68,14 +68,14 @@ def rel(a, b):
                                                 (1, True, True), (2, True, False)])
 def test_both_engines_compute_the_papers_equations(kind, levels, both, padded):
     torch.manual_seed(levels + 2 * both + 4 * padded)
-    t_, n, e, h = 9, 3, 5, 6
+    t_, n, e, h = 20, 3, 5, 6  # two chunks of the scan: one whole, one filled up
     scan = ScanRecurrent(kind, e, h, levels, bidirectional=both)
     scan.reset_parameters("uniform", 0.1)
     unrolled = UnrolledRecurrent(kind, e, h, levels, bidirectional=both)
     unrolled.load_state_dict(scan.state_dict())  # the same tensors, as they are
     x = torch.randn(t_, n, e)
     h0 = torch.randn(levels * (2 if both else 1), n, h) * 0.5  # any sign: no log h0 taken
-    lengths = torch.tensor([9, 4, 0]) if padded else None
+    lengths = torch.tensor([20, 9, 0]) if padded else None
     weight = torch.randn(t_, n, h * (2 if both else 1))
 
     def run(fn, dtype):
