@@ -18,7 +18,8 @@ the steps are scanned in chunks of ``SCAN_CHUNK``: every chunk at once, from a z
 the chunks chained one after another in plain arithmetic, ``h = local_t + decay_t * h_start``
 (a positive decay, nothing cancels). Chunks of 16 keep outputs and gradients within about 3e-6
 of float64 (chunks of 32 let gradients stray past 1e-5). The starting state enters the same way, outside the logarithm, so it
-may be zero or negative (the paper's log-space code takes log h_0 and needs it positive).
+may be zero or negative (the paper's log-space code takes a logarithm of its start, which must
+then be positive).
 
 On the CPU, torch's logcumsumexp costs twenty times its exp, log and cumsum, and two cores gain
 nothing from a chunk's steps at once: there :func:`scan_linear` runs the chunks side by side

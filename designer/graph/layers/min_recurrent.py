@@ -98,10 +98,10 @@ def _spec(kind: str, summary: str, help: str) -> LayerSpec:
 
 
 STATE = (
-    " The state starts at zero, as every recurrent layer's here (the paper's sequential form; "
-    "its log-space code takes log h0, so it would need a positive start: the scan adds the "
-    "start's share outside the logarithm instead, so any state carries over), and 'cont' = 0 "
-    "sets it to zero."
+    " The state starts at zero, as every recurrent layer's here, and 'cont' = 0 sets it to "
+    "zero. The paper's log-space code takes a logarithm of its start, which must then be "
+    "positive; the scan here adds the start's share outside the logarithm, so a zero start is "
+    "exactly zero and the state carried from batch to batch is h itself, whatever its sign."
 )
 
 MIN_GRU = _spec(
