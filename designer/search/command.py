@@ -20,8 +20,8 @@ from .best import check_best_out, summary, write_best
 from .runner import Runner, cpu_threads, device_slots
 from .space import SpaceError, parse_space, read_space_file
 from .study import (INTERRUPTED, NEEDS_ACCURACY, SearchError, default_storage, directions,
-                    finished, open_study, owner_gone, parse_objectives, quiet_optuna,
-                    reap, storage_label)
+                    finished, is_url, open_study, owner_gone, parse_objectives,
+                    quiet_optuna, reap, storage_label)
 from .worker import Plan, trial_event
 
 
@@ -89,13 +89,16 @@ def prepare(args) -> tuple:
     if args.best_out:
         check_best_out(args.best_out, project)
     slots = device_slots(args.device, args.gpus, args.per_gpu, args.workers)
+    storage = args.storage or default_storage(project.path)
+    if not is_url(storage):  # a journal file: the same file, whatever the folder
+        storage = str(Path(storage).expanduser().resolve())
     name = args.study or project.path.stem
     if not name.strip():
         raise SearchError("--study needs a name")
     folder = Path(project.path).resolve().parent
     runs = folder / "runs" / (re.sub(r"[^A-Za-z0-9_.\-]", "_", name).strip(".") or "study")
     plan = Plan(project_json=project.to_json(), project_path=str(Path(project.path).resolve()),
-                space=space.source, storage=args.storage or default_storage(project.path),
+                space=space.source, storage=storage,
                 study=name, objectives=objectives, trials=args.trials, runs=str(runs),
                 pruner=args.pruner, steps=args.steps, seed=args.seed,
                 deadline=None if args.time_limit is None else time.time() + args.time_limit,
@@ -210,8 +213,13 @@ def _num(value) -> str:
 
 
 def _params(params: dict | None) -> str:
-    return " ".join(f"{k}={_num(v) if isinstance(v, float) else json.dumps(v)}"
-                    for k, v in (params or {}).items())
+    return " ".join(f"{k}={_value(v)}" for k, v in (params or {}).items())
+
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return json.dumps(v)
+    return _num(v) if isinstance(v, float) else str(v)
 
 
 def _devices(slots: list[str]) -> str:

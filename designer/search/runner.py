@@ -76,7 +76,8 @@ class Runner:
     def __init__(self, plan: Plan, slots: list[str], study, show: Callable[[dict], None]):
         self.plan, self.slots, self.study, self.show = plan, slots, study, show
         self.ctx = mp.get_context("spawn")
-        self.lock, self.events = self.ctx.Lock(), self.ctx.Queue()
+        self.lock, self.holder = self.ctx.Lock(), self.ctx.Value("i", 0, lock=False)
+        self.events = self.ctx.Queue()
         self.procs: dict[int, mp.Process] = {}
         self.respawns = 0
         self.interrupted = self.killing = False
@@ -103,8 +104,8 @@ class Runner:
     def _start(self, slot: int) -> mp.Process:
         """A worker for ``slot``, started with Ctrl-C ignored until it handles it itself."""
         process = self.ctx.Process(target=work, name=f"search-{slot}-{self.slots[slot]}",
-                                   args=(self.plan, slot, self.slots[slot], self.lock,
-                                         self.events))
+                                   args=(self.plan, slot, self.slots[slot],
+                                         (self.lock, self.holder), self.events))
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             process.start()
@@ -148,6 +149,9 @@ class Runner:
             if p.exitcode in (0, 1):  # done, or it said why it stopped
                 continue
             self._drain(0)  # what it said before it died comes first
+            if self.holder.value == p.pid:  # it died holding the claim: take it back
+                self.holder.value = 0
+                self.lock.release()
             how = _ended(p.exitcode)
             why = INTERRUPTED if self.interrupted else (
                 f"its worker (process {p.pid} on {socket.gethostname()}) {how} before the "

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import socket
+import time
 import warnings
 from pathlib import Path
 from typing import Callable
@@ -33,6 +35,7 @@ NEEDS_ACCURACY = ("val_accuracy", "test_accuracy")
 PRUNERS = ("median", "halving", "none")
 HEARTBEAT_S = 10   # a running trial's heartbeat (RDB storages) ...
 GRACE_S = 60       # ... and how long without one before it is failed and queued again
+TRIES = 5          # attempts at opening an RDB storage that others are setting up
 INTERRUPTED = "interrupted before it finished; it runs again when the search resumes"
 COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.RUNNING,
            TrialState.WAITING)
@@ -110,11 +113,18 @@ def open_storage(storage: str):
         Path(storage).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         return JournalStorage(JournalFileBackend(str(Path(storage).expanduser())))
     from optuna.storages import RDBStorage
+    from sqlalchemy.exc import DBAPIError
     engine = {"connect_args": {"timeout": 60}} if storage.startswith("sqlite") else \
         {"pool_pre_ping": True}
-    return RDBStorage(storage, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_S,
-                      grace_period=GRACE_S,
-                      heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(1))
+    for attempt in range(TRIES):
+        try:
+            return RDBStorage(storage, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_S,
+                              grace_period=GRACE_S, heartbeat_stale_trial_callback=(
+                                  RetryHeartbeatStaleTrialCallback(1)))
+        except DBAPIError:  # machines making the tables of a new database at the same moment
+            if attempt == TRIES - 1:
+                raise
+            time.sleep(random.uniform(0.2, 1.0))
 
 
 def make_sampler(seed: int | None, salt: tuple, trials: int) -> optuna.samplers.BaseSampler:

@@ -122,16 +122,18 @@ class Objective:
                           probe_steps=0, extra_meta={"search": {
                               "study": setup.study, "trial": trial.number,
                               "params": dict(trial.params)}})
-        seen, pruned_at, pruned_value = Seen(), None, math.nan
+        seen, pruned_at, pruned_value, last = Seen(), None, math.nan, None
         for rec in train(project, opts, token):
             seen.add(rec)
             if rec["kind"] == "start":
+                last = rec.get("steps")
                 trial.set_user_attr("device_name", rec.get("device_name"))
                 trial.set_user_attr("params", rec.get("params"))
             if rec["kind"] == "val" and metric and rec.get(metric) is not None \
                     and pruned_at is None:
                 trial.report(float(rec[metric]), int(rec["step"]))
-                if trial.should_prune():
+                # at the last step there is nothing left to save: the trial completes
+                if rec["step"] != last and trial.should_prune():
                     pruned_at, pruned_value = int(rec["step"]), float(rec[metric])
                     token.stop()
         for key, value in seen.attrs().items():

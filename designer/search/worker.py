@@ -49,18 +49,24 @@ class Plan:
 
 
 class Claim:
-    """The right to start the next trial (a lock shared by the workers of one command)."""
+    """The right to start the next trial: a lock shared by the workers of one command, and
+    the process id of the worker holding it (so that the runner can take it back from a
+    worker that died holding it)."""
 
-    def __init__(self, lock=None):
-        self.lock, self.held = lock, False
+    def __init__(self, lock=None, holder=None):
+        self.lock, self.holder, self.held = lock, holder, False
 
     def acquire(self) -> None:
         if self.lock is not None and not self.held:
             self.held = self.lock.acquire(timeout=CLAIM_WAIT_S)
+            if self.held and self.holder is not None:
+                self.holder.value = os.getpid()
 
     def release(self) -> None:
         if self.held:
             self.held = False
+            if self.holder is not None:
+                self.holder.value = 0
             self.lock.release()
 
 
@@ -98,8 +104,9 @@ def trial_event(t, reason: str | None = None) -> dict:
             "retry_of": t.system_attrs.get("failed_trial")}
 
 
-def work(plan: Plan, slot: int, device: str, lock, events) -> None:
-    """A worker process's whole life (the target of ``multiprocessing.Process``)."""
+def work(plan: Plan, slot: int, device: str, claim: tuple, events) -> None:
+    """A worker process's whole life (the target of ``multiprocessing.Process``); ``claim``
+    is the shared lock and holder of `Claim`, ``events`` the queue it reports on."""
     state = {"objective": None, "stopping": False}
 
     def on_signal(signum, frame):
@@ -111,7 +118,7 @@ def work(plan: Plan, slot: int, device: str, lock, events) -> None:
     signal.signal(signal.SIGTERM, on_signal)
     _watch_parent(lambda: on_signal(None, None))
     try:
-        _work(plan, slot, device, lock, events, state)
+        _work(plan, slot, device, Claim(*claim), events, state)
     except Exception as e:  # noqa: BLE001 - the command says it in one sentence
         text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         events.put({"kind": "error", "message": f"the worker on {device} stopped: {text}"})
@@ -130,7 +137,7 @@ def _watch_parent(stop) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _work(plan: Plan, slot: int, device: str, lock, events, state) -> None:
+def _work(plan: Plan, slot: int, device: str, claim: Claim, events, state) -> None:
     quiet_optuna()
     import torch
 
@@ -150,7 +157,6 @@ def _work(plan: Plan, slot: int, device: str, lock, events, state) -> None:
                                           plan.steps or project.solver_settings()["max_steps"]))
     started = len(study.get_trials(deepcopy=False))
     study.sampler = make_sampler(plan.seed, (*plan.salt, slot, started), plan.trials)
-    claim = Claim(lock)
     objective = Objective(TrialSetup(project, space, tuple(plan.objectives), Path(plan.runs),
                                      plan.study, device, plan.steps, plan.seed), claim)
     state["objective"] = objective

@@ -7,13 +7,14 @@ import time
 from pathlib import Path
 
 from optuna.trial import TrialState
+from sqlalchemy.exc import DBAPIError
 
 from designer.search.study import INTERRUPTED, counted, retried
 from tests.conftest import need_data
 from tests.search.helpers import lines, load, search, start, tiny_forecaster
 
 pytestmark = need_data("co2_weekly.csv")
-STEPS = 600  # long enough to be caught in the middle
+STEPS = 1200  # long enough to be caught in the middle
 
 
 def running(project: Path, timeout: float = 120.0):
@@ -26,7 +27,7 @@ def running(project: Path, timeout: float = 120.0):
                     run = t.user_attrs.get("run_dir")
                     if run and (Path(run) / "metrics.jsonl").exists():
                         return t
-            except KeyError:  # the study is not made yet
+            except (KeyError, DBAPIError):  # the command is still making the study
                 pass
         time.sleep(0.2)
     raise AssertionError("no trial started training")
