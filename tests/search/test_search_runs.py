@@ -158,3 +158,26 @@ def test_no_trial_starts_once_the_time_is_up(tmp_path):
                  "--json")
     assert out.returncode == 0, out.stderr
     assert lines(out.stdout)[-1]["complete"] == 0 and not load(project).get_trials()
+
+
+@need_data("ucr/GunPoint_TRAIN.ts", "ucr/GunPoint_TEST.ts")
+def test_a_classifier_is_searched_for_its_test_accuracy_and_its_speed(tmp_path):
+    from tests.search.helpers import tiny_classifier
+    project = tiny_classifier(tmp_path)
+    for name in project.graph.names():
+        if project.graph.layer(name).type in ("LSTM", "Conv1D"):
+            project.graph.set_param(name, "num_output", 8)
+    project.solver["max_steps"] = 6
+    project.training.update(eval_interval=3, checkpoint_interval=6, log_interval=3)
+    project.search = {"features.inputs": {"choice": ["both", "pool"]},
+                      "pool.method": {"choice": ["last", "mean"]}}
+    project.save()
+    out = search(project.path, "--trials", 2, "--device", "cpu", "--json",
+                 "--objective", "test_accuracy,ms_per_step")
+    assert out.returncode == 0, out.stderr
+    trials = [e for e in lines(out.stdout) if e["kind"] == "trial"]
+    assert [e["state"] for e in trials] == ["COMPLETE", "COMPLETE"]
+    for e in trials:
+        accuracy, ms = e["values"]
+        assert 0.0 <= accuracy <= 1.0 and ms == e["ms_per_step"] > 0
+    assert lines(out.stdout)[-1]["pareto"]
