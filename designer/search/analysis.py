@@ -139,10 +139,13 @@ def open_storage(storage: str):
     """An Optuna storage for ``storage``; a ``sqlite:///`` file must exist (reading never
     makes an empty database). Raises :class:`StudyError`."""
     import optuna
-    f = storage_file(storage)
+    f = storage_file(storage) if "://" in storage else Path(storage).expanduser()
     if f is not None and not f.is_file():
         raise StudyError(f"{f}: there is no search study here yet")
     try:
+        if "://" not in storage:  # a journal file on a shared disk, as search writes it
+            from optuna.storages.journal import JournalFileBackend
+            return optuna.storages.JournalStorage(JournalFileBackend(str(f)))
         return optuna.storages.RDBStorage(storage)
     except Exception as e:  # noqa: BLE001 - a storage that cannot be opened, said in a line
         raise StudyError(f"{storage}: cannot be opened as a search storage ({e})") from None

@@ -13,7 +13,7 @@ from designer.graph.retype import replace_layer
 
 from .space import BOTH, POOL_LAST, Space
 
-RECURRENT = ("LSTM", "GRU", "RNN")
+RECURRENT = ("LSTM", "GRU", "RNN", "MinGRU", "MinLSTM")
 
 
 class DesignError(Exception):

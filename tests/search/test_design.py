@@ -44,6 +44,16 @@ def test_a_recurrent_layer_is_retyped_and_its_reader_follows_it_both_ways(projec
     assert back.graph.layer("last").params["bidirectional"] is False
 
 
+@pytest.mark.parametrize("cell", ["MinGRU", "MinLSTM"])
+def test_a_recurrent_layer_becomes_a_minimal_cell_read_both_ways(project, cell):
+    space = {"lstm1.type": {"choice": ["LSTM", cell]},
+             "lstm1.bidirectional": {"choice": [False, True]}}
+    out = made(project, space, {"lstm1.type": cell, "lstm1.bidirectional": True})
+    g = out.graph
+    assert g.layer("lstm1").type == cell and g.layer("lstm1").params["bidirectional"]
+    assert g.layer("last").params["bidirectional"] is True and not g.errors()
+
+
 def test_a_pool_read_at_the_last_step_becomes_a_sequence_last(project):
     space = {"pool.method": {"choice": ["last", "mean", "attention"]}}
     out = made(project, space, {"pool.method": "last"})

@@ -128,3 +128,21 @@ def test_json_lines_become_rows_and_facts():
     assert pruned.values == {} and pruned.reason == "pruned at step 200"
     merged = row.merged(A.TrialRow(4, "COMPLETE", reason="kept"))
     assert merged.run_dir == "/r/trial-4" and merged.reason == "kept"
+
+
+def test_a_study_in_a_journal_file_is_read_as_search_writes_it(tmp_path):
+    """Machines sharing a disk keep their study in a journal file (`--storage FILE`): the
+    view reads it from the file's path, and a path with no file yet is one sentence."""
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+    journal = tmp_path / "shared" / "study.log"
+    journal.parent.mkdir()
+    study = optuna.create_study(study_name="jv", storage=JournalStorage(
+        JournalFileBackend(str(journal))))
+    study.optimize(lambda t: (t.suggest_int("lstm1.num_output", 8, 64) - 40) ** 2, n_trials=4)
+    reading = A.read_study(str(journal), "jv")
+    assert [r.number for r in reading.rows] == [0, 1, 2, 3]
+    assert reading.rows[study.best_trial.number].params == study.best_trial.params
+    with pytest.raises(A.StudyError, match="there is no search study here yet"):
+        A.read_study(str(tmp_path / "nowhere.log"), "jv")

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `init` + `search --trials N` on UCR/UEA sets on one GPU, as a user runs them, the sets one
+# after another; then `evaluate` of init's own project and of the best trial's run folder, with
+# MiniRocket beside each (the [peers] extra). One line a set; OUT/<set>/ holds the projects,
+# studies, runs and reports.
+#   RNN_DESIGNER_DATA=<data> [SETS="GunPoint ..."] [TRIALS=50] [PER_GPU=8] [STEPS=] \
+#     [OBJECTIVE=val_loss] [LIMIT=240] [INIT=1] [PARALLEL=0] bash tests/benchmarks/gpu_search_quality.sh OUT
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-/tmp/search_quality}
+sets=${SETS:-GunPoint ArrowHead OSULeaf JapaneseVowels}
+trials=${TRIALS:-50}; per_gpu=${PER_GPU:-8}; objective=${OBJECTIVE:-val_loss}
+limit=${LIMIT:-240}; steps=${STEPS:+--steps $STEPS}
+py=${PYTHON:-python3}
+data=${RNN_DESIGNER_DATA:-../shared/data}
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+report() {  # set what eval.json seconds
+  $py - "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[3]))
+peer = r.get("peer") or {}
+print(f"SEARCH | {sys.argv[1]} | {sys.argv[2]} | accuracy {r['accuracy']:.3f} | peer "
+      f"{peer.get('name')} {peer.get('accuracy', float('nan')):.3f} | {float(sys.argv[4]):.0f} s",
+      flush=True)
+PY
+}
+one_set() {
+  local set=$1 file d s0 took best
+  file=$(ls "$data"/{ucr,japanese_vowels,.}/${set}_TRAIN.ts 2>/dev/null | head -1)
+  d="$out/$set"; mkdir -p "$d"
+  $py -m designer init --data "$file" --out "$d/p.json" > "$d/init.txt" 2>&1 || { tail -2 "$d/init.txt"; return; }
+  if [ "${INIT:-1}" = 1 ]; then
+    s0=$(date +%s)
+    $py -m designer train "$d/p.json" --out "$d/init.run" --quiet --seed 1 > "$d/init.train.txt" 2>&1 \
+      && $py -m designer evaluate "$d/init.run" --json > "$d/init.eval.json" 2>/dev/null \
+      && report "$set" init "$d/init.eval.json" "$(( $(date +%s) - s0 ))"
+  fi
+  s0=$(date +%s)
+  $py -m designer search "$d/p.json" --trials "$trials" --device cuda --per-gpu "$per_gpu" \
+      --objective "$objective" --seed 1 --time-limit "$limit" $steps --json \
+      --best-out "$d/best.json" > "$d/search.jsonl" 2> "$d/search.err" || { tail -3 "$d/search.err"; return; }
+  took=$(( $(date +%s) - s0 ))
+  best=$($py -c "import json,sys; print([json.loads(l) for l in open('$d/search.jsonl') if '\"best\"' in l][-1]['run_dir'])")
+  $py - "$d/search.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+t = [r for r in rows if r.get("kind") == "trial"]
+states = {s: sum(r["state"] == s for r in t) for s in ("COMPLETE", "PRUNED", "FAIL")}
+b = [r for r in rows if r.get("kind") == "best"][-1]
+print(f"  trials {len(t)} {states}; best #{b['number']} {b['values']} {b['params']}", flush=True)
+for r in t:
+    if r["state"] == "FAIL":
+        print("  failed:", r.get("reason")); break
+PY
+  $py -m designer evaluate "$best" --json > "$d/best.eval.json" 2>/dev/null \
+    && report "$set" "search $trials" "$d/best.eval.json" "$took"
+}
+if [ "${PARALLEL:-0}" = 1 ]; then  # every set's search at once, sharing the GPU
+  for set in $sets; do one_set "$set" > "$out/$set.log" 2>&1 & done
+  wait
+  cat "$out"/*.log
+else
+  for set in $sets; do one_set "$set"; done
+fi
