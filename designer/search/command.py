@@ -17,6 +17,7 @@ from pathlib import Path
 from designer.graph import project as P
 
 from .best import check_best_out, summary, write_best
+from .design import drawn_values
 from .runner import Runner, cpu_threads, device_slots
 from .space import SpaceError, parse_space, read_space_file
 from .study import (INTERRUPTED, NEEDS_ACCURACY, SearchError, default_storage, directions,
@@ -42,6 +43,9 @@ def search(args) -> int:
     out({"kind": "study", "study": plan.study, "storage": plan.storage, "trials": plan.trials,
          "objectives": list(plan.objectives), "directions": directions(plan.objectives),
          "devices": slots, "runs": plan.runs})
+    drawn = drawn_values(project, space) if not study.get_trials(deepcopy=False) else None
+    if drawn is not None:  # a new study starts from the design as drawn
+        study.enqueue_trial(drawn, user_attrs={"drawn": True})
     for t in reap(study, owner_gone, INTERRUPTED, max_retry=None):  # left by a dead command
         out(trial_event(t))
     out.progress(plan.trials, len(finished(study)))

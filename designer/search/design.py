@@ -104,3 +104,29 @@ def follow_bidirectional(graph, explicit: set) -> None:
         both = bool(graph.layer(link.src).get("bidirectional"))
         if bool(layer.get("bidirectional")) != both:
             graph.set_param(layer.name, "bidirectional", both)
+
+
+def drawn_values(project: P.Project, space: Space) -> dict | None:
+    """The values of the design as drawn (every dimension of ``space`` read off ``project``),
+    queued as a new study's first trial so that the search starts from it; ``None`` when a
+    value lies outside its range (the drawn design is then not one the space can make)."""
+    graph, values = project.graph, {}
+    for d in space.dims:
+        if d.role == "setting":
+            held = (project.solver_settings() if d.target == "solver"
+                    else project.training_settings())
+            value = held.get(d.param)
+        elif d.role == "type":
+            value = graph.layer(d.target).type
+        elif d.role == "inputs":
+            value = BOTH
+        else:
+            value = graph.layer(d.target).effective_params().get(d.param)
+        if d.kind == "choice":
+            match = [c for c in d.choices if c == value and type(c) is type(value)]
+            if not match:
+                return None
+        elif value is None or isinstance(value, bool) or not d.low <= value <= d.high:
+            return None
+        values[d.key] = value
+    return values

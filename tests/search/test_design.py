@@ -86,3 +86,17 @@ def test_an_invalid_design_is_one_sentence(project):
         made(project, {"ip1.num_output": {"choice": [1, 2]}}, {"ip1.num_output": 1})
     text = str(e.value)
     assert text.startswith("the design is not valid: ") and "ip1" in text and "\n" not in text
+
+
+def test_the_design_as_drawn_is_read_off_the_project_for_the_first_trial(project):
+    from designer.search.design import drawn_values
+    space = parse_space({"lstm1.num_output": {"int": [4, 64]},
+                         "lstm1.type": {"choice": ["GRU", "LSTM"]},
+                         "solver.base_lr": {"float": [1e-4, 1e-1], "log": True}}, project)
+    values = drawn_values(project, space)
+    assert values == {"lstm1.num_output": project.graph.layer("lstm1").params["num_output"],
+                      "lstm1.type": "LSTM",
+                      "solver.base_lr": project.solver_settings()["base_lr"]}
+    assert made(project, space.source, values).to_json() == project.to_json()
+    narrow = parse_space({"lstm1.num_output": {"int": [100, 200]}}, project)
+    assert drawn_values(project, narrow) is None  # not a design this space can make

@@ -157,7 +157,10 @@ def test_no_trial_starts_once_the_time_is_up(tmp_path):
     out = search(project, "--trials", 3, "--device", "cpu", "--time-limit", "0.001",
                  "--json")
     assert out.returncode == 0, out.stderr
-    assert lines(out.stdout)[-1]["complete"] == 0 and not load(project).get_trials()
+    assert lines(out.stdout)[-1]["complete"] == 0
+    # only the design as drawn waits, queued as the study's first trial, to run next time
+    assert [(t.state.name, t.user_attrs.get("drawn")) for t in load(project).get_trials()] \
+        == [("WAITING", True)]
 
 
 @need_data("ucr/GunPoint_TRAIN.ts", "ucr/GunPoint_TEST.ts")
