@@ -136,8 +136,9 @@ def make_sampler(seed: int | None, salt: tuple, trials: int) -> optuna.samplers.
     return optuna.samplers.TPESampler(seed=seed, n_startup_trials=max(2, min(10, trials // 4)))
 
 
-def make_pruner(pruner, objectives, steps: int = 0) -> optuna.pruners.BasePruner:
-    """``median`` (the default; not in a trial's first fifth of ``steps``), ``halving``
+def make_pruner(pruner, objectives, steps: int = 1000) -> optuna.pruners.BasePruner:
+    """``median`` (the default; not in a trial's first fifth: trials report per mille of
+    their own schedule, so ``steps`` is 1000), ``halving``
     (successive halving), ``none``, or a pruner object; a study of two objectives never
     prunes (Optuna prunes one objective only)."""
     if len(objectives) > 1 or pruner in (None, "none"):

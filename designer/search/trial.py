@@ -131,7 +131,9 @@ class Objective:
                 trial.set_user_attr("params", rec.get("params"))
             if rec["kind"] == "val" and metric and rec.get(metric) is not None \
                     and pruned_at is None:
-                trial.report(float(rec[metric]), int(rec["step"]))
+                # at the share of its own schedule done (per mille): trials that train for
+                # different step counts are compared at the same point of their schedules
+                trial.report(float(rec[metric]), progress(int(rec["step"]), last))
                 # at the last step there is nothing left to save: the trial completes
                 if rec["step"] != last and trial.should_prune():
                     pruned_at, pruned_value = int(rec["step"]), float(rec[metric])
@@ -152,6 +154,14 @@ class Objective:
             trial.set_user_attr(name, value)
             values.append(value)
         return values[0] if len(values) == 1 else values
+
+
+PROGRESS = 1000  # what a trial reports its validations against: per mille of its steps
+
+
+def progress(step: int, steps: int | None) -> int:
+    """``step`` as per mille of a schedule of ``steps`` (the step itself when unknown)."""
+    return round(PROGRESS * step / steps) if steps else step
 
 
 class Seen:

@@ -144,7 +144,7 @@ def _work(plan: Plan, slot: int, device: str, claim: Claim, events, state) -> No
     from designer.graph import project as P
 
     from .space import parse_space
-    from .trial import Interrupted, Objective, TrialFailed, TrialSetup
+    from .trial import PROGRESS, Interrupted, Objective, TrialFailed, TrialSetup
     torch.set_num_threads(max(1, plan.threads))
     if device.startswith("cuda"):
         torch.cuda.set_device(torch.device(device))
@@ -153,8 +153,7 @@ def _work(plan: Plan, slot: int, device: str, claim: Claim, events, state) -> No
     project.path = Path(plan.project_path)
     space = parse_space(plan.space, project)
     study = open_study(plan.storage, plan.study, plan.objectives, plan.space, create=False,
-                       pruner=make_pruner(plan.pruner, plan.objectives,
-                                          plan.steps or project.solver_settings()["max_steps"]))
+                       pruner=make_pruner(plan.pruner, plan.objectives, PROGRESS))
     started = len(study.get_trials(deepcopy=False))
     study.sampler = make_sampler(plan.seed, (*plan.salt, slot, started), plan.trials)
     objective = Objective(TrialSetup(project, space, tuple(plan.objectives), Path(plan.runs),

@@ -100,3 +100,11 @@ def test_the_design_as_drawn_is_read_off_the_project_for_the_first_trial(project
     assert made(project, space.source, values).to_json() == project.to_json()
     narrow = parse_space({"lstm1.num_output": {"int": [100, 200]}}, project)
     assert drawn_values(project, narrow) is None  # not a design this space can make
+
+
+def test_trials_of_different_lengths_report_at_the_same_share_of_their_schedules():
+    """The pruner compares trials at one reported step: a validation at step 120 of 750 and
+    one at step 240 of 1,500 are both 160 per mille of the way."""
+    from designer.search.trial import PROGRESS, progress
+    assert progress(120, 750) == progress(240, 1500) == 160
+    assert progress(1500, 1500) == PROGRESS and progress(7, None) == 7
