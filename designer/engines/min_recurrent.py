@@ -20,7 +20,7 @@ from torch import nn
 from .fillers import fill_bias, fill_weight
 from .min_rnn import SCAN_CHUNK, min_layers
 from .recurrent import reset_points
-from .recurrent_state import check_lengths, zero_state
+from .recurrent_state import check_lengths, time_major, zero_state
 
 GATES = {"MinGRU": 2, "MinLSTM": 3}
 SUFFIXES = ("", "_reverse")
@@ -76,13 +76,7 @@ class ScanRecurrent(nn.Module):
                           lengths, self.dropout, self.training, self.chunk, self.method)
 
     def forward(self, x, cont=None, state=None, lengths=None):
-        if self.batch_first:
-            x = x.transpose(0, 1)
-            cont = None if cont is None else cont.transpose(0, 1)
-        t_, n = x.shape[0], x.shape[1]
-        if cont is not None and self.directions == 2:
-            raise ValueError(f"{self.name} is bidirectional: it cannot follow 'cont' (give "
-                             "'lengths' for padded sequences)")
+        x, cont, t_, n = time_major(self, x, cont)
         has_state = state is not None
         h = (state if has_state else zero_state(self.kind, self.state_layers, n, self.hidden,
                                                 x))[0]

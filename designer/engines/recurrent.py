@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .recurrent_state import check_lengths, zero_state
+from .recurrent_state import check_lengths, time_major, zero_state
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
 DIRECTION_SUFFIXES = ("", "_reverse")  # torch's parameter names: weight_ih_l0_reverse
@@ -125,13 +125,7 @@ class CudnnRecurrent(nn.Module):
         return y, new
 
     def forward(self, x, cont=None, state=None, lengths=None):
-        if self.batch_first:
-            x = x.transpose(0, 1)
-            cont = None if cont is None else cont.transpose(0, 1)
-        t_, n = x.shape[0], x.shape[1]
-        if cont is not None and self.directions == 2:
-            raise ValueError(f"{self.name} is bidirectional: it cannot follow 'cont' (give "
-                             "'lengths' for padded sequences)")
+        x, cont, t_, n = time_major(self, x, cont)
         has_state = state is not None
         if state is None:
             state = zero_state(self.kind, self.state_layers, n, self.hidden, x)

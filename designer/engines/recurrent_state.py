@@ -30,3 +30,16 @@ def check_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> N
         bad = lo if lo < 0 else hi
         raise ValueError(f"{name}: a sequence's length is {bad}, but lengths must lie between "
                          f"0 and the {steps} steps of the batch")
+
+
+def time_major(layer, x: torch.Tensor, cont: torch.Tensor | None) -> tuple:
+    """A recurrent layer's input and ``cont`` as (T, N, ...), with T and N: what every
+    engine's ``forward`` starts with. A bidirectional layer cannot follow ``cont`` (its
+    backward half would read across a reset); that is one sentence naming it."""
+    if layer.batch_first:
+        x = x.transpose(0, 1)
+        cont = None if cont is None else cont.transpose(0, 1)
+    if cont is not None and layer.directions == 2:
+        raise ValueError(f"{layer.name} is bidirectional: it cannot follow 'cont' (give "
+                         "'lengths' for padded sequences)")
+    return x, cont, x.shape[0], x.shape[1]

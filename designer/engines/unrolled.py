@@ -31,7 +31,7 @@ from .fillers import fill_bias, fill_weight
 from .lstm_steps import UnrolledLSTMSteps, infer_steps
 from .min_recurrent import add_min_weights
 from .min_rnn import min_unit
-from .recurrent_state import check_lengths, zero_state
+from .recurrent_state import check_lengths, time_major, zero_state
 from .step_plans import compile_step_plan, run_step_plan
 
 
@@ -285,13 +285,7 @@ class UnrolledRecurrent(nn.Module):
         return self._plans[key]
 
     def forward(self, x, cont=None, state=None, lengths=None):
-        if self.batch_first:
-            x = x.transpose(0, 1)
-            cont = None if cont is None else cont.transpose(0, 1)
-        t_, n = x.shape[0], x.shape[1]
-        if cont is not None and self.directions == 2:
-            raise ValueError(f"{self.name} is bidirectional: it cannot follow 'cont' (give "
-                             "'lengths' for padded sequences)")
+        x, cont, t_, n = time_major(self, x, cont)
         if cont is None:
             cont = x.new_ones(t_, n)
         else:

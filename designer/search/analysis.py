@@ -19,15 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .where import OBJECTIVES as DIRECTIONS  # the view asks it here
+from .where import default_storage, default_study, is_url, storage_file  # noqa: F401
+
 if TYPE_CHECKING:
     import numpy as np
 
-# the objectives `rnn-designer search --objective` knows, and which way is better
-DIRECTIONS = {"val_loss": "minimize", "val_accuracy": "maximize", "test_accuracy": "maximize",
-              "ms_per_step": "minimize", "params": "minimize"}
 FINISHED = ("COMPLETE", "PRUNED", "FAIL")
 MIN_FOR_IMPORTANCE = 5   # complete trials before the importances mean something
-DB_SUFFIX = ".search.db"
 
 
 class StudyError(Exception):
@@ -90,21 +89,6 @@ class StudyReading:
 
 
 # ------------------------------------------------------------------------------ locations --
-def default_storage(project_path: str | Path) -> str:
-    """``sqlite:///<project dir>/runs/<stem>.search.db``: where a project's search is kept."""
-    p = Path(project_path).resolve()
-    return f"sqlite:///{p.parent / 'runs' / (p.stem + DB_SUFFIX)}"
-
-
-def default_study(project_path: str | Path) -> str:
-    return Path(project_path).stem  # the project file's stem
-
-
-def storage_file(storage: str) -> Path | None:
-    """The file of a ``sqlite:///`` storage (``None`` for other storages)."""
-    return Path(storage[len("sqlite:///"):]) if storage.startswith("sqlite:///") else None
-
-
 def has_study(project_path: str | Path) -> bool:
     """True when the project's default search storage exists."""
     f = storage_file(default_storage(project_path))
@@ -139,11 +123,11 @@ def open_storage(storage: str):
     """An Optuna storage for ``storage``; a ``sqlite:///`` file must exist (reading never
     makes an empty database). Raises :class:`StudyError`."""
     import optuna
-    f = storage_file(storage) if "://" in storage else Path(storage).expanduser()
+    f = storage_file(storage) if is_url(storage) else Path(storage).expanduser()
     if f is not None and not f.is_file():
         raise StudyError(f"{f}: there is no search study here yet")
     try:
-        if "://" not in storage:  # a journal file on a shared disk, as search writes it
+        if not is_url(storage):  # a journal file on a shared disk, as search writes it
             from optuna.storages.journal import JournalFileBackend
             return optuna.storages.JournalStorage(JournalFileBackend(str(f)))
         return optuna.storages.RDBStorage(storage)

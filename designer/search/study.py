@@ -28,9 +28,10 @@ from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.trial import FrozenTrial, TrialState
 
+from . import where
+from .where import OBJECTIVES, is_url
+
 # objective -> the direction Optuna optimises it in
-OBJECTIVES = {"val_loss": "minimize", "val_accuracy": "maximize", "test_accuracy": "maximize",
-              "ms_per_step": "minimize", "params": "minimize"}
 NEEDS_ACCURACY = ("val_accuracy", "test_accuracy")
 PRUNERS = ("median", "halving", "none")
 HEARTBEAT_S = 10   # a running trial's heartbeat (RDB storages) ...
@@ -81,15 +82,10 @@ def directions(objectives) -> list[str]:
 
 # -------------------------------------------------------------------------------- storage --
 def default_storage(project_path: str | Path) -> str:
-    """``sqlite:///<project dir>/runs/<project stem>.search.db`` (the folder is made)."""
-    path = Path(project_path).resolve()
-    runs = path.parent / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{runs / (path.stem + '.search.db')}"
-
-
-def is_url(storage: str) -> bool:
-    return "://" in storage
+    """`where.default_storage`, its ``runs`` folder made (a new database is written there)."""
+    storage = where.default_storage(project_path)
+    where.storage_file(storage).parent.mkdir(parents=True, exist_ok=True)
+    return storage
 
 
 def storage_label(storage: str) -> str:
