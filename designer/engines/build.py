@@ -24,7 +24,7 @@ from . import recurrent_builder as _recurrent  # noqa: F401  (and of the recurre
 from .builders import BUILDERS, BuildContext, BuildError, builder  # noqa: F401  (public here)
 from .layers import per_sample
 
-RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM")
+RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "sLSTM")
 CLASS_LOSSES = ("SoftmaxWithLoss",)
 REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
 ENGINE_NAMES = {"cudnn": "CUDNN", "caffe": "CAFFE", "persist": "PERSIST", "CUDNN": "CUDNN",

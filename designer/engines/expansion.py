@@ -6,7 +6,10 @@ of the continuation flags; then for every step SCALE (h_conted = cont_t x h_{t-1
 INNER_PRODUCT (W_hc x h_conted, no bias), ELTWISE sum with the step's input transform and the
 unit (LSTM_UNIT, GRU_UNIT, or TANH/RELU for a plain RNN); finally a CONCAT of the h_t over time.
 A MinGRU or MinLSTM step, whose gates read only the input, is SCALE and the unit alone
-(MIN_GRU_UNIT or MIN_LSTM_UNIT of h_conted and the step's input transform): no W_hc.
+(MIN_GRU_UNIT or MIN_LSTM_UNIT of h_conted and the step's input transform): no W_hc. An sLSTM
+step is SCALE, HEAD_INNER_PRODUCT (W_hc, one block per head, times h_conted), ELTWISE and
+SLSTM_UNIT, which reads the cell c, normaliser n and stabiliser m and the step's cont (zeroing
+them as LSTM_UNIT zeroes c) and gives the new c, n, m and h.
 
 Two additions go beyond MyCaffe, which has neither:
 
@@ -29,9 +32,12 @@ from dataclasses import dataclass, field
 
 from designer.graph import dims as D
 
-GATES = {"LSTM": 4, "LSTMSimple": 4, "GRU": 3, "RNN": 1, "MinGRU": 2, "MinLSTM": 3}
+GATES = {"LSTM": 4, "LSTMSimple": 4, "GRU": 3, "RNN": 1, "MinGRU": 2, "MinLSTM": 3,
+         "sLSTM": 4}
 MIN_UNITS = {"MinGRU": "MIN_GRU_UNIT", "MinLSTM": "MIN_LSTM_UNIT"}
 RECURRENT = tuple(GATES)
+# the states besides h each chain carries, named as its blobs are (c_t, n_t, m_t)
+STATES = {"LSTM_UNIT": ("c",), "SLSTM_UNIT": ("c", "n", "m")}
 SUFFIXES = ("", "_reverse")  # of the blobs, nodes and weights of each direction
 
 
@@ -130,14 +136,17 @@ def _unit_type(kind: str, params: dict) -> str:
         return "GRU_UNIT"
     if kind in MIN_UNITS:
         return MIN_UNITS[kind]
+    if kind == "sLSTM":
+        return "SLSTM_UNIT"
     return "RELU" if params.get("nonlinearity") == "relu" else "TANH"
 
 
 def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, steps: int, n_,
-           h: int, g: int, bottom: str, lengths: bool) -> tuple:
+           h: int, g: int, bottom: str, lengths: bool, unit_params: dict) -> tuple:
     """One direction of one level: the input transform, the rails and the per-step nodes.
 
-    Returns the blob of the outputs over time and the final h (and c) blobs.
+    Returns the blob of the outputs over time, the final h blob and the final blobs of the
+    other states (``STATES``: c for an LSTM; c, n and m for an sLSTM).
     """
     wx, bx = f"{p}W_xc{s}", f"{p}b_c{s}"
     xt = f"{p}W_xc_x{s}"
@@ -154,8 +163,8 @@ def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, ste
             shapes[b] = (1,) + tuple(shapes[blob][1:])
         add(f"{p}{rail}_slice{s}", "SLICE", (blob,), tops, None, {"axis": 0})
         per_step[rail] = tops
-    lstm = unit == "LSTM_UNIT"
-    h_prev, c_prev = f"{p}h_0{s}", f"{p}c_0{s}"
+    extra = STATES.get(unit, ())
+    h_prev, prevs = f"{p}h_0{s}", [f"{p}{x}_0{s}" for x in extra]
     hs = {}
     prev = 0  # the step whose state the next step reads (0: the initial state)
     order = range(steps, 0, -1) if reverse else range(1, steps + 1)
@@ -165,41 +174,40 @@ def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, ste
         shapes[hc] = (1, n_, h)
         add(hc, "SCALE", (h_prev, cont_t), (hc,), t, {"axis": 0})
         new = "_new" if lengths else ""
-        h_t, c_t = f"{p}h{new}_{t}{s}", f"{p}c{new}_{t}{s}"
+        h_t, news = f"{p}h{new}_{t}{s}", [f"{p}{x}{new}_{t}{s}" for x in extra]
         shapes[h_t] = (1, n_, h)
+        for b in news:
+            shapes[b] = (1, n_, h)
         if unit in MIN_UNITS.values():  # the gates read x_t alone: no recurrent transform
             add(f"{p}unit_{t}{s}", unit, (hc, x_t), (h_t,), t)
         else:
             _recurrent_step(add, shapes, kind, unit, p, s, t, prev, n_, g, hc, x_t, cont_t,
-                            c_prev, h_t, c_t)
+                            prevs, h_t, news, unit_params)
         if lengths:  # padded steps keep the state they found
-            held_h, held_c = f"{p}h_{t}{s}", f"{p}c_{t}{s}"
-            shapes[held_h] = (1, n_, h)
-            if lstm:
-                shapes[held_c] = (1, n_, h)
-                add(f"{p}hold_{t}{s}", "HOLD", (c_t, h_t, c_prev, h_prev,
-                                                per_step["valid"][t - 1]), (held_c, held_h), t)
-                c_t = held_c
-            else:
-                add(f"{p}hold_{t}{s}", "HOLD", (h_t, h_prev, per_step["valid"][t - 1]),
-                    (held_h,), t)
-            h_t = held_h
+            held_h, held = f"{p}h_{t}{s}", [f"{p}{x}_{t}{s}" for x in extra]
+            for b in [held_h] + held:
+                shapes[b] = (1, n_, h)
+            add(f"{p}hold_{t}{s}", "HOLD", tuple(news) + (h_t,) + tuple(prevs) +
+                (h_prev, per_step["valid"][t - 1]), tuple(held) + (held_h,), t)
+            h_t, news = held_h, held
         hs[t] = h_t
-        h_prev, c_prev, prev = h_t, c_t, t
+        h_prev, prevs, prev = h_t, news, t
     out = f"{p}h{s}"
     shapes[out] = (steps, n_, h)
     add(f"{p}h_concat{s}", "CONCAT", tuple(hs[t] for t in range(1, steps + 1)), (out,), None,
         {"axis": 0})
-    return out, h_prev, c_prev
+    return out, h_prev, prevs
 
 
-def _recurrent_step(add, shapes, kind, unit, p, s, t, prev, n_, g, hc, x_t, cont_t, c_prev,
-                    h_t, c_t) -> None:
-    """A step that reads the state through W_hc: its INNER_PRODUCT, then the unit."""
+def _recurrent_step(add, shapes, kind, unit, p, s, t, prev, n_, g, hc, x_t, cont_t, prevs,
+                    h_t, news, unit_params) -> None:
+    """A step that reads the state through W_hc: its INNER_PRODUCT (an sLSTM's
+    HEAD_INNER_PRODUCT, one block per head), then the unit."""
     wh_h = f"{p}W_hc_h_{prev}{s}"
     shapes[wh_h] = (1, n_, g)
     bias = (f"{p}b_hc{s}",) if kind == "GRU" else ()
-    add(f"{p}transform_{t}{s}", "INNER_PRODUCT", (hc,), (wh_h,), t,
+    ip = "HEAD_INNER_PRODUCT" if unit == "SLSTM_UNIT" else "INNER_PRODUCT"
+    add(f"{p}transform_{t}{s}", ip, (hc,), (wh_h,), t,
         {"num_output": g, "axis": 2, "bias_term": kind == "GRU", "weights": (f"{p}W_hc{s}",)
          + bias})
     if unit == "GRU_UNIT":
@@ -208,9 +216,9 @@ def _recurrent_step(add, shapes, kind, unit, p, s, t, prev, n_, g, hc, x_t, cont
     gi = f"{p}gate_input_{t}{s}"
     shapes[gi] = (1, n_, g)
     add(gi, "ELTWISE", (wh_h, x_t), (gi,), t, {"operation": "SUM"})
-    if unit == "LSTM_UNIT":
-        shapes[c_t] = shapes[h_t]
-        add(f"{p}unit_{t}{s}", "LSTM_UNIT", (c_prev, gi, cont_t), (c_t, h_t), t)
+    if unit in STATES:  # LSTM_UNIT: (c, h); SLSTM_UNIT: (c, n, m, h)
+        add(f"{p}unit_{t}{s}", unit, tuple(prevs) + (gi, cont_t), tuple(news) + (h_t,), t,
+            unit_params)
     else:
         add(f"{p}unit_{t}{s}", unit, (gi,), (h_t,), t)
 
@@ -239,6 +247,8 @@ def expand_params(kind: str, params: dict, steps: int, batch, features, name: st
     inputs = ["x", "cont"]
     outputs = []
     unit = _unit_type(kind, params)
+    unit_params = {"forget_gate": params.get("forget_gate", "sigmoid")} if kind == "sLSTM" \
+        else {}
     level, direction = 0, 0
 
     def add(node_name, node_type, bottoms, tops, step, node_params=None):
@@ -258,21 +268,21 @@ def expand_params(kind: str, params: dict, steps: int, batch, features, name: st
         for d in range(dirs):
             direction = d
             s = SUFFIXES[d]
-            h0, c0 = f"{p}h_0{s}", f"{p}c_0{s}"
-            shapes[h0] = (1, n_, h)
-            inputs.append(h0)
-            if unit == "LSTM_UNIT":
-                shapes[c0] = (1, n_, h)
-                inputs.append(c0)
+            for x0 in ("h",) + STATES.get(unit, ()):
+                shapes[f"{p}{x0}_0{s}"] = (1, n_, h)
+                inputs.append(f"{p}{x0}_0{s}")
             weights[f"{p}W_xc{s}"], weights[f"{p}b_c{s}"] = (g, e), (g,)
-            if kind not in MIN_UNITS:
+            if kind == "sLSTM":
+                heads = params.get("num_heads", 1)
+                weights[f"{p}W_hc{s}"] = (heads, g // heads, h // heads)
+            elif kind not in MIN_UNITS:
                 weights[f"{p}W_hc{s}"] = (g, h)
             if kind == "GRU":
                 weights[f"{p}b_hc{s}"] = (g,)
-            out, h_last, c_last = _chain(add, shapes, kind, unit, p, s, d == 1, t_, n_, h, g,
-                                         bottom, lengths)
+            out, h_last, lasts = _chain(add, shapes, kind, unit, p, s, d == 1, t_, n_, h, g,
+                                        bottom, lengths, unit_params)
             outs.append(out)
-            outputs.extend([h_last] + ([c_last] if unit == "LSTM_UNIT" else []))
+            outputs.extend([h_last] + lasts)
         direction = 0
         out = outs[0]
         if dirs == 2:
@@ -304,7 +314,7 @@ def expand(graph, layer: str, steps: int | None = None) -> Expansion:
     if lay.type not in GATES:
         article = "an" if lay.type[:1] in "AEIOU" else "a"
         raise ValueError(f"{layer} is {article} {lay.type} layer; only LSTM, GRU, RNN, "
-                         "LSTMSimple, MinGRU and MinLSTM layers unroll")
+                         "LSTMSimple, MinGRU, MinLSTM and sLSTM layers unroll")
     x = graph.info(layer).inputs[0] if graph.info(layer).inputs else None
     if x is None or x.rank != 3:
         raise ValueError(f"{layer} has no input sequence yet, so it cannot be unrolled; connect "

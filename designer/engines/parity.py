@@ -1,7 +1,7 @@
 """Parity between the engines: the same weights give the same outputs, states and gradients.
 
-For a recurrent layer, a CUDNN module (for MinGRU and MinLSTM: a SCAN module, the parallel scan)
-is built with random weights, the weights are converted to the CAFFE (unrolled) module, both
+For a recurrent layer, a CUDNN module (for MinGRU and MinLSTM: a SCAN module, the parallel scan;
+for the sLSTM: a FUSED module) is built with random weights, the weights are converted to the CAFFE (unrolled) module, both
 run forward and backward on the same random input, continuation flags (with resets in the
 middle of the sequence; none for a bidirectional layer, which takes no ``cont``), lengths
 (padded sequences, when asked) and initial state, and every difference is measured. Relative
@@ -15,15 +15,17 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from designer.graph.layers.recurrent import MIN_KINDS
+from designer.graph.layers.recurrent import MIN_KINDS, SLSTM_KINDS
 
 from .convert import convert_layer, cudnn_to_caffe
 from .expansion import GATES
 from .min_recurrent import ScanRecurrent
 from .recurrent import CudnnRecurrent
+from .slstm import FusedSLSTM
 from .unrolled import UnrolledRecurrent
 
 TOLERANCE = 1e-5
+STATE_NAMES = ("h_T", "c_T", "n_T", "m_T")  # the sLSTM's; an LSTM has the first two
 
 
 @dataclass
@@ -51,7 +53,7 @@ def _grads_as_caffe(kind: str, grads: dict, levels: int) -> dict:
     db_c (b_c = b_ih + b_hh), so the b_hh gradients must not be added in again (except for the
     GRU, whose b_hc stays its own tensor).
     """
-    if kind in MIN_KINDS:  # both engines hold the same tensors
+    if kind in MIN_KINDS + SLSTM_KINDS:  # both engines hold the same tensors
         return dict(grads)
     zero = {k: torch.zeros_like(v) for k, v in grads.items() if k.startswith("bias_hh")}
     return cudnn_to_caffe(kind, grads if kind == "GRU" else {**grads, **zero}, levels)
@@ -69,22 +71,26 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
             batch: int = 4, resets: bool = True, nonlinearity: str = "tanh",
             dtype=torch.float32, device: str = "cpu", seed: int = 0,
             fast: bool = True, bidirectional: bool = False,
-            lengths: list[int] | None = None, scan_method: str | None = None) -> list[Diff]:
+            lengths: list[int] | None = None, scan_method: str | None = None,
+            heads: int = 1, forget_gate: str = "sigmoid") -> list[Diff]:
     """Run both engines on the same random problem and list every difference.
 
     ``lengths`` (one per sequence, 0 to ``steps``) pads the sequences; a bidirectional layer
     gets no continuation flags (``resets`` is then ignored). ``scan_method`` picks how the
-    SCAN engine scans its chunks (``log`` or ``linear``; None: by device).
+    SCAN engine scans its chunks (``log`` or ``linear``; None: by device). ``heads`` and
+    ``forget_gate``: an sLSTM's (its starting normaliser is drawn positive, as any n the
+    layer makes is).
     """
     g = torch.Generator().manual_seed(seed)
-    ref, fused = fused_module(kind, input_size, hidden, levels, nonlinearity, bidirectional)
+    ref, fused = fused_module(kind, input_size, hidden, levels, nonlinearity, bidirectional,
+                              heads, forget_gate)
     if fused == "SCAN":
         ref.method = scan_method
     with torch.no_grad():
         for p in ref.parameters():
             p.copy_(torch.rand(p.shape, generator=g) * 0.2 - 0.1)
     unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity,
-                            bidirectional=bidirectional)
+                            bidirectional=bidirectional, heads=heads, forget_gate=forget_gate)
     unr.load_state_dict(convert_layer(kind, ref.state_dict(), levels, fused, "CAFFE"))
     unr.fast = fast
     ref, unr = ref.to(device, dtype), unr.to(device, dtype)
@@ -97,10 +103,12 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
             cont[steps - 1, batch - 1] = 0
         cont = cont.to(device, dtype)
     lens = None if lengths is None else torch.tensor(lengths, dtype=torch.long, device=device)
-    n_state = 2 if kind == "LSTM" else 1
+    n_state = {"LSTM": 2, "sLSTM": 4}.get(kind, 1)
     dirs = 2 if bidirectional else 1
     state = [torch.randn(levels * dirs, batch, hidden, generator=g).to(device, dtype) * 0.5
              for _ in range(n_state)]
+    if kind == "sLSTM":
+        state[2] = state[2].abs() + 1.0
     weight = torch.randn(steps, batch, dirs * hidden, generator=g).to(device, dtype)
     results = []
     for m in (ref, unr):
@@ -115,11 +123,11 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
     diffs = [_diff("output", yb, ya)]
     if lens is not None:
         padded = torch.arange(steps, device=device).unsqueeze(1) >= lens.unsqueeze(0)
-        for engine, y, dx in (("cuDNN" if fused == "CUDNN" else "scan", ya, dxa),
+        for engine, y, dx in (({"CUDNN": "cuDNN", "SCAN": "scan"}.get(fused, "fused"), ya, dxa),
                               ("unrolled", yb, dxb)):
             for what, t in (("output", y[padded]), ("grad input", dx[padded])):
                 diffs.append(_diff(f"{engine} {what} at padding", t, torch.zeros_like(t)))
-    names = ("h_T", "c_T")
+    names = STATE_NAMES
     diffs += [_diff(f"final {names[i]}", fb[i], fa[i]) for i in range(n_state)]
     diffs.append(_diff("grad input", dxb, dxa))
     diffs += [_diff(f"grad initial {names[i][0]}", dsb[i], dsa[i]) for i in range(n_state)]
@@ -130,9 +138,14 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
 
 
 def fused_module(kind: str, input_size: int, hidden: int, levels: int = 1,
-                 nonlinearity: str = "tanh", bidirectional: bool = False):
+                 nonlinearity: str = "tanh", bidirectional: bool = False, heads: int = 1,
+                 forget_gate: str = "sigmoid"):
     """The fused engine's module of ``kind`` and that engine's name: ``CudnnRecurrent``
-    (CUDNN), or ``ScanRecurrent`` (SCAN) for MinGRU and MinLSTM."""
+    (CUDNN), ``ScanRecurrent`` (SCAN) for MinGRU and MinLSTM, ``FusedSLSTM`` (FUSED) for the
+    sLSTM."""
+    if kind == "sLSTM":
+        return FusedSLSTM(input_size, hidden, heads, levels, bidirectional=bidirectional,
+                          forget_gate=forget_gate), "FUSED"
     if kind in MIN_KINDS:
         return ScanRecurrent(kind, input_size, hidden, levels,
                              bidirectional=bidirectional), "SCAN"
@@ -156,7 +169,8 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
     lengths = spread_lengths(steps, batch, seed) if padded else None
     diffs = compare(kind, int(e), p["num_output"], p.get("num_layers", 1), steps, batch,
                     nonlinearity=p.get("nonlinearity", "tanh"), seed=seed,
-                    bidirectional=bidirectional, lengths=lengths)
+                    bidirectional=bidirectional, lengths=lengths,
+                    heads=p.get("num_heads", 1), forget_gate=p.get("forget_gate", "sigmoid"))
     worst = max(d.rel for d in diffs)
     return {"layer": name, "type": kind, "steps": steps, "batch": batch,
             "levels": p.get("num_layers", 1), "bidirectional": bidirectional,
@@ -165,7 +179,8 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
 
 
 def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | None = None,
-                state: tuple | None = None, nonlinearity: str = "tanh", seed: int = 0) -> dict:
+                state: tuple | None = None, nonlinearity: str = "tanh", seed: int = 0,
+                forget_gate: str = "sigmoid") -> dict:
     """Per time step, how far apart the two engines are for these weights and this input.
 
     The unrolled module takes ``weights`` (Caffe layout, e.g. a trained layer's) as they are
@@ -185,16 +200,20 @@ def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | 
     levels = sum(1 for k in weights if k.startswith("W_xc_l"))
     hidden, input_size = weights["W_xc_l0"].shape[0] // GATES[kind], weights["W_xc_l0"].shape[1]
     sd = {k: v.detach() for k, v in weights.items()}
-    unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity)
+    heads = weights["W_hc_l0"].shape[0] if kind == "sLSTM" else 1
+    unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity,
+                            heads=heads, forget_gate=forget_gate)
     unr.load_state_dict(sd)
     if kind == "LSTMSimple":
         ref = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity)
         ref.load_state_dict(sd)
         ref.fast, pair = False, ("per-step nodes", "fused steps")
     else:
-        ref, fused = fused_module(kind, input_size, hidden, levels, nonlinearity)
+        ref, fused = fused_module(kind, input_size, hidden, levels, nonlinearity,
+                                  heads=heads, forget_gate=forget_gate)
         ref.load_state_dict(convert_layer(kind, sd, levels, "CAFFE", fused))
-        pair = ("parallel scan" if fused == "SCAN" else "cuDNN", "unrolled")
+        pair = ({"SCAN": "parallel scan", "FUSED": "fused sLSTM"}.get(fused, "cuDNN"),
+                "unrolled")
     ref, unr = ref.to(x.device, x.dtype).eval(), unr.to(x.device, x.dtype).eval()
     g = torch.Generator().manual_seed(seed)
     t_, n = x.shape[0], x.shape[1]
@@ -212,7 +231,7 @@ def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | 
     def per_step(a, b):
         return (a - b).abs().flatten(1).max(1).values.double().cpu().tolist()
 
-    names = ("h_T", "c_T")
+    names = STATE_NAMES
     return {"pair": list(pair), "steps": t_, "output": per_step(ya, yb),
             "grad_input": per_step(da, db), "output_scale": float(ya.abs().max()),
             "grad_scale": float(da.abs().max()),

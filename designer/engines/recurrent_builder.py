@@ -4,7 +4,8 @@
 its recurrence in one persistent kernel per level); ``CAFFE`` and every ``LSTMSimple``:
 ``UnrolledRecurrent``. The two cuDNN-layout engines are filled alike. MinGRU and MinLSTM:
 ``SCAN``, ``ScanRecurrent`` (the parallel scan); ``CAFFE``, ``UnrolledRecurrent``; both filled
-alike and holding the same tensors.
+alike and holding the same tensors. sLSTM: ``FUSED``, ``FusedSLSTM``; ``CAFFE``,
+``UnrolledRecurrent``; the same tensors on both.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .builders import BuildContext, builder
 from .min_recurrent import ScanRecurrent
 from .fillers import fill_bias, fill_weight
 from .persist import PersistRecurrent
+from .slstm import FusedSLSTM
 from .recurrent import DIRECTION_SUFFIXES, GATES, CudnnRecurrent
 from .unrolled import UnrolledRecurrent
 
@@ -39,6 +41,14 @@ def _min_recurrent(ctx: BuildContext) -> nn.Module:
     e = ctx.int_dim(ctx.input_shape()[2], "the input size")
     cls = UnrolledRecurrent if ctx.params.get("engine", "SCAN") == "CAFFE" else ScanRecurrent
     return cls.from_params(ctx.layer.type, e, ctx.params, name=ctx.name)
+
+
+@builder("sLSTM")
+def _slstm(ctx: BuildContext) -> nn.Module:
+    e = ctx.int_dim(ctx.input_shape()[2], "the input size")
+    if ctx.params.get("engine", "FUSED") == "CAFFE":
+        return UnrolledRecurrent.from_params("sLSTM", e, ctx.params, name=ctx.name)
+    return FusedSLSTM.from_params(e, ctx.params, name=ctx.name)
 
 
 @builder("LSTM", "GRU", "RNN", "LSTMSimple")

@@ -1,6 +1,6 @@
 """What both recurrent engines share: a zero state, and the check of per-sequence lengths.
 
-State: LSTM ``(h, c)``, GRU and RNN ``(h,)``, each ``(levels, N, H)``.
+State: LSTM ``(h, c)``, sLSTM ``(h, c, n, m)``, GRU and RNN ``(h,)``, each ``(levels, N, H)``.
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import torch
 
 def zero_state(kind: str, levels: int, n: int, hidden: int, like: torch.Tensor) -> tuple:
     """A zero state of ``kind``'s shape, each tensor ``(levels, n, hidden)`` like ``like``."""
-    h = like.new_zeros(levels, n, hidden)
-    return (h, like.new_zeros(levels, n, hidden)) if kind in ("LSTM", "LSTMSimple") else (h,)
+    count = {"LSTM": 2, "LSTMSimple": 2, "sLSTM": 4}.get(kind, 1)
+    return tuple(like.new_zeros(levels, n, hidden) for _ in range(count))
 
 
 def check_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> None:

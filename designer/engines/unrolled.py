@@ -26,12 +26,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .expansion import GATES, MIN_UNITS, SUFFIXES, Expansion, expand_params, read_levels
+from .expansion import GATES, MIN_UNITS, STATES, SUFFIXES, Expansion, expand_params, \
+    read_levels
 from .fillers import fill_bias, fill_weight
 from .lstm_steps import UnrolledLSTMSteps, infer_steps
 from .min_recurrent import add_min_weights
 from .min_rnn import min_unit
 from .recurrent_state import check_lengths, time_major, zero_state
+from .slstm import add_slstm_weights, fill_slstm
+from .slstm_cell import head_matmul, slstm_unit
 from .step_plans import compile_step_plan, run_step_plan
 
 
@@ -103,6 +106,13 @@ def run_reference(exp: Expansion, weights: dict, blobs: dict, training: bool,
             out = lstm_unit(b[0], gates, b[2])
         elif t == "GRU_UNIT":
             out = (_gru_unit(*b),)
+        elif t == "HEAD_INNER_PRODUCT":
+            out = (head_matmul(b[0], weights[weight_key(node.params["weights"][0])]),)
+        elif t == "SLSTM_UNIT":  # (c, n, m, gates, cont) -> (c, n, m, h)
+            keep = b[4].unsqueeze(-1)
+            h_t, c_t, n_t, m_t = slstm_unit(b[3], b[0] * keep, b[1] * keep, b[2] * keep,
+                                            node.params["forget_gate"] == "exp")
+            out = (c_t, n_t, m_t, h_t)
         elif t in ("MIN_GRU_UNIT", "MIN_LSTM_UNIT"):
             out = (min_unit("MinGRU" if t == "MIN_GRU_UNIT" else "MinLSTM", *b),)
         elif t == "TANH":
@@ -216,13 +226,19 @@ def run_fast(plans: list[LevelPlan], weights: dict, blobs: dict, training: bool,
     return blobs
 
 
+def _unit_of(kind: str) -> str:
+    """The unit whose extra states (``STATES``) a ``kind`` chain carries."""
+    return {"LSTM": "LSTM_UNIT", "LSTMSimple": "LSTM_UNIT", "sLSTM": "SLSTM_UNIT"}.get(kind, "")
+
+
 class UnrolledRecurrent(nn.Module):
     """An LSTM, GRU, RNN, LSTMSimple, MinGRU or MinLSTM layer on the CAFFE engine (the
     unrolled net; MinGRU and MinLSTM hold no W_hc)."""
 
     def __init__(self, kind: str, input_size: int, hidden: int, levels: int = 1,
                  dropout: float = 0.0, batch_first: bool = False, nonlinearity: str = "tanh",
-                 clip: float = 0.0, name: str = "rnn", bidirectional: bool = False):
+                 clip: float = 0.0, name: str = "rnn", bidirectional: bool = False,
+                 heads: int = 1, forget_gate: str = "sigmoid"):
         super().__init__()
         self.kind, self.hidden, self.levels, self.batch_first = kind, hidden, levels, batch_first
         self.dropout, self.nonlinearity, self.clip, self.name = dropout, nonlinearity, clip, name
@@ -231,6 +247,10 @@ class UnrolledRecurrent(nn.Module):
         self.state_layers = levels * self.directions
         self.fast = True  # use the fused executor where the expansion allows it
         self._plans: dict[tuple, tuple] = {}
+        self.heads, self.forget_gate = heads, forget_gate
+        if kind == "sLSTM":  # W_hc: one (4d x d) block per head
+            add_slstm_weights(self, input_size, hidden, heads, levels, self.directions)
+            return
         if kind in MIN_UNITS:  # W_xc and b_c only: the gates read the input alone
             add_min_weights(self, GATES[kind], input_size, hidden, levels, self.directions)
             return
@@ -249,13 +269,17 @@ class UnrolledRecurrent(nn.Module):
         m = cls(kind, input_size, p["num_output"], p.get("num_layers", 1),
                 p.get("dropout_ratio", 0.0), p.get("batch_first", False),
                 p.get("nonlinearity", "tanh"), p.get("clipping_threshold", 0.0), name,
-                p.get("bidirectional", False))
+                p.get("bidirectional", False), p.get("num_heads", 1),
+                p.get("forget_gate", "sigmoid"))
         m.reset_parameters(p.get("weight_filler", "uniform"), p.get("bias_filler", 0.0),
                            p.get("enable_clockwork_forgetgate_bias", False))
         return m
 
     def reset_parameters(self, filler: str, bias: float, forget_bias_5: bool = False) -> None:
         h, g = self.hidden, GATES[self.kind]
+        if self.kind == "sLSTM":
+            fill_slstm(self, filler, bias)
+            return
         if filler == "torch_default":
             filler = "uniform"  # what torch.nn.LSTM does: U(-1/sqrt(H), 1/sqrt(H))
         for k in range(self.levels):
@@ -273,7 +297,8 @@ class UnrolledRecurrent(nn.Module):
     def expansion(self, steps: int, batch="N", lengths: bool = False) -> Expansion:
         params = {"num_output": self.hidden, "num_layers": self.levels,
                   "dropout_ratio": self.dropout, "nonlinearity": self.nonlinearity,
-                  "bidirectional": self.directions == 2}
+                  "bidirectional": self.directions == 2, "num_heads": self.heads,
+                  "forget_gate": self.forget_gate}
         return expand_params(self.kind, params, steps, batch, self.input_size, self.name,
                              lengths)
 
@@ -297,14 +322,13 @@ class UnrolledRecurrent(nn.Module):
         if lengths is not None:
             check_lengths(lengths, t_, n, self.name)
             blobs["lengths"] = lengths.to(x.device)
-        lstm = self.kind in ("LSTM", "LSTMSimple")
+        names = ("h",) + STATES.get(_unit_of(self.kind), ())
         for k in range(self.levels):
             p = f"L{k}/" if self.levels > 1 else ""
             for d, s in enumerate(SUFFIXES[:self.directions]):
                 i = k * self.directions + d
-                blobs[f"{p}h_0{s}"] = state[0][i:i + 1]
-                if lstm:
-                    blobs[f"{p}c_0{s}"] = state[1][i:i + 1]
+                for j, x0 in enumerate(names):
+                    blobs[f"{p}{x0}_0{s}"] = state[j][i:i + 1]
         weights = self._parameters  # this module holds its weights itself (no children)
         if self.fast and plan is not None and isinstance(plan[0], LevelPlan):
             run_fast(plan, weights, blobs, self.training, self.clip)
@@ -314,11 +338,9 @@ class UnrolledRecurrent(nn.Module):
             run_reference(exp, weights, blobs, self.training, self.clip)
         y = blobs[exp.outputs[0]]
         finals = exp.outputs[1:]
-        per = 2 if lstm else 1
-        chains = range(self.state_layers)
-        new_state = (torch.cat([blobs[finals[per * i]] for i in chains], 0),)
-        if lstm:
-            new_state += (torch.cat([blobs[finals[per * i + 1]] for i in chains], 0),)
+        per = len(names)
+        new_state = tuple(torch.cat([blobs[finals[per * i + j]] for i in range(self.state_layers)],
+                                    0) for j in range(per))
         if self.batch_first:
             y = y.transpose(0, 1)
         return y, new_state

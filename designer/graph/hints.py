@@ -82,13 +82,25 @@ def explain(graph, problems: list[GraphError]) -> list[GraphError]:
     out, searched = [], 0
     search = _Search(graph)
     for p in problems:
-        if isinstance(p, ShapeError) and p.layer in graph and searched < MAX_PROBLEMS:
+        if isinstance(p, ShapeError) and getattr(p, "suggest", None):
+            out.append(_suggested(p))
+        elif isinstance(p, ShapeError) and p.layer in graph and searched < MAX_PROBLEMS:
             searched += 1
             fix = search.find(p)
             out.append(told(p, fix, graph) if fix else p)
         else:
             out.append(p)
     return out
+
+
+def _suggested(problem: ShapeError) -> GraphError:
+    """A copy of ``problem`` carrying the fix its layer's spec named (``suggest``: one
+    parameter and the value that mends it, already said in the message)."""
+    param, value = problem.suggest
+    new = problem.copy()
+    new.fix = Fix("set", problem.layer, f"set {problem.layer}'s {param} to "
+                  f"{value_text(value, {})}", param=param, value=value)
+    return new
 
 
 def told(problem: GraphError, fix: Fix, graph) -> GraphError:

@@ -1,0 +1,99 @@
+"""The FUSED engine of the sLSTM: the input transform of all steps as one GEMM, then the
+recurrence with the heads' recurrent blocks batched into one product a step.
+
+The layer holds what its unrolled net holds (``W_xc_l{k}``, ``b_c_l{k}`` and ``W_hc_l{k}`` per
+level, the backward direction's suffixed ``_reverse``), so a checkpoint of either engine loads
+into the other as it is. :func:`designer.engines.slstm_cell.slstm_layers` does the arithmetic;
+this module adds what every recurrent layer here takes: batch-first input, a carried state
+``(h, c, n, m)``, each ``(num_layers * directions, N, H)``, per-sequence ``lengths``, and
+``cont`` (read on the device, step by step: nothing is found on the host, so a training step
+with ``cont`` is captured in a CUDA graph like one without).
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .fillers import fill_bias, fill_weight
+from .recurrent_state import check_lengths, time_major, zero_state
+from .slstm_cell import slstm_layers
+
+SUFFIXES = ("", "_reverse")
+GATES = 4
+
+
+def add_slstm_weights(module: nn.Module, input_size: int, hidden: int, heads: int,
+                      levels: int, directions: int) -> None:
+    """Register ``W_xc_l{k}{s}`` (4H x E), ``b_c_l{k}{s}`` (4H) and ``W_hc_l{k}{s}``
+    (heads x 4d x d) on ``module``."""
+    d = hidden // heads
+    for k in range(levels):
+        e = input_size if k == 0 else directions * hidden
+        for s in SUFFIXES[:directions]:
+            module.register_parameter(f"W_xc_l{k}{s}",
+                                      nn.Parameter(torch.empty(GATES * hidden, e)))
+            module.register_parameter(f"b_c_l{k}{s}", nn.Parameter(torch.zeros(GATES * hidden)))
+            module.register_parameter(f"W_hc_l{k}{s}",
+                                      nn.Parameter(torch.empty(heads, GATES * d, d)))
+
+
+def fill_slstm(module: nn.Module, filler: str, bias: float) -> None:
+    """Fill an sLSTM layer's tensors (either engine: the same draws in the same order); each
+    head's recurrent block as a matrix of its own (``uniform``: +-1/sqrt(d))."""
+    filler = "uniform" if filler == "torch_default" else filler
+    for k in range(module.levels):
+        for s in SUFFIXES[:module.directions]:
+            fill_weight(getattr(module, f"W_xc_l{k}{s}"), filler, module.hidden, GATES)
+            w_hc = getattr(module, f"W_hc_l{k}{s}")
+            for block in w_hc:
+                fill_weight(block, filler, w_hc.shape[2], GATES)
+            fill_bias(getattr(module, f"b_c_l{k}{s}"), bias)
+
+
+class FusedSLSTM(nn.Module):
+    """An sLSTM layer on the FUSED engine."""
+
+    engine_name = "FUSED"
+    kind = "sLSTM"
+
+    def __init__(self, input_size: int, hidden: int, heads: int = 1, levels: int = 1,
+                 dropout: float = 0.0, batch_first: bool = False, bidirectional: bool = False,
+                 forget_gate: str = "sigmoid", name: str = "rnn"):
+        super().__init__()
+        if hidden % heads:
+            raise ValueError(f"{name}: {heads} heads do not divide its {hidden} hidden units")
+        self.hidden, self.heads, self.levels, self.batch_first = hidden, heads, levels, \
+            batch_first
+        self.input_size, self.dropout, self.name = input_size, dropout, name
+        self.forget_gate = forget_gate
+        self.directions = 2 if bidirectional else 1
+        self.state_layers = levels * self.directions
+        add_slstm_weights(self, input_size, hidden, heads, levels, self.directions)
+
+    @classmethod
+    def from_params(cls, input_size: int, p: dict, name: str = "rnn"):
+        m = cls(input_size, p["num_output"], p.get("num_heads", 1), p.get("num_layers", 1),
+                p.get("dropout_ratio", 0.0), p.get("batch_first", False),
+                p.get("bidirectional", False), p.get("forget_gate", "sigmoid"), name)
+        fill_slstm(m, p.get("weight_filler", "uniform"), p.get("bias_filler", 0.0))
+        return m
+
+    def forward(self, x, cont=None, state=None, lengths=None):
+        x, cont, t_, n = time_major(self, x, cont)
+        if state is None:
+            state = zero_state(self.kind, self.state_layers, n, self.hidden, x)
+        lens = None
+        if lengths is not None:
+            check_lengths(lengths, t_, n, self.name)
+            lens = lengths.to(x.device, torch.int64)
+        y, final = slstm_layers(self._parameters, x, state, self.levels, self.directions,
+                                cont, lens, self.dropout, self.training,
+                                self.forget_gate == "exp")
+        if self.batch_first:
+            y = y.transpose(0, 1)
+        return y, final
+
+    def extra_repr(self) -> str:
+        both = ", bidirectional" if self.directions == 2 else ""
+        return (f"sLSTM, {self.input_size} -> {self.hidden} in {self.heads} heads, "
+                f"levels={self.levels}{both}, forget={self.forget_gate}, engine=FUSED")
