@@ -26,6 +26,10 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
   its chunks, the last one filled up to 16 steps (4.125 H in log space, 4 H step by step); on
   the **unrolled engine** each step's gates, candidate and products (5.25 H for MinGRU, 9.25 H
   for MinLSTM);
+- the sLSTM, per level, direction and time step: what autograd keeps of its step (14.5 H on the
+  FUSED engine, 16.5 H on the unrolled one: the pre-activations, the gates and their
+  exponentials, c, n, m and h), counted from the saved tensors on the CPU, not yet checked
+  against a GPU's allocator;
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
 """
 from __future__ import annotations
@@ -35,8 +39,9 @@ from math import prod
 
 from .layers.recurrent import weight_layout
 
-RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM")
-GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4, "MinGRU": 2, "MinLSTM": 3}
+RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "sLSTM")
+GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4, "MinGRU": 2, "MinLSTM": 3,
+         "sLSTM": 4}
 
 # values per hidden unit, level and time step that a recurrent level keeps (see the module doc)
 UNROLLED_PER_LEVEL = {"LSTM": 6, "LSTMSimple": 6, "GRU": 5, "RNN": 2}
@@ -244,6 +249,26 @@ def _min_recurrent(ctx, params):
                 backward=4 * (d * (GATES[ctx.type] + 2) * seq + t_ * n * x[2]))
 
 
+# sLSTM: values per hidden unit, level, direction and step that autograd keeps (counted from
+# the saved tensors on the CPU: the step's pre-activations, gates, exponentials, c, n, m, h)
+SLSTM_PER_LEVEL = {"FUSED": 14.5, "CAFFE": 16.5}
+
+
+def _slstm(ctx, params):
+    """sLSTM: per level and direction what its engine keeps (``SLSTM_PER_LEVEL``), the
+    inputs of the levels above the first and the dropout masks between them."""
+    p = ctx.params
+    x = ctx.inputs[0][0]
+    t_, n = (x[1], x[0]) if p.get("batch_first", False) else (x[0], x[1])
+    d = 2 if p.get("bidirectional") else 1
+    h, levels = p["num_output"], p.get("num_layers", 1)
+    seq = t_ * n * h
+    per = SLSTM_PER_LEVEL["CAFFE" if ctx.engine == "CAFFE" else "FUSED"]
+    masks = (levels - 1) * d * seq * ctx.mask_bytes() if p.get("dropout_ratio", 0.0) else 0
+    extra = 4 * (levels * d * per * seq + (levels - 1) * d * seq) + masks
+    return Kept(inputs=[0], extra=int(extra), backward=4 * (d * 6 * seq + t_ * n * x[2]))
+
+
 RULES = {
     "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
     "CharText": _source, "WavAudio": _source, "MnistRows": _source,
@@ -254,6 +279,7 @@ RULES = {
     "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
     "LSTMUnit": _lstm_unit, "Conv1D": _conv1d,
     "SequencePool": _sequence_pool, "MinGRU": _min_recurrent, "MinLSTM": _min_recurrent,
+    "sLSTM": _slstm,
 }
 
 
