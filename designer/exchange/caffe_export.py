@@ -336,7 +336,7 @@ PARAMS = {
     "SequencePool": _sequence_pool,
     "Embed": _embed, "InnerProduct": _inner_product,
     "LSTM": _recurrent, "GRU": _recurrent, "RNN": _recurrent, "LSTMSimple": _lstm_simple,
-    "MinGRU": _min_recurrent, "MinLSTM": _min_recurrent,
+    "MinGRU": _min_recurrent, "MinLSTM": _min_recurrent, "sLSTM": _min_recurrent,
     "SoftmaxWithLoss": _loss, "Reshape": _reshape, "ReLU": _relu,
     "Dropout": _block("dropout_param", "dropout_ratio"),
     "Softmax": _block("softmax_param", "axis"),

@@ -58,7 +58,7 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     layers = net.needed(tuple(w[0] for w in wanted))
     b = OnnxBuilder()
     b.reserve(output_names + [f"{n}.{s}" for n in layers if n in net.recurrent
-                              for s in ("hT", "cT", "h0", "c0")] + ["tokens", "data", "lengths"])
+                              for s in ("hT", "cT", "nT", "mT", "h0", "c0", "n0", "m0")] + ["tokens", "data", "lengths"])
     values: dict = {}  # (layer, output index) -> ONNX value name
     states: list[tuple[str, list[str]]] = []
     timed = _unrolled_steps(graph, net, layers, steps) if unrolled else {}
@@ -90,7 +90,7 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     for (layer, index), out_name in zip(wanted, output_names):
         b.add_output(out_name, values[(layer, index)])
     for name, finals in states:
-        for suffix, value in zip(("hT", "cT"), finals):
+        for suffix, value in zip(("hT", "cT", "nT", "mT"), finals):
             b.add_output(f"{name}.{suffix}", value)
     g = helper.make_graph(b.nodes, source.project.name or "rnn-designer", b.inputs, b.outputs,
                           b.initializers)
@@ -145,7 +145,7 @@ def _data_input(b: OnnxBuilder, layer, graph) -> tuple[str, int]:
 def _recurrent(b, name, module, x, lengths, unrolled, states, notes) -> str:
     """A recurrent layer's ONNX ops; ``unrolled``: ``(its steps, the model's steps)`` to
     write it as its per-step net, ``None`` for the standard ops."""
-    lstm = module.kind in ("LSTM", "LSTMSimple")
+    count = {"LSTM": 2, "LSTMSimple": 2, "sLSTM": 4}.get(module.kind, 1)
     chains = module.levels * getattr(module, "directions", 1)
     xs = x
     if module.batch_first:
@@ -155,7 +155,7 @@ def _recurrent(b, name, module, x, lengths, unrolled, states, notes) -> str:
                            b.ints(f"{name}/hidden", [module.hidden])], f"{name}/state_shape",
                 axis=0)
     inits = []
-    for suffix in ("h0", "c0")[:2 if lstm else 1]:
+    for suffix in ("h0", "c0", "n0", "m0")[:count]:
         state = b.add_input(f"{name}.{suffix}", TensorProto.FLOAT,
                             [chains, "N", module.hidden])
         b.initializers.append(onnx.numpy_helper.from_array(

@@ -16,7 +16,9 @@ LSTM), in torch's order (index ``2 * level + direction``): the graph takes it as
 ``<layer>.h0``/``<layer>.c0`` and gives it back as ``<layer>.hT``/``.cT``.
 
 MinGRU and MinLSTM have no ONNX operator: :mod:`onnx_min_rnn` writes them as ``Scan`` ops
-(or, unrolled, their MIN_GRU_UNIT and MIN_LSTM_UNIT nodes).
+(or, unrolled, their MIN_GRU_UNIT and MIN_LSTM_UNIT nodes); the sLSTM neither: :mod:`onnx_slstm`
+(a ``Scan`` per level and direction, or its HEAD_INNER_PRODUCT and SLSTM_UNIT nodes), its state
+h, c, n and m.
 
 A bidirectional layer is one ``direction="bidirectional"`` op per level, both directions'
 weights in ONNX's gate order; its ``Y`` (T, 2, N, H) becomes (T, N, 2H), forward half first.
@@ -35,7 +37,7 @@ from designer.engines.expansion import expand_params
 from designer.engines.unrolled import weight_key
 from designer.graph.layers.recurrent import MIN_KINDS
 
-from . import onnx_min_rnn
+from . import onnx_min_rnn, onnx_slstm
 from .onnx_ops import OnnxBuilder, lstm_unit, tensor
 
 TORCH_TO_ONNX = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
@@ -90,6 +92,8 @@ def fused(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=
     """ONNX LSTM/GRU/RNN ops, one per level; returns (y, final states)."""
     if module.kind in MIN_KINDS:
         return onnx_min_rnn.scan(b, name, module, x, states, lengths)
+    if module.kind == "sLSTM":
+        return onnx_slstm.scan(b, name, module, x, states, lengths)
     kind = "LSTM" if module.kind == "LSTMSimple" else module.kind
     w, h = torch_weights(module), module.hidden
     dirs = getattr(module, "directions", 1)
@@ -144,7 +148,8 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
     dirs = getattr(module, "directions", 1)
     params = {"num_output": module.hidden, "num_layers": module.levels,
               "dropout_ratio": settings["dropout"], "nonlinearity": settings["nonlinearity"],
-              "bidirectional": dirs == 2}
+              "bidirectional": dirs == 2, "num_heads": getattr(module, "heads", 1),
+              "forget_gate": getattr(module, "forget_gate", "sigmoid")}
     exp = expand_params(module.kind, params, steps, "N", settings["input_size"], name,
                         lengths is not None)
     weights = caffe_weights(module)
@@ -160,14 +165,13 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
     ones = b.op("ConstantOfShape", [b.shape_slice(x, 0, 2, f"{name}/cont")], f"{name}/cont",
                 value=_float_tensor(1.0))
     blobs = {"x": x, "cont": ones, "lengths": lengths}
-    lstm = module.kind in ("LSTM", "LSTMSimple")
+    names = ("h", "c", "n", "m")[:len(states)]
     inits = [_levels(b, name, s, module.levels * dirs) for s in states]
     for k in range(module.levels):
         p = f"L{k}/" if module.levels > 1 else ""
         for d, sfx in enumerate(("", "_reverse")[:dirs]):
-            blobs[f"{p}h_0{sfx}"] = inits[0][k * dirs + d]
-            if lstm:
-                blobs[f"{p}c_0{sfx}"] = inits[1][k * dirs + d]
+            for j, x0 in enumerate(names):
+                blobs[f"{p}{x0}_0{sfx}"] = inits[j][k * dirs + d]
     for node in exp.nodes:
         hint = f"{name}/{node.name}"
         bot = [blobs[v] for v in node.bottoms]
@@ -190,6 +194,16 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
             tops = list(lstm_unit(b, hint, bot[0], bot[1], bot[2], module.hidden))
         elif node.type == "GRU_UNIT":
             tops = [_gru_unit(b, hint, *bot, module.hidden)]
+        elif node.type == "HEAD_INNER_PRODUCT":
+            w = weights[weight_key(node.params["weights"][0])]
+            key = (weight_key(node.params["weights"][0]), "heads")
+            if key not in consts:
+                consts[key] = b.const(f"{name}.{key[0]}", w.transpose(0, 2, 1).copy())
+            tops = [onnx_slstm.head_matmul(b, hint, bot[0], consts[key], w.shape[0],
+                                           w.shape[2], [1, -1, w.shape[1] * w.shape[0]])]
+        elif node.type == "SLSTM_UNIT":
+            tops = onnx_slstm.unrolled_unit(b, hint, bot, module.hidden,
+                                            node.params["forget_gate"] == "exp")
         elif node.type in ("MIN_GRU_UNIT", "MIN_LSTM_UNIT"):
             tops = [onnx_min_rnn.unit(b, hint, node.type, *bot, module.hidden)]
         elif node.type in ("TANH", "RELU"):
@@ -214,7 +228,7 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
         else:  # pragma: no cover - the expansion makes only the types above
             raise ValueError(f"no ONNX form for an unrolled {node.type} node")
         blobs.update(zip(node.tops, tops))
-    per = 2 if lstm else 1
+    per = len(names)
     finals = []
     for i in range(per):
         parts = [blobs[exp.outputs[1 + per * k + i]] for k in range(module.levels * dirs)]

@@ -25,6 +25,7 @@ from designer.graph.shapes import resolve_params
 
 from .errors import ExchangeError
 from .pytorch_min_rnn import min_recurrent
+from .pytorch_slstm import slstm_recurrent
 from .pytorch_snippets import data_constant, helpers, main_block
 from .source import ModelSource
 
@@ -173,6 +174,8 @@ class _Writer:
     def _recurrent(self, name, var, layer, module, p, x, comment) -> str:
         if layer.type in MIN_KINDS:  # torch.nn has none: a MinRNN written into the file
             return min_recurrent(self, name, var, layer, module, p, x, comment)
+        if layer.type == "sLSTM":  # nor this: an SLSTM written into the file
+            return slstm_recurrent(self, name, var, layer, module, p, x, comment)
         kind, cls = layer.type, TORCH_RNN[layer.type]
         e, h, levels = module_sizes(module)
         args = [str(e), str(h)]
@@ -350,7 +353,7 @@ class _Writer:
                  "batch-first.",
                  '"""',
                  "from pathlib import Path", "", "import torch"]
-        if "min_rnn" in self.helpers:
+        if self.helpers & {"min_rnn", "slstm"}:
             lines.append("import torch.nn.functional as F")
         lines += ["from torch import nn", ""]
         if vocab is not None:
@@ -380,7 +383,7 @@ def torch_state(module) -> dict:
     """The recurrent layer's weights as ``nn.LSTM/GRU/RNN`` keys (converted from Caffe's)."""
     if hasattr(module, "rnn"):
         return dict(module.rnn.state_dict())
-    if module.kind in MIN_KINDS:  # MinRNN holds the designer's own tensors
+    if module.kind in MIN_KINDS + ("sLSTM",):  # MinRNN and SLSTM hold the designer's own
         return {k: v.detach() for k, v in module.named_parameters()}
     kind = "LSTM" if module.kind == "LSTMSimple" else module.kind
     sd = {k: v.detach() for k, v in module.named_parameters()}

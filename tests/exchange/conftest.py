@@ -82,7 +82,7 @@ def shapes_project(folder: Path) -> Project:
 
 def classes_project(folder: Path, kind: str = "LSTM", engine: str = "CUDNN",
                     bidirectional: bool = False, levels: int = 1,
-                    loss: str = "SoftmaxWithLoss") -> Project:
+                    loss: str = "SoftmaxWithLoss", extra: dict | None = None) -> Project:
     """Labelled sequences of different lengths (a long-format CSV): SequenceClasses ->
     recurrent (reading the lengths) -> SequenceLast (by the lengths) -> InnerProduct -> loss."""
     rows = ["series_id,step,a,b,label"]
@@ -93,7 +93,7 @@ def classes_project(folder: Path, kind: str = "LSTM", engine: str = "CUDNN",
     g = Graph(project_dir=folder)
     g.add_layer("SequenceClasses", "data", {"file": "seqs.csv", "batch_size": 4})
     g.add_layer(kind, "rnn1", {"num_output": 5, "engine": engine, "num_layers": levels,
-                               "bidirectional": bidirectional})
+                               "bidirectional": bidirectional, **(extra or {})})
     g.add_layer("SequenceLast", "last", {"bidirectional": bidirectional})
     g.add_layer("InnerProduct", "ip1", {"num_output": "K"})
     g.add_layer(loss, "loss")
