@@ -11,7 +11,10 @@ read by name:
 - RNN: ``h_t``;
 - MinGRU: the step's input transform ``W_xc_x_t``, whose first block gives the update gate
   z = sigmoid(k), and ``h_t``; MinLSTM: the normalised forget and input gates f' and i' from
-  its first two blocks, and ``h_t``.
+  its first two blocks, and ``h_t``;
+- sLSTM: ``gate_input_t`` with the normaliser and stabiliser the step found, which give the
+  stabilised gates i' and f' (each in [0, 1]), the cell input z = tanh(z~) (named ``g`` here,
+  as the LSTM's candidate) and o, and ``c_t``, ``n_t`` (the normaliser) and ``h_t``.
 
 A layer on the CUDNN engine is read the same way after its weights are converted
 (:func:`designer.engines.convert.cudnn_to_caffe`); the unrolled net with the converted weights
@@ -30,10 +33,14 @@ from .expansion import Expansion, expand_params
 from .min_recurrent import ScanRecurrent
 from .recurrent import CudnnRecurrent
 from .recurrent_state import zero_state
+from .slstm import FusedSLSTM
+from .slstm_cell import gates as slstm_gates
 from .unrolled import UnrolledRecurrent, run_reference
 
 GATE_NAMES = {"LSTM": ("i", "f", "o", "g"), "LSTMSimple": ("i", "f", "o", "g"),
-              "GRU": ("r", "z", "n"), "RNN": (), "MinGRU": ("z",), "MinLSTM": ("f", "i")}
+              "GRU": ("r", "z", "n"), "RNN": (), "MinGRU": ("z",), "MinLSTM": ("f", "i"),
+              "sLSTM": ("i", "f", "g", "o")}
+STATE_NAMES = {"LSTM": ("h", "c"), "LSTMSimple": ("h", "c"), "sLSTM": ("h", "c", "n", "m")}
 TANH_GATES = ("g", "n")  # candidate values in [-1, 1]; the others are sigmoids in [0, 1]
 
 
@@ -48,16 +55,19 @@ class LevelSteps:
     gates : dict
         Gate name -> list over steps of (N, H) activations.
     c : list or None
-        The cell state c_t of every step, (N, H) each (LSTM only).
+        The cell state c_t of every step, (N, H) each (LSTM and sLSTM only).
     h : list
         The ``h_t`` blobs themselves, (1, N, H) each: differentiate a loss with respect to
         them for the gradient that reaches step t (through the output and the recurrence).
+    n : list or None
+        The normaliser n_t of every step, (N, H) each (sLSTM only).
     """
 
     level: int
     gates: dict
     c: list | None
     h: list
+    n: list | None = None
 
 
 @dataclass
@@ -72,7 +82,7 @@ class LayerSteps:
 
 def caffe_weights(module) -> dict:
     """The layer's weights in the unrolled (Caffe) layout: ``W_xc_l0``, ``b_c_l0``, ..."""
-    if isinstance(module, (UnrolledRecurrent, ScanRecurrent)):  # the same tensors
+    if isinstance(module, (UnrolledRecurrent, ScanRecurrent, FusedSLSTM)):  # the same tensors
         return dict(module.named_parameters())
     if isinstance(module, CudnnRecurrent):
         return cudnn_to_caffe(module.kind, dict(module.rnn.named_parameters()), module.levels)
@@ -81,13 +91,20 @@ def caffe_weights(module) -> dict:
 
 def describe(module) -> dict:
     """Kind, sizes and settings of a recurrent module of either engine."""
+    if isinstance(module, FusedSLSTM):
+        return {"kind": "sLSTM", "engine": "FUSED", "input_size": module.input_size,
+                "hidden": module.hidden, "levels": module.levels, "nonlinearity": "tanh",
+                "clip": 0.0, "batch_first": module.batch_first, "heads": module.heads,
+                "forget_gate": module.forget_gate}
     if isinstance(module, (UnrolledRecurrent, ScanRecurrent)):
         scan = isinstance(module, ScanRecurrent)
         return {"kind": module.kind, "engine": "SCAN" if scan else "CAFFE",
                 "input_size": module.input_size, "hidden": module.hidden,
                 "levels": module.levels,
                 "nonlinearity": "tanh" if scan else module.nonlinearity,
-                "clip": 0.0 if scan else module.clip, "batch_first": module.batch_first}
+                "clip": 0.0 if scan else module.clip, "batch_first": module.batch_first,
+                "heads": getattr(module, "heads", 1),
+                "forget_gate": getattr(module, "forget_gate", "sigmoid")}
     rnn = module.rnn
     engine = getattr(module, "engine_name", "CUDNN")  # PERSIST holds the same tensors
     return {"kind": module.kind, "engine": engine, "input_size": rnn.input_size,
@@ -100,7 +117,8 @@ def expansion_of(info: dict, steps: int, batch: int) -> Expansion:
     """The unrolled net of a module described by :func:`describe` (no dropout: inspection
     runs the net as it predicts)."""
     params = {"num_output": info["hidden"], "num_layers": info["levels"], "dropout_ratio": 0.0,
-              "nonlinearity": info["nonlinearity"]}
+              "nonlinearity": info["nonlinearity"], "num_heads": info.get("heads", 1),
+              "forget_gate": info.get("forget_gate", "sigmoid")}
     return expand_params(info["kind"], params, steps, batch, info["input_size"])
 
 
@@ -130,34 +148,36 @@ def trace_recurrent(module, x: torch.Tensor, cont: torch.Tensor | None = None,
     cont = x.new_ones(t_, n) if cont is None else cont.to(x.dtype)
     if state is None:
         state = zero_state(kind, levels, n, info["hidden"], x)
-    lstm = kind in ("LSTM", "LSTMSimple")
+    names = STATE_NAMES.get(kind, ("h",))
     exp = expansion_of(info, t_, n)
     blobs = {"x": x, "cont": cont}
     for k in range(levels):
         p = f"L{k}/" if levels > 1 else ""
-        blobs[f"{p}h_0"] = state[0][k:k + 1]
-        if lstm:
-            blobs[f"{p}c_0"] = state[1][k:k + 1]
+        for j, x0 in enumerate(names):
+            blobs[f"{p}{x0}_0"] = state[j][k:k + 1]
     run_reference(exp, caffe_weights(module), blobs, training=False, clip=info["clip"])
-    traced = [_read_level(kind, blobs, k, levels, t_, info["hidden"]) for k in range(levels)]
+    traced = [_read_level(kind, blobs, k, levels, t_, info["hidden"],
+                          info.get("forget_gate") == "exp") for k in range(levels)]
     y = blobs[exp.outputs[0]]
     finals = exp.outputs[1:]
-    per = 2 if lstm else 1
-    new_state = (torch.cat([blobs[finals[per * k]] for k in range(levels)], 0),)
-    if lstm:
-        new_state += (torch.cat([blobs[finals[per * k + 1]] for k in range(levels)], 0),)
+    per = len(names)
+    new_state = tuple(torch.cat([blobs[finals[per * k + j]] for k in range(levels)], 0)
+                      for j in range(per))
     if info["batch_first"]:
         y = y.transpose(0, 1)
     return y, new_state, LayerSteps(kind, info["engine"], info["hidden"], traced)
 
 
-def _read_level(kind: str, blobs: dict, k: int, levels: int, t_: int, h: int) -> LevelSteps:
+def _read_level(kind: str, blobs: dict, k: int, levels: int, t_: int, h: int,
+                exp_forget: bool = False) -> LevelSteps:
     p = f"L{k}/" if levels > 1 else ""
     steps = range(1, t_ + 1)
     hs = [blobs[f"{p}h_{t}"] for t in steps]
     names = GATE_NAMES[kind]
     gates: dict = {g: [] for g in names}
     c = None
+    if kind == "sLSTM":
+        return _read_slstm(blobs, p, k, t_, hs, exp_forget)
     if kind in ("LSTM", "LSTMSimple"):
         c = [blobs[f"{p}c_{t}"][0] for t in steps]
         for t in steps:
@@ -182,3 +202,19 @@ def _read_level(kind: str, blobs: dict, k: int, levels: int, t_: int, h: int) ->
             gates["f"].append(f / (f + i))
             gates["i"].append(i / (f + i))
     return LevelSteps(k, gates, c, hs)
+
+
+def _read_slstm(blobs: dict, p: str, k: int, t_: int, hs: list, exp_forget: bool) -> LevelSteps:
+    """An sLSTM level: its stabilised gates from each step's pre-activations and the
+    normaliser and stabiliser it found (zeroed where 'cont' restarts), c and n."""
+    gates: dict = {g: [] for g in GATE_NAMES["sLSTM"]}
+    for t in range(1, t_ + 1):
+        keep = blobs["cont"][t - 1].unsqueeze(-1)
+        n_prev, m_prev = (blobs[f"{p}{s}_{t - 1}"][0] * keep for s in ("n", "m"))
+        for name, value in zip(GATE_NAMES["sLSTM"],
+                               slstm_gates(blobs[f"{p}gate_input_{t}"][0], n_prev, m_prev,
+                                           exp_forget)):
+            gates[name].append(value)
+    steps = range(1, t_ + 1)
+    return LevelSteps(k, gates, [blobs[f"{p}c_{t}"][0] for t in steps], hs,
+                      [blobs[f"{p}n_{t}"][0] for t in steps])

@@ -48,13 +48,14 @@ class LevelInspection:
     name : str
         ``lstm1`` for a single-level layer, ``lstm1/L0``, ``lstm1/L1``... for stacked levels.
     layer, level, kind, engine
-        The layer's name, the 0-based level, LSTM/GRU/RNN/LSTMSimple/MinGRU/MinLSTM, CUDNN,
-        SCAN or CAFFE.
+        The layer's name, the 0-based level, LSTM/GRU/RNN/LSTMSimple/MinGRU/MinLSTM/sLSTM,
+        CUDNN, SCAN, FUSED or CAFFE.
     gates : dict
         Gate name -> ``(T, H)`` activations: i, f, o, g (LSTM); r, z, n (GRU); none (RNN);
-        z (MinGRU); the normalised f and i (MinLSTM).
+        z (MinGRU); the normalised f and i (MinLSTM); the stabilised i and f, the cell
+        input g (the paper's z) and o (sLSTM).
     c : ndarray or None
-        ``(T, H)`` cell state (LSTM).
+        ``(T, H)`` cell state (LSTM, sLSTM).
     h : ndarray
         ``(T, H)`` hidden state.
     grad_norm, grad_norm_last : ndarray or None
@@ -63,6 +64,8 @@ class LevelInspection:
     saturation : dict
         Per gate, the fractions of values ``low`` (below 0.05; tanh gates: below -0.95) and
         ``high`` (above 0.95), and ``all`` (either, over every gate of the level).
+    n : ndarray or None
+        ``(T, H)`` normaliser (sLSTM): the input gates' running weight, c / n the average.
     """
 
     name: str
@@ -76,16 +79,20 @@ class LevelInspection:
     grad_norm: np.ndarray | None = None
     grad_norm_last: np.ndarray | None = None
     saturation: dict = field(default_factory=dict)
+    n: np.ndarray | None = None
 
     @property
     def hidden(self) -> int:
         return int(self.h.shape[1])
 
     def quantities(self) -> dict:
-        """Every ``(T, H)`` array of the level by name: the gates, then c and h."""
+        """Every ``(T, H)`` array of the level by name: the gates, then c (and the sLSTM's
+        normaliser) and h."""
         out = dict(self.gates)
         if self.c is not None:
             out["c"] = self.c
+        if self.n is not None:
+            out["normaliser"] = self.n
         out["h"] = self.h
         return out
 
@@ -198,7 +205,8 @@ def inspect(net, probe: Probe, grads: bool = True, parity: bool = False) -> Insp
             levels.append(LevelInspection(
                 full, name, lv.level, steps.kind, steps.engine, gates,
                 None if lv.c is None else _numpy(lv.c), _numpy([h[0] for h in lv.h]),
-                *norms.get(key, (None, None)), saturation=saturation(gates)))
+                *norms.get(key, (None, None)), saturation=saturation(gates),
+                n=None if lv.n is None else _numpy(lv.n)))
     total = [None if any(n[i] is None for n in norms.values()) else
              np.sqrt(sum(n[i] ** 2 for n in norms.values())) for i in (0, 1)] if norms \
         else (None, None)
@@ -219,7 +227,7 @@ def layer_parity(module, x, cont=None, state=None) -> dict:
     weights = {k: v.detach() for k, v in caffe_weights(module).items()}
     with torch.enable_grad():
         return step_parity(info["kind"], weights, x.detach(), cont, state,
-                           info["nonlinearity"])
+                           info["nonlinearity"], forget_gate=info.get("forget_gate", "sigmoid"))
 
 
 def _log_probs(net, logits: torch.Tensor) -> torch.Tensor:

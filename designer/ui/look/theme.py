@@ -36,6 +36,8 @@ UNROLLED_COLORS = {
     "GRU_UNIT": "#e08a2c",
     "MIN_GRU_UNIT": "#e08a2c",
     "MIN_LSTM_UNIT": "#e08a2c",
+    "SLSTM_UNIT": "#e08a2c",
+    "HEAD_INNER_PRODUCT": "#3d7fc1",
     "TANH": "#4caf6a",
     "RELU": "#4caf6a",
     "DROPOUT": "#a2744e",
