@@ -1,0 +1,217 @@
+"""The sLSTM's FUSED engine against the peers: the time of a whole training step.
+
+    python tests/benchmarks/bench_slstm.py                          # H100/H200: the issue's rows
+    python tests/benchmarks/bench_slstm.py --device cpu --small     # a quick run on the CPU
+
+One sLSTM layer of H = 512 (E = H inputs), T = 256, batch 16 and 64, fp32 and bf16 (TF32 off);
+a step is forward, a linear head back to E, the mean squared error against a fixed target,
+backward and an Adam update. Rows, each in its own process (a peer that fails to build or
+crashes is a row with its reason, not an abort):
+
+- ``fused``: our FUSED engine (:class:`designer.engines.slstm.FusedSLSTM`), eager;
+- ``fused+graph``: the same step captured in one CUDA graph (as the training loop captures it);
+- ``torch loop+graph``: a plain-PyTorch step loop written from the paper's equations here
+  (dense (H x 4H) recurrent matrix masked block-diagonal, one matmul a step), captured in one
+  CUDA graph: the issue's baseline where no peer runs;
+- ``flashrnn/<backend>``: FlashRNN's sLSTM (``pip install flashrnn``; its Triton kernels need
+  heads of <= 64 units, so it is also timed, with ours, at 8 heads of 64).
+
+Prints one table: ms per step and each row's time over ours (``fused+graph``) of the same
+configuration (> 1: ours is faster). Exits 1 when one of our own rows fails.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+OURS = ("fused", "fused+graph")
+
+
+def parse():
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--small", action="store_true", help="H=32, T=16, batch 2: a smoke run")
+    p.add_argument("--hidden", type=int, default=512)
+    p.add_argument("--seq", type=int, default=256)
+    p.add_argument("--batch", default="16,64")
+    p.add_argument("--dtype", default="float32,bfloat16")
+    p.add_argument("--heads", default="4,8")
+    p.add_argument("--rows", default="fused,fused+graph,torch loop+graph,flashrnn/triton_fused,"
+                   "flashrnn/cuda_fused")
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--timeout", type=int, default=300)
+    p.add_argument("--one", help=argparse.SUPPRESS)  # internal: one row as JSON
+    return p.parse_args()
+
+
+def paper_loop(x, w_x, b, r, mask, heads):
+    """The sLSTM step by step in plain PyTorch: one dense recurrent matmul a step (``r``,
+    H x 4H, masked block-diagonal), gates [i, f, z, o], the stabilised update."""
+    import torch
+    import torch.nn.functional as F
+    t_, n, _ = x.shape
+    h_size = r.shape[0]
+    xw = F.linear(x, w_x, b)
+    rm = r * mask
+    h = c = nn_ = m = x.new_zeros(n, h_size)
+    outs = []
+    for t in range(t_):
+        i_t, f_t, z_t, o_t = (xw[t] + h @ rm).chunk(4, -1)
+        log_f = F.logsigmoid(f_t)
+        m_new = torch.where(nn_ == 0, i_t, torch.maximum(log_f + m, i_t))
+        i_p, f_p = torch.exp(i_t - m_new), torch.exp(log_f + m - m_new)
+        c = f_p * c + i_p * torch.tanh(z_t)
+        nn_ = f_p * nn_ + i_p
+        h, m = torch.sigmoid(o_t) * c / nn_, m_new
+        outs.append(h)
+    return torch.stack(outs)
+
+
+def one(cfg: dict) -> dict:
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev, dt = cfg["device"], getattr(torch, cfg["dtype"])
+    row, n, t_, h, heads = cfg["row"], cfg["batch"], cfg["seq"], cfg["hidden"], cfg["heads"]
+    d = h // heads
+    torch.manual_seed(0)
+    x = torch.randn(t_, n, h, device=dev, dtype=dt)
+    target = torch.randn(t_, n, h, device=dev)
+    head = nn.Linear(h, h).to(dev, dt)
+    graph = row.endswith("+graph")
+    if row.startswith("fused"):
+        from designer.engines.slstm import FusedSLSTM, fill_slstm
+        layer = FusedSLSTM(h, h, heads).to(dev)
+        fill_slstm(layer, "uniform", 0.0)
+        layer = layer.to(dt)
+        run, params = (lambda: layer(x)[0]), list(layer.parameters())
+    elif row.startswith("torch loop"):
+        w_x = nn.Parameter(torch.randn(4 * h, h, device=dev, dtype=dt) / h ** 0.5)
+        b = nn.Parameter(torch.zeros(4 * h, device=dev, dtype=dt))
+        r = nn.Parameter(torch.randn(h, 4 * h, device=dev, dtype=dt) / d ** 0.5)
+        head_of = torch.arange(h, device=dev) // d
+        mask = (head_of.view(h, 1) == head_of.repeat(4).view(1, 4 * h)).to(dt)
+        run, params = (lambda: paper_loop(x, w_x, b, r, mask, heads)), [w_x, b, r]
+    else:
+        from flashrnn import flashrnn
+        backend = row.split("/", 1)[1]
+        lin = nn.Linear(h, 4 * h).to(dev, dt)
+        rr = nn.Parameter(torch.randn(4, heads, d, d, device=dev, dtype=dt) / d ** 0.5)
+        bb = nn.Parameter(torch.zeros(4, heads, d, device=dev, dtype=dt))
+        xb = x.transpose(0, 1).contiguous()
+
+        def run():
+            wx = lin(xb).view(n, t_, 4, heads, d)
+            out, _ = flashrnn(wx, rr, bb, function="slstm", backend=backend,
+                              dtype=cfg["dtype"])
+            out = out if out.numel() == n * t_ * h else out[0]
+            return out.reshape(n, t_, h).transpose(0, 1)
+        params = list(lin.parameters()) + [rr, bb]
+    params += list(head.parameters())
+    opt = torch.optim.Adam(params, lr=1e-4, capturable=graph)
+
+    def step():
+        opt.zero_grad(set_to_none=False)
+        loss = F.mse_loss(head(run()).float(), target)
+        loss.backward()
+        opt.step()
+        return loss
+    cuda = dev == "cuda"
+    if cuda:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                step()
+        torch.cuda.current_stream().wait_stream(side)
+    else:
+        step()
+    if graph:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            loss = step()
+        go = g.replay
+    else:
+        go = step
+    for _ in range(2):
+        go()
+    if cuda:
+        torch.cuda.synchronize()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(cfg["iters"]):
+            go()
+        e.record()
+        torch.cuda.synchronize()
+        ms = s.elapsed_time(e) / cfg["iters"]
+    else:
+        t0 = time.perf_counter()
+        for _ in range(cfg["iters"]):
+            go()
+        ms = (time.perf_counter() - t0) * 1e3 / cfg["iters"]
+    if not all(torch.isfinite(p).all() for p in params):
+        raise RuntimeError("the weights are not finite after the steps")
+    return {**cfg, "ms": round(ms, 3)}
+
+
+def main() -> int:
+    a = parse()
+    if a.one:
+        print(json.dumps(one(json.loads(a.one))), flush=True)
+        return 0
+    if a.small:
+        a.hidden, a.seq, a.batch, a.iters = 32, 16, "2", 2
+    rows_wanted = [r for r in a.rows.split(",") if r]
+    if a.device != "cuda":
+        rows_wanted = [r.removesuffix("+graph") for r in rows_wanted if r != "fused+graph"
+                       and not r.startswith("flashrnn")]  # no CUDA graphs, no Triton
+    results, failed = [], False
+    for dtype in a.dtype.split(","):
+        for n in (int(v) for v in a.batch.split(",")):
+            for heads in (int(v) for v in a.heads.split(",")):
+                if a.hidden % heads:
+                    continue
+                for row in rows_wanted:
+                    if row.startswith("flashrnn") and a.hidden // heads > 64:
+                        results.append({"row": row, "dtype": dtype, "batch": n, "heads": heads,
+                                        "error": "FlashRNN's Triton kernels need heads of "
+                                                 "<= 64 units"})
+                        continue
+                    cfg = {"row": row, "device": a.device, "dtype": dtype, "batch": n,
+                           "seq": a.seq, "hidden": a.hidden, "heads": heads, "iters": a.iters}
+                    cmd = [sys.executable, __file__, "--one", json.dumps(cfg)]
+                    try:
+                        r = subprocess.run(cmd, capture_output=True, text=True,
+                                           timeout=a.timeout)
+                        lines = [v for v in r.stdout.splitlines() if v.startswith("{")]
+                        res = json.loads(lines[-1]) if lines else {
+                            **cfg, "error": (r.stderr.strip().splitlines() or ["?"])[-1][:160]}
+                    except subprocess.TimeoutExpired:
+                        res = {**cfg, "error": f"timeout after {a.timeout} s"}
+                    failed |= row in OURS and "error" in res
+                    results.append(res)
+                    print(json.dumps(res), file=sys.stderr, flush=True)
+    ours = {(r["dtype"], r["batch"], r["heads"]): r["ms"] for r in results
+            if r["row"] == ("fused+graph" if a.device == "cuda" else "fused") and "ms" in r}
+    print(f"sLSTM training step, H={a.hidden}, T={a.seq}, device {a.device}; "
+          "'x ours' = the row's ms / ours (fused+graph on CUDA), > 1: ours is faster")
+    print(f"{'row':<22} {'dtype':<9} {'N':>3} {'heads':>9} {'ms/step':>9} {'x ours':>7}")
+    for r in results:
+        key = (r["dtype"], r["batch"], r["heads"])
+        size = f"{r['heads']}x{a.hidden // r['heads']}"
+        if "ms" in r:
+            ratio = f"{r['ms'] / ours[key]:.2f}" if key in ours else "-"
+            print(f"{r['row']:<22} {r['dtype']:<9} {r['batch']:>3} {size:>9} {r['ms']:>9.3f} "
+                  f"{ratio:>7}")
+        else:
+            print(f"{r['row']:<22} {r['dtype']:<9} {r['batch']:>3} {size:>9}  {r['error']}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
