@@ -44,10 +44,10 @@ def test_generation_and_inspection_read_a_trained_slstm_net(tmp_path):
     from designer.training.readout.probe import text_probe
     from designer.training.trained.generate import generate_text, load_trained
     p = slstm_project(tmp_path)
-    run_all(p, out=tmp_path / "run", steps=6)
+    run_all(p, out=tmp_path / "run", steps=2)
     model = load_trained(tmp_path / "run", "last", device="cpu")
-    text = generate_text(model, "First", 30, temperature=0.0)
-    assert len(text) >= 30 and text == generate_text(model, "First", 30, temperature=0.0)
+    text = generate_text(model, "First", 20, temperature=0.0)
+    assert len(text) >= 20 and text == generate_text(model, "First", 20, temperature=0.0)
     seen = inspect(model.net, text_probe("Before we proceed", model.vocab), parity=True)
     assert [lv.name for lv in seen.layers] == ["lstm1/L0", "lstm1/L1"]
     level = seen.layers[0]
