@@ -34,11 +34,6 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
     g.add_layer("MinLSTM", "minlstm", {"num_output": 3, "bidirectional": True,
                                        "engine": min_engine})
     g.connect("mingru", "y", "minlstm", "x")
-    # an sLSTM of two heads, following cont
-    g.add_layer("sLSTM", "slstm", {"num_output": 4, "num_heads": 2,
-                                   "engine": "CAFFE" if engine == "CAFFE" else "FUSED"})
-    g.connect("embed", "y", "slstm", "x")
-    g.connect("data", "cont", "slstm", "cont")
     # batch-first: (N, T, E) from the embedding read the other way round; a Reshape that
     # replaces every dim hides which one is the batch, as a user's own layout would
     g.add_layer("Reshape", "as_nte", {"shape": [0, 0, 0], "axis": 0, "num_axes": -1})
@@ -108,6 +103,11 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
         g.add_layer(kind, kind.lower(), {"loss_weight": 0.0})
         g.connect("ip_last", "y", kind.lower(), "pred")
         g.connect("last_gru", "y", kind.lower(), "label")
+    # an sLSTM of two heads following cont, last: the layers above keep their random draws
+    g.add_layer("sLSTM", "slstm", {"num_output": 4, "num_heads": 2,
+                                   "engine": "CAFFE" if engine == "CAFFE" else "FUSED"})
+    g.connect("embed", "y", "slstm", "x")
+    g.connect("data", "cont", "slstm", "cont")
     return g
 
 
