@@ -224,6 +224,11 @@ def add_search(sub) -> None:
                    "processes (default 1)")
     s.add_argument("--steps", type=int, metavar="N", help="training steps of each trial "
                    "(default: the project's max_steps)")
+    s.add_argument("--folds", default="auto", metavar="auto|K", help="score each trial by "
+                   "K-fold cross-validation over the training sequences and train the best "
+                   "design again on the project's split (auto, the default: 3 folds for "
+                   "labelled sequences validated on fewer than 200, else 1: the project's "
+                   "own split)")
     s.add_argument("--storage", metavar="URL|FILE", help="an Optuna RDB URL (sqlite:///..., "
                    "postgresql://...) or a journal file on a shared disk (default: "
                    "sqlite:///<project dir>/runs/<project>.search.db)")

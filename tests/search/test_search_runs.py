@@ -50,7 +50,8 @@ def test_json_lines_and_the_best_design_written_beside(tmp_path):
     events = lines(out.stdout)
     assert events[0] == {"kind": "study", "study": "lines", "storage": events[0]["storage"],
                          "trials": 2, "objectives": ["val_loss"], "directions": ["minimize"],
-                         "devices": ["cpu"], "runs": str(tmp_path / "runs" / "lines")}
+                         "devices": ["cpu"], "runs": str(tmp_path / "runs" / "lines"),
+                         "folds": 1}
     trials = [e for e in events if e["kind"] == "trial"]
     assert [set(e) for e in trials] == [TRIAL_KEYS, TRIAL_KEYS]
     assert {e["state"] for e in trials} == {"COMPLETE"}
