@@ -145,6 +145,8 @@ class Objective:
         opts = RunOptions(out=run_dir, device=setup.device, steps=setup.steps, seed=setup.seed,
                           probe_steps=0, extra_meta={"search": meta})
         seen, pruned_at, pruned_value, last = Seen(), None, math.nan, None
+        so_far = None  # the best validation of this run yet
+        prunable = not trial.user_attrs.get("drawn")  # the design as drawn runs to its end
         for rec in train(project, opts, token):
             seen.add(rec)
             if rec["kind"] == "start":
@@ -153,13 +155,14 @@ class Objective:
                 trial.set_user_attr("params", rec.get("params"))
             if rec["kind"] == "val" and metric and rec.get(metric) is not None \
                     and pruned_at is None:
-                # at the share of its own schedule done (per mille): trials that train for
-                # different step counts are compared at the same point of their schedules
-                trial.report(float(rec[metric]),
-                             fold * PROGRESS + progress(int(rec["step"]), last))
+                so_far = better(metric, so_far, float(rec[metric]))
+                # the best yet (a high learning rate's spike mid-schedule is not held against
+                # it), at the share of its own schedule done (per mille): trials that train
+                # for different step counts are compared at the same point of their schedules
+                trial.report(so_far, fold * PROGRESS + progress(int(rec["step"]), last))
                 # at the last step of the last fold there is nothing left to save
-                if (more or rec["step"] != last) and trial.should_prune():
-                    pruned_at, pruned_value = int(rec["step"]), float(rec[metric])
+                if prunable and (more or rec["step"] != last) and trial.should_prune():
+                    pruned_at, pruned_value = int(rec["step"]), so_far
                     token.stop()
         for key, value in seen.attrs().items():
             trial.set_user_attr(key, value)
@@ -188,6 +191,13 @@ class Objective:
 
 
 PROGRESS = 1000  # what a trial reports its validations against: per mille of its steps
+
+
+def better(metric: str, best: float | None, value: float) -> float:
+    """The better of ``best`` (``None``: none yet) and ``value`` for ``metric``."""
+    if best is None or math.isnan(best):
+        return value
+    return max(best, value) if metric == "val_accuracy" else min(best, value)
 
 
 def progress(step: int, steps: int | None) -> int:
