@@ -91,14 +91,16 @@ def pick(seconds: dict[str, float], baseline: str = "CUDNN", margin: float = MAR
 
 
 def why(choice: str, seconds: dict[str, float], batch: int, repeats: int,
-        baseline: str = "CUDNN") -> str:
-    """What the log says in brackets: ``1.61x CUDNN at batch 16, timed 7 steps each``
-    (speed = the other's time / this one's)."""
-    others = [e for e in seconds if e != choice]
+        baseline: str = "CUDNN", margin: float = MARGIN) -> str:
+    """What the log says in brackets: ``1.61x CUDNN at batch 16, timed 7 steps each``, or for
+    cuDNN kept ``PERSIST 0.87x at batch 256, ...`` (a speed: the other's time / this one's)."""
     if choice != baseline and baseline in seconds:
         speed = f"{seconds[baseline] / seconds[choice]:.2f}x {baseline}"
     else:
-        speed = ", ".join(f"{e} {seconds[choice] / seconds[e]:.2f}x" for e in others)
+        speed = ", ".join(f"{e} {seconds[choice] / seconds[e]:.2f}x" for e in seconds
+                          if e != choice)
+        if any(seconds[e] < seconds[choice] for e in seconds):
+            speed += f", less than the {margin:.0%} that moves it off {baseline}"
     return f"{speed} at batch {batch}, timed {repeats} steps each"
 
 
