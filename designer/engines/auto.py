@@ -8,7 +8,8 @@ engines it picks from needs no conversion.
 
 **The choice.** On a GPU, the first training call of each input shape (T, N, E) times one
 training step of the layer alone on every candidate (``auto_timing``: forward and backward,
-warmed up, captured in a CUDA graph, synchronised, the median of several runs taken in turns)
+warmed up, captured in a CUDA graph where the training step is, synchronised, the median of
+several runs taken in turns)
 and keeps the fastest; cuDNN unless another is more than 1% faster. The choice is kept per GPU
 name, shape and precision in the user cache folder, so the next run does not time again, and
 the run's log says which engine runs and why (``lstm1: AUTO chose PERSIST (1.61x CUDNN at batch
@@ -66,6 +67,10 @@ class AutoRecurrent(PersistRecurrent):
         self.choices: dict[tuple, str] = {}   # (T, N, E, precision, device) -> engine
         self.decisions: list[str] = []        # what the log says, one sentence a choice
         self.running = "CUDNN"                # the engine of the current call
+        # whether the training step is replayed from a CUDA graph (``TrainStep`` says): the
+        # candidates are then timed captured too, else eagerly, with the launch overheads
+        # the real step pays
+        self.step_captured = True
 
     def forward(self, x, cont=None, state=None, lengths=None):
         self.running = self._choose(x, state, lengths)
@@ -97,7 +102,8 @@ class AutoRecurrent(PersistRecurrent):
             return self._decided(key, "CUDNN", f"PERSIST cannot run it: {cannot}")
         where = timing.cache_key(device_name(xt.device), self.kind, self.levels, size,
                                  self.hidden, steps, batch, precision,
-                                 bool(self.rnn.dropout and self.levels > 1))
+                                 bool(self.rnn.dropout and self.levels > 1),
+                                 self.step_captured)
         kept = timing.cached(where)
         if kept is not None and kept["engine"] in ("CUDNN", "PERSIST"):
             return self._decided(key, kept["engine"], timing.why(
@@ -134,7 +140,7 @@ class AutoRecurrent(PersistRecurrent):
         # the timing's dropout masks and gradient seeds leave the run's random streams as
         # they were, so a run with AUTO draws the same numbers as one without
         with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
-            runs, graphed = timing.captured(runs, dev)
+            runs, graphed = timing.captured(runs, dev) if self.step_captured else (runs, False)
             return timing.time_engines(runs, timer, 0 if graphed else timing.WARMUP,
                                        timing.REPEATS)
 

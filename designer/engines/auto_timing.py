@@ -6,13 +6,15 @@ backward to the input and every weight (``torch.autograd.grad``, so nothing land
 Each candidate runs :data:`WARMUP` times first (kernels compiled, cuDNN plans made, the
 allocator grown), then the candidates take turns, :data:`REPEATS` rounds, each run timed on its
 own and synchronised (CUDA events on a GPU), so a drift of the clocks during the timing hits every
-engine alike; each candidate's time is the median of its runs. On a GPU every candidate's step is
-captured in a CUDA graph first, as the training step is, so that Python and launch overheads,
-which the real step does not pay, do not decide; where one cannot be captured, all run eagerly.
+engine alike; each candidate's time is the median of its runs. Where the training step is
+replayed from a CUDA graph, every candidate's step is captured too, so that Python and launch
+overheads, which the real step does not pay, do not decide; where one cannot be captured, or the
+training step runs eagerly, all run eagerly.
 
-The choice is kept per device name, layer shape and precision in ``engine-auto.json`` in the user
-cache folder (``~/.cache/rnn-designer``, or ``$XDG_CACHE_HOME/rnn-designer``), written atomically,
-so a later run on the same GPU and shapes does not time again.
+The choice is kept per device name, layer shape, precision and way of stepping in
+``engine-auto.json`` in the user cache folder (``~/.cache/rnn-designer``, or
+``$XDG_CACHE_HOME/rnn-designer``), written atomically, so a later run on the same GPU and shapes
+does not time again.
 """
 from __future__ import annotations
 
@@ -110,10 +112,13 @@ def cache_file() -> Path:
 
 
 def cache_key(device: str, kind: str, levels: int, input_size: int, hidden: int,
-              steps: int, batch: int, precision: str, dropout: bool) -> str:
-    """One line per device name, layer shape and precision (fp32, tf32 or bf16)."""
+              steps: int, batch: int, precision: str, dropout: bool,
+              captured: bool = True) -> str:
+    """One line per device name, layer shape, precision (fp32, tf32 or bf16) and way of
+    stepping (captured in a CUDA graph, or eager)."""
     return (f"v{VERSION} torch {torch.__version__} | {device} | {kind} {levels}x{hidden} "
-            f"E={input_size} T={steps} N={batch} | {precision}" + (" dropout" if dropout else ""))
+            f"E={input_size} T={steps} N={batch} | {precision}" + (" dropout" if dropout else "")
+            + ("" if captured else " eager"))
 
 
 def read_cache(path: Path | None = None) -> dict:

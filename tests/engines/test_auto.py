@@ -211,3 +211,27 @@ def test_a_net_on_auto_converts_exports_and_is_estimated_as_cudnn(cache):
         assert a.total == b.total
     net.layers["lstm1"].decisions.append("lstm1: AUTO chose CUDNN (why)")
     assert first_step_notes(net, 0.1, torch.device("cpu"))[0] == "lstm1: AUTO chose CUDNN (why)"
+
+
+def test_a_step_tells_auto_how_it_runs_and_auto_times_that_way(timed, cache, every_layer):
+    from designer.engines.bench import random_feeds
+    from designer.engines.step import TrainStep, make_optimizer
+    from designer.graph import settings
+    record = timed(cudnn_s=0.004, persist_s=0.003)
+    g = every_layer("AUTO")
+    torch.manual_seed(0)
+    net = Net(g, "auto")
+    autos = [n for n, e in net.engines.items() if e == "AUTO"]
+    assert sorted(autos) == ["gru", "lstm", "lstm_bf", "rnn"]
+    assert {net.engines["mingru"], net.engines["minlstm"]} == {"SCAN"}
+    opt = make_optimizer(net.parameters(), settings.defaults("solver"), torch.device("cpu"))
+    step = TrainStep(net, opt, clip=5.0)  # on the CPU: eager, never captured
+    assert all(net.layers[n].step_captured is False for n in autos)
+    feeds = random_feeds(g, torch.device("cpu"))
+    losses = [step(feeds).loss.item() for _ in range(3)]
+    assert losses[-1] < losses[0]
+    # the two LSTMs timed (eagerly: the key says so); GRU and RNN had nothing to time against
+    assert len(record["timed"]) == 2 * 2 * auto_timing.REPEATS
+    assert all(k.endswith("| fp32 eager") for k in json.loads(cache.read_text()))
+    said = {d.split(":")[0]: d for n in autos for d in net.layers[n].decisions}
+    assert "AUTO chose PERSIST" in said["lstm"] and "AUTO chose CUDNN" in said["gru"]
