@@ -134,10 +134,13 @@ def read_cache(path: Path | None = None) -> dict:
 def cached(key: str, path: Path | None = None) -> dict | None:
     """The record kept for ``key`` (``{"engine", "seconds", "batch", "repeats"}``), or None."""
     rec = read_cache(path).get(key)
-    if isinstance(rec, dict) and isinstance(rec.get("engine"), str) and \
-            isinstance(rec.get("seconds"), dict):
-        return rec
-    return None
+    if not (isinstance(rec, dict) and isinstance(rec.get("seconds"), dict)):
+        return None
+    seconds = rec["seconds"]
+    if rec.get("engine") not in seconds or not isinstance(rec.get("repeats", 1), int) or \
+            not all(isinstance(v, (int, float)) and v > 0 for v in seconds.values()):
+        return None   # not a record this module wrote: timed again
+    return rec
 
 
 def remember(key: str, record: dict, path: Path | None = None) -> None:

@@ -189,6 +189,9 @@ def test_an_unreadable_cache_is_timed_again_and_rewritten(timed, cache):
     got(torch.randn(6, 2, 5, requires_grad=True))
     assert "2.00x CUDNN" in got.decisions[0]
     assert [r["engine"] for r in json.loads(cache.read_text()).values()] == ["PERSIST"]
+    (key, _), = json.loads(cache.read_text()).items()
+    cache.write_text(json.dumps({key: {"engine": "PERSIST", "seconds": {"PERSIST": "fast"}}}))
+    assert auto_timing.cached(key) is None   # a record it did not write is timed again
 
 
 @need_data("tinyshakespeare.txt")
