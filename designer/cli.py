@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="time training steps on each engine")
     b.add_argument("project")
-    b.add_argument("--engines", default="cudnn,caffe")
+    b.add_argument("--engines", default="cudnn,caffe", help="comma-separated, in order: "
+                   "auto, cudnn, caffe, persist (auto says which engine each layer chose)")
     b.add_argument("--device", choices=("cpu", "cuda"), default=None)
     b.add_argument("--steps", type=int, default=20)
     b.add_argument("--warmup", type=int, default=3)
@@ -89,8 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("project")
     t.add_argument("--steps", type=int)
     t.add_argument("--device", choices=("auto", "cpu", "cuda"))
-    t.add_argument("--engine", choices=("cudnn", "caffe", "persist"), help="run every "
-                   "recurrent layer on this engine (persist: LSTMs only; others on cuDNN)")
+    t.add_argument("--engine", choices=("auto", "cudnn", "caffe", "persist"), help="run every "
+                   "recurrent layer on this engine (auto: the fastest, timed on a GPU at the "
+                   "first step, cuDNN on the CPU; persist: LSTMs only; others on cuDNN)")
     t.add_argument("--out", metavar="RUN_DIR", help="where metrics and checkpoints go")
     t.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last "
                    "checkpoint")

@@ -27,8 +27,8 @@ from .layers import per_sample
 RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM")
 CLASS_LOSSES = ("SoftmaxWithLoss",)
 REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
-ENGINE_NAMES = {"cudnn": "CUDNN", "caffe": "CAFFE", "persist": "PERSIST", "CUDNN": "CUDNN",
-                "CAFFE": "CAFFE", "PERSIST": "PERSIST"}
+ENGINE_NAMES = {"auto": "AUTO", "cudnn": "CUDNN", "caffe": "CAFFE", "persist": "PERSIST",
+                "AUTO": "AUTO", "CUDNN": "CUDNN", "CAFFE": "CAFFE", "PERSIST": "PERSIST"}
 
 
 @dataclass
@@ -50,9 +50,9 @@ class Net(nn.Module):
     graph
         A graph with no errors.
     engine
-        ``None`` keeps each recurrent layer's own engine parameter; ``"cudnn"`` or ``"caffe"``
-        runs every LSTM/GRU/RNN layer on that engine (MinGRU and MinLSTM: ``"caffe"`` on
-        theirs, the others on their fused engine, the parallel scan).
+        ``None`` keeps each recurrent layer's own engine parameter; ``"auto"``, ``"cudnn"``,
+        ``"caffe"`` or ``"persist"`` runs every LSTM/GRU/RNN layer on that engine (MinGRU and
+        MinLSTM: ``"caffe"`` on theirs, the others on their fused engine, the parallel scan).
     """
 
     def __init__(self, graph: Graph, engine: str | None = None) -> None:
@@ -61,7 +61,7 @@ class Net(nn.Module):
         if errors:
             raise BuildError(f"the net has {len(errors)} problem(s); the first: {errors[0]}")
         if engine is not None and engine not in ENGINE_NAMES:
-            raise BuildError(f"unknown engine '{engine}' (use cudnn, caffe or persist)")
+            raise BuildError(f"unknown engine '{engine}' (use auto, cudnn, caffe or persist)")
         self.order = graph.topological_order()
         self.types: dict[str, str] = {}
         self.ports: dict[str, list[str]] = {}

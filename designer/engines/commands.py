@@ -123,9 +123,10 @@ def bench(args) -> int:
     if _errors_block(proj):
         return 1
     engines = [e.strip().lower() for e in args.engines.split(",") if e.strip()]
-    bad = [e for e in engines if e not in ("cudnn", "caffe", "persist")]
+    bad = [e for e in engines if e not in ("auto", "cudnn", "caffe", "persist")]
     if bad or not engines:
-        print(f"rnn-designer: unknown engine '{(bad or [''])[0]}' (use cudnn, caffe, persist)",
+        print(f"rnn-designer: unknown engine '{(bad or [''])[0]}' (use auto, cudnn, caffe, "
+              "persist)",
               file=sys.stderr)
         return 2
     want = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -151,6 +152,8 @@ def bench(args) -> int:
               f"{r['ratio_vs_first']:8.2f}  {graph}")
         if r.get("kernels"):
             print(f"        {r['engine']} layers ran on: {r['kernels']}")
+        for sentence in r.get("auto", ()):
+            print(f"        {sentence}")
     print("peak MiB: the GPU allocator's peak; saved MiB: what one forward pass keeps for "
           "backward")
     return 0

@@ -191,7 +191,7 @@ def _any_unrolled(graph, setup: Setup) -> bool:
 def _capture_blocked(graph, setup: Setup) -> bool:
     """A cuDNN-engine (or parallel-scan) layer with a ``cont`` input finds its resets on the
     host, so the step is not captured in a CUDA graph (as ``Net.capture_blockers`` says)."""
-    return any(_engine(layer, setup) in ("CUDNN", "PERSIST", "SCAN") and
+    return any(_engine(layer, setup) in ("AUTO", "CUDNN", "PERSIST", "SCAN") and
                graph.link_into(layer.name, "cont")
                for layer in graph.layers() if layer.type in RECURRENT)
 

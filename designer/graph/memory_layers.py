@@ -63,7 +63,7 @@ class Context:
     inputs: list        # (shape, dtype) per input port, None when not connected
     outputs: list       # (shape, dtype) per output port
     device: str
-    engine: str         # CUDNN or CAFFE, for recurrent layers
+    engine: str         # AUTO, CUDNN, PERSIST, CAFFE or SCAN, for recurrent layers
     act_bytes: int      # 4 in fp32, 2 for what autocast runs in bf16
 
     def numel(self, t) -> int:
@@ -274,6 +274,8 @@ def _recurrent(ctx: Context, params: int) -> Kept:
     dropout = p.get("dropout_ratio", 0.0) if levels > 1 else 0.0
     tokens = t_ * n
     seq = tokens * h  # values of one (T, N, H) sequence
+    # AUTO is counted as CUDNN: where it picks PERSIST, PERSIST keeps less (its gates and c_t
+    # against cuDNN's reserve space and workspace), so the cuDNN figure bounds both
     cudnn = kind != "LSTMSimple" and weight_layout(ctx.engine) == "CUDNN"
     gpu = ctx.device == "cuda"
     b = ctx.act_bytes if cudnn and gpu else 4  # the unrolled steps run in float32

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 ENGINES = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
-           "SCAN": "parallel scan"}
+           "AUTO": "auto", "SCAN": "parallel scan"}
 
 
 def cannot_inspect(number: int, message: str) -> str:

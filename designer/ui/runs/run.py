@@ -13,7 +13,7 @@ from pathlib import Path
 from designer.graph.layers.recurrent import ENGINE_KINDS, MIN_KINDS
 
 ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
-                 "SCAN": "parallel scan"}
+                 "AUTO": "auto", "SCAN": "parallel scan"}
 DATA_KINDS = {"CharText": "text", "WavAudio": "audio", "MnistRows": "mnist",
               "TimeSeries": "series", "SequenceClasses": "classes"}
 
@@ -212,7 +212,7 @@ class Run:
             run.targets = (meta.get("data") or {}).get("targets")
         elif project:
             run.engines = {la["name"]: la.get("params", {}).get(
-                "engine", "SCAN" if la["type"] in MIN_KINDS else "CUDNN")
+                "engine", "SCAN" if la["type"] in MIN_KINDS else "AUTO")
                 for la in project["graph"]["layers"] if la["type"] in ENGINE_KINDS}
         try:
             lines = metrics.read_text(encoding="utf-8").splitlines()

@@ -179,6 +179,11 @@ class DevicePicker(CompactPicker):
 
 ENGINES = (
     (None, "Engines as drawn", "Each recurrent layer runs on the engine set in its properties"),
+    ("auto", "All AUTO (fastest, timed)", "Every LSTM/GRU/RNN runs on the engine that trains it "
+     "fastest: on a GPU the first step times cuDNN and the persistent kernel on the layer's "
+     "shapes and keeps the faster (remembered for this GPU and these shapes; the log says "
+     "which and why); on the CPU, cuDNN's fused kernel. MinGRU and MinLSTM on the parallel "
+     "scan"),
     ("cudnn", "All cuDNN (fused)", "Every LSTM/GRU/RNN runs on the fused cuDNN kernel "
      "(torch.nn.LSTM); MinGRU and MinLSTM on theirs, the parallel scan"),
     ("caffe", "All unrolled (Caffe)", "Every LSTM/GRU/RNN/MinGRU/MinLSTM runs as Caffe's "
