@@ -198,6 +198,8 @@ class Lines:
             self.write(event["message"])
         elif kind == "best":
             self.close()
+            if event.get("note"):
+                self.write(event["note"][:1].upper() + event["note"][1:])
             for line in self.best_lines(event):
                 self.write(line)
         else:  # error, worker, stopping
