@@ -8,7 +8,7 @@ from designer.graph import dims as D
 from designer.graph import project as P
 from designer.graph.layers.recurrent import ENGINE_KINDS
 
-from .expansion import RECURRENT, expand
+from .expansion import UNROLLS, expand
 
 
 def _load(path: str):
@@ -66,7 +66,7 @@ def unroll(args) -> int:
         return 2
     g = proj.graph
     if args.layer not in g:
-        names = [n for n in g.names() if g.layer(n).type in RECURRENT]
+        names = [n for n in g.names() if g.layer(n).type in UNROLLS]
         print(f"rnn-designer: {proj.path} has no layer '{args.layer}' (recurrent layers: "
               f"{', '.join(names) or 'none'})", file=sys.stderr)
         return 2

@@ -16,23 +16,28 @@ from .common import bias_filler, num_output, weight_filler
 ENGINES = ("CUDNN", "CAFFE")
 LSTM_ENGINES = ENGINES + ("PERSIST",)  # PERSIST: the persistent kernel, LSTM only
 MIN_KINDS = ("MinGRU", "MinLSTM")  # gates that read only the input: SCAN or CAFFE
-ENGINE_KINDS = ("LSTM", "GRU", "RNN") + MIN_KINDS  # the layers whose engine is a parameter
+CHUNK_KINDS = ("mLSTM",)  # the chunkwise-parallel form: CHUNK or CAFFE
+ENGINE_KINDS = ("LSTM", "GRU", "RNN") + MIN_KINDS + CHUNK_KINDS  # engine is a parameter
 
 
 def weight_layout(engine: str) -> str:
     """The engine whose parameters ``engine`` holds: PERSIST keeps the cuDNN engine's
     (torch.nn.LSTM's, with two biases), so converting, exporting and loading treat it as
-    CUDNN; SCAN (the parallel scan of MinGRU and MinLSTM) keeps the unrolled net's."""
-    return {"PERSIST": "CUDNN", "SCAN": "CAFFE"}.get(engine, engine)
+    CUDNN; SCAN (the parallel scan of MinGRU and MinLSTM) and CHUNK (the mLSTM's chunkwise
+    form) keep the unrolled net's."""
+    return {"PERSIST": "CUDNN", "SCAN": "CAFFE", "CHUNK": "CAFFE"}.get(engine, engine)
 
 
 def engine_for(kind: str, engine: str) -> str:
     """The engine a ``kind`` layer runs on when every recurrent layer is asked to run on
     ``engine`` (cudnn, caffe or persist, any case): MinGRU and MinLSTM, which no cuDNN or
-    persistent kernel runs, take their fused engine, the parallel scan, for either."""
+    persistent kernel runs, take their fused engine, the parallel scan, for either; the mLSTM
+    its chunkwise-parallel form."""
     engine = engine.upper()
     if kind in MIN_KINDS:
         return "CAFFE" if engine == "CAFFE" else "SCAN"
+    if kind in CHUNK_KINDS:
+        return "CAFFE" if engine == "CAFFE" else "CHUNK"
     return engine
 
 # gates per unit, and the element-wise FLOPs of one unit step per hidden value (approximate:
