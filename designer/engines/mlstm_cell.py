@@ -46,7 +46,8 @@ def terms(xw, heads: int, forget: str = "sigmoid"):
     q, k, v, o, ig, fg = xw.split((h, h, h, h, heads, heads), -1)
     lead = xw.shape[:-1]
     q, k, v = (t.reshape(*lead, heads, d) for t in (q, k, v))
-    log_f = F.logsigmoid(fg) if forget == "sigmoid" else fg
+    # log sigmoid as -softplus(-x): torch's logsigmoid takes milliseconds on a strided CPU view
+    log_f = -F.softplus(-fg) if forget == "sigmoid" else fg
     return q, k / math.sqrt(d), v, torch.sigmoid(o), ig, log_f
 
 
@@ -89,6 +90,7 @@ def chunk_level(xw, state, heads: int, forget: str = "sigmoid", lengths=None,
     final (C, n, m)). ``state`` is (C, n, m) as (N, ...) each; ``lengths`` (N) each
     sequence's valid steps (None: all): padded steps output zero and keep the state."""
     steps, batch = xw.shape[0], xw.shape[1]
+    chunk = min(chunk, steps)  # a short call (a step of generation) is one chunk of its own
     q, k, v, o, ig, log_f = terms(xw, heads, forget)
     d = q.shape[-1]
     if lengths is not None:
