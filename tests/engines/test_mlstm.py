@@ -240,3 +240,18 @@ def test_the_graph_knows_the_chunk():
     from designer.engines.mlstm_cell import CHUNK
     from designer.graph.memory_mlstm import MLSTM_CHUNK
     assert MLSTM_CHUNK == CHUNK
+
+
+def test_the_benchmark_runs_at_small_sizes_on_the_cpu():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_mlstm.py"
+    run = subprocess.run([sys.executable, str(script), "--device", "cpu", "--small", "--json",
+                          "--iters", "1", "--steps", "16"], capture_output=True, text=True,
+                         timeout=300, cwd=script.parents[2])
+    assert run.returncode == 0, run.stderr
+    rows = json.loads(run.stdout)["speed"]
+    assert [r["T"] for r in rows] == [16] and rows[0]["unrolled_ms_step"] is not None
+    assert abs(rows[0]["lstm_params"] - rows[0]["params"]) / rows[0]["params"] < 0.05

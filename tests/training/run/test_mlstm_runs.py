@@ -2,7 +2,6 @@
 switching engines on resume (the same tensors: the optimizer goes on), writing text one step
 at a time with (C, n, m) carried, being inspected step by step (its gates and the matrix
 memory's norm); a checkpoint of another cell type is refused in words."""
-import numpy as np
 import pytest
 
 from designer.graph.retype import replace_layer
