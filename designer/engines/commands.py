@@ -8,7 +8,7 @@ from designer.graph import dims as D
 from designer.graph import project as P
 from designer.graph.layers.recurrent import ENGINE_KINDS
 
-from .expansion import RECURRENT, expand
+from .expansion import UNROLLS, expand
 
 
 def _load(path: str):
@@ -37,15 +37,15 @@ def parity(args) -> int:
     from .parity import TOLERANCE, layer_parity
     names = [n for n in proj.graph.names() if proj.graph.layer(n).type in ENGINE_KINDS]
     if not names:
-        print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, MinGRU or MinLSTM layer to "
-              "compare", file=sys.stderr)
+        print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, MinGRU, MinLSTM or mLSTM "
+              "layer to compare", file=sys.stderr)
         return 2
     rows = [layer_parity(proj.graph, n, steps=args.steps) for n in names]
     if args.json:
         print(json.dumps({"tolerance": TOLERANCE, "layers": rows}, indent=1))
     else:
-        print(f"cuDNN (MinGRU, MinLSTM: parallel scan) vs unrolled engine, float32 on the CPU, "
-              f"same weights; tolerance {TOLERANCE:g} (relative to the largest value of each "
+        print(f"cuDNN (MinGRU, MinLSTM: parallel scan; mLSTM: chunkwise form) vs unrolled "
+              f"engine, float32 on the CPU, same weights; tolerance {TOLERANCE:g} (relative to the largest value of each "
               "tensor)")
         for r in rows:
             verdict = "ok" if r["ok"] else "ABOVE TOLERANCE"
@@ -66,7 +66,7 @@ def unroll(args) -> int:
         return 2
     g = proj.graph
     if args.layer not in g:
-        names = [n for n in g.names() if g.layer(n).type in RECURRENT]
+        names = [n for n in g.names() if g.layer(n).type in UNROLLS]
         print(f"rnn-designer: {proj.path} has no layer '{args.layer}' (recurrent layers: "
               f"{', '.join(names) or 'none'})", file=sys.stderr)
         return 2

@@ -5,7 +5,8 @@ its recurrence in one persistent kernel per level); ``AUTO``: ``AutoRecurrent`` 
 parameters, run by whichever of the two timed fastest); ``CAFFE`` and every ``LSTMSimple``:
 ``UnrolledRecurrent``. The three cuDNN-layout engines are filled alike. MinGRU and MinLSTM:
 ``SCAN``, ``ScanRecurrent`` (the parallel scan); ``CAFFE``, ``UnrolledRecurrent``; both filled
-alike and holding the same tensors.
+alike and holding the same tensors. mLSTM: ``CHUNK``, ``ChunkMLSTM`` (the chunkwise-parallel
+form); ``CAFFE``, ``UnrolledMLSTM``; the same tensors too.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from designer.graph.layers.recurrent import weight_layout
 from .auto import AutoRecurrent
 from .builders import BuildContext, builder
 from .min_recurrent import ScanRecurrent
+from .mlstm import ChunkMLSTM, UnrolledMLSTM
 from .fillers import fill_bias, fill_weight
 from .persist import PersistRecurrent
 from .recurrent import DIRECTION_SUFFIXES, GATES, CudnnRecurrent
@@ -41,6 +43,13 @@ def _min_recurrent(ctx: BuildContext) -> nn.Module:
     e = ctx.int_dim(ctx.input_shape()[2], "the input size")
     cls = UnrolledRecurrent if ctx.params.get("engine", "SCAN") == "CAFFE" else ScanRecurrent
     return cls.from_params(ctx.layer.type, e, ctx.params, name=ctx.name)
+
+
+@builder("mLSTM")
+def _mlstm(ctx: BuildContext) -> nn.Module:
+    e = ctx.int_dim(ctx.input_shape()[2], "the input size")
+    cls = UnrolledMLSTM if ctx.params.get("engine", "CHUNK") == "CAFFE" else ChunkMLSTM
+    return cls.from_params(e, ctx.params, name=ctx.name)
 
 
 @builder("LSTM", "GRU", "RNN", "LSTMSimple")

@@ -51,6 +51,7 @@ def export_onnx(source: ModelSource, out: str | os.PathLike, unrolled: bool = Fa
 
 def build_model(source: ModelSource, unrolled: bool = False, steps: int | None = None):
     """(onnx ModelProto, notes) for the source's net and weights."""
+    source.refuse(("mLSTM",), "ONNX")
     net = source.build_net()
     graph = source.project.graph
     notes = list(source.notes)

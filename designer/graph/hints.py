@@ -82,7 +82,12 @@ def explain(graph, problems: list[GraphError]) -> list[GraphError]:
     out, searched = [], 0
     search = _Search(graph)
     for p in problems:
-        if isinstance(p, ShapeError) and p.layer in graph and searched < MAX_PROBLEMS:
+        mend = getattr(p, "mend", None)  # the layer's own check knows the change that mends it
+        if isinstance(p, ShapeError) and p.layer in graph and mend is not None:
+            param, value = mend
+            text = f"set {p.layer}'s {param} to {value_text(value, graph.dims)}"
+            out.append(told(p, Fix("set", p.layer, text, param=param, value=value), graph))
+        elif isinstance(p, ShapeError) and p.layer in graph and searched < MAX_PROBLEMS:
             searched += 1
             fix = search.find(p)
             out.append(told(p, fix, graph) if fix else p)

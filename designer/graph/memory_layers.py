@@ -26,6 +26,7 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
   its chunks, the last one filled up to 16 steps (4.125 H in log space, 4 H step by step); on
   the **unrolled engine** each step's gates, candidate and products (5.25 H for MinGRU, 9.25 H
   for MinLSTM);
+- the mLSTM on either engine: see :mod:`designer.graph.memory_mlstm`;
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
 """
 from __future__ import annotations
@@ -34,8 +35,9 @@ from dataclasses import dataclass, field
 from math import prod
 
 from .layers.recurrent import weight_layout
+from .memory_mlstm import mlstm_kept
 
-RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM")
+RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "mLSTM")
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4, "MinGRU": 2, "MinLSTM": 3}
 
 # values per hidden unit, level and time step that a recurrent level keeps (see the module doc)
@@ -244,6 +246,12 @@ def _min_recurrent(ctx, params):
                 backward=4 * (d * (GATES[ctx.type] + 2) * seq + t_ * n * x[2]))
 
 
+def _mlstm(ctx, params):
+    """The mLSTM (:mod:`designer.graph.memory_mlstm`)."""
+    extra, backward = mlstm_kept(ctx)
+    return Kept(inputs=[0], extra=extra, backward=backward)
+
+
 RULES = {
     "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
     "CharText": _source, "WavAudio": _source, "MnistRows": _source,
@@ -254,6 +262,7 @@ RULES = {
     "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
     "LSTMUnit": _lstm_unit, "Conv1D": _conv1d,
     "SequencePool": _sequence_pool, "MinGRU": _min_recurrent, "MinLSTM": _min_recurrent,
+    "mLSTM": _mlstm,
 }
 
 

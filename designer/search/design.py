@@ -13,7 +13,7 @@ from designer.graph.retype import replace_layer
 
 from .space import BOTH, POOL_LAST, Space
 
-RECURRENT = ("LSTM", "GRU", "RNN", "MinGRU", "MinLSTM")
+RECURRENT = ("LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "mLSTM")
 
 
 class DesignError(Exception):

@@ -16,26 +16,31 @@ from .common import bias_filler, num_output, weight_filler
 ENGINES = ("AUTO", "CUDNN", "CAFFE")  # AUTO, the default: the fastest, timed on a GPU
 LSTM_ENGINES = ENGINES + ("PERSIST",)  # PERSIST: the persistent kernel, LSTM only
 MIN_KINDS = ("MinGRU", "MinLSTM")  # gates that read only the input: SCAN or CAFFE
-ENGINE_KINDS = ("LSTM", "GRU", "RNN") + MIN_KINDS  # the layers whose engine is a parameter
+CHUNK_KINDS = ("mLSTM",)  # the chunkwise-parallel form: CHUNK or CAFFE
+ENGINE_KINDS = ("LSTM", "GRU", "RNN") + MIN_KINDS + CHUNK_KINDS  # engine is a parameter
 
 
 def weight_layout(engine: str) -> str:
     """The engine whose parameters ``engine`` holds: PERSIST and AUTO (which runs CUDNN or
     PERSIST) keep the cuDNN engine's (torch.nn.LSTM's, with two biases), so converting,
     exporting and loading treat them as CUDNN; SCAN (the parallel scan of MinGRU and MinLSTM)
-    keeps the unrolled net's."""
-    return {"PERSIST": "CUDNN", "AUTO": "CUDNN", "SCAN": "CAFFE"}.get(engine, engine)
+    and CHUNK (the mLSTM's chunkwise form) keep the unrolled net's."""
+    return {"PERSIST": "CUDNN", "AUTO": "CUDNN", "SCAN": "CAFFE",
+            "CHUNK": "CAFFE"}.get(engine, engine)
 
 
 def engine_for(kind: str, engine: str) -> str:
     """The engine a ``kind`` layer runs on when every recurrent layer is asked to run on
     ``engine`` (auto, cudnn, caffe or persist, any case): MinGRU and MinLSTM, which no cuDNN
     or persistent kernel runs, take their fused engine, the parallel scan, for any but
-    caffe."""
+    caffe; the mLSTM its chunkwise-parallel form."""
     engine = engine.upper()
     if kind in MIN_KINDS:
         return "CAFFE" if engine == "CAFFE" else "SCAN"
+    if kind in CHUNK_KINDS:
+        return "CAFFE" if engine == "CAFFE" else "CHUNK"
     return engine
+
 
 # gates per unit, and the element-wise FLOPs of one unit step per hidden value (approximate:
 # activations and the products and sums that combine them)

@@ -52,9 +52,11 @@ class LevelInspection:
         SCAN or CAFFE.
     gates : dict
         Gate name -> ``(T, H)`` activations: i, f, o, g (LSTM); r, z, n (GRU); none (RNN);
-        z (MinGRU); the normalised f and i (MinLSTM).
+        z (MinGRU); the normalised f and i (MinLSTM); per head the stabilised i and f, and
+        o (mLSTM).
     c : ndarray or None
-        ``(T, H)`` cell state (LSTM).
+        ``(T, H)`` cell state (LSTM); ``(T, NH)`` the norm of each head's matrix memory
+        (mLSTM).
     h : ndarray
         ``(T, H)`` hidden state.
     grad_norm, grad_norm_last : ndarray or None
@@ -219,7 +221,7 @@ def layer_parity(module, x, cont=None, state=None) -> dict:
     weights = {k: v.detach() for k, v in caffe_weights(module).items()}
     with torch.enable_grad():
         return step_parity(info["kind"], weights, x.detach(), cont, state,
-                           info["nonlinearity"])
+                           info["nonlinearity"], heads=info.get("heads", 1))
 
 
 def _log_probs(net, logits: torch.Tensor) -> torch.Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 ENGINES = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
-           "AUTO": "auto", "SCAN": "parallel scan"}
+           "AUTO": "auto", "SCAN": "parallel scan", "CHUNK": "chunkwise"}
 
 
 def cannot_inspect(number: int, message: str) -> str:

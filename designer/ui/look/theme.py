@@ -36,6 +36,7 @@ UNROLLED_COLORS = {
     "GRU_UNIT": "#e08a2c",
     "MIN_GRU_UNIT": "#e08a2c",
     "MIN_LSTM_UNIT": "#e08a2c",
+    "MLSTM_UNIT": "#e08a2c",
     "TANH": "#4caf6a",
     "RELU": "#4caf6a",
     "DROPOUT": "#a2744e",

@@ -10,10 +10,10 @@ import json
 import math
 from pathlib import Path
 
-from designer.graph.layers.recurrent import ENGINE_KINDS, MIN_KINDS
+from designer.graph.layers.recurrent import CHUNK_KINDS, ENGINE_KINDS, MIN_KINDS
 
 ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
-                 "AUTO": "auto", "SCAN": "parallel scan"}
+                 "AUTO": "auto", "SCAN": "parallel scan", "CHUNK": "chunkwise"}
 DATA_KINDS = {"CharText": "text", "WavAudio": "audio", "MnistRows": "mnist",
               "TimeSeries": "series", "SequenceClasses": "classes"}
 
@@ -212,7 +212,8 @@ class Run:
             run.targets = (meta.get("data") or {}).get("targets")
         elif project:
             run.engines = {la["name"]: la.get("params", {}).get(
-                "engine", "SCAN" if la["type"] in MIN_KINDS else "AUTO")
+                "engine", "SCAN" if la["type"] in MIN_KINDS else
+                "CHUNK" if la["type"] in CHUNK_KINDS else "AUTO")
                 for la in project["graph"]["layers"] if la["type"] in ENGINE_KINDS}
         try:
             lines = metrics.read_text(encoding="utf-8").splitlines()

@@ -185,14 +185,15 @@ ENGINES = (
      "which and why); on the CPU, cuDNN's fused kernel. MinGRU and MinLSTM on the parallel "
      "scan"),
     ("cudnn", "All cuDNN (fused)", "Every LSTM/GRU/RNN runs on the fused cuDNN kernel "
-     "(torch.nn.LSTM); MinGRU and MinLSTM on theirs, the parallel scan"),
-    ("caffe", "All unrolled (Caffe)", "Every LSTM/GRU/RNN/MinGRU/MinLSTM runs as Caffe's "
-     "unrolled net: one small layer per time step"),
+     "(torch.nn.LSTM); MinGRU and MinLSTM on theirs, the parallel scan; the mLSTM on its "
+     "chunkwise-parallel form"),
+    ("caffe", "All unrolled (Caffe)", "Every LSTM/GRU/RNN/MinGRU/MinLSTM/mLSTM runs as "
+     "Caffe's unrolled net: one small layer per time step"),
     ("persist", "All persistent (LSTM, experimental)", "Every LSTM runs its recurrence in one "
      "persistent kernel per level, the recurrent weights held on the chip, one barrier a "
      "step (CUDA GPUs, bf16 on tensor cores; faster than cuDNN up to batch 64); GRU and RNN "
      "layers, and any layer the kernel cannot run, run on cuDNN and the log says why (MinGRU "
-     "and MinLSTM on the parallel scan)"),
+     "and MinLSTM on the parallel scan, the mLSTM on its chunkwise form)"),
 )
 
 
