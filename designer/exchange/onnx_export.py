@@ -19,6 +19,7 @@ training. So is dropout, which is the identity at inference.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -97,7 +98,10 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="rnn-designer", producer_version=__version__)
     model.ir_version = IR_VERSION
-    helper.set_model_props(model, metadata(source, net, states))
+    props = metadata(source, net, states)
+    props["design"] = json.dumps(source.project.to_dict(), ensure_ascii=False)
+    props["export"] = json.dumps({"unrolled": bool(unrolled), "steps": steps})
+    helper.set_model_props(model, props)
     try:
         model = shape_inference.infer_shapes(model, strict_mode=True)
         _fill_output_shapes(model)
