@@ -85,10 +85,23 @@ def _own(model, props: dict, path: Path, project_dir) -> OnnxImport:
         data["vocab"] = json.loads(props["vocab"])
     if data.get("vocab") is not None and "V" not in project.graph.dims:
         project.graph.pin_dims({"V": len(data["vocab"])})
-    weights = state_dict(project, _arrays(model), bool(how.get("unrolled")), how.get("steps"),
-                         str(path))
     notes = [f"{path.name} was written by rnn-designer {props.get('rnn_designer', '')}: its "
              "design is read back as drawn"]
+    arrays, unrolled, steps = _arrays(model), bool(how.get("unrolled")), how.get("steps")
+    try:
+        weights = state_dict(project, arrays, unrolled, steps, str(path))
+    except ExchangeError:
+        if not unrolled:
+            raise
+        # the unrolled net holds one bias per gate where cuDNN holds two: the CAFFE engine
+        g = project.graph
+        moved = [lay.name for lay in g.layers() if lay.type in ("LSTM", "GRU", "RNN")
+                 and lay.get("engine") != "CAFFE"]
+        for name in moved:
+            g.set_param(name, "engine", "CAFFE")
+        weights = state_dict(project, arrays, unrolled, steps, str(path))
+        notes.append(f"{', '.join(moved)} run on the CAFFE engine: the unrolled model holds "
+                     "their two biases summed, as that engine does")
     return OnnxImport(project, weights, data, notes)
 
 
