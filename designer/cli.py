@@ -149,13 +149,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "(default: the project's sequence length)")
     ex.add_argument("--checkpoint", choices=("best", "last"), default="best")
 
-    im = sub.add_parser("import", help="read a Caffe/MyCaffe train_val.prototxt (and solver) "
-                        "into a project")
-    im.add_argument("file", metavar="FILE.prototxt")
+    im = sub.add_parser("import", help="read an ONNX model (with its weights) or a "
+                        "Caffe/MyCaffe train_val.prototxt (and solver) into a project")
+    im.add_argument("file", metavar="FILE.onnx|FILE.prototxt")
+    im.add_argument("--run", metavar="RUN_DIR", help="onnx: also write the model's weights as "
+                    "a run folder (what generate, evaluate, inspect, export and train --resume "
+                    "read)")
     im.add_argument("--solver", metavar="FILE", help="the solver.prototxt to read the solver "
                     "settings from")
-    im.add_argument("--data", metavar="FILE", help="what feeds the net's Input: a text file or "
-                    "corpus name (default tinyshakespeare), or a .wav file")
+    im.add_argument("--data", metavar="FILE", help="what feeds the net's input: a text file or "
+                    "corpus name (default tinyshakespeare), a .wav file, or (onnx) labelled "
+                    "sequences")
     im.add_argument("--out", required=True, metavar="PROJECT.json")
 
     i = sub.add_parser("init", help="write a ready-to-train project for a data file (a CSV "
