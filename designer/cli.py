@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="time training steps on each engine")
     b.add_argument("project")
-    b.add_argument("--engines", default="cudnn,caffe")
+    b.add_argument("--engines", default="cudnn,caffe", help="comma-separated, in order: "
+                   "auto, cudnn, caffe, persist (auto says which engine each layer chose)")
     b.add_argument("--device", choices=("cpu", "cuda"), default=None)
     b.add_argument("--steps", type=int, default=20)
     b.add_argument("--warmup", type=int, default=3)
@@ -89,8 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("project")
     t.add_argument("--steps", type=int)
     t.add_argument("--device", choices=("auto", "cpu", "cuda"))
-    t.add_argument("--engine", choices=("cudnn", "caffe", "persist"), help="run every "
-                   "recurrent layer on this engine (persist: LSTMs only; others on cuDNN)")
+    t.add_argument("--engine", choices=("auto", "cudnn", "caffe", "persist"), help="run every "
+                   "recurrent layer on this engine (auto: the fastest, timed on a GPU at the "
+                   "first step, cuDNN on the CPU; persist: LSTMs only; others on cuDNN)")
     t.add_argument("--out", metavar="RUN_DIR", help="where metrics and checkpoints go")
     t.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last "
                    "checkpoint")
@@ -147,13 +149,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "(default: the project's sequence length)")
     ex.add_argument("--checkpoint", choices=("best", "last"), default="best")
 
-    im = sub.add_parser("import", help="read a Caffe/MyCaffe train_val.prototxt (and solver) "
-                        "into a project")
-    im.add_argument("file", metavar="FILE.prototxt")
+    im = sub.add_parser("import", help="read an ONNX model (with its weights) or a "
+                        "Caffe/MyCaffe train_val.prototxt (and solver) into a project")
+    im.add_argument("file", metavar="FILE.onnx|FILE.prototxt")
+    im.add_argument("--run", metavar="RUN_DIR", help="onnx: also write the model's weights as "
+                    "a run folder (what generate, evaluate, inspect, export and train --resume "
+                    "read)")
     im.add_argument("--solver", metavar="FILE", help="the solver.prototxt to read the solver "
                     "settings from")
-    im.add_argument("--data", metavar="FILE", help="what feeds the net's Input: a text file or "
-                    "corpus name (default tinyshakespeare), or a .wav file")
+    im.add_argument("--data", metavar="FILE", help="what feeds the net's input: a text file or "
+                    "corpus name (default tinyshakespeare), a .wav file, or (onnx) labelled "
+                    "sequences")
     im.add_argument("--out", required=True, metavar="PROJECT.json")
 
     i = sub.add_parser("init", help="write a ready-to-train project for a data file (a CSV "
@@ -224,6 +230,11 @@ def add_search(sub) -> None:
                    "processes (default 1)")
     s.add_argument("--steps", type=int, metavar="N", help="training steps of each trial "
                    "(default: the project's max_steps)")
+    s.add_argument("--folds", default="auto", metavar="auto|K", help="score each trial by "
+                   "K-fold cross-validation over the training sequences and train the best "
+                   "design again on the project's split (auto, the default: 3 folds for "
+                   "labelled sequences validated on fewer than 200, else 1: the project's "
+                   "own split)")
     s.add_argument("--storage", metavar="URL|FILE", help="an Optuna RDB URL (sqlite:///..., "
                    "postgresql://...) or a journal file on a shared disk (default: "
                    "sqlite:///<project dir>/runs/<project>.search.db)")

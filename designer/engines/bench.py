@@ -114,6 +114,8 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
         dt = (time.perf_counter() - t2) / steps
         ran = sorted({m.ran for m in net.modules()
                       if getattr(m, "engine_name", "") == "PERSIST" and m.ran})
+        chose = [d for m in net.modules() if getattr(m, "engine_name", "") == "AUTO"
+                 for d in m.decisions]
     tokens = 1
     for src in graph.sources():
         tokens = max(tokens, _tokens(graph, src))
@@ -128,6 +130,8 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
     }
     if ran:
         row["kernels"] = "; ".join(ran)   # what ran the PERSIST layers in the timed steps
+    if chose:
+        row["auto"] = chose               # which engine each AUTO layer chose, and why
     del net, opt, step
     return row
 

@@ -24,11 +24,11 @@ from . import recurrent_builder as _recurrent  # noqa: F401  (and of the recurre
 from .builders import BUILDERS, BuildContext, BuildError, builder  # noqa: F401  (public here)
 from .layers import per_sample
 
-RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "sLSTM")
+RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 CLASS_LOSSES = ("SoftmaxWithLoss",)
 REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
-ENGINE_NAMES = {"cudnn": "CUDNN", "caffe": "CAFFE", "persist": "PERSIST", "CUDNN": "CUDNN",
-                "CAFFE": "CAFFE", "PERSIST": "PERSIST"}
+ENGINE_NAMES = {"auto": "AUTO", "cudnn": "CUDNN", "caffe": "CAFFE", "persist": "PERSIST",
+                "AUTO": "AUTO", "CUDNN": "CUDNN", "CAFFE": "CAFFE", "PERSIST": "PERSIST"}
 
 
 @dataclass
@@ -50,9 +50,9 @@ class Net(nn.Module):
     graph
         A graph with no errors.
     engine
-        ``None`` keeps each recurrent layer's own engine parameter; ``"cudnn"`` or ``"caffe"``
-        runs every LSTM/GRU/RNN layer on that engine (MinGRU and MinLSTM: ``"caffe"`` on
-        theirs, the others on their fused engine, the parallel scan).
+        ``None`` keeps each recurrent layer's own engine parameter; ``"auto"``, ``"cudnn"``,
+        ``"caffe"`` or ``"persist"`` runs every LSTM/GRU/RNN layer on that engine (MinGRU and
+        MinLSTM: ``"caffe"`` on theirs, the others on their fused engine, the parallel scan).
     """
 
     def __init__(self, graph: Graph, engine: str | None = None) -> None:
@@ -61,7 +61,7 @@ class Net(nn.Module):
         if errors:
             raise BuildError(f"the net has {len(errors)} problem(s); the first: {errors[0]}")
         if engine is not None and engine not in ENGINE_NAMES:
-            raise BuildError(f"unknown engine '{engine}' (use cudnn, caffe or persist)")
+            raise BuildError(f"unknown engine '{engine}' (use auto, cudnn, caffe or persist)")
         self.order = graph.topological_order()
         self.types: dict[str, str] = {}
         self.ports: dict[str, list[str]] = {}
@@ -131,6 +131,9 @@ class Net(nn.Module):
         for name in self.recurrent:
             m = self.layers[name]
             p = next(m.parameters())
+            if hasattr(m, "initial_state"):  # a state of its own shapes: the mLSTM's (C, n, m)
+                out[name] = m.initial_state(batch, device or p.device, p.dtype)
+                continue
             shape = (m.state_layers, batch, m.hidden)
             zeros = torch.zeros(shape, device=device or p.device, dtype=p.dtype)
             out[name] = (zeros, zeros.clone()) if m.kind in ("LSTM", "LSTMSimple") else (zeros,)
@@ -141,8 +144,9 @@ class Net(nn.Module):
         out = []
         for name in self.recurrent:
             wires = self.wiring[name]
-            if self.engines[name] == "SCAN" and wires[1] is not None:
-                out.append(f"{name} runs the parallel scan with a 'cont' input, whose resets "
+            if self.engines[name] in ("SCAN", "CHUNK") and wires[1] is not None:
+                form = "parallel scan" if self.engines[name] == "SCAN" else "chunkwise form"
+                out.append(f"{name} runs the {form} with a 'cont' input, whose resets "
                            "are found on the host")
             if weight_layout(self.engines[name]) != "CUDNN":
                 continue

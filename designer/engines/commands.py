@@ -8,7 +8,7 @@ from designer.graph import dims as D
 from designer.graph import project as P
 from designer.graph.layers.recurrent import ENGINE_KINDS
 
-from .expansion import RECURRENT, expand
+from .expansion import UNROLLS, expand
 
 
 def _load(path: str):
@@ -37,17 +37,16 @@ def parity(args) -> int:
     from .parity import TOLERANCE, layer_parity
     names = [n for n in proj.graph.names() if proj.graph.layer(n).type in ENGINE_KINDS]
     if not names:
-        print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, MinGRU, MinLSTM or sLSTM "
-              "layer to compare", file=sys.stderr)
+        print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, MinGRU, MinLSTM, mLSTM or "
+              "sLSTM layer to compare", file=sys.stderr)
         return 2
     rows = [layer_parity(proj.graph, n, steps=args.steps) for n in names]
     if args.json:
         print(json.dumps({"tolerance": TOLERANCE, "layers": rows}, indent=1))
     else:
-        print(f"cuDNN (MinGRU, MinLSTM: parallel scan; sLSTM: fused) vs unrolled engine, "
-              f"float32 on the CPU, "
-              f"same weights; tolerance {TOLERANCE:g} (relative to the largest value of each "
-              "tensor)")
+        print(f"cuDNN (MinGRU, MinLSTM: parallel scan; mLSTM: chunkwise form; sLSTM: fused) vs "
+              f"unrolled engine, float32 on the CPU, same weights; tolerance {TOLERANCE:g} "
+              "(relative to the largest value of each tensor)")
         for r in rows:
             verdict = "ok" if r["ok"] else "ABOVE TOLERANCE"
             both = ", bidirectional" if r["bidirectional"] else ""
@@ -67,7 +66,7 @@ def unroll(args) -> int:
         return 2
     g = proj.graph
     if args.layer not in g:
-        names = [n for n in g.names() if g.layer(n).type in RECURRENT]
+        names = [n for n in g.names() if g.layer(n).type in UNROLLS]
         print(f"rnn-designer: {proj.path} has no layer '{args.layer}' (recurrent layers: "
               f"{', '.join(names) or 'none'})", file=sys.stderr)
         return 2
@@ -124,9 +123,10 @@ def bench(args) -> int:
     if _errors_block(proj):
         return 1
     engines = [e.strip().lower() for e in args.engines.split(",") if e.strip()]
-    bad = [e for e in engines if e not in ("cudnn", "caffe", "persist")]
+    bad = [e for e in engines if e not in ("auto", "cudnn", "caffe", "persist")]
     if bad or not engines:
-        print(f"rnn-designer: unknown engine '{(bad or [''])[0]}' (use cudnn, caffe, persist)",
+        print(f"rnn-designer: unknown engine '{(bad or [''])[0]}' (use auto, cudnn, caffe, "
+              "persist)",
               file=sys.stderr)
         return 2
     want = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -152,6 +152,8 @@ def bench(args) -> int:
               f"{r['ratio_vs_first']:8.2f}  {graph}")
         if r.get("kernels"):
             print(f"        {r['engine']} layers ran on: {r['kernels']}")
+        for sentence in r.get("auto", ()):
+            print(f"        {sentence}")
     print("peak MiB: the GPU allocator's peak; saved MiB: what one forward pass keeps for "
           "backward")
     return 0

@@ -1,10 +1,11 @@
 """Parity between the engines: the same weights give the same outputs, states and gradients.
 
 For a recurrent layer, a CUDNN module (for MinGRU and MinLSTM: a SCAN module, the parallel scan;
-for the sLSTM: a FUSED module) is built with random weights, the weights are converted to the CAFFE (unrolled) module, both
-run forward and backward on the same random input, continuation flags (with resets in the
-middle of the sequence; none for a bidirectional layer, which takes no ``cont``), lengths
-(padded sequences, when asked) and initial state, and every difference is measured. Relative
+for the sLSTM: a FUSED module; for the mLSTM: a CHUNK module, the chunkwise form) is built with
+random weights, the weights are converted to the CAFFE (unrolled) module, both run forward and
+backward on the same random input, continuation flags (with resets in the middle of the
+sequence; none for a bidirectional layer, which takes no ``cont``), lengths (padded sequences,
+when asked) and initial state, and every difference is measured. Relative
 differences are ``max|a - b| / max|b|`` per tensor (an element-wise ratio would divide by
 values that are zero by chance). With lengths, each engine's outputs and input gradients at
 the padded steps are also measured against zero.
@@ -20,6 +21,7 @@ from designer.graph.layers.recurrent import MIN_KINDS, SLSTM_KINDS
 from .convert import convert_layer, cudnn_to_caffe
 from .expansion import GATES
 from .min_recurrent import ScanRecurrent
+from .mlstm import ChunkMLSTM, UnrolledMLSTM
 from .recurrent import CudnnRecurrent
 from .slstm import FusedSLSTM
 from .unrolled import UnrolledRecurrent
@@ -137,6 +139,56 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
     return diffs
 
 
+def compare_mlstm(input_size: int, hidden: int, heads: int = 1, levels: int = 1,
+                  steps: int = 10, batch: int = 4, resets: bool = True,
+                  forget: str = "sigmoid", dtype=torch.float32, device: str = "cpu",
+                  seed: int = 0, lengths: list[int] | None = None,
+                  chunk: int | None = None) -> list[Diff]:
+    """:func:`compare` for an mLSTM: the CHUNK engine (chunks of ``chunk`` steps; None: its
+    own) against the unrolled net, on the same tensors, with a random carried state (C, n,
+    m), resets and lengths."""
+    g = torch.Generator().manual_seed(seed)
+    ref = ChunkMLSTM(input_size, hidden, heads, levels, forget=forget)
+    ref.chunk = chunk or ref.chunk
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.copy_(torch.rand(p.shape, generator=g) * 0.4 - 0.2)
+    unr = UnrolledMLSTM(input_size, hidden, heads, levels, forget=forget)
+    unr.load_state_dict(ref.state_dict())
+    ref, unr = ref.to(device, dtype), unr.to(device, dtype)
+    x = torch.randn(steps, batch, input_size, generator=g).to(device, dtype)
+    cont = torch.ones(steps, batch)
+    if resets and steps > 2:
+        cont[steps // 2, 0] = 0
+        cont[steps - 1, batch - 1] = 0
+    cont = cont.to(device, dtype)
+    lens = None if lengths is None else torch.tensor(lengths, dtype=torch.long, device=device)
+    state = [torch.randn(s.shape, generator=g).to(device, dtype) * 0.5
+             for s in ref.initial_state(batch)]
+    weight = torch.randn(steps, batch, hidden, generator=g).to(device, dtype)
+    results = []
+    for m in (ref, unr):
+        xi = x.clone().requires_grad_()
+        si = tuple(s.clone().requires_grad_() for s in state)
+        y, final = m(xi, cont, si, lens)
+        loss = (y * weight).sum() + sum((f * f).sum() for f in final)
+        loss.backward()
+        results.append((y, final, xi.grad, [s.grad for s in si],
+                        {k: p.grad for k, p in m.named_parameters()}))
+    (ya, fa, dxa, dsa, ga), (yb, fb, dxb, dsb, gb) = results
+    diffs = [_diff("output", yb, ya)]
+    if lens is not None:
+        padded = torch.arange(steps, device=device).unsqueeze(1) >= lens.unsqueeze(0)
+        for engine, y, dx in (("chunkwise", ya, dxa), ("unrolled", yb, dxb)):
+            for what, t in (("output", y[padded]), ("grad input", dx[padded])):
+                diffs.append(_diff(f"{engine} {what} at padding", t, torch.zeros_like(t)))
+    diffs += [_diff(f"final {s}_T", b, a) for s, a, b in zip("Cnm", fa, fb)]
+    diffs.append(_diff("grad input", dxb, dxa))
+    diffs += [_diff(f"grad initial {s}", b, a) for s, a, b in zip("Cnm", dsa, dsb)]
+    diffs += [_diff(f"grad {k}", gb[k], v) for k, v in ga.items()]
+    return diffs
+
+
 def fused_module(kind: str, input_size: int, hidden: int, levels: int = 1,
                  nonlinearity: str = "tanh", bidirectional: bool = False, heads: int = 1,
                  forget_gate: str = "sigmoid"):
@@ -167,10 +219,16 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
     bidirectional = p.get("bidirectional", False)
     padded = graph.link_into(name, "lengths") is not None
     lengths = spread_lengths(steps, batch, seed) if padded else None
-    diffs = compare(kind, int(e), p["num_output"], p.get("num_layers", 1), steps, batch,
-                    nonlinearity=p.get("nonlinearity", "tanh"), seed=seed,
-                    bidirectional=bidirectional, lengths=lengths,
-                    heads=p.get("num_heads", 1), forget_gate=p.get("forget_gate", "sigmoid"))
+    if kind == "mLSTM":
+        diffs = compare_mlstm(int(e), p["num_output"], p["num_heads"], p.get("num_layers", 1),
+                              steps, batch, forget=p["forget_gate"], seed=seed,
+                              lengths=lengths, chunk=max(2, steps // 3))
+    else:
+        diffs = compare(kind, int(e), p["num_output"], p.get("num_layers", 1), steps, batch,
+                        nonlinearity=p.get("nonlinearity", "tanh"), seed=seed,
+                        bidirectional=bidirectional, lengths=lengths,
+                        heads=p.get("num_heads", 1),
+                        forget_gate=p.get("forget_gate", "sigmoid"))
     worst = max(d.rel for d in diffs)
     return {"layer": name, "type": kind, "steps": steps, "batch": batch,
             "levels": p.get("num_layers", 1), "bidirectional": bidirectional,
@@ -180,14 +238,15 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
 
 def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | None = None,
                 state: tuple | None = None, nonlinearity: str = "tanh", seed: int = 0,
-                forget_gate: str = "sigmoid") -> dict:
+                heads: int = 1, forget_gate: str = "sigmoid") -> dict:
     """Per time step, how far apart the two engines are for these weights and this input.
 
     The unrolled module takes ``weights`` (Caffe layout, e.g. a trained layer's) as they are
     and the CUDNN module takes them converted; both run forward and backward on the same input
     ``x`` (T, N, E), continuation flags and initial state, with a fixed random weighting of
     the outputs as the loss. LSTMSimple has no cuDNN form: its fused step executor is compared
-    with the per-step nodes instead.
+    with the per-step nodes instead. An mLSTM's chunkwise form is compared with its unrolled
+    net (``heads`` its heads, ``nonlinearity`` its forget gate).
 
     Returns
     -------
@@ -198,17 +257,27 @@ def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | 
         and the differences of the final states (``final``).
     """
     levels = sum(1 for k in weights if k.startswith("W_xc_l"))
-    hidden, input_size = weights["W_xc_l0"].shape[0] // GATES[kind], weights["W_xc_l0"].shape[1]
+    hidden, input_size = weights["W_xc_l0"].shape[0] // GATES.get(kind, 1), \
+        weights["W_xc_l0"].shape[1]
     sd = {k: v.detach() for k, v in weights.items()}
-    heads = weights["W_hc_l0"].shape[0] if kind == "sLSTM" else 1
-    unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity,
-                            heads=heads, forget_gate=forget_gate)
-    unr.load_state_dict(sd)
+    if kind == "mLSTM":  # ``nonlinearity`` names its forget gate
+        hidden = (weights["W_xc_l0"].shape[0] - 2 * heads) // 4
+        ref, unr = (cls(input_size, hidden, heads, levels, forget=nonlinearity)
+                    for cls in (ChunkMLSTM, UnrolledMLSTM))
+        pair = ("chunkwise", "unrolled")
+        ref.load_state_dict(sd)
+        unr.load_state_dict(sd)
+    else:
+        if kind == "sLSTM":  # its heads are its recurrent matrices'
+            heads = weights["W_hc_l0"].shape[0]
+        unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity,
+                                heads=heads, forget_gate=forget_gate)
+        unr.load_state_dict(sd)
     if kind == "LSTMSimple":
         ref = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity)
         ref.load_state_dict(sd)
         ref.fast, pair = False, ("per-step nodes", "fused steps")
-    else:
+    elif kind != "mLSTM":
         ref, fused = fused_module(kind, input_size, hidden, levels, nonlinearity,
                                   heads=heads, forget_gate=forget_gate)
         ref.load_state_dict(convert_layer(kind, sd, levels, "CAFFE", fused))
@@ -231,7 +300,7 @@ def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | 
     def per_step(a, b):
         return (a - b).abs().flatten(1).max(1).values.double().cpu().tolist()
 
-    names = STATE_NAMES
+    names = ("C_T", "n_T", "m_T") if kind == "mLSTM" else STATE_NAMES
     return {"pair": list(pair), "steps": t_, "output": per_step(ya, yb),
             "grad_input": per_step(da, db), "output_scale": float(ya.abs().max()),
             "grad_scale": float(da.abs().max()),

@@ -1,11 +1,13 @@
 """The builder of the recurrent layers: each engine's module for an LSTM, GRU or RNN as drawn.
 
 ``CUDNN``: ``CudnnRecurrent`` (torch.nn); ``PERSIST``: ``PersistRecurrent`` (the same parameters,
-its recurrence in one persistent kernel per level); ``CAFFE`` and every ``LSTMSimple``:
-``UnrolledRecurrent``. The two cuDNN-layout engines are filled alike. MinGRU and MinLSTM:
+its recurrence in one persistent kernel per level); ``AUTO``: ``AutoRecurrent`` (the same
+parameters, run by whichever of the two timed fastest); ``CAFFE`` and every ``LSTMSimple``:
+``UnrolledRecurrent``. The three cuDNN-layout engines are filled alike. MinGRU and MinLSTM:
 ``SCAN``, ``ScanRecurrent`` (the parallel scan); ``CAFFE``, ``UnrolledRecurrent``; both filled
-alike and holding the same tensors. sLSTM: ``FUSED``, ``FusedSLSTM``; ``CAFFE``,
-``UnrolledRecurrent``; the same tensors on both.
+alike and holding the same tensors. mLSTM: ``CHUNK``, ``ChunkMLSTM`` (the chunkwise-parallel
+form); ``CAFFE``, ``UnrolledMLSTM``; the same tensors too. sLSTM: ``FUSED``, ``FusedSLSTM``;
+``CAFFE``, ``UnrolledRecurrent``; the same tensors on both.
 """
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ from torch import nn
 
 from designer.graph.layers.recurrent import weight_layout
 
+from .auto import AutoRecurrent
 from .builders import BuildContext, builder
 from .min_recurrent import ScanRecurrent
+from .mlstm import ChunkMLSTM, UnrolledMLSTM
 from .fillers import fill_bias, fill_weight
 from .persist import PersistRecurrent
 from .slstm import FusedSLSTM
@@ -43,6 +47,13 @@ def _min_recurrent(ctx: BuildContext) -> nn.Module:
     return cls.from_params(ctx.layer.type, e, ctx.params, name=ctx.name)
 
 
+@builder("mLSTM")
+def _mlstm(ctx: BuildContext) -> nn.Module:
+    e = ctx.int_dim(ctx.input_shape()[2], "the input size")
+    cls = UnrolledMLSTM if ctx.params.get("engine", "CHUNK") == "CAFFE" else ChunkMLSTM
+    return cls.from_params(e, ctx.params, name=ctx.name)
+
+
 @builder("sLSTM")
 def _slstm(ctx: BuildContext) -> nn.Module:
     e = ctx.int_dim(ctx.input_shape()[2], "the input size")
@@ -56,9 +67,9 @@ def _recurrent(ctx: BuildContext) -> nn.Module:
     p = ctx.params
     kind = ctx.layer.type
     e = ctx.int_dim(ctx.input_shape()[2], "the input size")
-    engine = p.get("engine", "CUDNN")
+    engine = p.get("engine", "AUTO")
     if kind != "LSTMSimple" and weight_layout(engine) == "CUDNN":
-        cls = PersistRecurrent if engine == "PERSIST" else CudnnRecurrent
+        cls = {"PERSIST": PersistRecurrent, "AUTO": AutoRecurrent}.get(engine, CudnnRecurrent)
         m = cls(kind, e, p["num_output"], p["num_layers"], p["dropout_ratio"],
                 p["batch_first"], p.get("nonlinearity", "tanh"),
                 p.get("bidirectional", False), ctx.name)

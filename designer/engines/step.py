@@ -58,6 +58,14 @@ def set_lr(opt: torch.optim.Optimizer, lr: float) -> None:
             group["lr"] = lr
 
 
+def tell_auto(net: nn.Module, captured: bool) -> None:
+    """Tell the AUTO layers whether the training step is replayed from a CUDA graph, so that
+    they time their candidates the way the step will run them."""
+    for m in net.modules():
+        if getattr(m, "engine_name", "") == "AUTO":
+            m.step_captured = captured
+
+
 class LossForward(nn.Module):
     """The net up to its loss, as DDP wants a module: ``(feeds, state) -> (loss, metrics,
     state)``, every output a tensor in plain tuples and dicts."""
@@ -123,6 +131,7 @@ class TrainStep:
         if graphs and cuda and not self.device_skip:
             self.graph_note = "not captured: the optimizer cannot skip a step on the device"
         self._graph = None
+        tell_auto(net, self.use_graph)
         self._shapes = None
         self._static = None
         if self.device_skip:
@@ -195,6 +204,7 @@ class TrainStep:
         if self._graph is None:
             blockers = self.net.capture_blockers()
             if blockers:
+                tell_auto(self.net, False)
                 self._give_up("not captured: " + blockers[0])
                 return self._body(feeds, state)
             try:

@@ -14,7 +14,9 @@ read by name:
   its first two blocks, and ``h_t``;
 - sLSTM: ``gate_input_t`` with the normaliser and stabiliser the step found, which give the
   stabilised gates i' and f' (each in [0, 1]), the cell input z = tanh(z~) (named ``g`` here,
-  as the LSTM's candidate) and o, and ``c_t``, ``n_t`` (the normaliser) and ``h_t``.
+  as the LSTM's candidate) and o, and ``c_t``, ``n_t`` (the normaliser) and ``h_t``;
+- mLSTM: its own unrolled net (:mod:`designer.engines.mlstm_expansion`), read per step and
+  head as the stabilised input and forget gates, o, and the norm of the matrix memory as c.
 
 A layer on the CUDNN engine is read the same way after its weights are converted
 (:func:`designer.engines.convert.cudnn_to_caffe`); the unrolled net with the converted weights
@@ -31,6 +33,9 @@ import torch
 from .convert import cudnn_to_caffe
 from .expansion import Expansion, expand_params
 from .min_recurrent import ScanRecurrent
+from .mlstm import MLSTMLayer
+from .mlstm_cell import terms
+from .mlstm_expansion import STATES, expand_mlstm
 from .recurrent import CudnnRecurrent
 from .recurrent_state import zero_state
 from .slstm import FusedSLSTM
@@ -39,7 +44,7 @@ from .unrolled import UnrolledRecurrent, run_reference
 
 GATE_NAMES = {"LSTM": ("i", "f", "o", "g"), "LSTMSimple": ("i", "f", "o", "g"),
               "GRU": ("r", "z", "n"), "RNN": (), "MinGRU": ("z",), "MinLSTM": ("f", "i"),
-              "sLSTM": ("i", "f", "g", "o")}
+              "mLSTM": ("i", "f", "o"), "sLSTM": ("i", "f", "g", "o")}
 STATE_NAMES = {"LSTM": ("h", "c"), "LSTMSimple": ("h", "c"), "sLSTM": ("h", "c", "n", "m")}
 TANH_GATES = ("g", "n")  # candidate values in [-1, 1]; the others are sigmoids in [0, 1]
 
@@ -82,7 +87,9 @@ class LayerSteps:
 
 def caffe_weights(module) -> dict:
     """The layer's weights in the unrolled (Caffe) layout: ``W_xc_l0``, ``b_c_l0``, ..."""
-    if isinstance(module, (UnrolledRecurrent, ScanRecurrent, FusedSLSTM)):  # the same tensors
+    same = (UnrolledRecurrent, ScanRecurrent, FusedSLSTM, MLSTMLayer)  # the same tensors
+    if isinstance(module, same):
+        return dict(module.named_parameters())
         return dict(module.named_parameters())
     if isinstance(module, CudnnRecurrent):
         return cudnn_to_caffe(module.kind, dict(module.rnn.named_parameters()), module.levels)
@@ -90,7 +97,12 @@ def caffe_weights(module) -> dict:
 
 
 def describe(module) -> dict:
-    """Kind, sizes and settings of a recurrent module of either engine."""
+    """Kind, sizes and settings of a recurrent module of either engine (an mLSTM's forget
+    gate as its ``nonlinearity``, and its ``heads``)."""
+    if isinstance(module, MLSTMLayer):
+        return {"kind": "mLSTM", "engine": module.engine_name, "input_size": module.input_size,
+                "hidden": module.hidden, "levels": module.levels, "heads": module.heads,
+                "nonlinearity": module.forget, "clip": 0.0, "batch_first": module.batch_first}
     if isinstance(module, FusedSLSTM):
         return {"kind": "sLSTM", "engine": "FUSED", "input_size": module.input_size,
                 "hidden": module.hidden, "levels": module.levels, "nonlinearity": "tanh",
@@ -146,6 +158,8 @@ def trace_recurrent(module, x: torch.Tensor, cont: torch.Tensor | None = None,
         cont = None if cont is None else cont.transpose(0, 1)
     t_, n = x.shape[0], x.shape[1]
     cont = x.new_ones(t_, n) if cont is None else cont.to(x.dtype)
+    if kind == "mLSTM":
+        return _trace_mlstm(module, info, x, cont, state)
     if state is None:
         state = zero_state(kind, levels, n, info["hidden"], x)
     names = STATE_NAMES.get(kind, ("h",))
@@ -218,3 +232,43 @@ def _read_slstm(blobs: dict, p: str, k: int, t_: int, hs: list, exp_forget: bool
     steps = range(1, t_ + 1)
     return LevelSteps(k, gates, [blobs[f"{p}c_{t}"][0] for t in steps], hs,
                       [blobs[f"{p}n_{t}"][0] for t in steps])
+
+
+def _trace_mlstm(module, info: dict, x, cont, state) -> tuple:
+    """An mLSTM through its unrolled net: per step and head the stabilised input and forget
+    gates exp(i~ - m_t) and exp(log f + m_{t-1} - m_t) (both in [0, 1]), the output gate o,
+    and as ``c`` the norm of each head's matrix memory as stored (divided by exp(m_t))."""
+    levels, heads, t_ = info["levels"], info["heads"], x.shape[0]
+    params = {"num_output": info["hidden"], "num_heads": heads, "num_layers": levels,
+              "forget_gate": info["nonlinearity"]}  # no dropout: as it predicts
+    exp = expand_mlstm(params, t_, x.shape[1], info["input_size"])
+    if state is None:
+        state = module.initial_state(x.shape[1], x.device, x.dtype)
+    blobs = {"x": x, "cont": cont}
+    for k in range(levels):
+        p = f"L{k}/" if levels > 1 else ""
+        for s, tensor in zip(STATES, state):
+            blobs[f"{p}{s}_0"] = tensor[k:k + 1]
+    run_reference(exp, caffe_weights(module), blobs, training=False)
+    traced = []
+    for k in range(levels):
+        p = f"L{k}/" if levels > 1 else ""
+        gates: dict = {"i": [], "f": [], "o": []}
+        norms, hs = [], []
+        for t in range(1, t_ + 1):
+            _, _, _, o, ig, log_f = terms(blobs[f"{p}W_xc_x_{t}"][0], heads, info["nonlinearity"])
+            m_prev, m = blobs[f"{p}m_{t - 1}"][0], blobs[f"{p}m_{t}"][0]
+            gates["i"].append(torch.exp(ig - m))
+            gates["f"].append(torch.exp(log_f + m_prev - m))
+            gates["o"].append(o)
+            c = blobs[f"{p}C_{t}"][0]
+            norms.append(c.reshape(c.shape[0], heads, -1).norm(dim=-1))
+            hs.append(blobs[f"{p}h_{t}"])
+        traced.append(LevelSteps(k, gates, norms, hs))
+    y = blobs[exp.outputs[0]]
+    finals = exp.outputs[1:]
+    new_state = tuple(torch.cat([blobs[finals[3 * k + i]] for k in range(levels)], 0)
+                      for i in range(3))
+    if info["batch_first"]:
+        y = y.transpose(0, 1)
+    return y, new_state, LayerSteps("mLSTM", info["engine"], info["hidden"], traced)

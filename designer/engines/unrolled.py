@@ -4,8 +4,8 @@ The net that runs is the :mod:`designer.engines.expansion` of the layer (the sam
 ``unroll`` command and the designer's unrolled view show). Two executors walk it:
 
 - the **reference executor** runs every node as its own torch op (SCALE, INNER_PRODUCT,
-  ELTWISE, LSTM_UNIT, GRU_UNIT, TANH/RELU, SLICE, CONCAT, DROPOUT) and lets autograd do the
-  backward pass; it is the definition, and runs GRU and RNN;
+  ELTWISE, LSTM_UNIT, GRU_UNIT, MLSTM_UNIT, TANH/RELU, SLICE, CONCAT, DROPOUT) and lets
+  autograd do the backward pass; it is the definition, and runs GRU, RNN and the mLSTM;
 - the **fast executor** (LSTM and LSTMSimple) first checks that the expansion has exactly the
   per-step pattern SCALE -> INNER_PRODUCT -> ELTWISE -> LSTM_UNIT with the expected wiring, then
   runs the input transform as one GEMM over all steps and the steps with fused kernels
@@ -32,6 +32,7 @@ from .fillers import fill_bias, fill_weight
 from .lstm_steps import UnrolledLSTMSteps, infer_steps
 from .min_recurrent import add_min_weights
 from .min_rnn import min_unit
+from .mlstm_cell import mlstm_unit
 from .recurrent_state import check_lengths, time_major, zero_state
 from .slstm import add_slstm_weights, fill_slstm
 from .slstm_cell import head_matmul, slstm_unit
@@ -115,6 +116,8 @@ def run_reference(exp: Expansion, weights: dict, blobs: dict, training: bool,
             out = (c_t, n_t, m_t, h_t)
         elif t in ("MIN_GRU_UNIT", "MIN_LSTM_UNIT"):
             out = (min_unit("MinGRU" if t == "MIN_GRU_UNIT" else "MinLSTM", *b),)
+        elif t == "MLSTM_UNIT":
+            out = mlstm_unit(*b, **node.params)
         elif t == "TANH":
             out = (torch.tanh(b[0]),)
         elif t == "RELU":

@@ -174,6 +174,8 @@ def _recurrent(msg, g, layer, p, notes):
         notes.append(f"{layer.name}: Caffe and MyCaffe have no PERSIST engine; the file says "
                      "CUDNN, whose weights PERSIST holds")
         p = dict(p, engine="CUDNN")
+    if p["engine"] == "AUTO":   # the default: cuDNN's layout, which AUTO holds (the #@ line
+        p = dict(p, engine="CUDNN")   # keeps AUTO for rnn-designer)
     r = Message().add("engine", Enum(p["engine"])).add("num_output", h)
     r.add("weight_filler", _filler(p, h, h, "uniform")).add("bias_filler", _bias(p))
     r.add("debug_info", False).add("expose_hidden", False)

@@ -103,6 +103,8 @@ def import_(args) -> int:
     from designer.graph import commands as graph_commands
     from .caffe_import import import_prototxt
     out = Path(args.out)
+    if Path(args.file).suffix.lower() == ".onnx":
+        return import_onnx_command(args)
     if out.suffix != ".json":
         return _err(f"{out}: give the project file to write, ending in .json")
     if out.is_dir():
@@ -121,4 +123,42 @@ def import_(args) -> int:
     except OSError as e:
         return _err(f"{out} cannot be written ({e.strerror or e})")
     print(f"wrote {out}")
+    return graph_commands.validate(str(out), as_json=False)
+
+
+def import_onnx_command(args) -> int:
+    """``rnn-designer import MODEL.onnx --out PROJECT.json [--data FILE] [--run RUN_DIR]``:
+    everything is made first, then the project (and the run) written; nothing on a refusal."""
+    from designer.graph import commands as graph_commands
+    out = Path(args.out)
+    if out.suffix != ".json" or out.is_dir():
+        return _err(f"{out}: give the project file to write, ending in .json")
+    run = Path(args.run) if getattr(args, "run", None) else None
+    if run is not None and run.exists() and any(run.iterdir()):
+        return _err(f"{run} already holds files; give a new folder for the run")
+    data = args.data
+    if data is not None and Path(data).is_file():  # as the project file will find it
+        data = os.path.relpath(Path(data).resolve(), out.resolve().parent)
+    try:
+        from .onnx_import import import_onnx
+        result = import_onnx(args.file, data, out.resolve().parent)
+    except ImportError:
+        return _err("importing ONNX needs the onnx package: pip install 'rnn-designer[onnx]'")
+    except ExchangeError as e:
+        return _err(str(e), e.code)
+    _notes(result.notes)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if run is not None:
+            from .onnx_import.run import write_run
+            result.project.path = out
+            write_run(result.project, result.weights, run, str(args.file))
+        result.project.save(out)
+    except ExchangeError as e:
+        return _err(str(e), e.code)
+    except OSError as e:
+        return _err(f"{out} cannot be written ({e.strerror or e})")
+    print(f"wrote {out}")
+    if run is not None:
+        print(f"wrote {run}")
     return graph_commands.validate(str(out), as_json=False)

@@ -3,8 +3,10 @@
 Inputs: ``tokens`` (int64, ``(T, N)``) for a text or audio net, or ``data`` (float, ``(T, N, F)``)
 for one that reads real values; ``lengths`` (int64, ``(N)``: each sequence's valid steps) when a
 layer reads the lengths of padded sequences; and, per recurrent layer, ``<layer>.h0`` (and
-``<layer>.c0`` for an LSTM) of shape ``(num_layers * directions, N, H)``. A state input may be
-left out: it defaults to zeros.
+``<layer>.c0`` for an LSTM; ``.c0``, ``.n0`` and ``.m0`` for an sLSTM) of shape
+``(num_layers * directions, N, H)``. A state input is an
+ONNX optional tensor: left out, it defaults to zeros (an initializer the graph does not list as
+an input, so ONNX Runtime loads the model without warnings).
 
 Outputs: ``logits`` (what a SoftmaxWithLoss reads), ``prediction`` (what a regression loss,
 EuclideanLoss or L1Loss, reads) or, without a loss layer, the net's last layer under its own
@@ -18,11 +20,11 @@ training. So is dropout, which is the identity at inference.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import numpy as np
-import onnx
 from onnx import TensorProto, checker, helper, shape_inference
 
 from designer import __version__
@@ -51,6 +53,7 @@ def export_onnx(source: ModelSource, out: str | os.PathLike, unrolled: bool = Fa
 
 def build_model(source: ModelSource, unrolled: bool = False, steps: int | None = None):
     """(onnx ModelProto, notes) for the source's net and weights."""
+    source.refuse(("mLSTM",), "ONNX")
     net = source.build_net()
     graph = source.project.graph
     notes = list(source.notes)
@@ -58,7 +61,8 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     layers = net.needed(tuple(w[0] for w in wanted))
     b = OnnxBuilder()
     b.reserve(output_names + [f"{n}.{s}" for n in layers if n in net.recurrent
-                              for s in ("hT", "cT", "nT", "mT", "h0", "c0", "n0", "m0")] + ["tokens", "data", "lengths"])
+                              for s in ("hT", "cT", "nT", "mT", "h0", "c0", "n0", "m0")]
+              + ["tokens", "data", "lengths"])
     values: dict = {}  # (layer, output index) -> ONNX value name
     states: list[tuple[str, list[str]]] = []
     timed = _unrolled_steps(graph, net, layers, steps) if unrolled else {}
@@ -97,7 +101,10 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="rnn-designer", producer_version=__version__)
     model.ir_version = IR_VERSION
-    helper.set_model_props(model, metadata(source, net, states))
+    props = metadata(source, net, states)
+    props["design"] = json.dumps(source.project.to_dict(), ensure_ascii=False)
+    props["export"] = json.dumps({"unrolled": bool(unrolled), "steps": steps})
+    helper.set_model_props(model, props)
     try:
         model = shape_inference.infer_shapes(model, strict_mode=True)
         _fill_output_shapes(model)
@@ -156,10 +163,9 @@ def _recurrent(b, name, module, x, lengths, unrolled, states, notes) -> str:
                 axis=0)
     inits = []
     for suffix in ("h0", "c0", "n0", "m0")[:count]:
-        state = b.add_input(f"{name}.{suffix}", TensorProto.FLOAT,
-                            [chains, "N", module.hidden])
-        b.initializers.append(onnx.numpy_helper.from_array(
-            np.zeros((chains, 1, module.hidden), np.float32), state))  # the default
+        zeros = b.const(f"{name}/{suffix}_zeros", np.zeros((chains, 1, module.hidden),
+                                                             np.float32))
+        state = b.add_optional_input(f"{name}.{suffix}", [chains, "N", module.hidden], zeros)
         inits.append(b.op("Expand", [state, full], f"{name}/{suffix}"))
     if unrolled:
         t_, model_steps = unrolled

@@ -2,7 +2,9 @@
 
 Every model: ``rnn_designer`` (the version), ``project``, ``engines`` and ``states`` (JSON: the
 recurrent layers and how many state tensors each has), and for a run ``step`` and ``data`` (JSON:
-everything the run keeps about its data, less the path of the file).
+everything the run keeps about its data, less the path of the file). :mod:`onnx_export` adds
+``design`` (JSON: the project as drawn, what ``rnn-designer import`` rebuilds it from) and
+``export`` (JSON: ``unrolled`` and ``steps``, how the recurrent layers were written).
 
 A text or audio net adds ``vocab`` (a JSON list of the characters in id order).
 

@@ -70,6 +70,25 @@ class OnnxBuilder:
         self.inputs.append(helper.make_tensor_value_info(name, elem_type, shape))
         return name
 
+    def add_optional_input(self, name: str, shape: list, default: str) -> str:
+        """A float graph input that may be left out (an ONNX optional): the value fed, or
+        ``default`` (an initializer) when none is; returns the value to read."""
+        self._used.add(name)
+        inner = helper.make_tensor_type_proto(TensorProto.FLOAT, shape)
+        self.inputs.append(helper.make_value_info(name, helper.make_optional_type_proto(inner)))
+        fed, kept = self.fresh(f"{name}/fed"), self.fresh(f"{name}/default")
+        branch = [None if isinstance(d, str) else d for d in shape]
+        then = helper.make_graph(
+            [helper.make_node("OptionalGetElement", [name], [fed],
+                              name=self.fresh(f"node:{name}/fed"))], f"{name}_fed", [],
+            [helper.make_tensor_value_info(fed, TensorProto.FLOAT, branch)])
+        other = helper.make_graph(
+            [helper.make_node("Identity", [default], [kept],
+                              name=self.fresh(f"node:{name}/default"))], f"{name}_default", [],
+            [helper.make_tensor_value_info(kept, TensorProto.FLOAT, branch)])
+        has = self.op("OptionalHasElement", [name], f"{name}/given")
+        return self.op("If", [has], f"{name}/value", then_branch=then, else_branch=other)
+
     def add_output(self, name: str, value: str) -> None:
         self._used.add(name)
         self.nodes.append(helper.make_node("Identity", [value], [name],

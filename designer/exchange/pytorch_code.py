@@ -40,6 +40,7 @@ TORCH_RNN = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN", "LSTMSimple": 
 def export_pytorch(source: ModelSource, folder: str | os.PathLike) -> list[str]:
     """Write ``model.py`` and ``weights.safetensors`` into ``folder``; returns notes."""
     from safetensors.torch import save as st_save
+    source.refuse(("mLSTM",), "PyTorch code")
     code, weights = generate(source)
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():

@@ -41,6 +41,13 @@ class ShapeError(GraphError):
                  want: tuple | None = None) -> None:
         super().__init__(message, layer)
         self.port, self.want = port, want
+        self.mend = None  # (param, value): the one change its layer's own check knows mends it
+
+    def mended(self, param: str, value) -> "ShapeError":
+        """This error with the one parameter change that mends it, which
+        ``designer.graph.hints`` tells as its fix (the message need not say it)."""
+        self.mend = (param, value)
+        return self
 
 
 class RangeError(ShapeError):

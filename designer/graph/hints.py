@@ -82,8 +82,11 @@ def explain(graph, problems: list[GraphError]) -> list[GraphError]:
     out, searched = [], 0
     search = _Search(graph)
     for p in problems:
-        if isinstance(p, ShapeError) and getattr(p, "suggest", None):
-            out.append(_suggested(p))
+        mend = getattr(p, "mend", None)  # ShapeError.mended: its layer's check knows the change
+        if isinstance(p, ShapeError) and p.layer in graph and mend is not None:
+            param, value = mend
+            text = f"set {p.layer}'s {param} to {value_text(value, graph.dims)}"
+            out.append(told(p, Fix("set", p.layer, text, param=param, value=value), graph))
         elif isinstance(p, ShapeError) and p.layer in graph and searched < MAX_PROBLEMS:
             searched += 1
             fix = search.find(p)
@@ -91,16 +94,6 @@ def explain(graph, problems: list[GraphError]) -> list[GraphError]:
         else:
             out.append(p)
     return out
-
-
-def _suggested(problem: ShapeError) -> GraphError:
-    """A copy of ``problem`` carrying the fix its layer's spec named (``suggest``: one
-    parameter and the value that mends it, already said in the message)."""
-    param, value = problem.suggest
-    new = problem.copy()
-    new.fix = Fix("set", problem.layer, f"set {problem.layer}'s {param} to "
-                  f"{value_text(value, {})}", param=param, value=value)
-    return new
 
 
 def told(problem: GraphError, fix: Fix, graph) -> GraphError:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from . import dims as D
-from .layers.recurrent import MIN_KINDS, SLSTM_KINDS, engine_for
+from .layers.recurrent import CHUNK_KINDS, MIN_KINDS, SLSTM_KINDS, engine_for
 from .memory_layers import RECURRENT, Context, rule
 from .shapes import resolve_params
 
@@ -191,7 +191,7 @@ def _any_unrolled(graph, setup: Setup) -> bool:
 def _capture_blocked(graph, setup: Setup) -> bool:
     """A cuDNN-engine (or parallel-scan) layer with a ``cont`` input finds its resets on the
     host, so the step is not captured in a CUDA graph (as ``Net.capture_blockers`` says)."""
-    return any(_engine(layer, setup) in ("CUDNN", "PERSIST", "SCAN") and
+    return any(_engine(layer, setup) in ("AUTO", "CUDNN", "PERSIST", "SCAN", "CHUNK") and
                graph.link_into(layer.name, "cont")
                for layer in graph.layers() if layer.type in RECURRENT)
 
@@ -285,7 +285,7 @@ def training_report(graph, device: str, solver: dict, training: dict,
         return None
     out = {"device": device, "estimate": est.to_json(), "engines": {}, "capacity": None,
            "where": None, "fits": True, "message": None}
-    if any(layer.type in ("LSTM", "GRU", "RNN") + MIN_KINDS + SLSTM_KINDS
+    if any(layer.type in ("LSTM", "GRU", "RNN") + MIN_KINDS + CHUNK_KINDS + SLSTM_KINDS
            for layer in graph.layers()):
         engines = ("cudnn", "caffe") + (
             ("persist",) if device == "cuda" and any(layer.type == "LSTM"

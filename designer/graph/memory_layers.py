@@ -30,6 +30,7 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
   FUSED engine, 16.5 H on the unrolled one: the pre-activations, the gates and their
   exponentials, c, n, m and h), counted from the saved tensors on the CPU, not yet checked
   against a GPU's allocator;
+- the mLSTM on either engine: see :mod:`designer.graph.memory_mlstm`;
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
 """
 from __future__ import annotations
@@ -38,8 +39,9 @@ from dataclasses import dataclass, field
 from math import prod
 
 from .layers.recurrent import weight_layout
+from .memory_mlstm import mlstm_kept
 
-RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "sLSTM")
+RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4, "MinGRU": 2, "MinLSTM": 3,
          "sLSTM": 4}
 
@@ -68,7 +70,7 @@ class Context:
     inputs: list        # (shape, dtype) per input port, None when not connected
     outputs: list       # (shape, dtype) per output port
     device: str
-    engine: str         # CUDNN or CAFFE, for recurrent layers
+    engine: str         # AUTO, CUDNN, PERSIST, CAFFE or SCAN, for recurrent layers
     act_bytes: int      # 4 in fp32, 2 for what autocast runs in bf16
 
     def numel(self, t) -> int:
@@ -269,6 +271,12 @@ def _slstm(ctx, params):
     return Kept(inputs=[0], extra=int(extra), backward=4 * (d * 6 * seq + t_ * n * x[2]))
 
 
+def _mlstm(ctx, params):
+    """The mLSTM (:mod:`designer.graph.memory_mlstm`)."""
+    extra, backward = mlstm_kept(ctx)
+    return Kept(inputs=[0], extra=extra, backward=backward)
+
+
 RULES = {
     "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
     "CharText": _source, "WavAudio": _source, "MnistRows": _source,
@@ -279,7 +287,7 @@ RULES = {
     "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
     "LSTMUnit": _lstm_unit, "Conv1D": _conv1d,
     "SequencePool": _sequence_pool, "MinGRU": _min_recurrent, "MinLSTM": _min_recurrent,
-    "sLSTM": _slstm,
+    "mLSTM": _mlstm, "sLSTM": _slstm,
 }
 
 
@@ -300,6 +308,8 @@ def _recurrent(ctx: Context, params: int) -> Kept:
     dropout = p.get("dropout_ratio", 0.0) if levels > 1 else 0.0
     tokens = t_ * n
     seq = tokens * h  # values of one (T, N, H) sequence
+    # AUTO is counted as CUDNN: where it picks PERSIST, PERSIST keeps less (its gates and c_t
+    # against cuDNN's reserve space and workspace), so the cuDNN figure bounds both
     cudnn = kind != "LSTMSimple" and weight_layout(ctx.engine) == "CUDNN"
     gpu = ctx.device == "cuda"
     b = ctx.act_bytes if cudnn and gpu else 4  # the unrolled steps run in float32

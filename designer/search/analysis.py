@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .pick import Scored, pick
 from .where import OBJECTIVES as DIRECTIONS  # the view asks it here
 from .where import default_storage, default_study, is_url, storage_file  # noqa: F401
 
@@ -45,6 +46,8 @@ class TrialRow:
     seconds: float | None = None
     ms_per_step: float | None = None
     reason: str = ""
+    folds: tuple = ()      # the first objective's value on each fold (cross-validation)
+    drawn: bool = False    # the design as drawn (the study's first trial)
 
     def merged(self, newer: TrialRow) -> TrialRow:
         """This row with what ``newer`` knows on top (what it leaves empty is kept)."""
@@ -171,7 +174,10 @@ def row_of(trial, objectives: list) -> TrialRow:
     return TrialRow(trial.number, trial.state.name, dict(trial.params),
                     {k: float(v) for k, v in values.items() if _float(v) is not None}, ua.get("run_dir"),
                     ua.get("device"), _float(seconds), _float(ua.get("ms_per_step")),
-                    str(reason).strip().splitlines()[-1] if reason else "")
+                    str(reason).strip().splitlines()[-1] if reason else "",
+                    tuple(ua.get(f"{objectives[0]}_folds") or ()) if len(objectives) == 1
+                    else (),
+                    bool(ua.get("drawn")))
 
 
 def axes_of(study) -> dict[str, Axis]:
@@ -320,12 +326,15 @@ def pareto(rows: list, objectives: list, front: list) -> Pareto:
 
 
 def best_row(rows: list, objective: str, direction: str = "minimize") -> TrialRow | None:
-    """The complete trial with the best ``objective`` (the earliest of equals)."""
+    """The complete trial with the best ``objective`` (the earliest of equals), or the design
+    as drawn within one standard error of it (`pick.pick`, as the search keeps)."""
     done = _complete(rows, objective)
     if not done:
         return None
-    sign = 1.0 if direction == "minimize" else -1.0
-    return min(done, key=lambda r: (sign * r.values[objective], r.number))
+    by_number = {r.number: r for r in done}
+    chosen, _ = pick([Scored(r.number, r.values[objective], r.folds, r.drawn)
+                      for r in done], direction)
+    return by_number[chosen.number]
 
 
 def fmt(value) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from designer.graph.project import Project
 
 from .design import apply
+from .pick import Scored, pick
 from .space import Space
 from .study import SearchError, best_trials, finished
 
@@ -16,14 +17,35 @@ def summary(study) -> dict:
     """The ``best`` event: the best trial (``number``, ``values``, ``params``, ``run_dir``;
     ``None`` while none completed), the Pareto front (one objective: the best alone) and how
     the finished trials ended."""
-    front = [{"number": t.number, "values": list(t.values), "params": dict(t.params),
-              "run_dir": t.user_attrs.get("run_dir")} for t in best_trials(study)]
+    front = [_plain(t) for t in best_trials(study)]
     ends = [t.state.name for t in finished(study)]
     best = front[0] if front else {"number": None, "values": None, "params": None,
                                    "run_dir": None}
+    note = ""
+    if len(study.directions) == 1 and front:
+        kept, note = kept_trial(study)
+        if kept is not None:
+            best = _plain(kept)
     return {"kind": "best", "study": study.study_name, **best, "pareto": front,
-            "complete": ends.count("COMPLETE"), "pruned": ends.count("PRUNED"),
+            "note": note, "complete": ends.count("COMPLETE"), "pruned": ends.count("PRUNED"),
             "failed": ends.count("FAIL")}
+
+
+def _plain(t) -> dict:
+    return {"number": t.number, "values": list(t.values), "params": dict(t.params),
+            "run_dir": t.user_attrs.get("run_dir")}
+
+
+def kept_trial(study):
+    """``(trial, why)``: the complete trial a one-objective search keeps (`pick.pick`)."""
+    from optuna.trial import TrialState
+    objective = (study.user_attrs.get("objectives") or ["value"])[0]
+    trials = {t.number: t for t in study.get_trials(deepcopy=False,
+                                                     states=(TrialState.COMPLETE,))}
+    scored = [Scored(n, t.values[0], tuple(t.user_attrs.get(f"{objective}_folds") or ()),
+                     bool(t.user_attrs.get("drawn"))) for n, t in trials.items()]
+    chosen, why = pick(scored, study.directions[0].name.lower())
+    return (None, "") if chosen is None else (trials[chosen.number], why)
 
 
 def check_best_out(path: str | os.PathLike, project: Project) -> Path:

@@ -18,6 +18,7 @@ from designer.graph import project as P
 
 from .best import check_best_out, summary, write_best
 from .design import drawn_values
+from .folds import plan_folds
 from .runner import Runner, cpu_threads, device_slots
 from .space import SpaceError, parse_space, read_space_file
 from .study import (INTERRUPTED, NEEDS_ACCURACY, SearchError, default_storage, directions,
@@ -31,7 +32,8 @@ def search(args) -> int:
     quiet_optuna()
     try:
         project, space, plan, slots = prepare(args)
-        study = open_study(plan.storage, plan.study, plan.objectives, plan.space)
+        study = open_study(plan.storage, plan.study, plan.objectives, plan.space,
+                           folds=plan.folds.count)
     except SpaceError as e:
         for line in e.lines():
             print(f"rnn-designer: {line}", file=sys.stderr)
@@ -42,7 +44,7 @@ def search(args) -> int:
     out = JsonLines() if args.json else Lines(plan.objectives)
     out({"kind": "study", "study": plan.study, "storage": plan.storage, "trials": plan.trials,
          "objectives": list(plan.objectives), "directions": directions(plan.objectives),
-         "devices": slots, "runs": plan.runs})
+         "devices": slots, "runs": plan.runs, "folds": plan.folds.count})
     drawn = drawn_values(project, space) if not study.get_trials(deepcopy=False) else None
     if drawn is not None:  # a new study starts from the design as drawn
         study.enqueue_trial(drawn, user_attrs={"drawn": True})
@@ -53,6 +55,15 @@ def search(args) -> int:
     start = time.perf_counter()
     interrupted = runner.run()
     best = summary(study)
+    best["trial_run_dir"] = best["run_dir"]
+    if plan.folds.count > 1 and best["number"] is not None and not interrupted:
+        try:
+            best["run_dir"] = str(retrain(project, space, best, plan, slots[0], out))
+        except SearchError as e:
+            print(f"rnn-designer: {e}", file=sys.stderr)
+            runner.errors.append(str(e))
+        except KeyboardInterrupt:
+            interrupted = True
     best["seconds"] = round(time.perf_counter() - start, 3)
     best["best_out"] = None
     if args.best_out and best["number"] is not None and not interrupted:
@@ -65,6 +76,29 @@ def search(args) -> int:
     if runner.errors and best["complete"] + best["pruned"] + best["failed"] == 0:
         return 1
     return 0
+
+
+def retrain(project, space, best: dict, plan, device: str, out):
+    """`refit.refit` of the best trial, Ctrl-C ending it after the current step (then
+    ``KeyboardInterrupt``: the same command again goes on from its last checkpoint)."""
+    import signal
+
+    from designer.training.run.control import StopToken
+
+    from .refit import refit
+    token = StopToken()
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: token.stop())
+    try:
+        if device.startswith("cuda"):
+            import torch
+            torch.cuda.set_device(torch.device(device))
+        path = refit(project, space, best, plan.study, plan.runs, device, plan.steps,
+                     plan.seed, token, out)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if token.stopped:
+        raise KeyboardInterrupt
+    return path
 
 
 def prepare(args) -> tuple:
@@ -106,7 +140,8 @@ def prepare(args) -> tuple:
                 study=name, objectives=objectives, trials=args.trials, runs=str(runs),
                 pruner=args.pruner, steps=args.steps, seed=args.seed,
                 deadline=None if args.time_limit is None else time.time() + args.time_limit,
-                threads=cpu_threads(len(slots)), salt=(_host(),))
+                threads=cpu_threads(len(slots)), salt=(_host(),),
+                folds=plan_folds(project, getattr(args, "folds", "auto")))
     return project, space, plan, slots
 
 
@@ -158,8 +193,13 @@ class Lines:
             if self.bar is not None and not (event["state"] == "FAIL" and
                                              event["reason"] == INTERRUPTED):
                 self.bar.update(1)
+        elif kind == "refit":
+            self.close()
+            self.write(event["message"])
         elif kind == "best":
             self.close()
+            if event.get("note"):
+                self.write(event["note"][:1].upper() + event["note"][1:])
             for line in self.best_lines(event):
                 self.write(line)
         else:  # error, worker, stopping
@@ -191,6 +231,9 @@ class Lines:
             lines.append(f"best: trial {e['number']}, {self.objectives[0]} "
                          f"{_num(e['values'][0])}: {_params(e['params'])}")
             lines.append(f"  run folder: {e['run_dir']}")
+            if e.get("trial_run_dir") not in (None, e["run_dir"]):
+                lines.append(f"  (trained again on the project's own split; the trial's "
+                             f"first fold is {e['trial_run_dir']})")
         else:
             lines.append(f"Pareto front ({', '.join(self.objectives)}):")
             for t in e["pareto"]:

@@ -13,7 +13,7 @@ from designer.graph.retype import replace_layer
 
 from .space import BOTH, POOL_LAST, Space
 
-RECURRENT = ("LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "sLSTM")
+RECURRENT = ("LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 
 
 class DesignError(Exception):

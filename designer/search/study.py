@@ -151,9 +151,10 @@ def make_pruner(pruner, objectives, steps: int = 1000) -> optuna.pruners.BasePru
 
 # ---------------------------------------------------------------------------------- study --
 def open_study(storage: str, name: str, objectives, space: dict, create: bool = True,
-               sampler=None, pruner=None) -> optuna.Study:
+               sampler=None, pruner=None, folds: int | None = None) -> optuna.Study:
     """The study ``name`` in ``storage`` (made when ``create``), checked to search the same
-    objectives and space as asked; raises `SearchError` in one sentence."""
+    objectives and space as asked (and, given ``folds``, to score trials over as many
+    folds); raises `SearchError` in one sentence."""
     where = storage_label(storage)
     try:
         backend = open_storage(storage)
@@ -180,11 +181,21 @@ def open_study(storage: str, name: str, objectives, space: dict, create: bool = 
     if had.get("space") not in (None, space):
         raise SearchError(f"the study '{name}' in {where} searched another space; give "
                           "another --study (or the space it had)")
+    if folds is not None and had.get("folds", 1 if had else folds) != folds:
+        raise SearchError(f"the study '{name}' in {where} scored its trials "
+                          f"{_over(had.get('folds', 1))}, not {_over(folds)}; give another "
+                          f"--study (or --folds {had.get('folds', 1)})")
     if create and not had:
         study.set_user_attr("objectives", list(objectives))
         study.set_user_attr("space", space)
+        if folds is not None:
+            study.set_user_attr("folds", folds)
         study.set_metric_names(list(objectives))
     return study
+
+
+def _over(folds: int) -> str:
+    return "on the project's validation split" if folds < 2 else f"over {folds} folds"
 
 
 def retried(trials) -> set[int]:

@@ -29,6 +29,7 @@ from designer.training.run.loop import RunOptions, TrainingError, train
 from designer.training.trained.generate import GenerateError
 
 from .design import DesignError, apply
+from .folds import Folds
 from .space import Space
 from .study import INTERRUPTED, owner
 
@@ -58,6 +59,7 @@ class TrialSetup:
     device: str               # cpu or cuda:K
     steps: int | None = None  # training steps (default: the project's max_steps)
     seed: int | None = None   # the training seed (default: the project's)
+    folds: Folds = Folds()    # cross-validation: the runs each trial trains
 
 
 class Objective:
@@ -113,16 +115,38 @@ class Objective:
             _free_memory()
 
     def _train(self, trial: optuna.Trial, project: Project, run_dir: Path):
+        """Train the trial's run, or with folds one run per fold (``trial-N`` validating on
+        the first, ``trial-N-fold-K`` on the others), and return its values: with folds,
+        each the mean over the folds."""
+        setup, folds = self.setup, self.setup.folds
+        if folds.count < 2:
+            return self._values(trial, [self._run(trial, project, run_dir, 0)], [run_dir])
+        seen, dirs = [], []
+        for fold in range(1, folds.count + 1):
+            here = run_dir if fold == 1 else free_folder(
+                setup.runs / f"trial-{trial.number}-fold-{fold}")
+            dirs.append(here)
+            trial.set_user_attr("fold_runs", [str(d) for d in dirs])
+            seen.append(self._run(trial, folds.project(project, fold), here, fold - 1))
+        return self._values(trial, seen, dirs)
+
+    def _run(self, trial: optuna.Trial, project: Project, run_dir: Path, fold: int) -> "Seen":
+        """Train one run; its validations are reported to the pruner at ``fold`` x 1000 +
+        the share of its schedule done (per mille)."""
         setup = self.setup
         metric = REPORTED.get(setup.objectives[0]) if len(setup.objectives) == 1 else None
+        more = fold + 1 < setup.folds.count  # folds still to train after this one
         self.token = token = StopToken()
         if self.interrupted:
             token.stop()
+        meta = {"study": setup.study, "trial": trial.number, "params": dict(trial.params)}
+        if setup.folds.count > 1:
+            meta["fold"] = [fold + 1, setup.folds.count]
         opts = RunOptions(out=run_dir, device=setup.device, steps=setup.steps, seed=setup.seed,
-                          probe_steps=0, extra_meta={"search": {
-                              "study": setup.study, "trial": trial.number,
-                              "params": dict(trial.params)}})
+                          probe_steps=0, extra_meta={"search": meta})
         seen, pruned_at, pruned_value, last = Seen(), None, math.nan, None
+        so_far = None  # the best validation of this run yet
+        prunable = not trial.user_attrs.get("drawn")  # the design as drawn runs to its end
         for rec in train(project, opts, token):
             seen.add(rec)
             if rec["kind"] == "start":
@@ -131,12 +155,14 @@ class Objective:
                 trial.set_user_attr("params", rec.get("params"))
             if rec["kind"] == "val" and metric and rec.get(metric) is not None \
                     and pruned_at is None:
-                # at the share of its own schedule done (per mille): trials that train for
-                # different step counts are compared at the same point of their schedules
-                trial.report(float(rec[metric]), progress(int(rec["step"]), last))
-                # at the last step there is nothing left to save: the trial completes
-                if rec["step"] != last and trial.should_prune():
-                    pruned_at, pruned_value = int(rec["step"]), float(rec[metric])
+                so_far = better(metric, so_far, float(rec[metric]))
+                # the best yet (a high learning rate's spike mid-schedule is not held against
+                # it), at the share of its own schedule done (per mille): trials that train
+                # for different step counts are compared at the same point of their schedules
+                trial.report(so_far, fold * PROGRESS + progress(int(rec["step"]), last))
+                # at the last step of the last fold there is nothing left to save
+                if prunable and (more or rec["step"] != last) and trial.should_prune():
+                    pruned_at, pruned_value = int(rec["step"]), so_far
                     token.stop()
         for key, value in seen.attrs().items():
             trial.set_user_attr(key, value)
@@ -145,18 +171,33 @@ class Objective:
         if seen.error:
             raise TrialFailed(seen.error)
         if pruned_at is not None:
-            reason = f"pruned at step {pruned_at} ({metric} {pruned_value:.4g})"
+            where = f" of fold {fold + 1}" if setup.folds.count > 1 else ""
+            reason = f"pruned at step {pruned_at}{where} ({metric} {pruned_value:.4g})"
             trial.set_user_attr("reason", reason)
             raise optuna.TrialPruned(reason)
+        return seen
+
+    def _values(self, trial: optuna.Trial, seen: list, dirs: list[Path]):
+        """The objectives' values: each run's, averaged over the folds."""
         values = []
-        for name in setup.objectives:
-            value = seen.value(name, run_dir, setup.device)
+        for name in self.setup.objectives:
+            each = [s.value(name, d, self.setup.device) for s, d in zip(seen, dirs)]
+            value = each[0] if len(each) == 1 else float(statistics.fmean(each))
             trial.set_user_attr(name, value)
+            if len(each) > 1:
+                trial.set_user_attr(f"{name}_folds", each)
             values.append(value)
         return values[0] if len(values) == 1 else values
 
 
 PROGRESS = 1000  # what a trial reports its validations against: per mille of its steps
+
+
+def better(metric: str, best: float | None, value: float) -> float:
+    """The better of ``best`` (``None``: none yet) and ``value`` for ``metric``."""
+    if best is None or math.isnan(best):
+        return value
+    return max(best, value) if metric == "val_accuracy" else min(best, value)
 
 
 def progress(step: int, steps: int | None) -> int:

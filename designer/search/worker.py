@@ -23,6 +23,7 @@ from pathlib import Path
 
 from optuna.study import MaxTrialsCallback
 
+from .folds import Folds
 from .study import counted, make_pruner, make_sampler, open_study, quiet_optuna, requeue
 
 CLAIM_WAIT_S = 120.0  # a worker that holds the claim longer than this is taken to be stuck
@@ -46,6 +47,7 @@ class Plan:
     deadline: float | None = None      # time.time() after which no trial starts
     threads: int = 1                   # torch threads per worker
     salt: tuple = field(default_factory=tuple)
+    folds: Folds = Folds()             # cross-validation: the runs each trial trains
 
 
 class Claim:
@@ -157,7 +159,8 @@ def _work(plan: Plan, slot: int, device: str, claim: Claim, events, state) -> No
     started = len(study.get_trials(deepcopy=False))
     study.sampler = make_sampler(plan.seed, (*plan.salt, slot, started), plan.trials)
     objective = Objective(TrialSetup(project, space, tuple(plan.objectives), Path(plan.runs),
-                                     plan.study, device, plan.steps, plan.seed), claim)
+                                     plan.study, device, plan.steps, plan.seed,
+                                     plan.folds), claim)
     state["objective"] = objective
     if state["stopping"]:
         objective.interrupt()

@@ -4,13 +4,13 @@
 # MiniRocket beside each (the [peers] extra). One line a set; OUT/<set>/ holds the projects,
 # studies, runs and reports.
 #   RNN_DESIGNER_DATA=<data> [SETS="GunPoint ..."] [TRIALS=50] [PER_GPU=8] [STEPS=] \
-#     [OBJECTIVE=val_loss] [LIMIT=240] [INIT=1] [PARALLEL=0] bash tests/benchmarks/gpu_search_quality.sh OUT
+#     [OBJECTIVE=val_loss] [LIMIT=240] [INIT=1] [PARALLEL=0] [FOLDS=auto] bash tests/benchmarks/gpu_search_quality.sh OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-/tmp/search_quality}
 sets=${SETS:-GunPoint ArrowHead OSULeaf JapaneseVowels}
 trials=${TRIALS:-50}; per_gpu=${PER_GPU:-8}; objective=${OBJECTIVE:-val_loss}
-limit=${LIMIT:-240}; steps=${STEPS:+--steps $STEPS}
+limit=${LIMIT:-240}; steps=${STEPS:+--steps $STEPS}; folds=${FOLDS:+--folds $FOLDS}
 py=${PYTHON:-python3}
 data=${RNN_DESIGNER_DATA:-../shared/data}
 mkdir -p "$out"
@@ -38,7 +38,7 @@ one_set() {
   fi
   s0=$(date +%s)
   $py -m designer search "$d/p.json" --trials "$trials" --device cuda --per-gpu "$per_gpu" \
-      --objective "$objective" --seed 1 --time-limit "$limit" $steps --json \
+      --objective "$objective" --seed 1 --time-limit "$limit" $steps $folds --json \
       --best-out "$d/best.json" > "$d/search.jsonl" 2> "$d/search.err" || { tail -3 "$d/search.err"; return; }
   took=$(( $(date +%s) - s0 ))
   best=$($py -c "import json,sys; print([json.loads(l) for l in open('$d/search.jsonl') if '\"best\"' in l][-1]['run_dir'])")

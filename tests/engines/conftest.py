@@ -108,6 +108,11 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
                                    "engine": "CAFFE" if engine == "CAFFE" else "FUSED"})
     g.connect("embed", "y", "slstm", "x")
     g.connect("data", "cont", "slstm", "cont")
+    # an mLSTM of two heads following cont, after it for the same reason
+    g.add_layer("mLSTM", "mlstm", {"num_output": 4, "num_heads": 2,
+                                   "engine": "CAFFE" if engine == "CAFFE" else "CHUNK"})
+    g.connect("embed", "y", "mlstm", "x")
+    g.connect("data", "cont", "mlstm", "cont")
     return g
 
 

@@ -180,4 +180,4 @@ def test_bench_times_persist_beside_the_other_engines():
     bad = subprocess.run([sys.executable, "-m", "designer", "bench", str(PROJECTS /
                           "char-rnn-shakespeare.json"), "--engines", "fast"],
                          capture_output=True, text=True, cwd=ROOT)
-    assert bad.returncode == 2 and "use cudnn, caffe, persist" in bad.stderr
+    assert bad.returncode == 2 and "use auto, cudnn, caffe, persist" in bad.stderr

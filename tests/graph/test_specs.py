@@ -38,7 +38,8 @@ def test_recurrent_layers_offer_both_engines_and_the_caffe_parameters(spec):
                  "weight_filler", "bias_filler"):
         assert spec.has_param(name)
     extra = ("PERSIST",) if spec.id == "LSTM" else ()  # the persistent kernel runs LSTMs
-    assert spec.param("engine").choices == ("CUDNN", "CAFFE") + extra
+    assert spec.param("engine").choices == ("AUTO", "CUDNN", "CAFFE") + extra
+    assert spec.param("engine").default == "AUTO"  # the fastest, timed on a GPU
 
 
 def test_param_errors_name_the_allowed_range():
@@ -52,7 +53,7 @@ def test_param_errors_name_the_allowed_range():
         registry.get("LSTM").param("num_output").check(True)
     with pytest.raises(ParamError) as e:
         registry.get("LSTM").param("engine").check("CUDA")
-    assert "CUDNN, CAFFE" in str(e.value)
+    assert "AUTO, CUDNN, CAFFE" in str(e.value)
 
 
 def test_unknown_type_suggests_a_near_name():

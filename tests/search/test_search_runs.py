@@ -50,7 +50,8 @@ def test_json_lines_and_the_best_design_written_beside(tmp_path):
     events = lines(out.stdout)
     assert events[0] == {"kind": "study", "study": "lines", "storage": events[0]["storage"],
                          "trials": 2, "objectives": ["val_loss"], "directions": ["minimize"],
-                         "devices": ["cpu"], "runs": str(tmp_path / "runs" / "lines")}
+                         "devices": ["cpu"], "runs": str(tmp_path / "runs" / "lines"),
+                         "folds": 1}
     trials = [e for e in events if e["kind"] == "trial"]
     assert [set(e) for e in trials] == [TRIAL_KEYS, TRIAL_KEYS]
     assert {e["state"] for e in trials} == {"COMPLETE"}
@@ -102,21 +103,33 @@ def test_a_failing_trial_says_why_and_the_study_goes_on(tmp_path):
     assert load(project).get_trials()[0].user_attrs["reason"] == trials[0]["reason"]
 
 
-def test_a_pruner_that_must_prune_prunes_every_trial(tmp_path, capsys):
+def test_a_pruner_that_must_prune_prunes_every_trial_but_the_design_as_drawn(tmp_path, capsys):
     from designer.cli import parse
     from designer.search.command import search as run_search
     project = tiny_forecaster(tmp_path, steps=9)
-    args = parse(["search", str(project), "--trials", "2", "--device", "cpu", "--json"])
+    args = parse(["search", str(project), "--trials", "3", "--device", "cpu", "--json"])
     args.pruner = optuna.pruners.ThresholdPruner(upper=-1.0)  # no loss is below -1
     assert run_search(args) == 0
     events = lines(capsys.readouterr().out)
-    pruned = [e for e in events if e["kind"] == "trial"]
-    assert [e["state"] for e in pruned] == ["PRUNED", "PRUNED"]
-    assert all(e["reason"] == f"pruned at step 3 (val_loss {e['values'][0]:.4g})"
-               for e in pruned)
-    for t in load(project).get_trials():  # stopped through its stop token: a whole run folder
+    trials = sorted((e for e in events if e["kind"] == "trial"), key=lambda e: e["number"])
+    # the first trial is the design as drawn: it runs to its end, whatever the pruner says
+    assert [e["state"] for e in trials] == ["COMPLETE", "PRUNED", "PRUNED"]
+    study = load(project)
+    assert study.trials[0].user_attrs["drawn"] is True
+    for e in trials[1:]:  # pruned on the best validation it had reached
+        t = study.trials[e["number"]]
+        best = min(t.intermediate_values.values())
+        assert e["reason"] == f"pruned at step 3 (val_loss {best:.4g})"
         records = [json.loads(x) for x in open(t.user_attrs["run_dir"] + "/metrics.jsonl")]
-        assert max(r["step"] for r in records) < 9
+        assert max(r["step"] for r in records) < 9  # stopped through its stop token
+
+
+def test_a_trial_reports_the_best_validation_it_has_reached():
+    from designer.search.trial import better
+    assert better("val_loss", None, 0.5) == 0.5
+    assert better("val_loss", 0.4, 0.9) == 0.4 and better("val_loss", 0.4, 0.3) == 0.3
+    assert better("val_accuracy", 0.8, 0.7) == 0.8 and better("val_accuracy", 0.8, 0.9) == 0.9
+    assert better("val_loss", float("nan"), 0.7) == 0.7
 
 
 @pytest.mark.parametrize("extra, words", [

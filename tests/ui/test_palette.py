@@ -9,7 +9,7 @@ def test_every_layer_type_is_listed_under_its_category(qtbot):
     qtbot.addWidget(palette)
     assert sorted(palette.visible_types()) == sorted(registry.ids())
     top = [palette.tree.topLevelItem(i).text(0) for i in range(palette.tree.topLevelItemCount())]
-    assert top[:3] == ["Data  (5)", "Embedding  (1)", "Recurrent  (7)"]
+    assert top[:3] == ["Data  (5)", "Embedding  (1)", "Recurrent  (8)"]
 
 
 def test_the_search_box_filters_by_name_summary_and_category(qtbot):
@@ -17,9 +17,11 @@ def test_the_search_box_filters_by_name_summary_and_category(qtbot):
     qtbot.addWidget(palette)
     palette.search.setText("recurrent")
     assert palette.visible_types() == ["LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM",
-                                      "sLSTM"]
+                                       "mLSTM", "sLSTM"]
     palette.search.setText("parallel scan")
     assert palette.visible_types() == ["MinGRU", "MinLSTM"]
+    palette.search.setText("matrix memory")
+    assert palette.visible_types() == ["mLSTM"]
     palette.search.setText("gated")
     assert set(palette.visible_types()) == {"LSTM", "GRU"}
     palette.search.setText("no such layer")

@@ -18,7 +18,8 @@ def test_the_form_is_generated_from_the_spec_with_its_ranges_and_choices(char_rn
     assert isinstance(units, IntEditor) and (units.minimum(), units.maximum()) == (1, 1 << 20)
     assert units.value() == 512
     assert isinstance(form.editors["engine"], ChoiceEditor)
-    assert form.editors["engine"].choices == ["CUDNN", "CAFFE", "PERSIST"]  # PERSIST: LSTMs
+    assert form.editors["engine"].choices == ["AUTO", "CUDNN", "CAFFE", "PERSIST"]  # PERSIST:
+    # LSTMs only
     dropout = form.editors["dropout_ratio"]
     assert isinstance(dropout, FloatEditor) and dropout.maximum() < 1.0
     assert "dropout between stacked layers" in dropout.toolTip()

@@ -1,7 +1,7 @@
 """The layer catalogue, one module per family."""
-from . import (activation, conv, data, dense, embed, loss, min_recurrent, norm, pooling,
+from . import (activation, conv, data, dense, embed, loss, min_recurrent, mlstm, norm, pooling,
                recurrent, sequences, shape, slstm, unit)
 
-FAMILIES = (data, sequences, embed, recurrent, min_recurrent, slstm, conv, dense, norm, shape, pooling,
-            activation, loss, unit)
+FAMILIES = (data, sequences, embed, recurrent, min_recurrent, mlstm, slstm, conv, dense, norm,
+            shape, pooling, activation, loss, unit)
 ALL_SPECS = tuple(s for family in FAMILIES for s in family.SPECS)

@@ -13,32 +13,39 @@ from ..errors import ShapeError
 from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
 from .common import bias_filler, num_output, weight_filler
 
-ENGINES = ("CUDNN", "CAFFE")
+ENGINES = ("AUTO", "CUDNN", "CAFFE")  # AUTO, the default: the fastest, timed on a GPU
 LSTM_ENGINES = ENGINES + ("PERSIST",)  # PERSIST: the persistent kernel, LSTM only
 MIN_KINDS = ("MinGRU", "MinLSTM")  # gates that read only the input: SCAN or CAFFE
+CHUNK_KINDS = ("mLSTM",)  # the chunkwise-parallel form: CHUNK or CAFFE
 SLSTM_KINDS = ("sLSTM",)  # xLSTM's scalar LSTM: FUSED or CAFFE, the same tensors on both
-ENGINE_KINDS = ("LSTM", "GRU", "RNN") + MIN_KINDS + SLSTM_KINDS  # engine is a parameter
+# the kinds whose engine is a parameter
+ENGINE_KINDS = ("LSTM", "GRU", "RNN") + MIN_KINDS + CHUNK_KINDS + SLSTM_KINDS
 
 
 def weight_layout(engine: str) -> str:
-    """The engine whose parameters ``engine`` holds: PERSIST keeps the cuDNN engine's
-    (torch.nn.LSTM's, with two biases), so converting, exporting and loading treat it as
-    CUDNN; SCAN (the parallel scan of MinGRU and MinLSTM) and FUSED (the sLSTM's fused
-    recurrence) keep the unrolled net's."""
-    return {"PERSIST": "CUDNN", "SCAN": "CAFFE", "FUSED": "CAFFE"}.get(engine, engine)
+    """The engine whose parameters ``engine`` holds: PERSIST and AUTO (which runs CUDNN or
+    PERSIST) keep the cuDNN engine's (torch.nn.LSTM's, with two biases), so converting,
+    exporting and loading treat them as CUDNN; SCAN (the parallel scan of MinGRU and MinLSTM),
+    CHUNK (the mLSTM's chunkwise form) and FUSED (the sLSTM's fused recurrence) keep the
+    unrolled net's."""
+    return {"PERSIST": "CUDNN", "AUTO": "CUDNN", "SCAN": "CAFFE", "CHUNK": "CAFFE",
+            "FUSED": "CAFFE"}.get(engine, engine)
 
 
 def engine_for(kind: str, engine: str) -> str:
     """The engine a ``kind`` layer runs on when every recurrent layer is asked to run on
-    ``engine`` (cudnn, caffe or persist, any case): MinGRU and MinLSTM, which no cuDNN or
-    persistent kernel runs, take their fused engine, the parallel scan, for either; the
-    sLSTM takes its FUSED engine."""
+    ``engine`` (auto, cudnn, caffe or persist, any case): MinGRU and MinLSTM, which no cuDNN
+    or persistent kernel runs, take their fused engine, the parallel scan, for any but
+    caffe; the mLSTM its chunkwise-parallel form; the sLSTM its FUSED engine."""
     engine = engine.upper()
     if kind in SLSTM_KINDS:
         return "CAFFE" if engine == "CAFFE" else "FUSED"
     if kind in MIN_KINDS:
         return "CAFFE" if engine == "CAFFE" else "SCAN"
+    if kind in CHUNK_KINDS:
+        return "CAFFE" if engine == "CAFFE" else "CHUNK"
     return engine
+
 
 # gates per unit, and the element-wise FLOPs of one unit step per hidden value (approximate:
 # activations and the products and sums that combine them)
@@ -157,9 +164,11 @@ def _common(kind: str) -> tuple:
                   "also read every sequence backwards, from its last valid step to its first, "
                   "with weights of its own; the output holds both directions (2H features, "
                   "the forward half first) and the parameters double", shaping=True),
-        ParamSpec("engine", "choice", "CUDNN",
-                  "CUDNN: the fused kernel (torch.nn." + kind + "); CAFFE: the unrolled net, "
-                  "one small layer per time step" + (
+        ParamSpec("engine", "choice", "AUTO",
+                  "AUTO: on a GPU, the first step times the engines that can run the layer "
+                  "on its shapes and keeps the fastest (remembered per GPU and shape); on the "
+                  "CPU, CUDNN; CUDNN: the fused kernel (torch.nn." + kind + "); CAFFE: the "
+                  "unrolled net, one small layer per time step" + (
                       "; PERSIST (experimental): cuDNN's weights, the recurrence in one "
                       "persistent kernel per level, the recurrent weights held on the chip, one "
                       "barrier a step (CUDA GPUs, bf16 on tensor cores; faster than cuDNN up "

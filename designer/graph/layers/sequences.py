@@ -60,6 +60,12 @@ def _check_augmentation(params: dict) -> None:
                          "above 0 and at most 1 (1 keeps the whole sequence)")
 
 
+def _classes_check(params: dict) -> None:
+    _check_augmentation(params)
+    if params["folds"] >= 2 and params["fold"] > params["folds"]:
+        raise ParamError("fold", params["fold"], f"between 1 and folds ({params['folds']})")
+
+
 # --------------------------------------------------------------------------- TimeSeries --
 def _ts_counts(params: dict, dims: dict) -> tuple:
     """(input features, targets) as far as the parameters and the bound dims tell."""
@@ -287,6 +293,12 @@ SEQUENCE_CLASSES = LayerSpec(
         _fraction("val_fraction", 0.1, "the share of the training sequences that validates"),
         _fraction("test_fraction", 0.2, "the share of the sequences that tests, when there "
                   "is no separate _TEST file"),
+        ParamSpec("folds", "int", 1, "cross-validation: with 2 or more, the training "
+                  "sequences are dealt into this many folds, drawn per class, and fold 'fold' "
+                  "validates instead of val_fraction (search scores designs this way)",
+                  minimum=1, maximum=50),
+        ParamSpec("fold", "int", 1, "with folds of 2 or more: the fold that validates, 1 to "
+                  "folds", minimum=1, maximum=50),
         NORMALIZE,
         JITTER,
         SCALING,
@@ -294,7 +306,7 @@ SEQUENCE_CLASSES = LayerSpec(
     ),
     infer=_classes_infer,
     source_dims=_classes_dims,
-    check_params=_check_augmentation,
+    check_params=_classes_check,
 )
 
 

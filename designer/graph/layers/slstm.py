@@ -35,12 +35,10 @@ def _infer_slstm(ctx):
     h, heads = ctx.params["num_output"], ctx.params.get("num_heads", 1)
     if h % heads:
         best = nearest_divisor(h, heads)
-        err = ShapeError(ctx.layer, (
+        raise ShapeError(ctx.layer, (
             f"{ctx.layer} splits its {h} hidden units into {heads} heads, but {heads} does "
-            f"not divide {h}: every head needs the same number of units; set "
-            f"{ctx.layer}'s num_heads to {best}"))
-        err.suggest = ("num_heads", best)  # designer.graph.hints makes it the Fix
-        raise err
+            f"not divide {h}: every head needs the same number of units")).mended(
+                "num_heads", best)  # designer.graph.hints tells it as the fix
     return outs
 
 

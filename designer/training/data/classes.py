@@ -3,7 +3,9 @@
 Splits: with ``X_TRAIN.ts`` and ``X_TEST.ts`` side by side, the TEST file is the test split;
 otherwise ``test_fraction`` of the sequences, drawn per class with a fixed seed (the same for
 every run, so runs compare). ``val_fraction`` of the training sequences validate, drawn the
-same way. Every batch is padded after each sequence's end to the longest sequence of the file,
+same way; or, with ``folds`` of 2 or more, the training sequences are dealt into that many
+folds per class and fold ``fold`` (1 to ``folds``) validates: cross-validation, as a search
+scores a design. Every batch is padded after each sequence's end to the longest sequence of the file,
 so batches keep one shape (CUDA graphs can replay them).
 
 Batches: ``data`` (T, N, F) float32, ``lengths`` (N,) int64, ``label`` (N,) int64 class ids.
@@ -69,7 +71,7 @@ class ClassesSource(ShuffledSplits, Source):
             _check_channels(main, other)
             seqs = _join(main, other)
             first = len(main.series)
-            train, val = _stratified(main.labels, list(range(first)), params["val_fraction"])
+            train, val = _validating(main, list(range(first)), params)
             parts = {"train": train, "val": val,
                      "test": list(range(first, len(seqs.series)))}
             self.notes.append(f"the {len(other.series):,} sequences of {test.name} are the "
@@ -78,7 +80,7 @@ class ClassesSource(ShuffledSplits, Source):
             seqs = main
             rest, held = _stratified(main.labels, list(range(len(main.series))),
                                      params["test_fraction"])
-            train, val = _stratified(main.labels, rest, params["val_fraction"])
+            train, val = _validating(main, rest, params)
             parts = {"train": train, "val": val, "test": held}
         self.seqs = seqs
         if meta and len(meta.get("features", self.features)) != len(self.features):
@@ -109,6 +111,7 @@ class ClassesSource(ShuffledSplits, Source):
         self.parts = {s: np.asarray(v, np.int64) for s, v in parts.items()}
         self.splits = tuple(s for s in SPLITS if len(self.parts[s]))
         self.frame = int(params.get("frame", 1))
+        self.fold = (int(params.get("fold", 1)), int(params.get("folds", 1)))
         steps = np.array([len(s) for s in seqs.series], np.int64)
         if steps.min() < 1:
             raise DataError(f"{self.path} holds an empty sequence")
@@ -161,9 +164,11 @@ class ClassesSource(ShuffledSplits, Source):
         parts = ", ".join(f"{self.split_size(s):,} {s}" for s in SPLITS if self.split_size(s))
         f = len(self.features)
         framed = f" (read in frames of {self.frame})" if self.frame > 1 else ""
+        fold = (f" (fold {self.fold[0]} of {self.fold[1]} validates)"
+                if self.fold[1] >= 2 and self.split_size("val") else "")
         return (f"{self.path}: {len(steps):,} sequences of {f} feature{'s' if f > 1 else ''}, "
                 f"lengths {min(steps)} to {max(steps)}{framed}, {self.num_classes} classes; "
-                f"{parts}")
+                f"{parts}{fold}")
 
     def run_meta(self) -> dict:
         return {"classes": self.classes, "stats": self.stats, "features": self.features,
@@ -247,6 +252,39 @@ def _stratified(labels: list, members: list[int], fraction: float) -> tuple[list
         held.extend(rng.permutation(group)[:take].tolist())
     held_set = set(held)
     return [i for i in members if i not in held_set], sorted(held)
+
+
+def _validating(seqs: Sequences, members: list[int], params: dict) -> tuple[list, list]:
+    """``(train, val)`` of the training ``members``: ``val_fraction`` of them validating, or
+    with ``folds`` of 2 or more, fold ``fold`` of `_folds`."""
+    folds = int(params.get("folds", 1))
+    if folds < 2:
+        return _stratified(seqs.labels, members, params["val_fraction"])
+    fold = int(params.get("fold", 1))
+    if folds > len(members):
+        raise DataError(f"{seqs.path}: {folds} folds need at least {folds} training "
+                        f"sequences, and it has {len(members)}; lower folds")
+    dealt = _folds(seqs.labels, members, folds)
+    held = set(dealt[fold - 1])
+    return [i for i in members if i not in held], sorted(held)
+
+
+def _folds(labels: list, members: list[int], folds: int) -> list[list[int]]:
+    """``members`` dealt into ``folds`` folds: each class's members in an order drawn with a
+    fixed seed, dealt in turn, the next class starting where the last one stopped (so the
+    folds differ in size by one at most and each holds every class of ``folds`` or more
+    members)."""
+    rng = np.random.default_rng(SPLIT_SEED)
+    by_class: dict = {}
+    for i in members:
+        by_class.setdefault(labels[i], []).append(i)
+    dealt: list[list[int]] = [[] for _ in range(folds)]
+    turn = 0
+    for _, group in sorted(by_class.items(), key=lambda kv: str(kv[0])):
+        for i in rng.permutation(group).tolist():
+            dealt[turn % folds].append(i)
+            turn += 1
+    return dealt
 
 
 def _check_two_classes(seqs: Sequences, train: list[int]) -> None:

@@ -48,14 +48,15 @@ class LevelInspection:
     name : str
         ``lstm1`` for a single-level layer, ``lstm1/L0``, ``lstm1/L1``... for stacked levels.
     layer, level, kind, engine
-        The layer's name, the 0-based level, LSTM/GRU/RNN/LSTMSimple/MinGRU/MinLSTM/sLSTM,
-        CUDNN, SCAN, FUSED or CAFFE.
+        The layer's name, the 0-based level, LSTM/GRU/RNN/LSTMSimple/MinGRU/MinLSTM/mLSTM/
+        sLSTM, CUDNN, SCAN, CHUNK, FUSED or CAFFE.
     gates : dict
         Gate name -> ``(T, H)`` activations: i, f, o, g (LSTM); r, z, n (GRU); none (RNN);
-        z (MinGRU); the normalised f and i (MinLSTM); the stabilised i and f, the cell
-        input g (the paper's z) and o (sLSTM).
+        z (MinGRU); the normalised f and i (MinLSTM); per head the stabilised i and f, and
+        o (mLSTM); the stabilised i and f, the cell input g (the paper's z) and o (sLSTM).
     c : ndarray or None
-        ``(T, H)`` cell state (LSTM, sLSTM).
+        ``(T, H)`` cell state (LSTM, sLSTM); ``(T, NH)`` the norm of each head's matrix
+        memory (mLSTM).
     h : ndarray
         ``(T, H)`` hidden state.
     grad_norm, grad_norm_last : ndarray or None
@@ -227,7 +228,8 @@ def layer_parity(module, x, cont=None, state=None) -> dict:
     weights = {k: v.detach() for k, v in caffe_weights(module).items()}
     with torch.enable_grad():
         return step_parity(info["kind"], weights, x.detach(), cont, state,
-                           info["nonlinearity"], forget_gate=info.get("forget_gate", "sigmoid"))
+                           info["nonlinearity"], heads=info.get("heads", 1),
+                           forget_gate=info.get("forget_gate", "sigmoid"))
 
 
 def _log_probs(net, logits: torch.Tensor) -> torch.Tensor:

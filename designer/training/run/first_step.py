@@ -1,5 +1,6 @@
-"""What the log says after a run's first step: which kernels run the PERSIST layers, and why
-the first step took long when it did (kernels compiled and tuned for the run's shapes)."""
+"""What the log says after a run's first step: which engine each AUTO layer chose and why,
+which kernels run the PERSIST layers, and why the first step took long when it did (kernels
+compiled and tuned for the run's shapes, engines timed)."""
 from __future__ import annotations
 
 import torch
@@ -8,7 +9,8 @@ SLOW_FIRST_STEP_S = 5.0
 
 
 def first_step_notes(net: torch.nn.Module, seconds: float, device: torch.device) -> list[str]:
-    notes = []
+    notes = [d for m in net.modules() if getattr(m, "engine_name", "") == "AUTO"
+             for d in m.decisions]
     ran = sorted({m.ran for m in net.modules() if getattr(m, "engine_name", "") == "PERSIST"
                   and m.ran and not m.fallback})   # a fallback has already said why
     if ran:

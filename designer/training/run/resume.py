@@ -28,8 +28,8 @@ def _directions(graph_dict: dict) -> dict:
 
 
 def _a(kind: str) -> str:
-    """'an LSTM', 'a GRU', 'a MinGRU', 'an sLSTM': a layer type with its article (an acronym
-    is read letter by letter)."""
+    """'an LSTM', 'a GRU', 'a MinGRU', 'an mLSTM', 'an sLSTM': a layer type with its article (an
+    acronym is read letter by letter)."""
     spoken_vowel = "AEFHILMNORSX" if kind[1:2].isupper() else "AEIOU"
     return f"{'an' if kind[:1].upper() in spoken_vowel else 'a'} {kind}"
 

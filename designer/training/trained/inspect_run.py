@@ -184,7 +184,8 @@ def report(data: dict) -> str:
                           for g, s in lv["saturation"].items() if isinstance(s, dict))
         total = lv["saturation"].get("all")
         engine = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
-                  "SCAN": "scan", "FUSED": "fused"}.get(lv["engine"], lv["engine"])
+                  "AUTO": "auto", "SCAN": "scan", "CHUNK": "chunk",
+                  "FUSED": "fused"}.get(lv["engine"], lv["engine"])
         lines.append(f"{lv['name']:<12} {lv['type']:<5} {engine:<8} {lv['units']:>5}  "
                      f"{'-' if total is None else f'{total:.1%}':>9}  {gates}")
     lines.append("")

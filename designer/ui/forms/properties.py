@@ -10,7 +10,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QFrame, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
                                QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
 
-from designer.engines.expansion import RECURRENT
+from designer.engines.expansion import UNROLLS
 from designer.graph import dims as D
 from designer.graph import settings as S
 from designer.graph.errors import GraphError
@@ -140,7 +140,7 @@ class LayerPanel(QWidget):
         problems = describe.errors_of(g, self.name) + describe.warnings_of(g, self.name)
         self.problems.setText("\n".join("\u26a0 " + p for p in problems))
         self.problems.setVisible(bool(problems))
-        self.unroll.setVisible(layer.type in RECURRENT)
+        self.unroll.setVisible(layer.type in UNROLLS)
 
     def show_searched(self) -> None:
         """Mark the parameters the project's search varies."""

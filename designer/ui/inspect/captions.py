@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 ENGINES = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
-           "SCAN": "parallel scan", "FUSED": "fused"}
+           "AUTO": "auto", "SCAN": "parallel scan", "CHUNK": "chunkwise", "FUSED": "fused"}
 
 
 def cannot_inspect(number: int, message: str) -> str:

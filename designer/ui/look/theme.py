@@ -36,6 +36,7 @@ UNROLLED_COLORS = {
     "GRU_UNIT": "#e08a2c",
     "MIN_GRU_UNIT": "#e08a2c",
     "MIN_LSTM_UNIT": "#e08a2c",
+    "MLSTM_UNIT": "#e08a2c",
     "SLSTM_UNIT": "#e08a2c",
     "HEAD_INNER_PRODUCT": "#3d7fc1",
     "TANH": "#4caf6a",

@@ -10,10 +10,11 @@ import json
 import math
 from pathlib import Path
 
-from designer.graph.layers.recurrent import ENGINE_KINDS, MIN_KINDS, SLSTM_KINDS
+from designer.graph.layers.recurrent import CHUNK_KINDS, ENGINE_KINDS, MIN_KINDS, SLSTM_KINDS
 
 ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
-                 "SCAN": "parallel scan", "FUSED": "fused"}
+                 "AUTO": "auto", "SCAN": "parallel scan", "CHUNK": "chunkwise",
+                 "FUSED": "fused"}
 DATA_KINDS = {"CharText": "text", "WavAudio": "audio", "MnistRows": "mnist",
               "TimeSeries": "series", "SequenceClasses": "classes"}
 
@@ -213,7 +214,8 @@ class Run:
         elif project:
             run.engines = {la["name"]: la.get("params", {}).get(
                 "engine", "SCAN" if la["type"] in MIN_KINDS else
-                "FUSED" if la["type"] in SLSTM_KINDS else "CUDNN")
+                "CHUNK" if la["type"] in CHUNK_KINDS else
+                "FUSED" if la["type"] in SLSTM_KINDS else "AUTO")
                 for la in project["graph"]["layers"] if la["type"] in ENGINE_KINDS}
         try:
             lines = metrics.read_text(encoding="utf-8").splitlines()

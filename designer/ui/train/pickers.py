@@ -179,16 +179,22 @@ class DevicePicker(CompactPicker):
 
 ENGINES = (
     (None, "Engines as drawn", "Each recurrent layer runs on the engine set in its properties"),
+    ("auto", "All AUTO (fastest, timed)", "Every LSTM/GRU/RNN runs on the engine that trains it "
+     "fastest: on a GPU the first step times cuDNN and the persistent kernel on the layer's "
+     "shapes and keeps the faster (remembered for this GPU and these shapes; the log says "
+     "which and why); on the CPU, cuDNN's fused kernel. MinGRU and MinLSTM on the parallel "
+     "scan, the mLSTM on its chunkwise form, the sLSTM on its fused engine"),
     ("cudnn", "All cuDNN (fused)", "Every LSTM/GRU/RNN runs on the fused cuDNN kernel "
-     "(torch.nn.LSTM); MinGRU and MinLSTM on theirs, the parallel scan; the sLSTM on its "
-     "fused engine"),
-    ("caffe", "All unrolled (Caffe)", "Every LSTM/GRU/RNN/MinGRU/MinLSTM/sLSTM runs as Caffe's "
-     "unrolled net: one small layer per time step"),
+     "(torch.nn.LSTM); MinGRU and MinLSTM on theirs, the parallel scan; the mLSTM on its "
+     "chunkwise-parallel form; the sLSTM on its fused engine"),
+    ("caffe", "All unrolled (Caffe)", "Every LSTM/GRU/RNN/MinGRU/MinLSTM/mLSTM/sLSTM runs as "
+     "Caffe's unrolled net: one small layer per time step"),
     ("persist", "All persistent (LSTM, experimental)", "Every LSTM runs its recurrence in one "
      "persistent kernel per level, the recurrent weights held on the chip, one barrier a "
      "step (CUDA GPUs, bf16 on tensor cores; faster than cuDNN up to batch 64); GRU and RNN "
      "layers, and any layer the kernel cannot run, run on cuDNN and the log says why (MinGRU "
-     "and MinLSTM on the parallel scan, the sLSTM on its fused engine)"),
+     "and MinLSTM on the parallel scan, the mLSTM on its chunkwise form, the sLSTM on its "
+     "fused engine)"),
 )
 
 

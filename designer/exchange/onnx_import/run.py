@@ -1,0 +1,26 @@
+"""The imported weights as a run folder at step 0, written by the training session itself, so
+that it is what ``train --out`` writes: ``generate``, ``evaluate``, ``inspect``, ``export``,
+``train --resume`` and the window read it as any run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ExchangeError
+
+
+def write_run(project, weights: dict, run_dir: Path, origin: str) -> Path:
+    """Open the project's data, build its net on the CPU with ``weights`` and save the
+    checkpoint ``last`` and ``best`` of step 0 in ``run_dir``."""
+    from designer.training.run.distributed import World
+    from designer.training.run.errors import TrainingError
+    from designer.training.run.options import RunOptions
+    from designer.training.run.session import Session
+    try:
+        session = Session(project, RunOptions(out=run_dir, steps=0, device="cpu",
+                                              probe_steps=0,
+                                              extra_meta={"imported_from": origin}), World())
+        session.net.load_state_dict(weights)
+        session.save(("last", "best"), {})
+    except TrainingError as e:
+        raise ExchangeError(f"{run_dir}: the run cannot be written ({e})") from None
+    return Path(run_dir)

@@ -1,0 +1,51 @@
+"""What an mLSTM layer keeps for the backward pass, per engine: the rule
+:mod:`designer.graph.memory_layers` applies to it.
+
+Counted with ``torch.autograd.graph.saved_tensors_hooks`` on the CPU
+(``tests/engines/test_mlstm.py``) over sizes, heads and chunk lengths, in values per level
+(T steps, N sequences, H units, NH heads, d = H/NH):
+
+- the **CHUNK engine**: per step 1.25H (the output gate); per step of the chunks, the last
+  one filled up to ``MLSTM_CHUNK`` steps, the decay and score matrices, 4 NH L values with L
+  the chunk, and 7H + 11.5 NH (q, k, v by chunks, the gates, the stabilisers);
+  per chunk the state it starts from, 2 NH d^2;
+- the **unrolled engine**: per step 10.75H + 10.5NH and three copies of the matrix memory,
+  3 NH d^2 (the state it reads, the update and the state it writes);
+
+and the input of every level above the first. The allocator's peak on a GPU is checked by
+``tests/benchmarks/bench_mlstm.py``.
+"""
+from __future__ import annotations
+
+MLSTM_CHUNK = 64  # designer.engines.mlstm_cell.CHUNK (the graph imports no engine)
+CHUNK_PER_STEP = (1.25, 0.0)              # x H, x NH
+CHUNK_PER_FILLED_STEP = (4.0, 7.0, 11.5)   # x NH L, x H, x NH
+CHUNK_PER_CHUNK = 2.0                      # x NH d^2
+UNROLLED_PER_STEP = (10.75, 10.5, 3.0)     # x H, x NH, x NH d^2
+
+
+def mlstm_kept(ctx) -> tuple[int, int]:
+    """(bytes the layer alone holds, bytes its backward needs at once) for the engine
+    ``ctx.engine`` (CAFFE: the unrolled net; anything else: the chunkwise form)."""
+    p = ctx.params
+    x = ctx.inputs[0][0]
+    t_, n = (x[1], x[0]) if p.get("batch_first", False) else (x[0], x[1])
+    h, heads, levels = p["num_output"], p["num_heads"], p.get("num_layers", 1)
+    memory = h * h // heads  # values of one sequence's matrix memory (all heads)
+    if ctx.engine == "CAFFE":
+        a, b, c = UNROLLED_PER_STEP
+        per_level = t_ * n * (a * h + b * heads + c * memory)
+    else:
+        chunk = min(MLSTM_CHUNK, t_)  # a shorter sequence is one chunk
+        pieces = -(-t_ // chunk)
+        filled = pieces * chunk
+        a, b = CHUNK_PER_STEP
+        fa, fb, fc = CHUNK_PER_FILLED_STEP
+        per_level = (t_ * n * (a * h + b * heads)
+                     + filled * n * (fa * heads * chunk + fb * h + fc * heads)
+                     + pieces * n * CHUNK_PER_CHUNK * memory)
+    seq = t_ * n * h
+    masks = (levels - 1) * seq * ctx.mask_bytes() if p.get("dropout_ratio", 0.0) else 0
+    extra = 4 * (levels * per_level + (levels - 1) * seq) + masks
+    backward = 4 * (seq * 6 + t_ * n * x[2])  # the output's and input's gradients, dq/dk/dv/do
+    return int(extra), int(backward)

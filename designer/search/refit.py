@@ -1,0 +1,77 @@
+"""The study's pick, trained again: when trials were scored by cross-validation (`folds`),
+each of the best trial's runs saw only part of the training sequences, so the best design is
+trained once more on the project's own split (``val_fraction`` validating, the trial's seed
+and steps) into ``<runs>/best-trial-N``. That run folder is the search's result: the one
+``evaluate``, ``export`` and the window open.
+
+Run again (the search resumed after it finished, or stopped during the retraining), a
+finished retraining is kept as it is and an unfinished one goes on from its last checkpoint.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+from designer.graph.atomic import atomic_write_text
+from designer.graph.project import Project
+
+from .design import apply
+from .space import Space
+from .study import SearchError
+
+
+def refit_folder(runs: str | Path, number: int) -> Path:
+    return Path(runs) / f"best-trial-{number}"
+
+
+ENDS = ("finished", "early_stop")  # how a retraining that ran to its end ends
+MARK = "refit.json"  # written into the folder when the retraining ran to its end
+
+
+def finished(run_dir: Path) -> bool:
+    """Whether the retraining in ``run_dir`` ran to its end."""
+    try:
+        return json.loads((Path(run_dir) / MARK).read_text(encoding="utf-8"))["done"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def refit(project: Project, space: Space, best: dict, study: str, runs: str | Path,
+          device: str, steps: int | None, seed: int | None, token=None,
+          show: Callable[[dict], None] = lambda e: None) -> Path:
+    """Train the best trial's design on the project's own split into `refit_folder`;
+    returns the folder, or raises `SearchError` in one sentence when the run fails."""
+    from designer.training.run.checkpoint import has_checkpoint
+    from designer.training.run.loop import RunOptions, train
+
+    from .trial import FORESEEN
+    run_dir = refit_folder(runs, best["number"])
+    if finished(run_dir):
+        return run_dir
+    resume = has_checkpoint(run_dir)
+    show({"kind": "refit", "number": best["number"], "run_dir": str(run_dir),
+          "resume": resume, "message": f"training trial {best['number']}'s design again on "
+          f"the project's own split into {run_dir}"})
+    chosen = apply(project, space, best["params"])
+    opts = RunOptions(out=run_dir, resume=resume, device=device, steps=steps, seed=seed,
+                      probe_steps=0, extra_meta={"search": {
+                          "study": study, "trial": best["number"],
+                          "params": dict(best["params"]), "refit": True}})
+    error, done = None, None
+    try:
+        for rec in train(chosen, opts, token):
+            if rec["kind"] == "error":
+                error = rec.get("message") or "the run stopped on an error"
+            elif rec["kind"] == "done" and rec.get("reason") in ENDS:
+                done = rec
+    except FORESEEN as e:
+        error = str(e)
+    if error is not None:
+        raise SearchError(f"training trial {best['number']}'s design again failed: {error}",
+                          code=1)
+    if done is not None:
+        atomic_write_text(run_dir / MARK, json.dumps(
+            {"done": True, "study": study, "trial": best["number"], "step": done["step"],
+             "best_val_loss": done.get("best_val_loss")}, indent=1) + "\n")
+    return run_dir

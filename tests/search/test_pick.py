@@ -1,0 +1,38 @@
+"""The trial a search keeps: the best, unless the design as drawn is within one standard
+error of it (the one-standard-error rule over the best trial's fold scores)."""
+import math
+
+import pytest
+
+from designer.search.analysis import TrialRow, best_row
+from designer.search.pick import Scored, pick, standard_error
+
+
+def test_the_standard_error_of_the_fold_scores():
+    assert standard_error([0.4, 0.6, 0.8]) == pytest.approx(0.2 / math.sqrt(3))
+    assert standard_error([0.5]) == 0.0 and standard_error([]) == 0.0
+
+
+def test_the_drawn_design_is_kept_within_one_standard_error_of_the_best():
+    drawn = Scored(0, 0.5937, (0.5, 0.6, 0.68), drawn=True)
+    best = Scored(46, 0.5754, (0.40, 0.58, 0.75))       # its standard error is about 0.10
+    far = Scored(46, 0.30, (0.29, 0.30, 0.31))          # better beyond its noise
+    chosen, why = pick([drawn, best, Scored(7, 0.69, (0.6, 0.7, 0.77))])
+    assert chosen is drawn
+    assert why.startswith("the design as drawn (trial 0, 0.5937) is kept: it is within one "
+                          "standard error (0.1) of the best, trial 46 (0.5754), over 3 folds")
+    assert pick([drawn, far]) == (far, "")
+    assert pick([drawn, best], "maximize") == (drawn, "")  # higher is better: drawn is best
+    assert pick([Scored(0, 0.7, (), True), Scored(1, 0.6, ())]) == (Scored(1, 0.6, ()), "")
+    assert pick([best]) == (best, "")  # no design as drawn among the complete trials
+    assert pick([]) == (None, "")
+
+
+def test_the_experiments_view_marks_the_trial_the_search_keeps():
+    rows = [TrialRow(0, "COMPLETE", values={"val_loss": 0.5937}, folds=(0.5, 0.6, 0.68),
+                     drawn=True),
+            TrialRow(46, "COMPLETE", values={"val_loss": 0.5754}, folds=(0.4, 0.58, 0.75)),
+            TrialRow(47, "PRUNED", values={})]
+    assert best_row(rows, "val_loss").number == 0
+    rows[1] = TrialRow(46, "COMPLETE", values={"val_loss": 0.3}, folds=(0.29, 0.3, 0.31))
+    assert best_row(rows, "val_loss").number == 46
