@@ -23,6 +23,7 @@ from . import norm as _norm  # noqa: F401  (and of BatchNorm and LayerNorm)
 from . import recurrent_builder as _recurrent  # noqa: F401  (and of the recurrent ones)
 from .builders import BUILDERS, BuildContext, BuildError, builder  # noqa: F401  (public here)
 from .layers import per_sample
+from .recurrent_state import zero_state
 
 RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 CLASS_LOSSES = ("SoftmaxWithLoss",)
@@ -134,9 +135,8 @@ class Net(nn.Module):
             if hasattr(m, "initial_state"):  # a state of its own shapes: the mLSTM's (C, n, m)
                 out[name] = m.initial_state(batch, device or p.device, p.dtype)
                 continue
-            shape = (m.state_layers, batch, m.hidden)
-            zeros = torch.zeros(shape, device=device or p.device, dtype=p.dtype)
-            out[name] = (zeros, zeros.clone()) if m.kind in ("LSTM", "LSTMSimple") else (zeros,)
+            like = torch.empty(0, device=device or p.device, dtype=p.dtype)
+            out[name] = zero_state(m.kind, m.state_layers, batch, m.hidden, like)
         return out
 
     def capture_blockers(self) -> list[str]:

@@ -278,13 +278,26 @@ def test_a_checkpoint_of_either_engine_loads_into_the_other_as_it_is():
     fused.load_state_dict(unrolled.state_dict())
 
 
-@pytest.mark.parametrize("engine", ["cudnn", "caffe", "persist"])
+@pytest.mark.parametrize("engine", ["auto", "cudnn", "caffe", "persist"])
 def test_every_engine_choice_runs_it(engine):
     net = Net(slstm_net(), engine)
     assert net.engines["rnn"] == ("CAFFE" if engine == "caffe" else "FUSED")
     out = net(feeds())
     out.blobs[("loss", 0)].backward()
     assert all(p.grad is not None for p in net.parameters())
+
+
+@pytest.mark.parametrize("engine", ["cudnn", "caffe"])
+def test_the_nets_initial_state_is_the_four_states_it_carries(engine):
+    """What a stream of batches starts from (``Net.initial_state``): h, c, n and m, each of
+    the layer's levels, taken and given back by a step."""
+    net = Net(slstm_net(), engine)
+    start = net.initial_state(4)["rnn"]
+    assert len(start) == 4 and all(s.shape == (2, 4, 8) and not s.any() for s in start)
+    with torch.no_grad():
+        carried = net(feeds(), net.initial_state(4)).state["rnn"]
+        fresh = net(feeds()).state["rnn"]
+    assert len(carried) == 4 and all(torch.equal(a, b) for a, b in zip(carried, fresh))
 
 
 def test_the_uniform_filler_reads_each_heads_size():
