@@ -36,3 +36,4 @@ def test_the_experiments_view_marks_the_trial_the_search_keeps():
     assert best_row(rows, "val_loss").number == 0
     rows[1] = TrialRow(46, "COMPLETE", values={"val_loss": 0.3}, folds=(0.29, 0.3, 0.31))
     assert best_row(rows, "val_loss").number == 46
+

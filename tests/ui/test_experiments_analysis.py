@@ -146,3 +146,19 @@ def test_a_study_in_a_journal_file_is_read_as_search_writes_it(tmp_path):
     assert reading.rows[study.best_trial.number].params == study.best_trial.params
     with pytest.raises(A.StudyError, match="there is no search study here yet"):
         A.read_study(str(tmp_path / "nowhere.log"), "jv")
+
+
+def test_the_status_line_says_when_the_design_as_drawn_was_kept():
+    from designer.search.analysis import StudyFacts, TrialRow, best_row
+    from designer.ui.experiments.table import summary
+    facts = StudyFacts("s", "sqlite:///x.db", ["val_loss"], ["minimize"])
+    rows = [TrialRow(0, "COMPLETE", values={"val_loss": 0.5937}, folds=(0.5, 0.6, 0.68),
+                     drawn=True),
+            TrialRow(46, "COMPLETE", values={"val_loss": 0.5754}, folds=(0.4, 0.58, 0.75))]
+    kept = best_row(rows, "val_loss")
+    assert summary(rows, facts, "val_loss", kept) == (
+        "2 trials, 2 complete, kept the design as drawn, val_loss 0.5937 (trial 0), within "
+        "one standard error of trial 46's 0.5754.")
+    rows[1] = TrialRow(46, "COMPLETE", values={"val_loss": 0.3}, folds=(0.29, 0.3, 0.31))
+    assert summary(rows, facts, "val_loss", best_row(rows, "val_loss")) == \
+        "2 trials, 2 complete, best val_loss 0.3 (trial 46)."

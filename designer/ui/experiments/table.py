@@ -226,6 +226,18 @@ class TrialsTable(QTableView):
         self.trial_selected.emit(self.row_at(current))
 
 
+def _ahead_of_drawn(rows: list, objective: str, best: TrialRow, facts) -> TrialRow | None:
+    """The complete trial that scored better than ``best`` when ``best`` is the design as
+    drawn, kept by the one-standard-error rule; else ``None``."""
+    if not best.drawn:
+        return None
+    sign = -1.0 if facts is not None and facts.direction(objective) == "maximize" else 1.0
+    better = [r for r in rows if r.state == "COMPLETE" and objective in r.values
+              and sign * r.values[objective] < sign * best.values[objective]]
+    return min(better, key=lambda r: (sign * r.values[objective], r.number)) if better \
+        else None
+
+
 def summary(rows: list, facts, objective: str | None, best: TrialRow | None,
             running: bool = False) -> str:
     """The status line: trials finished (of how many), complete, pruned, failed, the best."""
@@ -237,4 +249,10 @@ def summary(rows: list, facts, objective: str | None, best: TrialRow | None,
               if counts[s]]
     if best is not None and objective in best.values:
         parts.append(f"best {objective} {fmt(best.values[objective])} (trial {best.number})")
+        ahead = _ahead_of_drawn(rows, objective, best, facts)
+        if ahead is not None:  # the one-standard-error rule kept the design as drawn
+            parts[-1] = (f"kept the design as drawn, {objective} "
+                         f"{fmt(best.values[objective])} (trial {best.number}), within one "
+                         f"standard error of trial {ahead.number}'s "
+                         f"{fmt(ahead.values[objective])}")
     return ("Searching: " if running else "") + ", ".join(parts) + "."
