@@ -4,13 +4,14 @@ Inputs: ``tokens`` (int64, ``(T, N)``) for a text or audio net, or ``data`` (flo
 for one that reads real values; ``lengths`` (int64, ``(N)``: each sequence's valid steps) when a
 layer reads the lengths of padded sequences; and, per recurrent layer, ``<layer>.h0`` (and
 ``<layer>.c0`` for an LSTM; ``.c0``, ``.n0`` and ``.m0`` for an sLSTM) of shape
-``(num_layers * directions, N, H)``. A state input is an
+``(num_layers * directions, N, H)``; an mLSTM's are ``<layer>.C0``, ``.n0`` and ``.m0``, of
+``(num_layers, N, values)``: H*H/NH, H and NH values. A state input is an
 ONNX optional tensor: left out, it defaults to zeros (an initializer the graph does not list as
 an input, so ONNX Runtime loads the model without warnings).
 
 Outputs: ``logits`` (what a SoftmaxWithLoss reads), ``prediction`` (what a regression loss,
 EuclideanLoss or L1Loss, reads) or, without a loss layer, the net's last layer under its own
-name; and ``<layer>.hT`` / ``<layer>.cT``, so generation feeds one step at a time and carries the
+name; and ``<layer>.hT`` / ``<layer>.cT`` (an mLSTM's ``.CT``, ``.nT``, ``.mT``), so generation feeds one step at a time and carries the
 state from ``hT`` to ``h0``. T and N are dynamic (``--unrolled`` fixes T: the net is unrolled
 over that many steps). ``metadata_props`` holds what a user needs to read the data the way the
 net was trained and to read its output (see :mod:`onnx_metadata`).
@@ -30,6 +31,7 @@ from onnx import TensorProto, checker, helper, shape_inference
 from designer import __version__
 from designer.engines.build import RECURRENT_TYPES
 from designer.graph.atomic import atomic_write_bytes
+from designer.graph.layers.mlstm import state_sizes
 
 from . import onnx_recurrent
 from .errors import ExchangeError
@@ -53,7 +55,6 @@ def export_onnx(source: ModelSource, out: str | os.PathLike, unrolled: bool = Fa
 
 def build_model(source: ModelSource, unrolled: bool = False, steps: int | None = None):
     """(onnx ModelProto, notes) for the source's net and weights."""
-    source.refuse(("mLSTM",), "ONNX")
     net = source.build_net()
     graph = source.project.graph
     notes = list(source.notes)
@@ -61,7 +62,8 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     layers = net.needed(tuple(w[0] for w in wanted))
     b = OnnxBuilder()
     b.reserve(output_names + [f"{n}.{s}" for n in layers if n in net.recurrent
-                              for s in ("hT", "cT", "nT", "mT", "h0", "c0", "n0", "m0")]
+                              for s in ("hT", "cT", "nT", "mT", "h0", "c0", "n0", "m0",
+                                        "CT", "C0")]
               + ["tokens", "data", "lengths"])
     values: dict = {}  # (layer, output index) -> ONNX value name
     states: list[tuple[str, list[str]]] = []
@@ -94,7 +96,8 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     for (layer, index), out_name in zip(wanted, output_names):
         b.add_output(out_name, values[(layer, index)])
     for name, finals in states:
-        for suffix, value in zip(("hT", "cT", "nT", "mT"), finals):
+        kind = net.layers[name].kind
+        for suffix, value in zip(_state_names(kind, "T"), finals):
             b.add_output(f"{name}.{suffix}", value)
     g = helper.make_graph(b.nodes, source.project.name or "rnn-designer", b.inputs, b.outputs,
                           b.initializers)
@@ -152,20 +155,22 @@ def _data_input(b: OnnxBuilder, layer, graph) -> tuple[str, int]:
 def _recurrent(b, name, module, x, lengths, unrolled, states, notes) -> str:
     """A recurrent layer's ONNX ops; ``unrolled``: ``(its steps, the model's steps)`` to
     write it as its per-step net, ``None`` for the standard ops."""
-    count = {"LSTM": 2, "LSTMSimple": 2, "sLSTM": 4}.get(module.kind, 1)
+    count = {"LSTM": 2, "LSTMSimple": 2, "sLSTM": 4, "mLSTM": 3}.get(module.kind, 1)
     chains = module.levels * getattr(module, "directions", 1)
+    widths = [module.hidden] * count
+    if module.kind == "mLSTM":
+        widths = list(state_sizes(module.hidden, module.heads))
     xs = x
     if module.batch_first:
         xs = b.op("Transpose", [x], f"{name}/time_major", perm=[1, 0, 2])
     n = b.shape_slice(xs, 1, 2, f"{name}/batch")
-    full = b.op("Concat", [b.ints(f"{name}/levels", [chains]), n,
-                           b.ints(f"{name}/hidden", [module.hidden])], f"{name}/state_shape",
-                axis=0)
     inits = []
-    for suffix in ("h0", "c0", "n0", "m0")[:count]:
-        zeros = b.const(f"{name}/{suffix}_zeros", np.zeros((chains, 1, module.hidden),
-                                                             np.float32))
-        state = b.add_optional_input(f"{name}.{suffix}", [chains, "N", module.hidden], zeros)
+    for suffix, width in zip(_state_names(module.kind, "0")[:count], widths):
+        full = b.op("Concat", [b.ints(f"{name}/levels", [chains]), n,
+                               b.ints(f"{name}/hidden", [width])], f"{name}/{suffix}_shape",
+                    axis=0)
+        zeros = b.const(f"{name}/{suffix}_zeros", np.zeros((chains, 1, width), np.float32))
+        state = b.add_optional_input(f"{name}.{suffix}", [chains, "N", width], zeros)
         inits.append(b.op("Expand", [state, full], f"{name}/{suffix}"))
     if unrolled:
         t_, model_steps = unrolled
@@ -182,6 +187,11 @@ def _recurrent(b, name, module, x, lengths, unrolled, states, notes) -> str:
         y = b.op("Transpose", [y], f"{name}/batch_major", perm=[1, 0, 2])
     states.append((name, finals))
     return y
+
+
+def _state_names(kind: str, end: str) -> tuple:
+    """The names of a recurrent layer's states, each followed by ``end`` ("0" or "T")."""
+    return tuple(s + end for s in (("C", "n", "m") if kind == "mLSTM" else "hcnm"))
 
 
 def _unrolled_steps(graph, net, layers, steps: int | None) -> dict[str, tuple[int, int]]:

@@ -18,7 +18,8 @@ LSTM), in torch's order (index ``2 * level + direction``): the graph takes it as
 MinGRU and MinLSTM have no ONNX operator: :mod:`onnx_min_rnn` writes them as ``Scan`` ops
 (or, unrolled, their MIN_GRU_UNIT and MIN_LSTM_UNIT nodes); the sLSTM neither: :mod:`onnx_slstm`
 (a ``Scan`` per level and direction, or its HEAD_INNER_PRODUCT and SLSTM_UNIT nodes), its state
-h, c, n and m.
+h, c, n and m; the mLSTM neither: :mod:`onnx_mlstm` (a ``Scan`` per level, or its MLSTM_UNIT
+nodes), its state C, n and m.
 
 A bidirectional layer is one ``direction="bidirectional"`` op per level, both directions'
 weights in ONNX's gate order; its ``Y`` (T, 2, N, H) becomes (T, N, 2H), forward half first.
@@ -34,10 +35,11 @@ from onnx import TensorProto
 
 from designer.engines.convert import caffe_to_cudnn, cudnn_to_caffe
 from designer.engines.expansion import expand_params
+from designer.engines.mlstm_expansion import expand_mlstm
 from designer.engines.unrolled import weight_key
 from designer.graph.layers.recurrent import MIN_KINDS
 
-from . import onnx_min_rnn, onnx_slstm
+from . import onnx_min_rnn, onnx_mlstm, onnx_slstm
 from .onnx_ops import OnnxBuilder, lstm_unit, tensor
 
 TORCH_TO_ONNX = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
@@ -94,6 +96,8 @@ def fused(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=
         return onnx_min_rnn.scan(b, name, module, x, states, lengths)
     if module.kind == "sLSTM":
         return onnx_slstm.scan(b, name, module, x, states, lengths)
+    if module.kind == "mLSTM":
+        return onnx_mlstm.scan(b, name, module, x, states, lengths)
     kind = "LSTM" if module.kind == "LSTMSimple" else module.kind
     w, h = torch_weights(module), module.hidden
     dirs = getattr(module, "directions", 1)
@@ -150,8 +154,12 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
               "dropout_ratio": settings["dropout"], "nonlinearity": settings["nonlinearity"],
               "bidirectional": dirs == 2, "num_heads": getattr(module, "heads", 1),
               "forget_gate": getattr(module, "forget_gate", "sigmoid")}
-    exp = expand_params(module.kind, params, steps, "N", settings["input_size"], name,
-                        lengths is not None)
+    if module.kind == "mLSTM":
+        params["forget_gate"] = module.forget
+        exp = expand_mlstm(params, steps, "N", settings["input_size"], name, lengths is not None)
+    else:
+        exp = expand_params(module.kind, params, steps, "N", settings["input_size"], name,
+                            lengths is not None)
     weights = caffe_weights(module)
     consts = {}
 
@@ -165,7 +173,7 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
     ones = b.op("ConstantOfShape", [b.shape_slice(x, 0, 2, f"{name}/cont")], f"{name}/cont",
                 value=_float_tensor(1.0))
     blobs = {"x": x, "cont": ones, "lengths": lengths}
-    names = ("h", "c", "n", "m")[:len(states)]
+    names = onnx_mlstm.STATES if module.kind == "mLSTM" else ("h", "c", "n", "m")[:len(states)]
     inits = [_levels(b, name, s, module.levels * dirs) for s in states]
     for k in range(module.levels):
         p = f"L{k}/" if module.levels > 1 else ""
@@ -203,6 +211,9 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
                                            w.shape[2], [1, -1, w.shape[1] * w.shape[0]])]
         elif node.type == "SLSTM_UNIT":
             tops = onnx_slstm.unrolled_unit(b, hint, bot, module.hidden,
+                                            node.params["forget_gate"] == "exp")
+        elif node.type == "MLSTM_UNIT":
+            tops = onnx_mlstm.unrolled_unit(b, hint, bot, module.hidden, module.heads,
                                             node.params["forget_gate"] == "exp")
         elif node.type in ("MIN_GRU_UNIT", "MIN_LSTM_UNIT"):
             tops = [onnx_min_rnn.unit(b, hint, node.type, *bot, module.hidden)]

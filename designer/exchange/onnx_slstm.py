@@ -103,6 +103,17 @@ def _body(b: OnnxBuilder, hint: str, w_t: str, heads: int, hidden: int, exp_forg
                              [value(v) for v in outs], initializer=inner.initializers)
 
 
+def valid_steps(b: OnnxBuilder, name: str, x: str, lengths: str) -> str:
+    """(T, N, 1) booleans of time-major ``x``: step t < lengths[n]."""
+    axis0 = b.ints(f"{name}/t_axis", [0])
+    steps = b.op("Squeeze", [b.shape_slice(x, 0, 1, f"{name}/steps"), axis0], f"{name}/t")
+    at = b.op("Range", [b.const(f"{name}/zero_i", np.int64(0)), steps,
+                        b.const(f"{name}/one_i", np.int64(1))], f"{name}/at")
+    at = b.op("Unsqueeze", [at, b.ints(f"{name}/t_axes", [1, 2])], f"{name}/at_tn1")
+    ends = b.op("Unsqueeze", [lengths, b.ints(f"{name}/n_axes", [0, 2])], f"{name}/ends")
+    return b.op("Less", [at, ends], f"{name}/valid")
+
+
 def scan(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=None):
     """The layer over time-major ``x`` (T, N, E) as Scan ops; returns (y, [h, c, n, m])."""
     h, dirs, levels, heads = module.hidden, module.directions, module.levels, module.heads
@@ -113,14 +124,7 @@ def scan(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=N
         "Split", [s, b.ints(f"{name}/chains_{j}", [1] * chains)], f"{name}/{STATES[j]}0",
         outputs=chains, axis=0) for j, s in enumerate(states)]
     axis0 = b.ints(f"{name}/axis0", [0])
-    valid = None
-    if lengths is not None:  # (T, N, 1): step t < lengths[n]
-        steps = b.op("Squeeze", [b.shape_slice(x, 0, 1, f"{name}/steps"), axis0], f"{name}/t")
-        at = b.op("Range", [b.const(f"{name}/zero_i", np.int64(0)), steps,
-                            b.const(f"{name}/one_i", np.int64(1))], f"{name}/at")
-        at = b.op("Unsqueeze", [at, b.ints(f"{name}/t_axes", [1, 2])], f"{name}/at_tn1")
-        ends = b.op("Unsqueeze", [lengths, b.ints(f"{name}/n_axes", [0, 2])], f"{name}/ends")
-        valid = b.op("Less", [at, ends], f"{name}/valid")
+    valid = None if lengths is None else valid_steps(b, name, x, lengths)
     finals: list[list[str]] = [[] for _ in STATES]
     for k in range(levels):
         outs = []

@@ -5,7 +5,8 @@ names each), built from ``torch.nn`` alone: ``model.py`` imports torch and safet
 rnn-designer. Recurrent layers become ``nn.LSTM``/``nn.GRU``/``nn.RNN`` whatever engine trained
 them: weights of the unrolled engine are converted to torch's gate order
 (:mod:`designer.engines.convert`), which computes the same function. MinGRU and MinLSTM, which
-torch.nn lacks, become a ``MinRNN`` written into the file (:mod:`pytorch_min_rnn`).
+torch.nn lacks, become a ``MinRNN`` written into the file (:mod:`pytorch_min_rnn`); the sLSTM
+an ``SLSTM`` (:mod:`pytorch_slstm`) and the mLSTM an ``MLSTM`` (:mod:`pytorch_mlstm`).
 ``python model.py`` loads the weights and prints a test output.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ from designer.graph.shapes import resolve_params
 
 from .errors import ExchangeError
 from .pytorch_min_rnn import min_recurrent
+from .pytorch_mlstm import mlstm_recurrent
 from .pytorch_slstm import slstm_recurrent
 from .pytorch_snippets import data_constant, helpers, main_block
 from .source import ModelSource
@@ -32,7 +34,7 @@ from .source import ModelSource
 RESERVED = {"self", "state", "new_state", "torch", "nn", "F", "tokens", "data", "cont", "Model",
             "load", "caffe_reshape", "lstm_unit", "Path", "VOCAB", "lengths", "packed",
             "sequence_last", "DATA", "test_input", "batch_norm", "conv_over_time",
-            "sequence_pool", "MinRNN"}
+            "sequence_pool", "MinRNN", "SLSTM", "MLSTM", "math", "CHUNK"}
 TRAINING_ONLY = ("SoftmaxWithLoss", "Accuracy", "EuclideanLoss", "L1Loss")
 TORCH_RNN = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN", "LSTMSimple": "nn.LSTM"}
 
@@ -40,7 +42,6 @@ TORCH_RNN = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN", "LSTMSimple": 
 def export_pytorch(source: ModelSource, folder: str | os.PathLike) -> list[str]:
     """Write ``model.py`` and ``weights.safetensors`` into ``folder``; returns notes."""
     from safetensors.torch import save as st_save
-    source.refuse(("mLSTM",), "PyTorch code")
     code, weights = generate(source)
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
@@ -177,6 +178,8 @@ class _Writer:
             return min_recurrent(self, name, var, layer, module, p, x, comment)
         if layer.type == "sLSTM":  # nor this: an SLSTM written into the file
             return slstm_recurrent(self, name, var, layer, module, p, x, comment)
+        if layer.type == "mLSTM":  # nor this: an MLSTM written into the file
+            return mlstm_recurrent(self, name, var, layer, module, p, x, comment)
         kind, cls = layer.type, TORCH_RNN[layer.type]
         e, h, levels = module_sizes(module)
         args = [str(e), str(h)]
@@ -353,8 +356,9 @@ class _Writer:
                  "layer is",
                  "batch-first.",
                  '"""',
-                 "from pathlib import Path", "", "import torch"]
-        if self.helpers & {"min_rnn", "slstm"}:
+                 *["import math"] * ("mlstm" in self.helpers), "from pathlib import Path", "",
+                 "import torch"]
+        if self.helpers & {"min_rnn", "slstm", "mlstm"}:
             lines.append("import torch.nn.functional as F")
         lines += ["from torch import nn", ""]
         if vocab is not None:
@@ -384,7 +388,7 @@ def torch_state(module) -> dict:
     """The recurrent layer's weights as ``nn.LSTM/GRU/RNN`` keys (converted from Caffe's)."""
     if hasattr(module, "rnn"):
         return dict(module.rnn.state_dict())
-    if module.kind in MIN_KINDS + ("sLSTM",):  # MinRNN and SLSTM hold the designer's own
+    if module.kind in MIN_KINDS + ("sLSTM", "mLSTM"):  # MinRNN, SLSTM, MLSTM: the designer's
         return {k: v.detach() for k, v in module.named_parameters()}
     kind = "LSTM" if module.kind == "LSTMSimple" else module.kind
     sd = {k: v.detach() for k, v in module.named_parameters()}

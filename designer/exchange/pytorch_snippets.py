@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from .pytorch_min_rnn import min_rnn_source
+from .pytorch_mlstm import mlstm_source
 from .pytorch_slstm import slstm_source
 
 CAFFE_RESHAPE = '''
@@ -154,6 +155,7 @@ def sequence_pool(x, lengths, method, batch_first, score=None):
 HELPERS["sequence_pool"] = SEQUENCE_POOL
 HELPERS["min_rnn"] = min_rnn_source()
 HELPERS["slstm"] = slstm_source()
+HELPERS["mlstm"] = mlstm_source()
 
 
 def helpers(names: set) -> list[str]:

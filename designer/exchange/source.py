@@ -26,14 +26,6 @@ class ModelSource:
     meta: dict | None = None
     notes: list = field(default_factory=list)
 
-    def refuse(self, types: tuple, what: str) -> None:
-        """Raise ``ExchangeError`` naming the first layer of one of ``types``, which the
-        ``what`` export cannot write yet."""
-        for layer in self.project.graph.layers():
-            if layer.type in types:
-                raise ExchangeError(f"{self.path}: {layer.name} is an {layer.type}, which the "
-                                    f"{what} export cannot write yet")
-
     @property
     def trained(self) -> bool:
         return self.weights is not None

@@ -1,0 +1,81 @@
+"""The ``MLSTM`` module an exported ``model.py`` holds for its mLSTM layers.
+
+No ``torch.nn`` class computes the mLSTM, so the export writes one: the functions of the CHUNK
+engine (:mod:`designer.engines.mlstm_cell`, which imports torch and math alone) copied as they
+are, and a small module holding the same tensors as the designer's layers (``W_xc_l{k}``,
+``b_c_l{k}``). The exported net therefore computes what the CHUNK engine does, operation for
+operation, whichever engine trained it (the CAFFE engine holds the same tensors).
+"""
+from __future__ import annotations
+
+import inspect
+
+from designer.engines import mlstm_cell
+
+FUNCTIONS = (mlstm_cell.terms, mlstm_cell._by_chunks, mlstm_cell.chunk_level,
+             mlstm_cell.mlstm_layers)
+
+MODULE = '''
+
+class MLSTM(nn.Module):
+    """An mLSTM layer (Beck et al., 2024, "xLSTM"): per level W_xc_l{k} ((4H + 2NH) x E,
+    blocks [q, k, v, o, i, f]) and b_c_l{k}; ``forward(x, state=None, lengths=None)`` returns
+    the output and the final state (C, n, m), each (num_layers, N, values): H*H/NH, H and NH
+    values per sequence."""
+
+    def __init__(self, input_size, hidden_size, num_heads=1, num_layers=1, dropout=0.0,
+                 batch_first=False, forget_gate="sigmoid"):
+        super().__init__()
+        self.hidden_size, self.num_heads, self.num_layers = hidden_size, num_heads, num_layers
+        self.dropout, self.batch_first, self.forget_gate = dropout, batch_first, forget_gate
+        for k in range(num_layers):
+            e = input_size if k == 0 else hidden_size
+            rows = 4 * hidden_size + 2 * num_heads
+            self.register_parameter(f"W_xc_l{k}", nn.Parameter(torch.empty(rows, e)))
+            self.register_parameter(f"b_c_l{k}", nn.Parameter(torch.zeros(rows)))
+
+    def forward(self, x, state=None, lengths=None):
+        if self.batch_first:
+            x = x.transpose(0, 1)
+        if state is None:
+            h, heads = self.hidden_size, self.num_heads
+            state = tuple(x.new_zeros(self.num_layers, x.shape[1], size)
+                          for size in (h * h // heads, h, heads))
+        if lengths is not None:
+            lengths = lengths.to(x.device, torch.int64)
+        y, state = mlstm_layers(dict(self.named_parameters()), x, state, self.num_layers,
+                                self.num_heads, self.forget_gate, lengths, self.dropout,
+                                self.training)
+        return (y.transpose(0, 1) if self.batch_first else y), state
+'''
+
+
+def mlstm_source() -> str:
+    """The helper's text: the chunk length, the cell's functions, then ``MLSTM``."""
+    head = f"\nCHUNK = {mlstm_cell.CHUNK}  # steps of a chunk of the chunkwise-parallel form\n"
+    return head + "\n".join("\n" + inspect.getsource(f) for f in FUNCTIONS) + MODULE
+
+
+def mlstm_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
+    """Write an mLSTM layer into ``writer`` (a ``pytorch_code`` writer): its ``MLSTM``
+    attribute and weights; returns the expression of its call."""
+    e, h, levels = module.input_size, module.hidden, module.levels
+    args = [str(e), str(h), f"num_heads={module.heads}"]
+    if levels > 1:
+        args.append(f"num_layers={levels}")
+    if levels > 1 and p.get("dropout_ratio", 0.0):
+        args.append(f"dropout={p['dropout_ratio']!r}")
+    args += ["batch_first=True"] * bool(p.get("batch_first"))
+    if module.forget != "sigmoid":
+        args.append(f"forget_gate={module.forget!r}")
+    how = "the chunkwise-parallel engine, which MLSTM runs" \
+        if writer.net.engines.get(name) == "CHUNK" \
+        else "the unrolled Caffe engine, whose tensors MLSTM holds; it computes the same"
+    writer.helpers.add("mlstm")
+    writer.init += [f"{comment}: {e} -> {h} in {module.heads} heads" +
+                    (f", {levels} stacked layers" if levels > 1 else ""), f"# trained on {how}",
+                    f"self.{var} = MLSTM({', '.join(args)})"]
+    for key, value in module.named_parameters():
+        writer.weights[f"{var}.{key}"] = value.detach()
+    lengths = writer._in(name, 2) if len(writer.net.wiring[name]) > 2 else "None"
+    return f"self.{var}({x}, state.get({name!r}), {lengths})"
