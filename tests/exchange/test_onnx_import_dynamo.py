@@ -55,3 +55,25 @@ def test_a_dynamo_char_model_matches_onnx_runtime_and_trains(tmp_path, dynamic):
                  str(out), "--run", str(run)]) == 0
     assert main(["train", str(out), "--resume", str(run), "--steps", "2", "--quiet",
                  "--device", "cpu"]) == 0
+
+
+def test_a_dynamo_conv1d_lstm_classifier_reads_its_fixed_batch_first_input(tmp_path):
+    from tests.exchange.test_onnx_import_foreign_more import ConvLstm, sequences
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(ConvLstm().eval(), (torch.randn(4, 5, 3),), str(tmp_path / "c.onnx"),
+                          dynamo=True, verbose=False)
+    result = import_onnx(tmp_path / "c.onnx", str(sequences(tmp_path)), project_dir=tmp_path)
+    g = result.project.graph
+    assert [la.type for la in g.layers()][:4] == ["SequenceClasses", "Conv1D", "ReLU", "LSTM"]
+    net = Net(g)
+    net.load_state_dict(result.weights)
+    (name, (layer, _, _)), = result.outputs.items()
+    x = torch.randn(4, 5, 3)
+    with torch.no_grad():
+        got = net.eval()({"data.data": x.transpose(0, 1)}, None, want=(layer,)).blobs[
+            (layer, 0)].numpy()
+    session = ort.InferenceSession(str(tmp_path / "c.onnx"))
+    ref = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
+    assert np.abs(got - ref).max() < 1e-4
