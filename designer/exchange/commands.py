@@ -148,16 +148,10 @@ def import_onnx_command(args) -> int:
         return _err(str(e), e.code)
     _notes(result.notes)
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if run is not None:
-            from .onnx_import.run import write_run
-            result.project.path = out
-            write_run(result.project, result.weights, run, str(args.file))
-        result.project.save(out)
+        from .onnx_import.save import save_import
+        save_import(result, out, run, str(args.file))
     except ExchangeError as e:
         return _err(str(e), e.code)
-    except OSError as e:
-        return _err(f"{out} cannot be written ({e.strerror or e})")
     print(f"wrote {out}")
     if run is not None:
         print(f"wrote {run}")

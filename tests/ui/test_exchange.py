@@ -1,4 +1,4 @@
-"""File > Import Prototxt and File > Export in the window."""
+"""File > Import (prototxt here, ONNX in test_exchange_onnx.py) and File > Export in the window."""
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ def informed(tiny):
 
 def test_the_file_menu_has_import_and_export(tiny):
     texts = [a.text() for a in tiny.menuBar().actions()[0].menu().actions()]
-    assert "&Import Prototxt\u2026" in texts and "&Export" in texts
+    assert "&Import\u2026" in texts and "&Export" in texts
     export = [a.text() for a in tiny.act.export_menu.actions() if a.text()]
     assert export == ["&ONNX Model\u2026", "&PyTorch Code\u2026",
                       "Caffe / MyCaffe &Prototxt\u2026", "Picture (PNG or SVG)\u2026"]

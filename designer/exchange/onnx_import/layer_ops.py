@@ -246,7 +246,8 @@ def conv(w, node, attrs):
     if weight.ndim != 3:
         w.fail(node, f"is a {weight.ndim - 2}-D convolution; rnn-designer's Conv1D is 1-D")
     if x.axes.replace("1", "") not in ("NCT",):
-        w.fail(node, f"convolves a value of axes {x.axes}, not (sequences, features, steps)")
+        w.fail(node, f"convolves a value of axes {x.axes} where its layout needs NCT "
+                     "(sequences, features, steps)")
     k = int(weight.shape[2])
     d = int((attrs.get("dilations") or [1])[0])
     s = int((attrs.get("strides") or [1])[0])

@@ -10,7 +10,8 @@ from ..errors import ExchangeError
 
 def write_run(project, weights: dict, run_dir: Path, origin: str) -> Path:
     """Open the project's data, build its net on the CPU with ``weights`` and save the
-    checkpoint ``last`` and ``best`` of step 0 in ``run_dir``."""
+    checkpoint ``last`` and ``best`` of step 0 in ``run_dir``, with a first ``metrics.jsonl``
+    record saying where the weights came from."""
     from designer.training.run.distributed import World
     from designer.training.run.errors import TrainingError
     from designer.training.run.options import RunOptions
@@ -21,6 +22,8 @@ def write_run(project, weights: dict, run_dir: Path, origin: str) -> Path:
                                               extra_meta={"imported_from": origin}), World())
         session.net.load_state_dict(weights)
         session.save(("last", "best"), {})
+        # the run's story starts with where its weights came from (and the window lists it)
+        session.run.log({"kind": "imported", "step": 0, "from": origin})
     except TrainingError as e:
         raise ExchangeError(f"{run_dir}: the run cannot be written ({e})") from None
     return Path(run_dir)

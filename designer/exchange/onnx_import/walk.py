@@ -34,6 +34,7 @@ class Walker:
         self.notes: list[str] = []
         self.data_layer: str | None = None
         self.data_axes = ""
+        self.fixed: dict = {}  # T and N where the input has fixed sizes (as dynamo writes)
         self.tokens = False
         self.bias_free: set = set()   # InnerProducts made without a bias that an Add may give
         self.uses: dict = {}
@@ -120,6 +121,8 @@ class Walker:
         steps = dims[axes.index("T")]
         batch = dims[axes.index("N")]
         self.data_axes = axes
+        self.fixed = {k: v for k, v in (("T", steps), ("N", batch)) if isinstance(v, int)
+                      and v > 1}
         if t.elem_type in INT_TYPES:
             self.tokens = True
             params = {"corpus": self.data or "tinyshakespeare"}
@@ -291,9 +294,25 @@ class Walker:
             return Const(x.array.reshape(target))
         if isinstance(x, Zeros):
             return x
+        if isinstance(x, Dims) and target in ([-1], [len(x.items)]):  # shape glue, flat
+            return x
         if not isinstance(x, Seq) or target is None:
             self.fail(node, "reshapes a value rnn-designer cannot follow")
         return self.reshaped(node, x, target)
+
+    def fixed_axis(self, d: int, x: Seq, i: int, merged, taken: list) -> str | None:
+        """The axis a number in a Reshape's target stands for when the input's T or N is
+        fixed at that number (dynamo writes them so): the one at that place in ``x``, else the
+        only one it can be; ``None`` leaves it to the features."""
+        can = [a for a, n in self.fixed.items() if n == d and a not in taken]
+        if not can:
+            return None
+        if d in (x.features, merged):
+            can.append("C")
+        here = x.axes[i] if i < len(x.axes) else None
+        if here in can:
+            return here
+        return can[0] if len(can) == 1 else None
 
     def reshaped(self, node, x: Seq, target: list) -> Seq:
         """``x`` reshaped to ``target`` (numbers, 0, -1 or letters): allowed when it only adds
@@ -309,6 +328,8 @@ class Walker:
                 out.append(d)
             elif d == -1 or d == "?":
                 out.append("?")
+            elif isinstance(d, int) and (letter := self.fixed_axis(d, x, i, merged, out)):
+                out.append(letter)
             elif d == x.features or d == merged:
                 out.append("C")
             elif isinstance(d, str):

@@ -1,4 +1,4 @@
-"""File > Import Prototxt and File > Export (ONNX, PyTorch code, prototxt, picture)."""
+"""File > Import (ONNX or prototxt) and File > Export (ONNX, PyTorch code, prototxt, picture)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,19 +13,20 @@ from .dialog import ExportDialog
 from .picture import save_picture
 from .worker import ExportRequest, ExportWorker
 
-PROTOTXT_FILTER = "Caffe / MyCaffe nets (*.prototxt *.pt *.txt);;All files (*)"
+IMPORT_FILTER = ("Models (*.onnx *.prototxt *.pt *.txt);;ONNX models (*.onnx);;"
+                 "Caffe / MyCaffe nets (*.prototxt *.pt *.txt);;All files (*)")
 PICTURE_FILTER = "PNG image (*.png);;SVG drawing (*.svg)"
 
 
 def add_to_file_menu(w, menu, actions) -> None:
-    """Add Import Prototxt and the Export menu to ``menu``, and ``w.exchange`` to the window."""
+    """Add Import and the Export menu to ``menu``, and ``w.exchange`` to the window."""
     w.exchange = ExchangeActions(w)
-    act = QAction("&Import Prototxt\u2026", w)
-    act.setStatusTip("Read a Caffe or MyCaffe train_val.prototxt (and the solver.prototxt "
-                     "beside it) as a new project")
+    act = QAction("&Import\u2026", w)
+    act.setStatusTip("Read an ONNX model (as a project and a run folder with its weights) or "
+                     "a Caffe or MyCaffe train_val.prototxt (and the solver beside it)")
     act.triggered.connect(lambda checked=False: w.exchange.import_dialog())
     menu.addAction(act)
-    actions.import_prototxt = act
+    actions.import_model = act
     sub = menu.addMenu("&Export")
     for key, text, tip in (
             ("onnx", "&ONNX Model\u2026", "A trained run as ONNX, for ONNX Runtime"),
@@ -56,10 +57,19 @@ class ExchangeActions:
     def import_dialog(self) -> None:
         if not self.w.files.confirm_discard():
             return
-        path, _ = QFileDialog.getOpenFileName(self.w, "Import a Caffe / MyCaffe net",
-                                              self.w.files._last_folder(), PROTOTXT_FILTER)
-        if path:
+        path, _ = QFileDialog.getOpenFileName(self.w, "Import a model",
+                                              self.w.files._last_folder(), IMPORT_FILTER)
+        if not path:
+            return
+        if Path(path).suffix.lower() == ".onnx":
+            self.import_onnx(path)
+        else:
             self.import_path(path, confirmed=True)
+
+    def import_onnx(self, path, out=None, data=None, ask_data: bool = True) -> dict | None:
+        """Import an ONNX model as a saved project and its run folder (see :mod:`onnx_in`)."""
+        from .onnx_in import import_onnx_model
+        return import_onnx_model(self.w, path, out, data, ask_data)
 
     def import_path(self, path, solver=None, data=None, confirmed: bool = False) -> bool:
         """Import ``path`` as a new, unsaved project; on failure say why and keep the
