@@ -213,6 +213,7 @@ class Walker:
             shape = as_int_list(self.value(node, 1))
             if shape and all(isinstance(d, int) for d in shape):
                 return Const(x.array * np.ones(shape, x.array.dtype))
+            self.fail(node, "fills a tensor of a dynamic shape with a value other than zero")
         self.fail(node, "expands a value rnn-designer cannot follow")
 
     def _arith(self, node, fn):
