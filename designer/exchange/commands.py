@@ -130,6 +130,7 @@ def import_onnx_command(args) -> int:
     """``rnn-designer import MODEL.onnx --out PROJECT.json [--data FILE] [--run RUN_DIR]``:
     everything is made first, then the project (and the run) written; nothing on a refusal."""
     from designer.graph import commands as graph_commands
+    from designer.graph.dimbind import missing_file
     out = Path(args.out)
     if out.suffix != ".json" or out.is_dir():
         return _err(f"{out}: give the project file to write, ending in .json")
@@ -147,6 +148,11 @@ def import_onnx_command(args) -> int:
     except ExchangeError as e:
         return _err(str(e), e.code)
     _notes(result.notes)
+    g = result.project.graph
+    if any(missing_file(g.layer(name)) for name in g.sources()):
+        _notes(["no run folder is written: a run needs --data FILE, the data this model was "
+                "trained on"])
+        run = None
     try:
         from .onnx_import.save import save_import
         save_import(result, out, run, str(args.file))

@@ -3,6 +3,23 @@ from __future__ import annotations
 
 from .errors import DataWarning, GraphError
 
+FILE_PARAMS = ("file", "corpus", "folder")  # what a data layer reads, by parameter name
+NO_FILE = "no data file yet: pick the file this model was trained on"
+
+
+def missing_file(layer) -> str | None:
+    """The parameter naming what ``layer`` reads when it is left empty (an imported model's
+    data layer, before its data is chosen), else ``None``."""
+    names = {p.name for p in layer.spec.params}
+    return next((k for k in FILE_PARAMS if k in names and layer.get(k) == ""), None)
+
+
+def _no_file_note(name: str, param: str) -> DataWarning:
+    from .hints import Fix
+    note = DataWarning(f"{name}: {NO_FILE}", name)
+    note.fix = Fix("pick_data", name, f"pick the data file of {name}", param=param)
+    return note
+
 
 def bind_dims(graph) -> tuple[dict[str, int], list[GraphError]]:
     """What the graph's data layers (and the dims pinned from outside) bind, and the notes.
@@ -15,6 +32,10 @@ def bind_dims(graph) -> tuple[dict[str, int], list[GraphError]]:
     notes: list[GraphError] = []
     for name in graph.sources():
         layer = graph.layer(name)
+        empty = missing_file(layer)
+        if empty:
+            notes.append(_no_file_note(name, empty))
+            continue
         found, warning = layer.spec.source_dims(layer.effective_params(), graph.project_dir)
         if warning:
             notes.append(DataWarning(f"{name}: {warning}", name))

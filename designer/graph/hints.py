@@ -47,7 +47,8 @@ class Fix:
         instead), ``bypass`` (``layer`` removed, what fed it feeding what it fed) or
         ``connect`` (``link``, not in the graph yet, made: an optional input wired up) or
         ``replace`` (``layer`` made an ``insert_type`` layer of the same name, with
-        ``insert_params``: see :mod:`designer.graph.retype`).
+        ``insert_params``: see :mod:`designer.graph.retype`) or ``pick_data`` (``param`` of
+        the data layer ``layer`` set to a file the user picks: the window asks for it).
     layer : str
         The layer the fix changes (for an insert or a rewire: the one whose input changes).
     text : str
@@ -117,9 +118,12 @@ def told(problem: GraphError, fix: Fix, graph) -> GraphError:
     return new
 
 
-def apply(graph, fix: Fix) -> None:
-    """Make ``fix``'s edit on a graph directly (the window does it through undoable commands)."""
-    if fix.kind == "set":
+def apply(graph, fix: Fix, choice: Any = None) -> None:
+    """Make ``fix``'s edit on a graph directly (the window does it through undoable commands);
+    ``choice``: for ``pick_data``, the file picked."""
+    if fix.kind == "pick_data":
+        graph.set_param(fix.layer, fix.param, choice)
+    elif fix.kind == "set":
         graph.set_param(fix.layer, fix.param, fix.value)
     elif fix.kind == "rewire":
         k = fix.link

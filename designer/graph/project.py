@@ -54,6 +54,8 @@ class Project:
     path: Path | None = None
     # what `rnn-designer search` varies: {"lstm1.num_output": {"int": [32, 256]}, ...}
     search: dict = field(default_factory=dict)
+    # sizes the data cannot tell yet, fixed by what made the project (an imported model's F)
+    dims: dict = field(default_factory=dict)
 
     def solver_settings(self) -> dict:
         return settings.effective("solver", self.solver)
@@ -79,6 +81,7 @@ class Project:
             "solver": dict(self.solver),
             "training": dict(self.training),
             **({"search": {k: dict(v) for k, v in self.search.items()}} if self.search else {}),
+            **({"dims": dict(self.dims)} if self.dims else {}),
         }
 
     def to_json(self) -> str:
@@ -159,9 +162,12 @@ def from_dict(data: Any, file=None, project_dir=None) -> Project:
             _build(graph, layers, links)
     except GraphError as e:  # everything was checked above; keep the promise anyway
         raise ProjectError(file, [("$.graph", str(e))]) from None
+    dims = dict(data.get("dims", {}))
+    if dims:
+        graph.pin_dims(dims)
     return Project(graph, data.get("name", "untitled"), data.get("description", ""),
                    dict(data.get("solver", {})), dict(data.get("training", {})),
-                   search={k: dict(v) for k, v in data.get("search", {}).items()})
+                   search={k: dict(v) for k, v in data.get("search", {}).items()}, dims=dims)
 
 
 def _build(graph: Graph, layers: list, links: list) -> None:

@@ -66,6 +66,8 @@ SCHEMA: dict = {
             },
         },
         "solver": _section_schema(settings.SOLVER),
+        # sizes fixed by what made the project, until its data is readable: {"F": 3}
+        "dims": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
         "training": _section_schema(settings.TRAINING),
         # what `rnn-designer search` varies: "layer.param" or "solver.param" -> a range
         "search": {"type": "object", "additionalProperties": {

@@ -55,7 +55,7 @@ def problem_json(problem: GraphError) -> dict:
     fix = getattr(problem, "fix", None)
     if fix is not None:
         out["fix"] = {"kind": fix.kind, "layer": fix.layer, "text": fix.text}
-        if fix.kind == "set":
+        if fix.kind in ("set", "pick_data"):
             out["fix"].update(param=fix.param, value=fix.value)
     return out
 

@@ -177,3 +177,25 @@ def test_a_keras_initial_state_that_is_not_zeros_is_refused(tmp_path):
         path = k.save(k.dense_softmax(k.last(y), 6, K), tmp_path / "m.onnx", ["unk__7", K])
         with pytest.raises(ExchangeError, match="value other than zero"):
             import_onnx(path, str(sequences(tmp_path)), project_dir=tmp_path)
+
+
+def test_without_data_the_features_are_pinned_and_the_data_layer_asks_for_its_file(
+        tmp_path, capsys):
+    from designer.cli import main
+    from designer.graph import hints, project
+    k = Keras()
+    path = k.save(k.dense_softmax(k.last(k.lstm("input_1", 6, F)), 6, K), tmp_path / "m.onnx",
+                  ["unk__7", K])
+    out, run = tmp_path / "m.json", tmp_path / "run"
+    assert main(["import", str(path), "--out", str(out), "--run", str(run)]) == 0
+    said = capsys.readouterr().out
+    assert "no run folder is written: a run needs --data FILE" in said and not run.exists()
+    loaded = project.load(out)
+    g = loaded.graph
+    assert loaded.dims == {"F": F} and g.errors() == [] and g.layer("data").get("file") == ""
+    [note] = [p for p in g.problems() if getattr(p, "fix", None)]
+    assert note.layer == "data" and "no data file yet: pick the file this model was trained " \
+        "on" in str(note) and note.fix.kind == "pick_data"
+    hints.apply(g, note.fix, str(sequences(tmp_path)))
+    assert g.layer("data").get("file").endswith("seqs.csv")
+    assert not [p for p in g.problems() if getattr(p, "fix", None)] and g.dims["K"] == K

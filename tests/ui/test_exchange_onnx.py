@@ -74,3 +74,17 @@ def test_a_bad_file_is_said_in_one_sentence_and_nothing_is_written(dialogs, tmp_
     assert len(w.alerts) == 1 and "is not an ONNX model" in w.alerts[0]
     assert "\n" not in w.alerts[0] and not (tmp_path / "out").exists()
     assert snapshot(w.doc.graph) == before
+
+
+def test_the_fix_of_a_data_layer_without_its_file_opens_the_data_picker(tiny, tmp_path,
+                                                                        monkeypatch, qtbot):
+    from designer.graph.hints import Fix
+    from designer.ui.problems import pick
+    w = tiny
+    (tmp_path / "other.txt").write_text(TEXT)
+    monkeypatch.setattr(pick.QFileDialog, "getOpenFileName",
+                        staticmethod(lambda *a, **k: (str(tmp_path / "other.txt"), "")))
+    count = w.doc.stack.count()
+    w.apply_fix(Fix("pick_data", "data", "pick the data file of data", param="corpus"))
+    assert w.doc.graph.layer("data").get("corpus") == "other.txt"
+    assert w.doc.stack.count() == count + 1

@@ -124,6 +124,7 @@ def _foreign(model, path: Path, data, project_dir) -> OnnxImport:
     name = model.graph.name or path.stem
     project = Project(w.graph, name if name not in ("main_graph", "torch_jit") else path.stem,
                       f"Imported from {path.name}.")
+    project.dims = dict(w.graph._pinned)  # F (no data yet) and V, kept in the project file
     weights = state_dict(project, w.arrays, where=str(path))
     inputs = {i.name: (w.data_layer, "data", w.data_axes) for i in model.graph.input
               if isinstance(w.values.get(i.name), Seq) and w.values[i.name].src[1] == "data"}

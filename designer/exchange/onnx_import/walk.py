@@ -9,16 +9,15 @@ for :mod:`weights` to put into the net.
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from designer.graph.model import Graph
 
 from ..errors import ExchangeError
 from . import layer_ops
+from .inputs import INT_TYPES, read_input
 from .recurrent_ops import LastState
 from .values import Const, Dims, Seq, Zeros, as_int_list, normal_axes
-
-INT_TYPES = (TensorProto.INT64, TensorProto.INT32)
 
 
 class Walker:
@@ -101,49 +100,7 @@ class Walker:
                                 "or float features) for a data layer to feed")
 
     def graph_input(self, inp) -> None:
-        t = inp.type.tensor_type
-        dims = [d.dim_param or d.dim_value for d in t.shape.dim]
-        if t.elem_type in INT_TYPES and len(dims) == 1 and self.data_layer:
-            self.values[inp.name] = Seq((self.data_layer, "lengths"), "N")
-            return
-        if self.data_layer is not None or len(dims) not in (2, 3):
-            if len(dims) == 3 and t.elem_type not in INT_TYPES:
-                self.values[inp.name] = Zeros()
-                self.notes.append(f"the input '{inp.name}' is read as zeros (a recurrent "
-                                  "layer starts from a zero state here)")
-                return
-            raise ExchangeError(f"{self.path}: the input '{inp.name}' of shape {dims} is "
-                                "neither sequences nor their lengths")
-        named = [str(d).lower() for d in dims[:2]]
-        first_n = any(k in named[0] for k in ("batch", "n")) or \
-            any(k in named[1] for k in ("seq", "time", "step", "t")) or self.batch_major
-        axes = ("NT" if first_n else "TN") + ("C" if len(dims) == 3 else "")
-        steps = dims[axes.index("T")]
-        batch = dims[axes.index("N")]
-        self.data_axes = axes
-        self.fixed = {k: v for k, v in (("T", steps), ("N", batch)) if isinstance(v, int)
-                      and v > 1}
-        if t.elem_type in INT_TYPES:
-            self.tokens = True
-            params = {"corpus": self.data or "tinyshakespeare"}
-            if isinstance(steps, int) and steps > 1:
-                params["seq_len"] = steps
-            kind = "CharText"
-            if self.data is None:
-                self.notes.append(f"the input '{inp.name}' (character ids) reads the "
-                                  "tinyshakespeare corpus; give --data FILE for another")
-        else:
-            params = {"file": self.data or "sequences.ts"}
-            kind = "SequenceClasses"
-            if self.data is None:
-                self.notes.append(f"the input '{inp.name}' (sequences of {dims[2]} features) "
-                                  "has no data file yet; give --data FILE (labelled "
-                                  "sequences, .ts or CSV), or choose one in the data layer")
-        if isinstance(batch, int) and batch > 1:
-            params["batch_size"] = batch
-        self.data_layer = self.add(kind, "data", params)
-        sizes = {"C": dims[2]} if len(dims) == 3 and isinstance(dims[2], int) else {}
-        self.values[inp.name] = Seq((self.data_layer, "data"), axes, sizes)
+        read_input(self, inp)
 
     def node(self, node):
         op = node.op_type

@@ -37,6 +37,7 @@ def import_onnx_model(w, path, out=None, data=None, ask_data: bool = True) -> di
     ``{"project", "run", "notes"}`` or ``None``."""
     from designer.exchange.errors import ExchangeError
     from designer.exchange.onnx_import.save import carries_design, free_run_folder, save_import
+    from designer.graph.dimbind import missing_file
     path = Path(path)
     out = Path(out) if out else ask_project_file(w, path)
     if out is None:
@@ -50,6 +51,11 @@ def import_onnx_model(w, path, out=None, data=None, ask_data: bool = True) -> di
     try:
         from designer.exchange.onnx_import import import_onnx
         result = import_onnx(path, data, out.resolve().parent)
+        g = result.project.graph
+        if any(missing_file(g.layer(name)) for name in g.sources()):
+            result.notes.append("no run folder is written: a run needs the data this model "
+                                "was trained on; import it again with its data file")
+            run = None
         save_import(result, out, run, str(path))
     except ImportError:
         w.alert("Cannot import the model", "Importing ONNX needs the onnx package: pip "
@@ -64,11 +70,12 @@ def import_onnx_model(w, path, out=None, data=None, ask_data: bool = True) -> di
         return None
     from designer.ui.runs.run import RunError
     try:
-        w.training.runs.add_folder(run)
+        if run is not None:
+            w.training.runs.add_folder(run)
     except RunError as e:  # the run is on disk; say why it is not listed
         w.statusBar().showMessage(f"{run}: the run is not listed ({e})", 10000)
-    w.statusBar().showMessage(f"Imported {path.name} as {out.name} with its weights in "
-                              f"{run.name}", 10000)
+    w.statusBar().showMessage(f"Imported {path.name} as {out.name}" + (
+        f" with its weights in {run.name}" if run is not None else ""), 10000)
     if result.notes:
         w.exchange.inform(f"Imported {path.name}", "The model was imported. What to know:"
                           "\n\n" + "\n\n".join(f"\u2022 {n}" for n in result.notes))

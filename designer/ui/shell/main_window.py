@@ -24,6 +24,7 @@ from designer.ui.look import resources
 from designer.ui.memory import MemoryFit
 from designer.ui.shell.collector import collect_in_gui_thread
 from designer.ui.problems import ProblemsPanel, SmokeChecker
+from designer.ui.problems.pick import picked_fix
 from designer.ui.shell import actions, files
 from designer.ui.shell.experiments_tab import ExperimentsTab
 from designer.ui.shell.tabs import ViewTabs
@@ -210,6 +211,10 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
 
     def apply_fix(self, fix) -> None:
         """Make a problem's fix as one undoable step (from the Problems panel's Fix button)."""
+        if fix.kind == "pick_data":
+            fix = picked_fix(self, fix, self.doc.graph.project_dir)
+            if fix is None:
+                return
         try:
             if fix.kind == "insert":
                 g = self.doc.graph
