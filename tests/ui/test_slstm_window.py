@@ -42,3 +42,14 @@ def test_a_head_count_that_does_not_divide_h_is_mended_in_one_undoable_step(wind
     assert doc.graph.layer("rnn").get("num_heads") == 4 and doc.graph.errors() == []
     doc.stack.undo()
     assert doc.graph.layer("rnn").get("num_heads") == 3
+
+
+def test_the_initial_states_that_enter_one_unit_are_stacked_not_drawn_over_each_other(tmp_path):
+    from designer.engines.expansion import expand
+    from designer.graph.project import load
+    from designer.ui.unrolled.layout import input_name, layout
+    graph = load(slstm_project(tmp_path)).graph
+    lay = layout(expand(graph, "rnn", steps=3))
+    states = [lay.boxes[input_name(s)] for s in ("h_0", "c_0", "n_0", "m_0")]
+    tops = sorted(b.y for b in states)
+    assert all(b - a >= 24 for a, b in zip(tops, tops[1:]))  # no two overlap

@@ -26,6 +26,7 @@ HEADER_H = 22.0
 INPUT_X, ONCE_X = 0.0, 190.0
 STEPS_X = ONCE_X + NODE_W + 48.0
 INPUT_W = 150.0
+STACKED_INPUT = 28.0          # between initial states that enter the same node
 INPUT_W_RIGHT = 180.0         # the backward chains' initial states (longer names), on the right
 BAND_GAP = 50.0
 TOP = 0.0
@@ -191,13 +192,15 @@ def layout(exp, collapsed: set[int] | None = None) -> UnrolledLayout:
                 out.kinds[n.name] = "node"
     y0 = places[0][0]
     fixed = {"x": 0, "cont": 1, "lengths": 2}
+    sharing: dict = {}  # states entering the same node (an sLSTM's c, n and m): stacked
     for blob in exp.inputs:
         if blob in fixed:
             y = y0 + fixed[blob] * (RAIL_H + RAIL_GAP) + RAIL_H / 2
             bx = INPUT_X
             w = INPUT_W
         elif blob in first:
-            y = first[blob].cy
+            k = sharing[id(first[blob])] = sharing.get(id(first[blob]), -1) + 1
+            y = first[blob].cy + k * STACKED_INPUT
             # a backward chain starts at the last step: its initial state enters on the right
             left = first[blob].x < (STEPS_X + right) / 2
             bx, w = (INPUT_X, INPUT_W) if left else (right + 40, INPUT_W_RIGHT)
