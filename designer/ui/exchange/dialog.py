@@ -14,7 +14,9 @@ FORMATS = {"onnx": "ONNX model (.onnx)", "pytorch": "PyTorch code (model.py + we
            "prototxt": "Caffe / MyCaffe prototxt (train_val + solver)"}
 HELP = {
     "onnx": "Runs in ONNX Runtime with dynamic T and N; each recurrent layer takes its state "
-            "as <layer>.h0 / .c0 and gives it back as <layer>.hT / .cT.",
+            "as optional inputs, zeros when left out (<layer>.h0 and .c0 for an LSTM, .h0 for "
+            "a GRU, RNN, MinGRU or MinLSTM, .h0 .c0 .n0 .m0 for an sLSTM, .C0 .n0 .m0 for an "
+            "mLSTM) and gives it back with T for 0 (.hT, .cT...).",
     "pytorch": "A folder with a readable model.py (plain torch.nn, no rnn-designer needed) and "
                "weights.safetensors; python model.py prints a test output.",
     "prototxt": "The design as MyCaffe writes it (engine: CUDNN or CAFFE); the weights are not "
