@@ -117,3 +117,54 @@ def test_a_conv1d_feeding_an_lstm(tmp_path):
     ref = ort.InferenceSession(str(path)).run(None, {"data": x.numpy()})[0]
     assert np.abs(got - ref).max() < 1e-4
     trains(result, tmp_path)
+
+
+class NormPool(nn.Module):
+    """Conv1d, ReLU and BatchNorm1d (after the ReLU, so the exporter cannot fold it into the
+    convolution's weights), a GRU, the mean and the max over time side by side,
+    LayerNorm and the classifier's log-probabilities: the normalisations and the pooling
+    over time that exporters write as BatchNormalization, ReduceMean, ReduceMax,
+    LayerNormalization and LogSoftmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.bn = nn.Conv1d(3, 6, 3, padding=1), nn.BatchNorm1d(6)
+        self.gru = nn.GRU(6, 5, batch_first=True)
+        self.norm, self.fc = nn.LayerNorm(10), nn.Linear(10, 4)
+
+    def forward(self, x):  # (N, T, C)
+        y = self.bn(torch.relu(self.conv(x.transpose(1, 2)))).transpose(1, 2)
+        h = self.gru(y)[0]
+        pooled = torch.cat([h.mean(dim=1), h.amax(dim=1)], dim=1)
+        return torch.log_softmax(self.fc(self.norm(pooled)), dim=1)
+
+
+def test_batch_and_layer_norm_and_the_mean_and_max_over_time(tmp_path):
+    torch.manual_seed(0)
+    model = NormPool()
+    with torch.no_grad():  # statistics of a trained BatchNorm, not its initial 0 and 1
+        model.bn.running_mean.uniform_(-0.5, 0.5)
+        model.bn.running_var.uniform_(0.5, 2.0)
+    path = export(model, (torch.randn(4, 5, 3),), tmp_path / "norm.onnx", ["data"])
+    result = import_onnx(path, str(sequences(tmp_path)), project_dir=tmp_path)
+    types = [la.type for la in result.project.graph.layers()]
+    assert types == ["SequenceClasses", "Conv1D", "ReLU", "BatchNorm", "GRU", "SequencePool",
+                     "SequencePool", "Concat", "LayerNorm", "InnerProduct", "SoftmaxWithLoss"]
+    assert sorted(la.get("method") for la in result.project.graph.layers()
+                  if la.type == "SequencePool") == ["max", "mean"]
+    x = torch.randn(4, 5, 3)
+    scores = outputs_2d(result, {"data.data": x.transpose(0, 1)})
+    ref = ort.InferenceSession(str(path)).run(None, {"data": x.numpy()})[0]
+    # the LogSoftmax is the one inside SoftmaxWithLoss: the net gives the scores before it
+    assert any("LogSoftmax" in note and "scores before it" in note for note in result.notes)
+    got = torch.log_softmax(torch.from_numpy(scores), dim=1).numpy()
+    assert np.abs(got - ref).max() < 1e-4
+    trains(result, tmp_path)
+
+
+def outputs_2d(result, feeds):
+    net = Net(result.project.graph)
+    net.load_state_dict(result.weights)
+    layer, _, _ = result.outputs["out"]
+    with torch.no_grad():
+        return net.eval()(feeds, None, want=(layer,)).blobs[(layer, 0)].numpy()
