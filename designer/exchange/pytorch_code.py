@@ -28,6 +28,9 @@ from .errors import ExchangeError
 from .pytorch_min_rnn import min_recurrent
 from .pytorch_mlstm import mlstm_recurrent
 from .pytorch_slstm import slstm_recurrent
+
+# the recurrent layers torch.nn lacks -> the writer of the class model.py gets for each
+OWN_CLASSES = {"MinRNN": min_recurrent, "sLSTM": slstm_recurrent, "mLSTM": mlstm_recurrent}
 from .pytorch_snippets import data_constant, helpers, main_block
 from .source import ModelSource
 
@@ -174,12 +177,9 @@ class _Writer:
         self._assign(name, var, layer, expr)
 
     def _recurrent(self, name, var, layer, module, p, x, comment) -> str:
-        if layer.type in MIN_KINDS:  # torch.nn has none: a MinRNN written into the file
-            return min_recurrent(self, name, var, layer, module, p, x, comment)
-        if layer.type == "sLSTM":  # nor this: an SLSTM written into the file
-            return slstm_recurrent(self, name, var, layer, module, p, x, comment)
-        if layer.type == "mLSTM":  # nor this: an MLSTM written into the file
-            return mlstm_recurrent(self, name, var, layer, module, p, x, comment)
+        own = OWN_CLASSES.get("MinRNN" if layer.type in MIN_KINDS else layer.type)
+        if own is not None:  # torch.nn has none: a class of its own written into the file
+            return own(self, name, var, layer, module, p, x, comment)
         kind, cls = layer.type, TORCH_RNN[layer.type]
         e, h, levels = module_sizes(module)
         args = [str(e), str(h)]

@@ -12,6 +12,8 @@ import inspect
 
 from designer.engines import mlstm_cell
 
+from .pytorch_heads import head_cell
+
 FUNCTIONS = (mlstm_cell.terms, mlstm_cell._by_chunks, mlstm_cell.chunk_level,
              mlstm_cell.mlstm_layers)
 
@@ -59,23 +61,6 @@ def mlstm_source() -> str:
 def mlstm_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
     """Write an mLSTM layer into ``writer`` (a ``pytorch_code`` writer): its ``MLSTM``
     attribute and weights; returns the expression of its call."""
-    e, h, levels = module.input_size, module.hidden, module.levels
-    args = [str(e), str(h), f"num_heads={module.heads}"]
-    if levels > 1:
-        args.append(f"num_layers={levels}")
-    if levels > 1 and p.get("dropout_ratio", 0.0):
-        args.append(f"dropout={p['dropout_ratio']!r}")
-    args += ["batch_first=True"] * bool(p.get("batch_first"))
-    if module.forget != "sigmoid":
-        args.append(f"forget_gate={module.forget!r}")
-    how = "the chunkwise-parallel engine, which MLSTM runs" \
-        if writer.net.engines.get(name) == "CHUNK" \
-        else "the unrolled Caffe engine, whose tensors MLSTM holds; it computes the same"
-    writer.helpers.add("mlstm")
-    writer.init += [f"{comment}: {e} -> {h} in {module.heads} heads" +
-                    (f", {levels} stacked layers" if levels > 1 else ""), f"# trained on {how}",
-                    f"self.{var} = MLSTM({', '.join(args)})"]
-    for key, value in module.named_parameters():
-        writer.weights[f"{var}.{key}"] = value.detach()
-    lengths = writer._in(name, 2) if len(writer.net.wiring[name]) > 2 else "None"
-    return f"self.{var}({x}, state.get({name!r}), {lengths})"
+    extra = [] if module.forget == "sigmoid" else [f"forget_gate={module.forget!r}"]
+    return head_cell(writer, name, var, module, p, x, comment, "MLSTM", "mlstm",
+                     ("CHUNK", "the chunkwise-parallel engine, which MLSTM runs"), extra)

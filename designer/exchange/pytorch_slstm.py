@@ -12,6 +12,8 @@ import inspect
 
 from designer.engines import slstm_cell
 
+from .pytorch_heads import head_cell
+
 FUNCTIONS = (slstm_cell.slstm_unit, slstm_cell.to_heads, slstm_cell.from_heads,
              slstm_cell.reverse_valid, slstm_cell.slstm_direction, slstm_cell.slstm_layers)
 
@@ -63,23 +65,8 @@ def slstm_source() -> str:
 def slstm_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
     """Write an sLSTM layer into ``writer`` (a ``pytorch_code`` writer): its ``SLSTM``
     attribute and weights; returns the expression of its call."""
-    e, h, levels = module.input_size, module.hidden, module.levels
-    args = [str(e), str(h), f"num_heads={module.heads}"]
-    if levels > 1:
-        args.append(f"num_layers={levels}")
-    if levels > 1 and p.get("dropout_ratio", 0.0):
-        args.append(f"dropout={p['dropout_ratio']!r}")
-    args += ["batch_first=True"] * bool(p.get("batch_first"))
-    args += ["bidirectional=True"] * bool(p.get("bidirectional"))
+    extra = ["bidirectional=True"] * bool(p.get("bidirectional"))
     if module.forget_gate != "sigmoid":
-        args.append(f"forget_gate={module.forget_gate!r}")
-    how = "the fused engine, which SLSTM runs" if writer.net.engines.get(name) == "FUSED" \
-        else "the unrolled Caffe engine, whose tensors SLSTM holds; it computes the same"
-    writer.helpers.add("slstm")
-    writer.init += [f"{comment}: {e} -> {h} in {module.heads} heads" +
-                    (f", {levels} stacked layers" if levels > 1 else ""), f"# trained on {how}",
-                    f"self.{var} = SLSTM({', '.join(args)})"]
-    for key, value in module.named_parameters():
-        writer.weights[f"{var}.{key}"] = value.detach()
-    lengths = writer._in(name, 2) if len(writer.net.wiring[name]) > 2 else "None"
-    return f"self.{var}({x}, state.get({name!r}), {lengths})"
+        extra.append(f"forget_gate={module.forget_gate!r}")
+    return head_cell(writer, name, var, module, p, x, comment, "SLSTM", "slstm",
+                     ("FUSED", "the fused engine, which SLSTM runs"), extra)
