@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from designer.graph import dims as D
 
-from .expansion_data import Expansion, Node  # noqa: F401  (public here)
+from .expansion_data import Expansion, Node, step_rails  # noqa: F401  (public here)
 from .mlstm_expansion import expand_mlstm
 
 GATES = {"LSTM": 4, "LSTMSimple": 4, "GRU": 3, "RNN": 1, "MinGRU": 2, "MinLSTM": 3,
@@ -62,20 +62,7 @@ def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, ste
     other states (``STATES``: c for an LSTM; c, n and m for an sLSTM).
     """
     wx, bx = f"{p}W_xc{s}", f"{p}b_c{s}"
-    xt = f"{p}W_xc_x{s}"
-    shapes[xt] = (steps, n_, g)
-    add(f"{p}x_transform{s}", "INNER_PRODUCT", (bottom,), (xt,), None,
-        {"num_output": g, "axis": 2, "bias_term": True, "weights": (wx, bx)})
-    rails = {"W_xc_x": xt, "cont": "cont"}
-    if lengths:
-        rails["valid"] = "valid"
-    per_step = {}
-    for rail, blob in rails.items():
-        tops = tuple(f"{p}{rail}_{t}{s}" for t in range(1, steps + 1))
-        for b in tops:
-            shapes[b] = (1,) + tuple(shapes[blob][1:])
-        add(f"{p}{rail}_slice{s}", "SLICE", (blob,), tops, None, {"axis": 0})
-        per_step[rail] = tops
+    per_step = step_rails(add, shapes, p, s, bottom, g, steps, n_, lengths, (wx, bx))
     extra = STATES.get(unit, ())
     h_prev, prevs = f"{p}h_0{s}", [f"{p}{x}_0{s}" for x in extra]
     hs = {}

@@ -92,3 +92,26 @@ class Expansion:
                 for n in self.nodes
             ],
         }
+
+
+def step_rails(add, shapes: dict, p: str, s: str, bottom: str, g: int, steps: int, n,
+               lengths: bool, weights: tuple[str, str]) -> dict:
+    """The input transform of all steps as one INNER_PRODUCT (``weights``: W_xc and b_c,
+    ``g`` outputs, ``n`` sequences), then that, ``cont`` and (with ``lengths``) ``valid`` sliced into one blob a
+    step; returns ``{rail: (its blob at step 1, 2, ...)}``. ``p`` and ``s``: the level's
+    prefix and the direction's suffix of every name."""
+    xt = f"{p}W_xc_x{s}"
+    shapes[xt] = (steps, n, g)
+    add(f"{p}x_transform{s}", "INNER_PRODUCT", (bottom,), (xt,), None,
+        {"num_output": g, "axis": 2, "bias_term": True, "weights": weights})
+    rails = {"W_xc_x": xt, "cont": "cont"}
+    if lengths:
+        rails["valid"] = "valid"
+    per_step = {}
+    for rail, blob in rails.items():
+        tops = tuple(f"{p}{rail}_{t}{s}" for t in range(1, steps + 1))
+        for b in tops:
+            shapes[b] = (1,) + tuple(shapes[blob][1:])
+        add(f"{p}{rail}_slice{s}", "SLICE", (blob,), tops, None, {"axis": 0})
+        per_step[rail] = tops
+    return per_step

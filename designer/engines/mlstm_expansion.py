@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from designer.graph.layers.mlstm import rows, state_sizes
 
-from .expansion_data import Expansion, Node
+from .expansion_data import Expansion, Node, step_rails
 
 STATES = ("C", "n", "m")
 
@@ -55,20 +55,8 @@ def expand_mlstm(params: dict, steps: int, batch, features, name: str = "rnn",
             shapes[blob] = (1, n_, size)
         inputs.extend(state)
         weights[f"{p}W_xc"], weights[f"{p}b_c"] = (g, e), (g,)
-        xt = f"{p}W_xc_x"
-        shapes[xt] = (t_, n_, g)
-        add(f"{p}x_transform", "INNER_PRODUCT", (bottom,), (xt,), None,
-            {"num_output": g, "axis": 2, "bias_term": True, "weights": (f"{p}W_xc", f"{p}b_c")})
-        rails = {"W_xc_x": xt, "cont": "cont"}
-        if lengths:
-            rails["valid"] = "valid"
-        per_step = {}
-        for rail, blob in rails.items():
-            tops = tuple(f"{p}{rail}_{t}" for t in range(1, t_ + 1))
-            for b in tops:
-                shapes[b] = (1,) + tuple(shapes[blob][1:])
-            add(f"{p}{rail}_slice", "SLICE", (blob,), tops, None, {"axis": 0})
-            per_step[rail] = tops
+        per_step = step_rails(add, shapes, p, "", bottom, g, t_, n_, lengths,
+                              (f"{p}W_xc", f"{p}b_c"))
         hs = []
         for t in range(1, t_ + 1):
             new = "_new" if lengths else ""
