@@ -14,7 +14,8 @@ from __future__ import annotations
 from .. import dims as D
 from ..spec import LayerSpec, ParamSpec
 from .common import bias_filler, num_output, weight_filler
-from .recurrent import INPUTS, OUTPUTS, _directions, _infer, _layers
+from .recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS, OUTPUTS, STACK_DROPOUT, _directions,
+                        _infer, _layers)
 
 ENGINES = ("SCAN", "CAFFE")
 GATES = {"MinGRU": 2, "MinLSTM": 3}  # blocks of H rows in W_xc: [z, h]; [f, i, h]
@@ -69,15 +70,9 @@ def _params(kind: str) -> tuple:
                   "below; the paper stacks several, since one level alone is a running "
                   "average of its input, weighted by gates that see only the current step",
                   minimum=1, maximum=16),
-        ParamSpec("dropout_ratio", "float", 0.0,
-                  "dropout between stacked layers (not after the last one)",
-                  minimum=0.0, maximum=1.0, below_maximum=True),
-        ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)",
-                  shaping=True),
-        ParamSpec("bidirectional", "bool", False,
-                  "also read every sequence backwards, from its last valid step to its first, "
-                  "with weights of its own; the output holds both directions (2H features, "
-                  "the forward half first) and the parameters double", shaping=True),
+        STACK_DROPOUT,
+        BATCH_FIRST,
+        BIDIRECTIONAL,
         ParamSpec("engine", "choice", "SCAN",
                   "SCAN: every step at once, by a parallel scan in log space (Heinsen's "
                   "log-cumsum-exp, in chunks of 16 steps chained one after another), on any "

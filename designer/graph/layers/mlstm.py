@@ -22,7 +22,7 @@ from .. import dims as D
 from ..errors import ShapeError
 from ..spec import LayerSpec, ParamSpec
 from .common import bias_filler, num_output, weight_filler
-from .recurrent import INPUTS, OUTPUTS, _infer, _layers
+from .recurrent import BATCH_FIRST, INPUTS, OUTPUTS, STACK_DROPOUT, _infer, _layers
 
 ENGINES = ("CHUNK", "CAFFE")
 FORGET_GATES = ("sigmoid", "exp")
@@ -102,11 +102,8 @@ PARAMS = (
               maximum=1024),
     ParamSpec("num_layers", "int", 1, "stacked layers, each reading the outputs of the one "
               "below", minimum=1, maximum=16),
-    ParamSpec("dropout_ratio", "float", 0.0,
-              "dropout between stacked layers (not after the last one)",
-              minimum=0.0, maximum=1.0, below_maximum=True),
-    ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)",
-              shaping=True),
+    STACK_DROPOUT,
+    BATCH_FIRST,
     ParamSpec("bidirectional", "bool", False,
               "not for an mLSTM: its parallel form is causal, forwards only (an error with "
               "its fix)", shaping=True),

@@ -150,20 +150,27 @@ def _flops(kind):
     return flops
 
 
+# the parameters every recurrent layer shares
+STACK_DROPOUT = ParamSpec("dropout_ratio", "float", 0.0,
+                          "dropout between stacked layers (not after the last one)",
+                          minimum=0.0, maximum=1.0, below_maximum=True)
+BATCH_FIRST = ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)",
+                        shaping=True)
+BIDIRECTIONAL = ParamSpec(
+    "bidirectional", "bool", False,
+    "also read every sequence backwards, from its last valid step to its first, with weights "
+    "of its own; the output holds both directions (2H features, the forward half first) and "
+    "the parameters double", shaping=True)
+
+
 def _common(kind: str) -> tuple:
     return (
         num_output(512, "hidden units per layer (H)"),
         ParamSpec("num_layers", "int", 1, "stacked layers, run in one fused call on cuDNN",
                   minimum=1, maximum=16),
-        ParamSpec("dropout_ratio", "float", 0.0,
-                  "dropout between stacked layers (not after the last one)",
-                  minimum=0.0, maximum=1.0, below_maximum=True),
-        ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)",
-                  shaping=True),
-        ParamSpec("bidirectional", "bool", False,
-                  "also read every sequence backwards, from its last valid step to its first, "
-                  "with weights of its own; the output holds both directions (2H features, "
-                  "the forward half first) and the parameters double", shaping=True),
+        STACK_DROPOUT,
+        BATCH_FIRST,
+        BIDIRECTIONAL,
         ParamSpec("engine", "choice", "AUTO",
                   "AUTO: on a GPU, the first step times the engines that can run the layer "
                   "on its shapes and keeps the fastest (remembered per GPU and shape); on the "
@@ -245,8 +252,7 @@ LSTM_SIMPLE = LayerSpec(
                   minimum=0.0, maximum=1e6),
         ParamSpec("enable_clockwork_forgetgate_bias", "bool", False,
                   "start the forget-gate bias at 5.0 (as the Clockwork RNN paper advises)"),
-        ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)",
-                  shaping=True),
+        BATCH_FIRST,
         weight_filler("uniform"),
         bias_filler(),
     ),

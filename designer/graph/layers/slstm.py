@@ -16,7 +16,8 @@ from .. import dims as D
 from ..errors import ShapeError
 from ..spec import LayerSpec, ParamSpec
 from .common import bias_filler, num_output, weight_filler
-from .recurrent import INPUTS, OUTPUTS, _directions, _infer, _layers
+from .recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS, OUTPUTS, STACK_DROPOUT, _directions,
+                        _infer, _layers)
 
 ENGINES = ("FUSED", "CAFFE")
 GATES = 4  # blocks [i, f, z, o]
@@ -77,15 +78,9 @@ PARAMS = (
               minimum=1, maximum=1024),
     ParamSpec("num_layers", "int", 1, "stacked layers, each reading the outputs of the one "
               "below", minimum=1, maximum=16),
-    ParamSpec("dropout_ratio", "float", 0.0,
-              "dropout between stacked layers (not after the last one)",
-              minimum=0.0, maximum=1.0, below_maximum=True),
-    ParamSpec("batch_first", "bool", False, "the input and output are (N, T, ...)",
-              shaping=True),
-    ParamSpec("bidirectional", "bool", False,
-              "also read every sequence backwards, from its last valid step to its first, "
-              "with weights of its own; the output holds both directions (2H features, the "
-              "forward half first) and the parameters double", shaping=True),
+    STACK_DROPOUT,
+    BATCH_FIRST,
+    BIDIRECTIONAL,
     ParamSpec("forget_gate", "choice", "sigmoid",
               "the forget gate's activation: sigmoid (f in (0, 1), as the xLSTM code's "
               "default) or exp (f = exp of its input, unbounded like the input gate)",
