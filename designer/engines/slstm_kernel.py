@@ -16,11 +16,16 @@ runs on the loop; :func:`fallback_reason` says why.
 Launch shape (:func:`plan`): one program per (head, block of ``BN`` batch rows), each running
 the whole sequence. At H=512, T=256 on an H100 that is 4 heads x (16 or 64 rows / 16) = 4-16
 programs (8-32 at 8 heads of 64): few SMs work, each on ``[BN, d] x [d, 4d]`` a step, its head's
-``W_hc`` block (256 KB fp32 at d=128, 64 KB at d=64) read from L1/L2 each step. ``BN`` of 16 is
-the smallest ``tl.dot`` takes, so it spreads the batch over the most SMs; ``JC`` and ``KC``
-(the units a chunk computes, and the units of h a product reads at once) bound the registers.
-``TUNE`` overrides any of these (and ``warps``, and ``precision``: "tf32" trades the fp32
-kernels' parity for the tensor cores) for the benchmark's sweeps.
+``W_hc`` block (256 KB fp32 at d=128, 64 KB at d=64; half in bf16) read from L1/L2 each step,
+so a step costs about the time to stream that block through one SM plus the latency of one
+step's chain (h stored, read back, the gates, the unit). ``BN`` of 16 is the smallest
+``tl.dot`` takes; ``JC`` and ``KC`` (the units a chunk computes, the units of h a product reads
+at once) bound the registers: 32 and 32 with 8 warps compile for sm_90 without spilling at
+d = 64 and 128, fp32 and bf16 (ptxas; 64-wide chunks spill). ``TUNE`` overrides any of these
+for the benchmark's sweeps (``--tune``): ``{"BN": 8}`` or 4 takes the broadcast product in
+place of ``tl.dot`` (fp32 runs on the FMA units either way) and puts 2-4x the programs on the
+SMs, likely faster in fp32 where the batch is small; ``"precision": "tf32x3"`` puts the fp32
+products on the tensor cores at about fp32's accuracy; ``"warps"``: 4, 8 or 16.
 """
 from __future__ import annotations
 
@@ -51,8 +56,8 @@ def plan(d: int, batch: int) -> dict:
     width = _pow2(d)
     dot = width >= 16                       # tl.dot takes blocks of 16 and more
     bn = 16 if dot else min(16, _pow2(batch))
-    cfg = {"D": width, "BN": bn, "JC": min(width, 32), "KC": min(width, 64), "warps": 4,
-           "precision": "ieee"}
+    cfg = {"D": width, "BN": bn, "JC": min(width, 32), "KC": min(width, 32),
+           "warps": 8 if width >= 32 else 4, "precision": "ieee"}
     cfg.update(TUNE)
     cfg["DOT"] = dot and min(cfg["BN"], cfg["JC"], cfg["KC"]) >= 16
     cfg["blocks"] = math.ceil(batch / cfg["BN"])
