@@ -107,7 +107,7 @@ class FusedSLSTM(nn.Module):
     def _direction(self, x):
         """What runs each direction of each level of this call: the kernels, or the loop
         (``fallback`` says why)."""
-        reason = slstm_kernel.fallback_reason(x) if self.kernels else \
+        reason = slstm_kernel.fallback_reason(x, self.hidden) if self.kernels else \
             "the kernels are switched off"
         self.fallback = reason
         if reason is None:

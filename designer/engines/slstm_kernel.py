@@ -20,8 +20,8 @@ programs (8-32 at 8 heads of 64): few SMs work, each on ``[BN, d] x [d, 4d]`` a 
 so a step costs about the time to stream that block through one SM plus the latency of one
 step's chain (h stored, read back, the gates, the unit). ``BN`` of 16 is the smallest
 ``tl.dot`` takes; ``JC`` and ``KC`` (the units a chunk computes, the units of h a product reads
-at once) bound the registers: 32 and 32 with 8 warps compile for sm_90 without spilling at
-d = 64 and 128, fp32 and bf16 (ptxas; 64-wide chunks spill). ``TUNE`` overrides any of these
+at once) bound the registers: 32 and 32 with 8 warps build for sm_90 at d = 64 and 128, fp32
+and bf16, with at most 32 bytes spilled (ptxas; 64-wide chunks spill hundreds). ``TUNE`` overrides any of these
 for the benchmark's sweeps (``--tune``): ``{"BN": 8}`` or 4 takes the broadcast product in
 place of ``tl.dot`` (fp32 runs on the FMA units either way) and puts 2-4x the programs on the
 SMs, likely faster in fp32 where the batch is small; ``"precision": "tf32x3"`` puts the fp32
@@ -145,12 +145,15 @@ def _runs_in(x: torch.Tensor) -> torch.dtype:
     return x.dtype
 
 
-def fallback_reason(x: torch.Tensor) -> str | None:
-    """Why the kernels cannot run an sLSTM call on ``x`` (``None`` when they can)."""
+def fallback_reason(x: torch.Tensor, hidden: int) -> str | None:
+    """Why the kernels cannot run an sLSTM call of ``hidden`` units on ``x`` (T, N, E)
+    (``None`` when they can)."""
     if not (x.is_cuda or INTERPRET):
         return "the layer runs on the CPU"
     if kernels is None or triton is None:
         return "Triton is not installed"
     if _runs_in(x) not in (torch.float32, torch.bfloat16):
         return f"the kernels run fp32 and bf16, not {str(_runs_in(x)).removeprefix('torch.')}"
+    if x.shape[0] * x.shape[1] * 4 * hidden >= 2 ** 31:
+        return "a level's pre-activations pass 2^31 values (the kernels' offsets are 32-bit)"
     return None

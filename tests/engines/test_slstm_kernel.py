@@ -5,6 +5,7 @@ interpreter (each launch's programs one after another: they share nothing, so th
 the same), in one subprocess."""
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -35,13 +36,14 @@ def test_on_the_cpu_the_fused_engine_runs_its_loop_and_says_why_without_warning(
 
 def test_what_the_kernels_cannot_run_is_named(monkeypatch):
     monkeypatch.setattr(slstm_kernel, "INTERPRET", True)   # as if on a device
+    reason = slstm_kernel.fallback_reason
+    x = torch.zeros(3, 2, 1)
     if slstm_kernel.kernels is None:
-        assert slstm_kernel.fallback_reason(torch.zeros(1)) == "Triton is not installed"
+        assert reason(x, 8) == "Triton is not installed"
         return
-    assert slstm_kernel.fallback_reason(torch.zeros(1)) is None
-    assert slstm_kernel.fallback_reason(torch.zeros(1, dtype=torch.bfloat16)) is None
-    assert slstm_kernel.fallback_reason(torch.zeros(1, dtype=torch.float64)) == \
-        "the kernels run fp32 and bf16, not float64"
+    assert reason(x, 8) is None and reason(x.bfloat16(), 8) is None
+    assert reason(x.double(), 8) == "the kernels run fp32 and bf16, not float64"
+    assert "2^31" in reason(torch.empty(2 ** 16, 2 ** 10, 1, device="meta"), 8192)
 
 
 @pytest.mark.parametrize("d, batch", [(128, 64), (64, 16), (20, 17), (8, 1), (8, 33), (1, 5)])
@@ -180,3 +182,42 @@ def test_the_kernels_compute_the_step_loops_numbers_under_the_interpreter():
     assert out["bf16"]["rel"] < 3e-2, out["bf16"]
     assert out["bf16"]["types"] == ["torch.bfloat16"] + ["torch.float32"] * 4 + \
         ["torch.bfloat16", "torch.float32"]
+
+
+def hopper_build(kernel, cfg, dtype, masks):
+    """Triton's build of one kernel for sm_90 (no GPU needed) and ptxas' report on it."""
+    import tempfile
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.nvidia.compiler import get_ptxas
+    from triton.compiler import ASTSource
+    const = {"EXP_FORGET": False, "HAS_KEEP": masks, "HAS_LENS": masks, "D": cfg["D"],
+             "BN": cfg["BN"], "JC": cfg["JC"], "KC": cfg["KC"], "DOT": cfg["DOT"],
+             "PREC": cfg["precision"]}
+    types = {"T": "i32", "N": "i32", "H": "i32", "d": "i32", "LENS": "*i64", "XW": dtype,
+             "Y": dtype, "DY": dtype, "W": dtype}
+    sig = {a: "constexpr" if a in const else types.get(a, "*fp32") for a in kernel.arg_names}
+    src = ASTSource(fn=kernel, signature=sig, constexprs={
+        (kernel.arg_names.index(k),): v for k, v in const.items()})
+    built = triton.compile(src, target=GPUTarget("cuda", 90, 32),
+                           options={"num_warps": cfg["warps"]})
+    with tempfile.TemporaryDirectory() as tmp:
+        ptx = os.path.join(tmp, "k.ptx")
+        with open(ptx, "w") as f:
+            f.write(built.asm["ptx"])
+        done = subprocess.run([get_ptxas(90).path, "-arch=sm_90a", "-v", ptx, "-o",
+                               os.path.join(tmp, "k.cubin")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stderr
+
+
+@pytest.mark.parametrize("d, dtype, masks", [(128, "*fp32", True), (64, "*bf16", False)])
+def test_the_kernels_build_for_hopper_without_a_gpu_and_hardly_spill(d, dtype, masks):
+    pytest.importorskip("triton.backends.nvidia.compiler")
+    from designer.engines import triton_slstm
+    cfg = slstm_kernel.plan(d, 64)
+    for kernel in (triton_slstm._forward, triton_slstm._backward):
+        report = hopper_build(kernel, cfg, dtype, masks)
+        spilled = [int(v) for v in re.findall(r"(\d+) bytes spill stores", report)]
+        assert spilled and max(spilled) <= 64, report   # a few registers' worth, in L1
