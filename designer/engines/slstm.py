@@ -20,9 +20,9 @@ import warnings
 import torch
 from torch import nn
 
+from . import slstm_kernel
 from .fillers import fill_bias, fill_weight
 from .recurrent_state import check_lengths, time_major, zero_state
-from . import slstm_kernel
 from .slstm_cell import slstm_direction, slstm_layers
 
 SUFFIXES = ("", "_reverse")

@@ -21,11 +21,12 @@ so a step costs about the time to stream that block through one SM plus the late
 step's chain (h stored, read back, the gates, the unit). ``BN`` of 16 is the smallest
 ``tl.dot`` takes; ``JC`` and ``KC`` (the units a chunk computes, the units of h a product reads
 at once) bound the registers: 32 and 32 with 8 warps build for sm_90 at d = 64 and 128, fp32
-and bf16, with at most 32 bytes spilled (ptxas; 64-wide chunks spill hundreds). ``TUNE`` overrides any of these
-for the benchmark's sweeps (``--tune``): ``{"BN": 8}`` or 4 takes the broadcast product in
-place of ``tl.dot`` (fp32 runs on the FMA units either way) and puts 2-4x the programs on the
-SMs, likely faster in fp32 where the batch is small; ``"precision": "tf32x3"`` puts the fp32
-products on the tensor cores at about fp32's accuracy; ``"warps"``: 4, 8 or 16.
+and bf16, with at most 32 bytes spilled (ptxas; 64-wide chunks spill hundreds). ``TUNE``
+overrides any of these for the benchmark's sweeps (``--tune``): ``{"BN": 8}`` or 4 takes the
+broadcast product in place of ``tl.dot`` (fp32 runs on the FMA units either way) and puts 2-4x
+the programs on the SMs, likely faster in fp32 where the batch is small; ``"precision":
+"tf32x3"`` puts the fp32 products on the tensor cores at about fp32's accuracy; ``"warps"``:
+4, 8 or 16. None of this is measured yet.
 """
 from __future__ import annotations
 

@@ -200,7 +200,7 @@ if triton is not None:
                 c_old = tl.load(CS + sp, mask=m2, other=0.0) * keep
                 n_old = tl.load(NS + sp, mask=m2, other=0.0) * keep
                 m_old = tl.load(MS + sp, mask=m2, other=0.0) * keep
-                m_new, i_p, f_p, a = _stabilised(pi, pf, n_old, m_old, EXP_FORGET)
+                _, i_p, f_p, a = _stabilised(pi, pf, n_old, m_old, EXP_FORGET)
                 z = _tanh(pz)
                 o = tl.sigmoid(po)
                 c_new = f_p * c_old + i_p * z

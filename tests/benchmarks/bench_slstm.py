@@ -180,6 +180,7 @@ def check(a) -> int:
     largest relative difference of the outputs, the final states and every gradient, per size
     and type."""
     import torch
+
     from designer.engines import slstm_kernel
     from designer.engines.slstm import FusedSLSTM, fill_slstm
     torch.backends.cuda.matmul.allow_tf32 = False

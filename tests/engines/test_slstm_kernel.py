@@ -170,7 +170,7 @@ def test_the_kernels_compute_the_step_loops_numbers_under_the_interpreter():
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=ROOT)
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", INTERPRETED,
                            json.dumps(SIZES)], env=env, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     for size, row in zip(SIZES, out["layers"]):
@@ -207,7 +207,8 @@ def hopper_build(kernel, cfg, dtype, masks):
         with open(ptx, "w") as f:
             f.write(built.asm["ptx"])
         done = subprocess.run([get_ptxas(90).path, "-arch=sm_90a", "-v", ptx, "-o",
-                               os.path.join(tmp, "k.cubin")], capture_output=True, text=True)
+                               os.path.join(tmp, "k.cubin")], capture_output=True, text=True,
+                              check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stderr
 
