@@ -155,6 +155,8 @@ def fallback_reason(x: torch.Tensor, hidden: int) -> str | None:
         return "Triton is not installed"
     if _runs_in(x) not in (torch.float32, torch.bfloat16):
         return f"the kernels run fp32 and bf16, not {str(_runs_in(x)).removeprefix('torch.')}"
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        return "the input has no steps or no sequences"
     if x.shape[0] * x.shape[1] * 4 * hidden >= 2 ** 31:
         return "a level's pre-activations pass 2^31 values (the kernels' offsets are 32-bit)"
     return None

@@ -21,7 +21,13 @@ Backward, per step T-1 .. 0, two phases around a ``debug_barrier``:
   A. for each chunk of units, the unit's gradient: from ``dy_t`` and the carried gradients of
      h, c, n, m, the gradient of each pre-activation ``dpre[t]`` (written out: it is the
      input transform's gradient, and ``dW_hc`` is one batched GEMM over all steps after the
-     kernel) and the carried gradients of c, n and m at t-1, the stabiliser's path included;
+     kernel) and the carried gradients of c, n and m at t-1, the stabiliser's path included:
+     with ``gc = dc + dh o / n`` and ``gn = dn - dh h / n`` (the totals on this step's c and
+     n), ``dm = dm_carry - gc c - gn n`` goes to the max's winner (``log f + m_prev`` or
+     ``log i``; half to each on a tie, as ``torch.maximum``; all to ``log i`` where the step
+     starts fresh); ``da = (gc c_prev + gn n_prev) f' (+ dm where log f + m_prev won)`` is the
+     gradient of both ``log f`` (times ``sigmoid(-f~)`` for a sigmoid gate) and ``m_prev``;
+     ``d i~ = (gc z + gn) i' (+ dm where log i won)``; ``dc_prev = gc f'``, ``dn_prev = gn f'``;
   B. ``dh_{t-1} += keep_t dpre[t] W_hc[k]`` over the head's 4d rows.
 
 ``keep`` (``cont``, optional) zeroes the state a step reads; with ``LENS`` a step at or past
