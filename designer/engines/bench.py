@@ -113,7 +113,8 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
         _sync(device)
         dt = (time.perf_counter() - t2) / steps
         ran = sorted({m.ran for m in net.modules()
-                      if getattr(m, "engine_name", "") == "PERSIST" and m.ran})
+                      if (getattr(m, "engine_name", "") == "PERSIST" or
+                          getattr(m, "kind", "") == "sLSTM") and getattr(m, "ran", None)})
         chose = [d for m in net.modules() if getattr(m, "engine_name", "") == "AUTO"
                  for d in m.decisions]
     tokens = 1
@@ -129,7 +130,7 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
         "note": step.graph_note,
     }
     if ran:
-        row["kernels"] = "; ".join(ran)   # what ran the PERSIST layers in the timed steps
+        row["kernels"] = "; ".join(ran)   # what ran the PERSIST and sLSTM layers, timed
     if chose:
         row["auto"] = chose               # which engine each AUTO layer chose, and why
     del net, opt, step

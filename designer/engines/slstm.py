@@ -1,5 +1,9 @@
 """The FUSED engine of the sLSTM: the input transform of all steps as one GEMM, then the
-recurrence with the heads' recurrent blocks batched into one product a step.
+recurrence: on a CUDA device with Triton, one launch of a persistent kernel per level and
+direction (:mod:`designer.engines.slstm_kernel`; backward one launch and one GEMM), else a step
+loop with the heads' recurrent blocks batched into one product a step. Both compute the same
+numbers (within 1e-5 in fp32, tested); ``ran`` and ``fallback`` say which ran the last call and
+why not the kernels, and a CUDA call that cannot run them warns once per reason.
 
 The layer holds what its unrolled net holds (``W_xc_l{k}``, ``b_c_l{k}`` and ``W_hc_l{k}`` per
 level, the backward direction's suffixed ``_reverse``), so a checkpoint of either engine loads
@@ -11,12 +15,15 @@ with ``cont`` is captured in a CUDA graph like one without).
 """
 from __future__ import annotations
 
+import warnings
+
 import torch
 from torch import nn
 
+from . import slstm_kernel
 from .fillers import fill_bias, fill_weight
 from .recurrent_state import check_lengths, time_major, zero_state
-from .slstm_cell import slstm_layers
+from .slstm_cell import slstm_direction, slstm_layers
 
 SUFFIXES = ("", "_reverse")
 GATES = 4
@@ -69,6 +76,10 @@ class FusedSLSTM(nn.Module):
         self.directions = 2 if bidirectional else 1
         self.state_layers = levels * self.directions
         add_slstm_weights(self, input_size, hidden, heads, levels, self.directions)
+        self.kernels = True    # whether a call may run on the persistent kernels
+        self.fallback = None   # why the last call ran on the step loop (None: the kernels)
+        self.ran = None        # what ran the last call, in words
+        self._warned = set()
 
     @classmethod
     def from_params(cls, input_size: int, p: dict, name: str = "rnn"):
@@ -88,10 +99,26 @@ class FusedSLSTM(nn.Module):
             lens = lengths.to(x.device, torch.int64)
         y, final = slstm_layers(self._parameters, x, state, self.levels, self.directions,
                                 cont, lens, self.dropout, self.training,
-                                self.forget_gate == "exp")
+                                self.forget_gate == "exp", self._direction(x))
         if self.batch_first:
             y = y.transpose(0, 1)
         return y, final
+
+    def _direction(self, x):
+        """What runs each direction of each level of this call: the kernels, or the loop
+        (``fallback`` says why)."""
+        reason = slstm_kernel.fallback_reason(x, self.hidden) if self.kernels else \
+            "the kernels are switched off"
+        self.fallback = reason
+        if reason is None:
+            self.ran = slstm_kernel.RAN
+            return slstm_kernel.kernel_direction
+        self.ran = f"the step loop ({reason})"
+        if x.is_cuda and self.kernels and reason not in self._warned:
+            self._warned.add(reason)
+            warnings.warn(f"{self.name}: the sLSTM runs its step loop here, not the persistent "
+                          f"kernels: {reason}.", RuntimeWarning, stacklevel=3)
+        return slstm_direction
 
     def extra_repr(self) -> str:
         both = ", bidirectional" if self.directions == 2 else ""

@@ -131,13 +131,14 @@ def slstm_direction(xw, w_hc, state, cont=None, lengths=None, reverse=False,
 
 
 def slstm_layers(weights, x, state, levels, directions=1, cont=None, lengths=None,
-                 dropout=0.0, training=False, exp_forget=False):
+                 dropout=0.0, training=False, exp_forget=False, direction=slstm_direction):
     """A whole sLSTM layer on time-major x (T, N, E).
 
     ``weights`` holds ``W_xc_l{k}``, ``b_c_l{k}`` and ``W_hc_l{k}`` per level k
     (``..._reverse`` for the backward direction), ``state`` four (levels * directions, N, H)
     tensors (index ``directions * level + direction``). Returns y (T, N, directions * H) and
-    the final state.
+    the final state. ``direction`` runs one direction of one level (the FUSED engine passes
+    its persistent kernels' on a GPU).
     """
     finals = []
     for k in range(levels):
@@ -145,9 +146,8 @@ def slstm_layers(weights, x, state, levels, directions=1, cont=None, lengths=Non
         for d, sfx in enumerate(("", "_reverse")[:directions]):
             xw = F.linear(x, weights[f"W_xc_l{k}{sfx}"], weights[f"b_c_l{k}{sfx}"])
             i = k * directions + d
-            hs, last = slstm_direction(xw, weights[f"W_hc_l{k}{sfx}"],
-                                       tuple(s[i] for s in state), cont, lengths, d == 1,
-                                       exp_forget)
+            hs, last = direction(xw, weights[f"W_hc_l{k}{sfx}"], tuple(s[i] for s in state),
+                                 cont, lengths, d == 1, exp_forget)
             outs.append(hs)
             finals.append(last)
         x = outs[0] if directions == 1 else torch.cat(outs, -1)

@@ -29,7 +29,8 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
 - the sLSTM, per level, direction and time step: what autograd keeps of its step (14.5 H on the
   FUSED engine, 16.5 H on the unrolled one: the pre-activations, the gates and their
   exponentials, c, n, m and h), counted from the saved tensors on the CPU, not yet checked
-  against a GPU's allocator;
+  against a GPU's allocator; on a GPU the FUSED engine's persistent kernels keep 8 H (the
+  pre-activations and h, c, n, m after each step, fp32);
 - the mLSTM on either engine: see :mod:`designer.graph.memory_mlstm`;
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
 """
@@ -253,7 +254,7 @@ def _min_recurrent(ctx, params):
 
 # sLSTM: values per hidden unit, level, direction and step that autograd keeps (counted from
 # the saved tensors on the CPU: the step's pre-activations, gates, exponentials, c, n, m, h)
-SLSTM_PER_LEVEL = {"FUSED": 14.5, "CAFFE": 16.5}
+SLSTM_PER_LEVEL = {"FUSED": 14.5, "CAFFE": 16.5, "FUSED cuda": 8.0}   # cuda: the kernels'
 
 
 def _slstm(ctx, params):
@@ -265,7 +266,8 @@ def _slstm(ctx, params):
     d = 2 if p.get("bidirectional") else 1
     h, levels = p["num_output"], p.get("num_layers", 1)
     seq = t_ * n * h
-    per = SLSTM_PER_LEVEL["CAFFE" if ctx.engine == "CAFFE" else "FUSED"]
+    per = SLSTM_PER_LEVEL["CAFFE" if ctx.engine == "CAFFE" else
+                          "FUSED cuda" if ctx.device == "cuda" else "FUSED"]
     masks = (levels - 1) * d * seq * ctx.mask_bytes() if p.get("dropout_ratio", 0.0) else 0
     extra = 4 * (levels * d * per * seq + (levels - 1) * d * seq) + masks
     return Kept(inputs=[0], extra=int(extra), backward=4 * (d * 6 * seq + t_ * n * x[2]))

@@ -1,6 +1,7 @@
 """The sLSTM's FUSED engine against the peers: the time of a whole training step.
 
     python tests/benchmarks/bench_slstm.py                          # H100/H200: the issue's rows
+    python tests/benchmarks/bench_slstm.py --check                  # GPU: kernels == step loop
     python tests/benchmarks/bench_slstm.py --device cpu --small     # a quick run on the CPU
 
 One sLSTM layer of H = 512 (E = H inputs), T = 256, batch 16 and 64, fp32 and bf16 (TF32 off);
@@ -8,16 +9,23 @@ a step is forward, a linear head back to E, the mean squared error against a fix
 backward and an Adam update. Rows, each in its own process (a peer that fails to build or
 crashes is a row with its reason, not an abort):
 
-- ``fused``: our FUSED engine (:class:`designer.engines.slstm.FusedSLSTM`), eager;
-- ``fused+graph``: the same step captured in one CUDA graph (as the training loop captures it);
+- ``persist``: our FUSED engine (:class:`designer.engines.slstm.FusedSLSTM`) as it runs on a
+  GPU, on its persistent Triton kernels (one launch a level forward, one backward), eager;
+- ``persist+graph``: the same step captured in one CUDA graph (as the training loop captures it);
+- ``fused``, ``fused+graph``: the FUSED engine with its kernels switched off: its step loop
+  (one batched product over the heads a step), what it ran before the kernels;
 - ``torch loop+graph``: a plain-PyTorch step loop written from the paper's equations here
   (dense (H x 4H) recurrent matrix masked block-diagonal, one matmul a step), captured in one
   CUDA graph: the issue's baseline where no peer runs;
 - ``flashrnn/<backend>``: FlashRNN's sLSTM (``pip install flashrnn``; its Triton kernels need
   heads of <= 64 units, so it is also timed, with ours, at 8 heads of 64).
 
-Prints one table: ms per step and each row's time over ours (``fused+graph``) of the same
-configuration (> 1: ours is faster). Exits 1 when one of our own rows fails.
+Prints one table: ms per step and each row's time over ours (``persist+graph``, else
+``fused+graph``) of the same configuration (> 1: ours is faster). Exits 1 when one of our own
+rows fails (a ``persist`` row whose kernels did not run fails). ``--tune '{"BN": 8}'`` overrides
+the kernels' block sizes (:data:`designer.engines.slstm_kernel.TUNE`). ``--check`` compares the
+kernels with the step loop on the GPU at the benchmark's sizes (outputs, final states, every
+gradient; fp32 within 1e-4, bf16 under autocast printed) and exits 1 where fp32 is off.
 """
 from __future__ import annotations
 
@@ -27,7 +35,7 @@ import subprocess
 import sys
 import time
 
-OURS = ("fused", "fused+graph")
+OURS = ("persist", "persist+graph", "fused", "fused+graph")
 
 
 def parse():
@@ -39,8 +47,10 @@ def parse():
     p.add_argument("--batch", default="16,64")
     p.add_argument("--dtype", default="float32,bfloat16")
     p.add_argument("--heads", default="4,8")
-    p.add_argument("--rows", default="fused,fused+graph,torch loop+graph,flashrnn/triton_fused,"
-                   "flashrnn/cuda_fused")
+    p.add_argument("--rows", default="persist,persist+graph,fused,fused+graph,torch loop+graph,"
+                   "flashrnn/triton_fused,flashrnn/cuda_fused")
+    p.add_argument("--tune", default="{}", help="JSON: the kernels' block sizes (slstm_kernel)")
+    p.add_argument("--check", action="store_true", help="the kernels against the loop, GPU")
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--timeout", type=int, default=300)
     p.add_argument("--one", help=argparse.SUPPRESS)  # internal: one row as JSON
@@ -84,11 +94,15 @@ def one(cfg: dict) -> dict:
     target = torch.randn(t_, n, h, device=dev)
     head = nn.Linear(h, h).to(dev, dt)
     graph = row.endswith("+graph")
-    if row.startswith("fused"):
+    layer = None
+    if row.startswith(("fused", "persist")):
+        from designer.engines import slstm_kernel
         from designer.engines.slstm import FusedSLSTM, fill_slstm
+        slstm_kernel.TUNE.update(cfg.get("tune", {}))
         layer = FusedSLSTM(h, h, heads).to(dev)
         fill_slstm(layer, "uniform", 0.0)
         layer = layer.to(dt)
+        layer.kernels = row.startswith("persist")
         run, params = (lambda: layer(x)[0]), list(layer.parameters())
     elif row.startswith("torch loop"):
         w_x = nn.Parameter(torch.randn(4 * h, h, device=dev, dtype=dt) / h ** 0.5)
@@ -156,7 +170,60 @@ def one(cfg: dict) -> dict:
         ms = (time.perf_counter() - t0) * 1e3 / cfg["iters"]
     if not all(torch.isfinite(p).all() for p in params):
         raise RuntimeError("the weights are not finite after the steps")
-    return {**cfg, "ms": round(ms, 3)}
+    if row.startswith("persist") and layer.fallback:
+        raise RuntimeError(f"the kernels did not run: {layer.fallback}")
+    return {**cfg, "ms": round(ms, 3), **({"ran": layer.ran} if layer is not None else {})}
+
+
+def check(a) -> int:
+    """The kernels against the step loop on the GPU (or the CPU under TRITON_INTERPRET=1): the
+    largest relative difference of the outputs, the final states and every gradient, per size
+    and type."""
+    import torch
+
+    from designer.engines import slstm_kernel
+    from designer.engines.slstm import FusedSLSTM, fill_slstm
+    torch.backends.cuda.matmul.allow_tf32 = False
+    slstm_kernel.TUNE.update(json.loads(a.tune))
+    bad = False
+    for dtype in a.dtype.split(","):
+        for n in (int(v) for v in a.batch.split(",")):
+            for heads in (int(v) for v in a.heads.split(",")):
+                torch.manual_seed(0)
+                layer = FusedSLSTM(a.hidden, a.hidden, heads).to(a.device)
+                fill_slstm(layer, "uniform", 0.0)
+                x = torch.randn(a.seq, n, a.hidden, device=a.device, requires_grad=True)
+                s0 = [torch.randn(1, n, a.hidden, device=a.device) * 0.5 for _ in range(4)]
+                s0[2] = s0[2].abs() + 1.0
+                s0 = [s.requires_grad_() for s in s0]
+                wy = torch.randn(a.seq, n, a.hidden, device=a.device)
+                got = []
+                for kernels in (True, False):
+                    layer.kernels = kernels
+                    layer.zero_grad()
+                    x.grad = None
+                    for s in s0:
+                        s.grad = None
+                    with torch.autocast(a.device, torch.bfloat16, enabled=dtype == "bfloat16"):
+                        y, fin = layer(x, None, s0)
+                    loss = (y.float() * wy).sum() + sum((f.float() ** 2).sum() for f in fin)
+                    loss.backward()
+                    got.append([y, *fin, x.grad, *(s.grad for s in s0),
+                                *(p.grad for p in layer.parameters())])
+                    if kernels and layer.fallback:
+                        raise RuntimeError(f"the kernels did not run: {layer.fallback}")
+                names = ["y", "h", "c", "n", "m", "dx", "dh0", "dc0", "dn0", "dm0", "dW_xc",
+                         "db_c", "dW_hc"]
+                diffs = {k: float((u.double() - v.double()).abs().max() /
+                                  v.double().abs().max().clamp_min(1e-30))
+                         for k, u, v in zip(names, *got)}
+                worst = max(diffs, key=diffs.get)
+                off = dtype == "float32" and diffs[worst] > 1e-4
+                bad |= off
+                print(json.dumps({"dtype": dtype, "batch": n, "heads": heads, "worst": worst,
+                                  "rel": diffs[worst], "ok": not off, "diffs": diffs}),
+                      flush=True)
+    return 1 if bad else 0
 
 
 def main() -> int:
@@ -166,10 +233,12 @@ def main() -> int:
         return 0
     if a.small:
         a.hidden, a.seq, a.batch, a.iters = 32, 16, "2", 2
+    if a.check:
+        return check(a)
     rows_wanted = [r for r in a.rows.split(",") if r]
-    if a.device != "cuda":
-        rows_wanted = [r.removesuffix("+graph") for r in rows_wanted if r != "fused+graph"
-                       and not r.startswith("flashrnn")]  # no CUDA graphs, no Triton
+    if a.device != "cuda":   # no CUDA graphs, no Triton: the loops alone
+        rows_wanted = list(dict.fromkeys(r.removesuffix("+graph") for r in rows_wanted
+                                         if not r.startswith(("flashrnn", "persist"))))
     results, failed = [], False
     for dtype in a.dtype.split(","):
         for n in (int(v) for v in a.batch.split(",")):
@@ -183,7 +252,8 @@ def main() -> int:
                                                  "<= 64 units"})
                         continue
                     cfg = {"row": row, "device": a.device, "dtype": dtype, "batch": n,
-                           "seq": a.seq, "hidden": a.hidden, "heads": heads, "iters": a.iters}
+                           "seq": a.seq, "hidden": a.hidden, "heads": heads, "iters": a.iters,
+                           "tune": json.loads(a.tune)}
                     cmd = [sys.executable, __file__, "--one", json.dumps(cfg)]
                     try:
                         r = subprocess.run(cmd, capture_output=True, text=True,
@@ -196,10 +266,12 @@ def main() -> int:
                     failed |= row in OURS and "error" in res
                     results.append(res)
                     print(json.dumps(res), file=sys.stderr, flush=True)
+    mine = "fused" if a.device != "cuda" else \
+        "persist+graph" if "persist+graph" in rows_wanted else "fused+graph"
     ours = {(r["dtype"], r["batch"], r["heads"]): r["ms"] for r in results
-            if r["row"] == ("fused+graph" if a.device == "cuda" else "fused") and "ms" in r}
+            if r["row"] == mine and "ms" in r}
     print(f"sLSTM training step, H={a.hidden}, T={a.seq}, device {a.device}; "
-          "'x ours' = the row's ms / ours (fused+graph on CUDA), > 1: ours is faster")
+          f"'x ours' = the row's ms / ours ({mine}), > 1: ours is faster")
     print(f"{'row':<22} {'dtype':<9} {'N':>3} {'heads':>9} {'ms/step':>9} {'x ours':>7}")
     for r in results:
         key = (r["dtype"], r["batch"], r["heads"])

@@ -100,3 +100,6 @@ def test_the_memory_estimate_knows_both_engines():
     assert unrolled.layers["rnn"] > fused.layers["rnn"] > 0
     g.set_param("rnn", "engine", "CAFFE")
     assert estimate(g, Setup("cpu")).layers["rnn"] == unrolled.layers["rnn"]
+    g.set_param("rnn", "engine", "FUSED")
+    kernels = estimate(g, Setup("cuda", "cudnn"))   # the persistent kernels keep less
+    assert 0 < kernels.layers["rnn"] < fused.layers["rnn"]

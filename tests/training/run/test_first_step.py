@@ -1,4 +1,5 @@
-"""The notes after a run's first step: the PERSIST layers' kernels, and a slow first step."""
+"""The notes after a run's first step: the PERSIST layers' kernels, the FUSED sLSTM layers',
+and a slow first step."""
 import torch
 
 from designer.training.run.first_step import SLOW_FIRST_STEP_S, first_step_notes
@@ -28,6 +29,25 @@ def test_a_fallback_is_not_said_twice_and_other_engines_say_nothing():
     net = net_of(Persist("cuDNN (the layer runs on the CPU)", "the layer runs on the CPU"))
     assert first_step_notes(net, 0.2, torch.device("cpu")) == []
     assert first_step_notes(net_of(), 0.2, torch.device("cuda")) == []
+
+
+class SLSTM(torch.nn.Module):
+    engine_name, kind = "FUSED", "sLSTM"
+
+    def __init__(self, ran, fallback=None):
+        super().__init__()
+        self.ran, self.fallback = ran, fallback
+
+
+def test_the_fused_slstm_layers_say_when_they_run_on_the_persistent_kernels():
+    notes = first_step_notes(net_of(SLSTM("the persistent Triton kernels"),
+                                    SLSTM("the step loop (the layer runs on the CPU)",
+                                          "the layer runs on the CPU")),
+                             0.2, torch.device("cuda"))
+    assert notes == ["sLSTM layers (FUSED) run on the persistent Triton kernels"]
+    assert first_step_notes(net_of(SLSTM("the step loop (the layer runs on the CPU)",
+                                         "the layer runs on the CPU")),
+                            0.2, torch.device("cpu")) == []
 
 
 def test_a_slow_first_step_on_a_gpu_says_why():

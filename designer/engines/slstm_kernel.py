@@ -1,0 +1,162 @@
+"""One direction of one sLSTM level on the persistent Triton kernels (:mod:`triton_slstm`):
+what the FUSED engine runs on a CUDA device, in place of its step loop.
+
+:func:`kernel_direction` takes and returns what
+:func:`designer.engines.slstm_cell.slstm_direction` does (so ``slstm_layers`` runs either),
+and computes the same numbers: forward is one launch for all steps, backward one launch and
+one batched GEMM for ``dW_hc``; the input transform's gradient is the kernel's ``dpre`` as it
+is. Nothing is read on the host, so a step with the kernels is captured in a CUDA graph.
+
+Ties in the stabiliser's max (``log f + m_prev == log i``) split its gradient in half between
+the two, as ``torch.maximum`` does; ``cont`` and ``lengths`` run in the kernels, the backward
+direction reorders its valid steps outside them (:func:`slstm_cell.reverse_valid`) as the loop
+does. What the kernels cannot run (no CUDA device, no Triton, a type other than fp32 or bf16)
+runs on the loop; :func:`fallback_reason` says why.
+
+Launch shape (:func:`plan`): one program per (head, block of ``BN`` batch rows), each running
+the whole sequence. At H=512, T=256 on an H100 that is 4 heads x (16 or 64 rows / 16) = 4-16
+programs (8-32 at 8 heads of 64): few SMs work, each on ``[BN, d] x [d, 4d]`` a step, its head's
+``W_hc`` block (256 KB fp32 at d=128, 64 KB at d=64; half in bf16) read from L1/L2 each step,
+so a step costs about the time to stream that block through one SM plus the latency of one
+step's chain (h stored, read back, the gates, the unit). ``BN`` of 16 is the smallest
+``tl.dot`` takes; ``JC`` and ``KC`` (the units a chunk computes, the units of h a product reads
+at once) bound the registers: 32 and 32 with 8 warps build for sm_90 at d = 64 and 128, fp32
+and bf16, with at most 32 bytes spilled (ptxas; 64-wide chunks spill hundreds). ``TUNE``
+overrides any of these for the benchmark's sweeps (``--tune``): ``{"BN": 8}`` or 4 takes the
+broadcast product in place of ``tl.dot`` (fp32 runs on the FMA units either way) and puts 2-4x
+the programs on the SMs, likely faster in fp32 where the batch is small; ``"precision":
+"tf32x3"`` puts the fp32 products on the tensor cores at about fp32's accuracy; ``"warps"``:
+4, 8 or 16. None of this is measured yet.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+
+from .slstm_cell import reverse_valid
+
+try:
+    from . import triton_slstm as kernels
+    from .triton_slstm import triton
+except Exception:  # noqa: BLE001
+    kernels, triton = None, None
+
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"  # Triton's CPU interpreter (tests)
+RAN = "the persistent Triton kernels"
+TUNE: dict = {}   # overrides of plan()'s choices (tests/benchmarks/bench_slstm.py --tune)
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(n, 1))))
+
+
+def plan(d: int, batch: int) -> dict:
+    """Block sizes and the grid's batch blocks for heads of ``d`` units and ``batch`` rows."""
+    width = _pow2(d)
+    dot = width >= 16                       # tl.dot takes blocks of 16 and more
+    bn = 16 if dot else min(16, _pow2(batch))
+    cfg = {"D": width, "BN": bn, "JC": min(width, 32), "KC": min(width, 32),
+           "warps": 8 if width >= 32 else 4, "precision": "ieee"}
+    cfg.update(TUNE)
+    cfg["DOT"] = dot and min(cfg["BN"], cfg["JC"], cfg["KC"]) >= 16
+    cfg["blocks"] = math.ceil(batch / cfg["BN"])
+    return cfg
+
+
+def _meta(cfg: dict, exp_forget: bool, keep, lens) -> dict:
+    return {"EXP_FORGET": exp_forget, "HAS_KEEP": keep is not None,
+            "HAS_LENS": lens is not None, "D": cfg["D"], "BN": cfg["BN"], "JC": cfg["JC"],
+            "KC": cfg["KC"], "DOT": cfg["DOT"], "PREC": cfg["precision"],
+            "num_warps": cfg["warps"]}
+
+
+class _Direction(torch.autograd.Function):
+    """(xw, W_hc, h0, c0, n0, m0, keep, lengths, exp_forget) -> (y, h_T, c_T, n_T, m_T) on the
+    kernels; xw (T, N, 4H), W_hc (heads, 4d, d), the state (N, H) each, keep (T, N) fp32 or
+    None, lengths (N) int64 or None."""
+
+    @staticmethod
+    def forward(ctx, xw, w_hc, h0, c0, n0, m0, keep, lens, exp_forget):
+        steps, batch, four_h = xw.shape
+        hidden, (heads, _, d) = four_h // 4, w_hc.shape
+        dev = xw.device
+        low = torch.bfloat16 if xw.dtype == torch.bfloat16 else torch.float32
+        cfg = plan(d, batch)
+        xw, w = xw.contiguous(), w_hc.to(low).contiguous()
+        states = []
+        for s0 in (h0, c0, n0, m0):
+            buf = torch.empty(steps + 1, batch, hidden, device=dev, dtype=torch.float32)
+            buf[0] = s0
+            states.append(buf)
+        pre = torch.empty(steps, batch, four_h, device=dev, dtype=torch.float32)
+        y = torch.empty(steps, batch, hidden, device=dev, dtype=xw.dtype)
+        kernels._forward[(heads, cfg["blocks"])](
+            xw, w, *states, pre, y, states[0] if keep is None else keep,
+            states[0] if lens is None else lens, steps, batch, hidden, d,
+            **_meta(cfg, exp_forget, keep, lens))
+        ctx.save_for_backward(w, pre, keep, lens, *states)
+        ctx.cfg, ctx.exp_forget = cfg, exp_forget
+        ctx.types = (xw.dtype, w_hc.dtype, h0.dtype)
+        return (y, *(s[steps].to(h0.dtype, copy=True) for s in states))
+
+    @staticmethod
+    def backward(ctx, dy, dh, dc, dn, dm):
+        w, pre, keep, lens, hs, cs, ns, ms = ctx.saved_tensors
+        steps, batch, four_h = pre.shape
+        hidden, (heads, _, d) = four_h // 4, w.shape
+        dev, cfg = pre.device, ctx.cfg
+        x_type, w_type, s_type = ctx.types
+        dy = torch.zeros(steps, batch, hidden, device=dev) if dy is None else dy.contiguous()
+        carries = [torch.zeros(batch, hidden, device=dev) if g is None else
+                   g.to(torch.float32, copy=True).contiguous() for g in (dh, dc, dn, dm)]
+        dpre = torch.empty(steps, batch, four_h, device=dev, dtype=torch.float32)
+        kernels._backward[(heads, cfg["blocks"])](
+            dy, w, pre, cs, ns, ms, dpre, *carries, hs if keep is None else keep,
+            hs if lens is None else lens, steps, batch, hidden, d,
+            **_meta(cfg, ctx.exp_forget, keep, lens))
+        # dW_hc[k] = sum over steps and rows of dpre[k's rows]^T (keep h_{t-1})[k's units]
+        h_read = hs[:-1] if keep is None else hs[:-1] * keep.unsqueeze(-1)
+        with torch.autocast(dev.type, enabled=False):
+            d_w = torch.einsum("rgkj,rkl->kgjl", dpre.view(-1, 4, heads, d),
+                               h_read.view(-1, heads, d)).reshape(heads, 4 * d, d)
+        return (dpre.to(x_type), d_w.to(w_type), *(g.to(s_type) for g in carries),
+                None, None, None)
+
+
+def kernel_direction(xw, w_hc, state, cont=None, lengths=None, reverse=False,
+                     exp_forget=False):
+    """:func:`designer.engines.slstm_cell.slstm_direction` on the kernels: (every h_t
+    (T, N, H), the final state (h, c, n, m))."""
+    if reverse:
+        xw = reverse_valid(xw, lengths)
+    keep = None if cont is None else cont.to(xw.device, torch.float32).contiguous()
+    lens = None if lengths is None else lengths.to(xw.device, torch.int64).contiguous()
+    y, *final = _Direction.apply(xw, w_hc, *state, keep, lens, exp_forget)
+    if reverse:
+        y = reverse_valid(y, lengths)
+    return y, tuple(final)
+
+
+def _runs_in(x: torch.Tensor) -> torch.dtype:
+    """The type the layer computes in: bf16 under CUDA's bf16 autocast, else x's."""
+    if x.is_cuda and torch.is_autocast_enabled("cuda"):
+        return torch.get_autocast_dtype("cuda")
+    return x.dtype
+
+
+def fallback_reason(x: torch.Tensor, hidden: int) -> str | None:
+    """Why the kernels cannot run an sLSTM call of ``hidden`` units on ``x`` (T, N, E)
+    (``None`` when they can)."""
+    if not (x.is_cuda or INTERPRET):
+        return "the layer runs on the CPU"
+    if kernels is None or triton is None:
+        return "Triton is not installed"
+    if _runs_in(x) not in (torch.float32, torch.bfloat16):
+        return f"the kernels run fp32 and bf16, not {str(_runs_in(x)).removeprefix('torch.')}"
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        return "the input has no steps or no sequences"
+    if x.shape[0] * x.shape[1] * 4 * hidden >= 2 ** 31:
+        return "a level's pre-activations pass 2^31 values (the kernels' offsets are 32-bit)"
+    return None
