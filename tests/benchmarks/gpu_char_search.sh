@@ -10,6 +10,10 @@ out=${1:-/tmp/char_search}
 py=${PYTHON:-python3}
 mkdir -p "$out"
 cp tests/benchmarks/char-rnn-search.json "$out/p.json"
+# the data where nothing else writes while the search runs
+if [ -n "${RNN_DESIGNER_DATA:-}" ] && [ -f "$RNN_DESIGNER_DATA/tinyshakespeare.txt" ]; then
+  mkdir -p "$out/data" && cp "$RNN_DESIGNER_DATA/tinyshakespeare.txt" "$out/data/" && export RNN_DESIGNER_DATA="$out/data"
+fi
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used,power.draw --format=csv,noheader -l 1 > "$out/util.csv" 2>/dev/null &
 mon=$!
 s0=$(date +%s)
