@@ -108,6 +108,27 @@ def measure(project_path: str, device: str, engine: str, steps: int, precision: 
             "gpu": torch.cuda.get_device_name() if device == "cuda" else None}
 
 
+CELLS = {"sLSTM": {"num_heads": 4}, "mLSTM": {"num_heads": 4}, "MinGRU": {}, "MinLSTM": {}}
+
+
+def cell_projects(folder: Path) -> list[str]:
+    """The Char-RNN example with its LSTM retyped into each newer cell (same size, levels
+    and dropout; each cell's own engines), written into ``folder``."""
+    base = json.loads((ROOT / PROJECTS[0]).read_text())
+    out = []
+    for kind, extra in CELLS.items():
+        p = json.loads(json.dumps(base))
+        for layer in p["graph"]["layers"]:
+            if layer["name"] == "lstm1":
+                keep = {k: layer["params"][k] for k in ("num_output", "num_layers",
+                                                         "dropout_ratio")}
+                layer.update(type=kind, params={**keep, **extra})
+        path = folder / f"char-rnn-{kind.lower()}.json"
+        path.write_text(json.dumps(p))
+        out.append(str(path))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
@@ -118,6 +139,9 @@ def main() -> None:
     ap.add_argument("--fixed-mmap-threshold", action="store_true",
                     help="run the children with MALLOC_MMAP_THRESHOLD_=131072: glibc then hands "
                     "freed large blocks back at once instead of keeping them for reuse")
+    ap.add_argument("--cells", action="store_true",
+                    help="also the Char-RNN with its LSTM retyped into each of the newer cells "
+                    "(sLSTM and mLSTM in 4 heads, MinGRU, MinLSTM)")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--one", nargs=2, metavar=("PROJECT", "ENGINE"), help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -125,8 +149,10 @@ def main() -> None:
         print(json.dumps(measure(a.one[0], a.device, a.one[1], a.steps, a.precision)))
         return
     rows = []
+    cells_dir = tempfile.TemporaryDirectory()
+    paths = list(PROJECTS) + (cell_projects(Path(cells_dir.name)) if a.cells else [])
     print(f"{'project':46} {'engine':6} {'estimate MiB':>12} {'measured MiB':>12} {'ratio':>6}")
-    for path in PROJECTS:
+    for path in paths:
         if a.only not in path:
             continue
         for engine in a.engines.split(","):
