@@ -30,6 +30,7 @@ the programs on the SMs, likely faster in fp32 where the batch is small; ``"prec
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -39,37 +40,87 @@ from .slstm_cell import reverse_valid
 
 try:
     from . import triton_slstm as kernels
+    from . import triton_slstm_split as split_kernels
     from .triton_slstm import triton
 except Exception:  # noqa: BLE001
-    kernels, triton = None, None
+    kernels, split_kernels, triton = None, None, None
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"  # Triton's CPU interpreter (tests)
 RAN = "the persistent Triton kernels"
 TUNE: dict = {}   # overrides of plan()'s choices (tests/benchmarks/bench_slstm.py --tune)
+MIN_UNITS = 16    # the fewest units of a head a program of a split head owns
 
 
 def _pow2(n: int) -> int:
     return 1 << max(0, math.ceil(math.log2(max(n, 1))))
 
 
-def plan(d: int, batch: int) -> dict:
-    """Block sizes and the grid's batch blocks for heads of ``d`` units and ``batch`` rows."""
+def sm_count(device: torch.device) -> int:
+    """The streaming multiprocessors of a CUDA ``device``; 0 elsewhere or under the
+    interpreter (where a launch's programs run one after another: no split)."""
+    if INTERPRET or device.type != "cuda":
+        return 0
+    return _sms(device.index if device.index is not None else torch.cuda.current_device())
+
+
+@functools.lru_cache(maxsize=None)
+def _sms(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def plan(d: int, batch: int, heads: int = 1, sms: int = 0, fp32: bool = True) -> dict:
+    """Block sizes, the grid's batch blocks and the split of a head for ``heads`` heads of
+    ``d`` units and ``batch`` rows on a GPU of ``sms`` SMs (0: the interpreter or a CPU).
+
+    ``split`` is the programs a head's units are spread over (``U = D / split`` units each, at
+    least :data:`MIN_UNITS`): the largest power of two that keeps the launch to one program an
+    SM at most (heads x batch blocks x split <= sms; they meet at barriers, so all must be
+    resident), 1 without SMs. fp32 products run on the tensor cores in three TF32 passes
+    (``"tf32x3"``, about fp32's accuracy) on a GPU, in fp32 ("ieee") on the interpreter.
+    """
     width = _pow2(d)
     dot = width >= 16                       # tl.dot takes blocks of 16 and more
     bn = 16 if dot else min(16, _pow2(batch))
     cfg = {"D": width, "BN": bn, "JC": min(width, 32), "KC": min(width, 32),
-           "warps": 8 if width >= 32 else 4, "precision": "ieee"}
-    cfg.update(TUNE)
-    cfg["DOT"] = dot and min(cfg["BN"], cfg["JC"], cfg["KC"]) >= 16
+           "warps": 8 if width >= 32 else 4,
+           "precision": "tf32x3" if sms and fp32 else "ieee"}
+    cfg.update({k: v for k, v in TUNE.items() if k != "split"})
     cfg["blocks"] = math.ceil(batch / cfg["BN"])
+    split = 1
+    if sms and not INTERPRET:
+        split = _pow2(max(1, TUNE.get("split", width // MIN_UNITS)) + 1) // 2   # a power of 2
+        while split > 1 and (width // split < MIN_UNITS or
+                             heads * cfg["blocks"] * split > sms):
+            split //= 2
+    cfg["split"] = split
+    if split > 1:   # a program's [BN, U] blocks are small: 4 warps, products 16 deep
+        cfg["JC"] = min(cfg["JC"], width // split)
+        cfg.update({k: v for k, v in (("warps", 4), ("KC", 16)) if k not in TUNE})
+    cfg["DOT"] = dot and min(cfg["BN"], cfg["JC"], cfg["KC"]) >= 16
     return cfg
 
 
 def _meta(cfg: dict, exp_forget: bool, keep, lens) -> dict:
-    return {"EXP_FORGET": exp_forget, "HAS_KEEP": keep is not None,
+    split = {"S": cfg["split"]} if cfg["split"] > 1 or cfg.get("grouped") else {}
+    return {**split, "EXP_FORGET": exp_forget, "HAS_KEEP": keep is not None,
             "HAS_LENS": lens is not None, "D": cfg["D"], "BN": cfg["BN"], "JC": cfg["JC"],
             "KC": cfg["KC"], "DOT": cfg["DOT"], "PREC": cfg["precision"],
             "num_warps": cfg["warps"]}
+
+
+def _launch(name: str, cfg: dict, heads: int, dev: torch.device):
+    """The kernel ``name`` ("_forward", "_backward") on its grid: one program a head and batch
+    block, or ``split`` of them a head (:mod:`triton_slstm_split`)."""
+    if cfg["split"] == 1 and not cfg.get("grouped"):
+        return getattr(kernels, name)[(heads, cfg["blocks"])]
+    return getattr(split_kernels, name + "_split")[(heads * cfg["split"], cfg["blocks"])]
+
+
+def _barriers(cfg: dict, heads: int, dev: torch.device) -> tuple:
+    """The split kernels' barrier counters (one a head and batch block, zero); none else."""
+    if cfg["split"] == 1 and not cfg.get("grouped"):
+        return ()
+    return (torch.zeros(heads * cfg["blocks"], device=dev, dtype=torch.int32),)
 
 
 class _Direction(torch.autograd.Function):
@@ -83,7 +134,7 @@ class _Direction(torch.autograd.Function):
         hidden, (heads, _, d) = four_h // 4, w_hc.shape
         dev = xw.device
         low = torch.bfloat16 if xw.dtype == torch.bfloat16 else torch.float32
-        cfg = plan(d, batch)
+        cfg = plan(d, batch, heads, sm_count(dev), low == torch.float32)
         xw, w = xw.contiguous(), w_hc.to(low).contiguous()
         states = []
         for s0 in (h0, c0, n0, m0):
@@ -92,10 +143,10 @@ class _Direction(torch.autograd.Function):
             states.append(buf)
         pre = torch.empty(steps, batch, four_h, device=dev, dtype=torch.float32)
         y = torch.empty(steps, batch, hidden, device=dev, dtype=xw.dtype)
-        kernels._forward[(heads, cfg["blocks"])](
+        _launch("_forward", cfg, heads, dev)(
             xw, w, *states, pre, y, states[0] if keep is None else keep,
-            states[0] if lens is None else lens, steps, batch, hidden, d,
-            **_meta(cfg, exp_forget, keep, lens))
+            states[0] if lens is None else lens, *_barriers(cfg, heads, dev),
+            steps, batch, hidden, d, **_meta(cfg, exp_forget, keep, lens))
         ctx.save_for_backward(w, pre, keep, lens, *states)
         ctx.cfg, ctx.exp_forget = cfg, exp_forget
         ctx.types = (xw.dtype, w_hc.dtype, h0.dtype)
@@ -112,10 +163,10 @@ class _Direction(torch.autograd.Function):
         carries = [torch.zeros(batch, hidden, device=dev) if g is None else
                    g.to(torch.float32, copy=True).contiguous() for g in (dh, dc, dn, dm)]
         dpre = torch.empty(steps, batch, four_h, device=dev, dtype=torch.float32)
-        kernels._backward[(heads, cfg["blocks"])](
+        _launch("_backward", cfg, heads, dev)(
             dy, w, pre, cs, ns, ms, dpre, *carries, hs if keep is None else keep,
-            hs if lens is None else lens, steps, batch, hidden, d,
-            **_meta(cfg, ctx.exp_forget, keep, lens))
+            hs if lens is None else lens, *_barriers(cfg, heads, dev), steps, batch, hidden,
+            d, **_meta(cfg, ctx.exp_forget, keep, lens))
         # dW_hc[k] = sum over steps and rows of dpre[k's rows]^T (keep h_{t-1})[k's units]
         h_read = hs[:-1] if keep is None else hs[:-1] * keep.unsqueeze(-1)
         with torch.autocast(dev.type, enabled=False):
