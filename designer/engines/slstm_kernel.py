@@ -13,20 +13,33 @@ direction reorders its valid steps outside them (:func:`slstm_cell.reverse_valid
 does. What the kernels cannot run (no CUDA device, no Triton, a type other than fp32 or bf16)
 runs on the loop; :func:`fallback_reason` says why.
 
-Launch shape (:func:`plan`): one program per (head, block of ``BN`` batch rows), each running
-the whole sequence. At H=512, T=256 on an H100 that is 4 heads x (16 or 64 rows / 16) = 4-16
-programs (8-32 at 8 heads of 64): few SMs work, each on ``[BN, d] x [d, 4d]`` a step, its head's
-``W_hc`` block (256 KB fp32 at d=128, 64 KB at d=64; half in bf16) read from L1/L2 each step,
-so a step costs about the time to stream that block through one SM plus the latency of one
-step's chain (h stored, read back, the gates, the unit). ``BN`` of 16 is the smallest
-``tl.dot`` takes; ``JC`` and ``KC`` (the units a chunk computes, the units of h a product reads
-at once) bound the registers: 32 and 32 with 8 warps build for sm_90 at d = 64 and 128, fp32
-and bf16, with at most 32 bytes spilled (ptxas; 64-wide chunks spill hundreds). ``TUNE``
-overrides any of these for the benchmark's sweeps (``--tune``): ``{"BN": 8}`` or 4 takes the
-broadcast product in place of ``tl.dot`` (fp32 runs on the FMA units either way) and puts 2-4x
-the programs on the SMs, likely faster in fp32 where the batch is small; ``"precision":
-"tf32x3"`` puts the fp32 products on the tensor cores at about fp32's accuracy; ``"warps"``:
-4, 8 or 16. None of this is measured yet.
+Launch shape (:func:`plan`). One program per (head, block of ``BN`` = 16 batch rows) runs
+the whole sequence (:mod:`triton_slstm`); at H=512 that is 4 heads x (16 or 64 rows / 16) =
+4-16 programs (8-32 at 8 heads of 64) on an H100's 132 SMs, each streaming its head's ``4d x
+d`` block of ``W_hc`` (256 KB fp32 at d=128) through one SM every step. Measured so (one H100,
+H=512, T=256, the whole training step in a CUDA graph, against a CUDA-graph-captured plain
+PyTorch step loop; tests/benchmarks/RESULTS.md): fp32 27.7 / 30.2 ms at 4x128 (N=16 / 64,
+1.8x / 2.9x the loop), 8.5 / 10.7 ms at 8x64 (5.9x / 8.2x); bf16 9.7 / 11.1 ms at 4x128
+(4.1x / 5.4x), 4.1 / 5.5 ms at 8x64 (9.7x / 10.9x). ``{"precision": "tf32x3"}`` took fp32 at
+4x128 to 15.9 / 18.3 ms; ``BN`` 8 (the broadcast product, twice the programs) was 2-3x slower.
+
+So on a GPU (:func:`sm_count` > 0) a head is split over ``split`` programs
+(:mod:`triton_slstm_split`): each owns ``U = D/split`` (>= :data:`MIN_UNITS`) of its units,
+their ``4U x d`` rows of ``W_hc``, and meets the head's other programs at a barrier each step.
+``split`` is the largest power of two that keeps heads x batch blocks x split within the SMs
+(every program resident at once: the barrier waits for all of them): 8 at 4x128 (32 programs at
+N=16, 128 at N=64), 4 at 8x64 (32 / 128). Expected: a step's time falls from the time one SM
+takes to stream ``4d x d`` to that of ``4U x d`` (1/8 at 4x128) plus one barrier (a few
+microseconds, as the LSTM's PERSIST kernels pay); not measured yet. Split programs run 4 warps
+and 16-deep products (``KC``), which build for sm_90 with no spill; one program a head runs 8
+warps, ``JC`` = ``KC`` = 32 (at most 32 bytes spilled; 64-wide chunks spill hundreds). fp32
+products run on the tensor cores in three TF32 passes (``"tf32x3"``, about fp32's accuracy) on
+a GPU; the interpreter (no SMs, one program a head: its programs run one after another, and a
+barrier would wait for ever) multiplies in fp32. ``TUNE`` overrides any choice for the
+benchmark's sweeps (``--tune``): ``"split"`` (1: one program a head), ``"precision"``
+(``"ieee"``: fp32 on the FMA units), ``"warps"``, ``"BN"`` (8 or 4 takes the broadcast product
+in place of ``tl.dot``), ``"JC"``, ``"KC"``; ``"grouped"`` runs the split kernels at one
+program a head (the interpreter's test of them).
 """
 from __future__ import annotations
 
