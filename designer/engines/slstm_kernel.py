@@ -76,7 +76,7 @@ def sm_count(device: torch.device) -> int:
     return _sms(device.index if device.index is not None else torch.cuda.current_device())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sms(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
