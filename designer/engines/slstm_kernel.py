@@ -13,23 +13,37 @@ direction reorders its valid steps outside them (:func:`slstm_cell.reverse_valid
 does. What the kernels cannot run (no CUDA device, no Triton, a type other than fp32 or bf16)
 runs on the loop; :func:`fallback_reason` says why.
 
-Launch shape (:func:`plan`): one program per (head, block of ``BN`` batch rows), each running
-the whole sequence. At H=512, T=256 on an H100 that is 4 heads x (16 or 64 rows / 16) = 4-16
-programs (8-32 at 8 heads of 64): few SMs work, each on ``[BN, d] x [d, 4d]`` a step, its head's
-``W_hc`` block (256 KB fp32 at d=128, 64 KB at d=64; half in bf16) read from L1/L2 each step,
-so a step costs about the time to stream that block through one SM plus the latency of one
-step's chain (h stored, read back, the gates, the unit). ``BN`` of 16 is the smallest
-``tl.dot`` takes; ``JC`` and ``KC`` (the units a chunk computes, the units of h a product reads
-at once) bound the registers: 32 and 32 with 8 warps build for sm_90 at d = 64 and 128, fp32
-and bf16, with at most 32 bytes spilled (ptxas; 64-wide chunks spill hundreds). ``TUNE``
-overrides any of these for the benchmark's sweeps (``--tune``): ``{"BN": 8}`` or 4 takes the
-broadcast product in place of ``tl.dot`` (fp32 runs on the FMA units either way) and puts 2-4x
-the programs on the SMs, likely faster in fp32 where the batch is small; ``"precision":
-"tf32x3"`` puts the fp32 products on the tensor cores at about fp32's accuracy; ``"warps"``:
-4, 8 or 16. None of this is measured yet.
+Launch shape (:func:`plan`). One program per (head, block of ``BN`` = 16 batch rows) runs
+the whole sequence (:mod:`triton_slstm`); at H=512 that is 4 heads x (16 or 64 rows / 16) =
+4-16 programs (8-32 at 8 heads of 64) on an H100's 132 SMs, each streaming its head's ``4d x
+d`` block of ``W_hc`` (256 KB fp32 at d=128) through one SM every step. Measured so (one H100,
+H=512, T=256, the whole training step in a CUDA graph, against a CUDA-graph-captured plain
+PyTorch step loop; tests/benchmarks/RESULTS.md): fp32 27.7 / 30.2 ms at 4x128 (N=16 / 64,
+1.8x / 2.9x the loop), 8.5 / 10.7 ms at 8x64 (5.9x / 8.2x); bf16 9.7 / 11.1 ms at 4x128
+(4.1x / 5.4x), 4.1 / 5.5 ms at 8x64 (9.7x / 10.9x). ``{"precision": "tf32x3"}`` took fp32 at
+4x128 to 15.9 / 18.3 ms; ``BN`` 8 (the broadcast product, twice the programs) was 2-3x slower.
+
+So on a GPU (:func:`sm_count` > 0) a head is split over ``split`` programs
+(:mod:`triton_slstm_split`): each owns ``U = D/split`` (>= :data:`MIN_UNITS`) of its units,
+their ``4U x d`` rows of ``W_hc``, and meets the head's other programs at a barrier each step.
+``split`` is the largest power of two that keeps heads x batch blocks x split within the SMs
+(every program resident at once: the barrier waits for all of them): 8 at 4x128 (32 programs at
+N=16, 128 at N=64), 4 at 8x64 (32 / 128). Expected: a step's time falls from the time one SM
+takes to stream ``4d x d`` to that of ``4U x d`` (1/8 at 4x128) plus one barrier (a few
+microseconds, as the LSTM's PERSIST kernels pay); not measured yet. Split programs run 4 warps
+and 16-deep products (``KC``), which build for sm_90 with no spill; one program a head runs 8
+warps, ``JC`` = ``KC`` = 32 (at most 32 bytes spilled; 64-wide chunks spill hundreds). fp32
+products run on the tensor cores in three TF32 passes (``"tf32x3"``, about fp32's accuracy) on
+a GPU; the interpreter (no SMs, one program a head: its programs run one after another, and a
+barrier would wait for ever) multiplies in fp32. ``TUNE`` overrides any choice for the
+benchmark's sweeps (``--tune``): ``"split"`` (1: one program a head), ``"precision"``
+(``"ieee"``: fp32 on the FMA units), ``"warps"``, ``"BN"`` (8 or 4 takes the broadcast product
+in place of ``tl.dot``), ``"JC"``, ``"KC"``; ``"grouped"`` runs the split kernels at one
+program a head (the interpreter's test of them).
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -39,37 +53,87 @@ from .slstm_cell import reverse_valid
 
 try:
     from . import triton_slstm as kernels
+    from . import triton_slstm_split as split_kernels
     from .triton_slstm import triton
 except Exception:  # noqa: BLE001
-    kernels, triton = None, None
+    kernels, split_kernels, triton = None, None, None
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"  # Triton's CPU interpreter (tests)
 RAN = "the persistent Triton kernels"
 TUNE: dict = {}   # overrides of plan()'s choices (tests/benchmarks/bench_slstm.py --tune)
+MIN_UNITS = 16    # the fewest units of a head a program of a split head owns
 
 
 def _pow2(n: int) -> int:
     return 1 << max(0, math.ceil(math.log2(max(n, 1))))
 
 
-def plan(d: int, batch: int) -> dict:
-    """Block sizes and the grid's batch blocks for heads of ``d`` units and ``batch`` rows."""
+def sm_count(device: torch.device) -> int:
+    """The streaming multiprocessors of a CUDA ``device``; 0 elsewhere or under the
+    interpreter (where a launch's programs run one after another: no split)."""
+    if INTERPRET or device.type != "cuda":
+        return 0
+    return _sms(device.index if device.index is not None else torch.cuda.current_device())
+
+
+@functools.cache
+def _sms(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def plan(d: int, batch: int, heads: int = 1, sms: int = 0, fp32: bool = True) -> dict:
+    """Block sizes, the grid's batch blocks and the split of a head for ``heads`` heads of
+    ``d`` units and ``batch`` rows on a GPU of ``sms`` SMs (0: the interpreter or a CPU).
+
+    ``split`` is the programs a head's units are spread over (``U = D / split`` units each, at
+    least :data:`MIN_UNITS`): the largest power of two that keeps the launch to one program an
+    SM at most (heads x batch blocks x split <= sms; they meet at barriers, so all must be
+    resident), 1 without SMs. fp32 products run on the tensor cores in three TF32 passes
+    (``"tf32x3"``, about fp32's accuracy) on a GPU, in fp32 ("ieee") on the interpreter.
+    """
     width = _pow2(d)
     dot = width >= 16                       # tl.dot takes blocks of 16 and more
     bn = 16 if dot else min(16, _pow2(batch))
     cfg = {"D": width, "BN": bn, "JC": min(width, 32), "KC": min(width, 32),
-           "warps": 8 if width >= 32 else 4, "precision": "ieee"}
-    cfg.update(TUNE)
-    cfg["DOT"] = dot and min(cfg["BN"], cfg["JC"], cfg["KC"]) >= 16
+           "warps": 8 if width >= 32 else 4,
+           "precision": "tf32x3" if sms and fp32 else "ieee"}
+    cfg.update({k: v for k, v in TUNE.items() if k != "split"})
     cfg["blocks"] = math.ceil(batch / cfg["BN"])
+    split = 1
+    if sms and not INTERPRET:
+        split = _pow2(max(1, TUNE.get("split", width // MIN_UNITS)) + 1) // 2   # a power of 2
+        while split > 1 and (width // split < MIN_UNITS or
+                             heads * cfg["blocks"] * split > sms):
+            split //= 2
+    cfg["split"] = split
+    if split > 1:   # a program's [BN, U] blocks are small: 4 warps, products 16 deep
+        cfg["JC"] = min(cfg["JC"], width // split)
+        cfg.update({k: v for k, v in (("warps", 4), ("KC", 16)) if k not in TUNE})
+    cfg["DOT"] = dot and min(cfg["BN"], cfg["JC"], cfg["KC"]) >= 16
     return cfg
 
 
 def _meta(cfg: dict, exp_forget: bool, keep, lens) -> dict:
-    return {"EXP_FORGET": exp_forget, "HAS_KEEP": keep is not None,
+    split = {"S": cfg["split"]} if cfg["split"] > 1 or cfg.get("grouped") else {}
+    return {**split, "EXP_FORGET": exp_forget, "HAS_KEEP": keep is not None,
             "HAS_LENS": lens is not None, "D": cfg["D"], "BN": cfg["BN"], "JC": cfg["JC"],
             "KC": cfg["KC"], "DOT": cfg["DOT"], "PREC": cfg["precision"],
             "num_warps": cfg["warps"]}
+
+
+def _launch(name: str, cfg: dict, heads: int, dev: torch.device):
+    """The kernel ``name`` ("_forward", "_backward") on its grid: one program a head and batch
+    block, or ``split`` of them a head (:mod:`triton_slstm_split`)."""
+    if cfg["split"] == 1 and not cfg.get("grouped"):
+        return getattr(kernels, name)[(heads, cfg["blocks"])]
+    return getattr(split_kernels, name + "_split")[(heads * cfg["split"], cfg["blocks"])]
+
+
+def _barriers(cfg: dict, heads: int, dev: torch.device) -> tuple:
+    """The split kernels' barrier counters (one a head and batch block, zero); none else."""
+    if cfg["split"] == 1 and not cfg.get("grouped"):
+        return ()
+    return (torch.zeros(heads * cfg["blocks"], device=dev, dtype=torch.int32),)
 
 
 class _Direction(torch.autograd.Function):
@@ -83,7 +147,7 @@ class _Direction(torch.autograd.Function):
         hidden, (heads, _, d) = four_h // 4, w_hc.shape
         dev = xw.device
         low = torch.bfloat16 if xw.dtype == torch.bfloat16 else torch.float32
-        cfg = plan(d, batch)
+        cfg = plan(d, batch, heads, sm_count(dev), low == torch.float32)
         xw, w = xw.contiguous(), w_hc.to(low).contiguous()
         states = []
         for s0 in (h0, c0, n0, m0):
@@ -92,10 +156,10 @@ class _Direction(torch.autograd.Function):
             states.append(buf)
         pre = torch.empty(steps, batch, four_h, device=dev, dtype=torch.float32)
         y = torch.empty(steps, batch, hidden, device=dev, dtype=xw.dtype)
-        kernels._forward[(heads, cfg["blocks"])](
+        _launch("_forward", cfg, heads, dev)(
             xw, w, *states, pre, y, states[0] if keep is None else keep,
-            states[0] if lens is None else lens, steps, batch, hidden, d,
-            **_meta(cfg, exp_forget, keep, lens))
+            states[0] if lens is None else lens, *_barriers(cfg, heads, dev),
+            steps, batch, hidden, d, **_meta(cfg, exp_forget, keep, lens))
         ctx.save_for_backward(w, pre, keep, lens, *states)
         ctx.cfg, ctx.exp_forget = cfg, exp_forget
         ctx.types = (xw.dtype, w_hc.dtype, h0.dtype)
@@ -112,10 +176,10 @@ class _Direction(torch.autograd.Function):
         carries = [torch.zeros(batch, hidden, device=dev) if g is None else
                    g.to(torch.float32, copy=True).contiguous() for g in (dh, dc, dn, dm)]
         dpre = torch.empty(steps, batch, four_h, device=dev, dtype=torch.float32)
-        kernels._backward[(heads, cfg["blocks"])](
+        _launch("_backward", cfg, heads, dev)(
             dy, w, pre, cs, ns, ms, dpre, *carries, hs if keep is None else keep,
-            hs if lens is None else lens, steps, batch, hidden, d,
-            **_meta(cfg, ctx.exp_forget, keep, lens))
+            hs if lens is None else lens, *_barriers(cfg, heads, dev), steps, batch, hidden,
+            d, **_meta(cfg, ctx.exp_forget, keep, lens))
         # dW_hc[k] = sum over steps and rows of dpre[k's rows]^T (keep h_{t-1})[k's units]
         h_read = hs[:-1] if keep is None else hs[:-1] * keep.unsqueeze(-1)
         with torch.autocast(dev.type, enabled=False):

@@ -33,7 +33,14 @@ Backward, per step T-1 .. 0, two phases around a ``debug_barrier``:
 ``keep`` (``cont``, optional) zeroes the state a step reads; with ``LENS`` a step at or past
 a sequence's length keeps the state and outputs zero. Accumulation and state are fp32 whatever
 the input type (fp32, or bf16 under autocast, where h and the gradients meet the bf16 weights
-in ``tl.dot`` on the tensor cores).
+in ``tl.dot`` on the tensor cores; fp32 products there too, in three TF32 passes, where the
+plan says ``"tf32x3"``, as it does on a GPU).
+
+A head is one program here, which streams the head's whole ``4d x d`` block through one SM
+each step: slow where heads are wide and few (4 heads of 128 at batch 16 are 4 programs). On a
+GPU :func:`slstm_kernel.plan` spreads such a head's units over programs that meet at a barrier
+each step (:mod:`triton_slstm_split`); these kernels run where it does not split (narrow heads,
+wide batches, ``TUNE["split"] = 1``) and under the interpreter.
 """
 from __future__ import annotations
 

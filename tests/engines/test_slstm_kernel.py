@@ -53,6 +53,44 @@ def test_a_launch_covers_every_row_and_unit(d, batch):
     assert cfg["blocks"] * cfg["BN"] >= batch and (cfg["blocks"] - 1) * cfg["BN"] < batch
     assert cfg["D"] % cfg["JC"] == 0 and cfg["D"] % cfg["KC"] == 0
     assert cfg["DOT"] == (d > 8)  # tl.dot needs blocks of 16: heads of 8 take the product
+    assert cfg["split"] == 1 and cfg["precision"] == "ieee"   # no SMs: the interpreter's plan
+
+
+@pytest.mark.parametrize("heads, d, batch, sms, split", [
+    (4, 128, 16, 132, 8),     # 4 heads x 1 batch block x 8: 32 programs of 16 units
+    (4, 128, 64, 132, 8),     # x 4 batch blocks: 128 programs, one an SM
+    (8, 64, 16, 132, 4),      # 64 units: 4 programs of 16 at most
+    (8, 64, 64, 132, 4),
+    (8, 64, 256, 132, 1),     # 8 x 16 batch blocks already fill the SMs
+    (4, 128, 256, 132, 2),
+    (4, 128, 16, 20, 4),      # a small GPU: never more programs than SMs
+    (40, 128, 16, 20, 1),     # more heads than SMs: no split
+    (2, 20, 17, 132, 2),      # 20 units padded to 32: the second program's 4 real ones
+    (2, 8, 17, 132, 1)])      # heads narrower than 2 x 16 units are not split
+def test_a_head_is_split_over_programs_to_fill_the_gpu_one_program_an_sm(heads, d, batch, sms,
+                                                                        split):
+    cfg = slstm_kernel.plan(d, batch, heads, sms)
+    assert cfg["split"] == split
+    assert heads * cfg["blocks"] * cfg["split"] <= max(sms, heads * cfg["blocks"])
+    units = cfg["D"] // cfg["split"]
+    assert cfg["split"] == 1 or (units >= slstm_kernel.MIN_UNITS and units % cfg["JC"] == 0)
+    assert cfg["precision"] == "tf32x3"   # fp32 on the GPU: on the tensor cores, 3 passes
+    assert slstm_kernel.plan(d, batch, heads, sms, fp32=False)["precision"] == "ieee"
+
+
+def test_the_split_is_a_tune_choice_and_never_under_the_interpreter(monkeypatch):
+    monkeypatch.setattr(slstm_kernel, "TUNE", {"split": 1})
+    assert slstm_kernel.plan(128, 16, 4, 132)["split"] == 1
+    slstm_kernel.TUNE.update(split=3)                  # a power of two, at most
+    assert slstm_kernel.plan(128, 16, 4, 132)["split"] == 2
+    slstm_kernel.TUNE.update(split=64)                 # never fewer than 16 units a program
+    assert slstm_kernel.plan(128, 16, 4, 132)["split"] == 8
+    slstm_kernel.TUNE.update(split=8, precision="ieee")
+    assert slstm_kernel.plan(128, 64, 8, 132)["split"] == 4   # nor more programs than SMs
+    assert slstm_kernel.plan(128, 64, 8, 132)["precision"] == "ieee"
+    monkeypatch.setattr(slstm_kernel, "INTERPRET", True)   # programs one after another
+    assert slstm_kernel.plan(128, 16, 4, 132)["split"] == 1
+    assert slstm_kernel.sm_count(torch.device("cuda")) == 0
 
 
 INTERPRETED = textwrap.dedent("""
@@ -162,7 +200,12 @@ SIZES = [[5, 16, 2, 2, False, 7, 3, True, False, "sigmoid", {}],
          [4, 80, 4, 1, True, 6, 1, False, True, "sigmoid", {}],
          [3, 64, 2, 2, True, 5, 17, False, True, "exp", {"JC": 16, "KC": 16}],
          [4, 40, 2, 1, False, 6, 17, True, True, "sigmoid", {}],
-         [4, 8, 1, 1, False, 4, 1, False, False, "exp", {}]]
+         [4, 8, 1, 1, False, 4, 1, False, False, "exp", {}],
+         # the split kernels (triton_slstm_split) at one program a head: their indexing,
+         # loads and barrier; more programs a head wait for each other, on a GPU only
+         [4, 40, 2, 1, False, 6, 17, True, True, "sigmoid", {"grouped": True}],
+         [4, 80, 4, 1, True, 6, 2, False, True, "exp", {"grouped": True}],
+         [3, 32, 1, 2, False, 5, 3, False, False, "exp", {"grouped": True, "JC": 16}]]
 
 
 def test_the_kernels_compute_the_step_loops_numbers_under_the_interpreter():
@@ -194,8 +237,10 @@ def hopper_build(kernel, cfg, dtype, masks):
     from triton.compiler import ASTSource
     const = {"EXP_FORGET": False, "HAS_KEEP": masks, "HAS_LENS": masks, "D": cfg["D"],
              "BN": cfg["BN"], "JC": cfg["JC"], "KC": cfg["KC"], "DOT": cfg["DOT"],
-             "PREC": cfg["precision"]}
-    types = {"T": "i32", "N": "i32", "H": "i32", "d": "i32", "LENS": "*i64", "XW": dtype,
+             "PREC": cfg["precision"], "S": cfg["split"]}
+    const = {k: v for k, v in const.items() if k in kernel.arg_names}
+    types = {"T": "i32", "N": "i32", "H": "i32", "d": "i32", "LENS": "*i64", "BAR": "*i32",
+             "XW": dtype,
              "Y": dtype, "DY": dtype, "W": dtype}
     sig = {a: "constexpr" if a in const else types.get(a, "*fp32") for a in kernel.arg_names}
     src = ASTSource(fn=kernel, signature=sig, constexprs={
@@ -213,12 +258,21 @@ def hopper_build(kernel, cfg, dtype, masks):
     return done.stderr
 
 
-@pytest.mark.parametrize("d, dtype, masks", [(128, "*fp32", True), (64, "*bf16", False)])
-def test_the_kernels_build_for_hopper_without_a_gpu_and_hardly_spill(d, dtype, masks):
+@pytest.mark.parametrize("d, dtype, masks, sms, tune", [
+    (128, "*fp32", True, 0, {}), (64, "*bf16", False, 0, {}),       # one program a head
+    (128, "*fp32", True, 132, {"split": 1}),                         # the same, tf32x3
+    (128, "*fp32", True, 132, {}), (64, "*bf16", False, 132, {}),    # split over 8 and 4
+    (128, "*fp32", True, 132, {"precision": "ieee"})])
+def test_the_kernels_build_for_hopper_without_a_gpu_and_hardly_spill(d, dtype, masks, sms,
+                                                                     tune, monkeypatch):
     pytest.importorskip("triton.backends.nvidia.compiler")
-    from designer.engines import triton_slstm
-    cfg = slstm_kernel.plan(d, 64)
-    for kernel in (triton_slstm._forward, triton_slstm._backward):
+    from designer.engines import triton_slstm, triton_slstm_split
+    monkeypatch.setattr(slstm_kernel, "TUNE", tune)
+    cfg = slstm_kernel.plan(d, 64, 512 // d, sms, fp32=dtype == "*fp32")
+    kernels = (triton_slstm._forward, triton_slstm._backward) if cfg["split"] == 1 else \
+        (triton_slstm_split._forward_split, triton_slstm_split._backward_split)
+    assert (cfg["split"] > 1) == (sms > 0 and "split" not in tune)
+    for kernel in kernels:
         report = hopper_build(kernel, cfg, dtype, masks)
         spilled = [int(v) for v in re.findall(r"(\d+) bytes spill stores", report)]
         assert spilled and max(spilled) <= 64, report   # a few registers' worth, in L1
