@@ -68,13 +68,18 @@ def saved_activation_mib(net, feeds: dict) -> float:
 
     On the CPU, where there is no allocator peak to read, this is the engine-dependent part of
     a training step's memory (the weights, gradients and optimizer state are the same size on
-    both engines, up to the cuDNN engine's second bias)."""
+    both engines, up to the cuDNN engine's second bias).
+
+    The hook packs a detached alias: packing a saved output as itself ties the tensor to its
+    own ``grad_fn`` in a cycle through C++ that Python's collector cannot see, and the whole
+    graph (every saved tensor) would outlive this call, counted in the next measurement's
+    peak."""
     seen: dict[int, int] = {}
 
     def pack(t):
         st = t.untyped_storage()
         seen[st.data_ptr()] = st.nbytes()
-        return t
+        return t.detach()  # the same storage (kept while the graph lives), no grad_fn
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = net(feeds)
