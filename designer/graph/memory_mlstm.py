@@ -12,8 +12,11 @@ Counted with ``torch.autograd.graph.saved_tensors_hooks`` on the CPU
 - the **unrolled engine**: per step 10.75H + 10.5NH and three copies of the matrix memory,
   3 NH d^2 (the state it reads, the update and the state it writes);
 
-and the input of every level above the first. The allocator's peak on a GPU is checked by
-``tests/benchmarks/bench_mlstm.py``.
+the matrix memory the level starts from and the one it ends with, 2 NH d^2 (of fixed size: it
+counts most in short sequences of wide heads), and the input of every level above the first.
+On top, while the forward runs: on CHUNK one level's input transform, on the unrolled net the
+step blobs it holds to its end (``CHUNK_HELD``, ``UNROLLED_HELD``). The allocator's peak on a
+GPU is checked by ``tests/benchmarks/bench_mlstm.py``.
 """
 from __future__ import annotations
 
@@ -26,6 +29,9 @@ UNROLLED_PER_STEP = (10.75, 10.5, 3.0)     # x H, x NH, x NH d^2
 # (4H + 2NH a step) and per filled step the decay matrix's temporaries (x NH L, x H); the
 # unrolled net each level's step blobs no backward reads (x H) and the output
 CHUNK_HELD = (4.0, 0.0)
+# the matrix memory the level starts from (carried from the last batch, or zeros) and the one
+# it ends with, alive through the step on either engine: a term of fixed size, whatever T is
+STATE_COPIES = 2
 UNROLLED_HELD = 1.0
 
 
@@ -53,6 +59,7 @@ def mlstm_kept(ctx) -> tuple[int, int, int]:
                      + pieces * n * CHUNK_PER_CHUNK * memory)
         ha, hb = CHUNK_HELD
         held = t_ * n * (4 * h + 2 * heads) + filled * n * (ha * heads * chunk + hb * h)
+    per_level += STATE_COPIES * n * memory  # fixed-size: whatever T is
     seq = t_ * n * h
     masks = (levels - 1) * seq * ctx.mask_bytes() if p.get("dropout_ratio", 0.0) else 0
     extra = 4 * (levels * per_level + (levels - 1) * seq) + masks
