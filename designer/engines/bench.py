@@ -7,6 +7,7 @@ baselines do, so the figures compare directly.
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 
 import torch
@@ -93,6 +94,7 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
     """Time ``steps`` training steps of ``graph`` on ``engine``; returns one result row."""
     torch.manual_seed(seed)
     _sync(device)
+    gc.collect()  # what an earlier call left in reference cycles is not this call's peak
     if device.type == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
