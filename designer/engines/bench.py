@@ -88,6 +88,33 @@ def saved_activation_mib(net, feeds: dict) -> float:
     return sum(seen.values()) / 2**20
 
 
+def allocated_peak(fn) -> int:
+    """Bytes of the tensors that ``fn()`` holds at most at once on the CPU, over what was
+    allocated before it ran, read from the profiler's allocation events.
+
+    The CPU has no allocator peak to read, and the process's resident memory also holds what
+    glibc keeps of blocks torch has freed: this is the CPU's counterpart of
+    ``torch.cuda.max_memory_allocated``. Blocks allocated before ``fn`` and freed during it
+    are not subtracted (the profiler never saw their size)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                profile_memory=True) as prof:
+        fn()
+    events = []
+
+    def walk(e):
+        if type(e.extra_fields).__name__.endswith("Allocation"):
+            events.append((e.start_time_ns, e.extra_fields.alloc_size))
+        for child in e.children:
+            walk(child)
+    for root in prof.profiler.kineto_results.experimental_event_tree():
+        walk(root)
+    now = peak = 0
+    for _, size in sorted(events):
+        now += size
+        peak = max(peak, now)
+    return peak
+
+
 def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 20,
                  warmup: int = 3, graphs: bool = True, mode: str = "fp32",
                  seed: int = 0) -> dict:
