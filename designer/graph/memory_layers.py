@@ -29,8 +29,11 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
 - the sLSTM, per level, direction and time step: what autograd keeps of its step (14.5 H on the
   FUSED engine, 16.5 H on the unrolled one: the pre-activations, the gates and their
   exponentials, c, n, m and h), counted from the saved tensors on the CPU, not yet checked
-  against a GPU's allocator; on a GPU the FUSED engine's persistent kernels keep 8 H (the
-  pre-activations and h, c, n, m after each step, fp32);
+  against a GPU's allocator; on a GPU the FUSED engine's persistent kernels keep 8 H (what
+  ``slstm_kernel._Direction`` saves: the pre-activations, 4H, and h, c, n, m at T + 1 steps,
+  fp32 whatever the run's type), unmeasured on a GPU;
+- on top of what they keep, what the newer cells' forward holds at its peak (``_held``): the
+  input transform and the engine's copies of it, or the unrolled net's blobs;
 - the mLSTM on either engine: see :mod:`designer.graph.memory_mlstm`;
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
 """
@@ -262,6 +265,8 @@ def _min_recurrent(ctx, params):
 # direction at a time: its input transform and what the engine copies it into (below).
 # Measured on the CPU from the profiler's allocations (tests/engines/test_cell_memory.py).
 UNROLLED_HELD = {"sLSTM": 6.0, "MinGRU": 1.0, "MinLSTM": 1.0, "mLSTM": 1.0}
+# fused, on top of the input transform: the sLSTM's step loop copies it by heads (4H) and
+# stacks its outputs; its CUDA kernels write y (H); the scans' temporaries over filled chunks
 FUSED_HELD = {"sLSTM": 6.0, "sLSTM cuda": 1.0, "MinGRU": 5.0, "MinLSTM": 5.0}
 
 
