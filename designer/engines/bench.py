@@ -7,6 +7,7 @@ baselines do, so the figures compare directly.
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 
 import torch
@@ -68,18 +69,50 @@ def saved_activation_mib(net, feeds: dict) -> float:
 
     On the CPU, where there is no allocator peak to read, this is the engine-dependent part of
     a training step's memory (the weights, gradients and optimizer state are the same size on
-    both engines, up to the cuDNN engine's second bias)."""
+    both engines, up to the cuDNN engine's second bias).
+
+    The hook packs a detached alias: packing a saved output as itself ties the tensor to its
+    own ``grad_fn`` in a cycle through C++ that Python's collector cannot see, and the whole
+    graph (every saved tensor) would outlive this call, counted in the next measurement's
+    peak."""
     seen: dict[int, int] = {}
 
     def pack(t):
         st = t.untyped_storage()
         seen[st.data_ptr()] = st.nbytes()
-        return t
+        return t.detach()  # the same storage (kept while the graph lives), no grad_fn
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = net(feeds)
         net.loss(out)
     return sum(seen.values()) / 2**20
+
+
+def allocated_peak(fn) -> int:
+    """Bytes of the tensors that ``fn()`` holds at most at once on the CPU, over what was
+    allocated before it ran, read from the profiler's allocation events.
+
+    The CPU has no allocator peak to read, and the process's resident memory also holds what
+    glibc keeps of blocks torch has freed: this is the CPU's counterpart of
+    ``torch.cuda.max_memory_allocated``. Blocks allocated before ``fn`` and freed during it
+    are not subtracted (the profiler never saw their size)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                profile_memory=True) as prof:
+        fn()
+    events = []
+
+    def walk(e):
+        if type(e.extra_fields).__name__.endswith("Allocation"):
+            events.append((e.start_time_ns, e.extra_fields.alloc_size))
+        for child in e.children:
+            walk(child)
+    for root in prof.profiler.kineto_results.experimental_event_tree():
+        walk(root)
+    now = peak = 0
+    for _, size in sorted(events):
+        now += size
+        peak = max(peak, now)
+    return peak
 
 
 def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 20,
@@ -88,6 +121,7 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
     """Time ``steps`` training steps of ``graph`` on ``engine``; returns one result row."""
     torch.manual_seed(seed)
     _sync(device)
+    gc.collect()  # what an earlier call left in reference cycles is not this call's peak
     if device.type == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()

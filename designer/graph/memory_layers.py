@@ -29,8 +29,11 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
 - the sLSTM, per level, direction and time step: what autograd keeps of its step (14.5 H on the
   FUSED engine, 16.5 H on the unrolled one: the pre-activations, the gates and their
   exponentials, c, n, m and h), counted from the saved tensors on the CPU, not yet checked
-  against a GPU's allocator; on a GPU the FUSED engine's persistent kernels keep 8 H (the
-  pre-activations and h, c, n, m after each step, fp32);
+  against a GPU's allocator; on a GPU the FUSED engine's persistent kernels keep 8 H (what
+  ``slstm_kernel._Direction`` saves: the pre-activations, 4H, and h, c, n, m at T + 1 steps,
+  fp32 whatever the run's type), unmeasured on a GPU;
+- on top of what they keep, what the newer cells' forward holds at its peak (``_held``): the
+  input transform and the engine's copies of it, or the unrolled net's blobs;
 - the mLSTM on either engine: see :mod:`designer.graph.memory_mlstm`;
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
 """
@@ -89,6 +92,8 @@ class Kept:
     outputs: list = field(default_factory=list)  # indices of outputs it keeps
     extra: int = 0                               # bytes only it holds
     backward: int = 0                            # bytes its backward pass needs at once
+    forward: int = 0                             # bytes its forward pass holds at once,
+    #                                              on top of what it keeps (its temporaries)
     weight_copies: int = 0                       # bf16 copies of its weights (autocast)
 
 
@@ -249,7 +254,29 @@ def _min_recurrent(ctx, params):
     extra = 4 * (levels * d * (per_step * seq + per_chunk_step * filled)
                  + (levels - 1) * d * seq) + masks
     return Kept(inputs=[0], extra=int(extra),
-                backward=4 * (d * (GATES[ctx.type] + 2) * seq + t_ * n * x[2]))
+                backward=4 * (d * (GATES[ctx.type] + 2) * seq + t_ * n * x[2]),
+                forward=_held(ctx, seq, levels, d, GATES[ctx.type]))
+
+
+# What a recurrent layer's forward pass holds at once beyond what it keeps, per step, in H:
+# the unrolled net keeps every blob of the layer until its last node has run (per level and
+# direction its input transform, G H, and the step's blobs no backward reads, below), one
+# output more where directions or levels are joined; the fused engines one level and
+# direction at a time: its input transform and what the engine copies it into (below).
+# Measured on the CPU from the profiler's allocations (tests/engines/test_cell_memory.py).
+UNROLLED_HELD = {"sLSTM": 6.0, "MinGRU": 1.0, "MinLSTM": 1.0, "mLSTM": 1.0}
+# fused, on top of the input transform: the sLSTM's step loop copies it by heads (4H) and
+# stacks its outputs; its CUDA kernels write y (H); the scans' temporaries over filled chunks
+FUSED_HELD = {"sLSTM": 6.0, "sLSTM cuda": 1.0, "MinGRU": 5.0, "MinLSTM": 5.0}
+
+
+def _held(ctx: Context, seq: int, levels: int, d: int, gates: float) -> int:
+    """Bytes of the temporaries a recurrent layer's forward holds at its peak (see above):
+    ``seq`` values of one (T, N, H), ``gates`` values per unit of its input transform."""
+    if ctx.engine == "CAFFE":
+        return 4 * (levels * d * (gates + UNROLLED_HELD[ctx.type]) + 1) * seq
+    key = ctx.type + (" cuda" if ctx.device == "cuda" and ctx.type == "sLSTM" else "")
+    return int(4 * (gates + FUSED_HELD[key]) * seq)
 
 
 # sLSTM: values per hidden unit, level, direction and step that autograd keeps (counted from
@@ -270,13 +297,14 @@ def _slstm(ctx, params):
                           "FUSED cuda" if ctx.device == "cuda" else "FUSED"]
     masks = (levels - 1) * d * seq * ctx.mask_bytes() if p.get("dropout_ratio", 0.0) else 0
     extra = 4 * (levels * d * per * seq + (levels - 1) * d * seq) + masks
-    return Kept(inputs=[0], extra=int(extra), backward=4 * (d * 6 * seq + t_ * n * x[2]))
+    return Kept(inputs=[0], extra=int(extra), backward=4 * (d * 6 * seq + t_ * n * x[2]),
+                forward=_held(ctx, seq, levels, d, GATES["sLSTM"]))
 
 
 def _mlstm(ctx, params):
     """The mLSTM (:mod:`designer.graph.memory_mlstm`)."""
-    extra, backward = mlstm_kept(ctx)
-    return Kept(inputs=[0], extra=extra, backward=backward)
+    extra, backward, forward = mlstm_kept(ctx)
+    return Kept(inputs=[0], extra=extra, backward=backward, forward=forward)
 
 
 RULES = {

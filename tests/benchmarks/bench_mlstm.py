@@ -16,7 +16,9 @@ Memory (CUDA only): a net data -> Embed -> mLSTM -> InnerProduct -> SoftmaxWithL
 few steps through ``designer.engines.bench.bench_engine`` (the training step the app runs, no
 CUDA graph) on each engine; ``torch.cuda.max_memory_allocated`` is compared with the
 designer's estimate for that net and engine (``designer.graph.memory.estimate``). The target is
-within +-25%.
+within +-25%. Each configuration runs in a fresh process (``--memory-one``), so nothing an
+earlier one left allocated (the speed part's layers, an earlier length's graph) is in its
+peak.
 
 Prints one table per part and exits non-zero when a step fails or a memory estimate misses its
 target by more than 25% (``--json``: the rows instead).
@@ -25,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -80,20 +84,36 @@ def net(steps: int, batch: int, hidden: int, heads: int) -> Graph:
     return g
 
 
+def memory_row(device, steps, batch, hidden, heads, engine) -> dict:
+    """One configuration's estimate and allocator peak, measured in this process."""
+    g = net(steps, batch, hidden, heads)
+    got = bench_engine(g, engine, device, steps=2, warmup=1, graphs=False)
+    est = estimate(g, Setup(device.type, engine))
+    peak = got["peak_mib"]  # None on the CPU, which has no allocator peak to read
+    return {"T": steps, "N": batch, "engine": "CHUNK" if engine == "cudnn" else "CAFFE",
+            "estimate_mib": round(est.total / 2**20, 1),
+            "peak_mib": None if peak is None else round(peak, 1),
+            "ratio": None if peak is None else round(est.total / (peak * 2**20), 3)}
+
+
 def memory(device, lengths, batch, hidden, heads, unrolled_upto) -> list[dict]:
+    """:func:`memory_row` per length and engine (cudnn: the mLSTM's CHUNK), each in a fresh
+    process."""
     rows = []
     for steps in lengths:
-        g = net(steps, batch, hidden, heads)
-        for engine in ("cudnn", "caffe"):  # cudnn: the mLSTM's fused engine, CHUNK
+        for engine in ("cudnn", "caffe"):
             if engine == "caffe" and steps > unrolled_upto:
                 continue
-            got = bench_engine(g, engine, device, steps=2, warmup=1, graphs=False)
-            est = estimate(g, Setup(device.type, engine))
-            peak = got["peak_mib"] * 2**20
-            rows.append({"T": steps, "N": batch, "engine": "CHUNK" if engine == "cudnn"
-                         else "CAFFE", "estimate_mib": round(est.total / 2**20, 1),
-                         "peak_mib": round(got["peak_mib"], 1),
-                         "ratio": round(est.total / peak, 3)})
+            cmd = [sys.executable, __file__, "--device", str(device), "--batch", str(batch),
+                   "--hidden", str(hidden), "--heads", str(heads),
+                   "--memory-one", str(steps), engine]
+            root = Path(__file__).resolve().parents[2]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+            done = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env)
+            if done.returncode:
+                raise RuntimeError(f"T={steps} {engine}: {done.stderr.strip()[-2000:]}")
+            rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
     return rows
 
 
@@ -112,7 +132,12 @@ def main() -> int:
     ap.add_argument("--small", action="store_true",
                     help="T=64 and 16, N=4, H=32 in 2 heads, at most 3 timed steps")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--memory-one", nargs=2, metavar=("T", "ENGINE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.memory_one:  # the child: one memory configuration, one JSON line
+        print(json.dumps(memory_row(torch.device(args.device), int(args.memory_one[0]),
+                                    args.batch, args.hidden, args.heads, args.memory_one[1])))
+        return 0
     if args.small:
         args.steps, args.batch, args.hidden, args.heads = args.steps or [64, 16], 4, 32, 2
         args.iters, args.warmup = min(args.iters, 3), min(args.warmup, 1)
