@@ -94,6 +94,19 @@ if triton is not None:
         return n, nm, w_head, lens
 
     @triton.jit
+    def _step(KEEP, t, n, nm, head, N, H, d, HAS_KEEP: tl.constexpr, BN: tl.constexpr):
+        """Step t's offsets of the program's rows (``[BN, 1]``): the head's first unit in a
+        (N, H) tensor, in the state's row t and in the (T, N, 4H) tensors' row t; and
+        ``keep_t`` (1 without KEEP)."""
+        row = n[:, None] * H + head * d          # [BN, 1]: the head's first unit
+        prev = t * N * H + row
+        x_row = (t * N + n[:, None]) * 4 * H + head * d
+        keep = tl.full((BN, 1), 1.0, tl.float32)
+        if HAS_KEEP:
+            keep = tl.load(KEEP + t * N + n, mask=nm, other=1.0).to(tl.float32)[:, None]
+        return row, prev, x_row, keep
+
+    @triton.jit
     def _unit_forward(XW, w_head, HS, CS, NS, MS, PRE, Y, j0, t, row, prev, x_row, keep, nm,
                       lens, N, H, d, EXP_FORGET: tl.constexpr, HAS_LENS: tl.constexpr,
                       D: tl.constexpr, BN: tl.constexpr, JC: tl.constexpr, KC: tl.constexpr,
@@ -262,14 +275,14 @@ if triton is not None:
         (T, N) fp32, LENS (N) int64: read only where HAS_KEEP, HAS_LENS. D: d rounded up to
         a power of two."""
         head = tl.program_id(0)
-        n, nm, w_head, lens = _rows(head, tl.program_id(1), W, LENS, N, d, HAS_LENS, BN)
+        # _rows written out: called here beside _step, its inlined scope's debug labels move
+        # ptxas' schedule of _backward at bf16, d=64 (same PTX, same registers)
+        n = tl.program_id(1) * BN + tl.arange(0, BN)
+        nm = n < N
+        w_head = W + head * 4 * d * d
+        lens = tl.load(LENS + n, mask=nm, other=0) if HAS_LENS else 0
         for t in range(T):
-            row = n[:, None] * H + head * d          # [BN, 1]: the head's first unit
-            prev = t * N * H + row
-            x_row = (t * N + n[:, None]) * 4 * H + head * d
-            keep = tl.full((BN, 1), 1.0, tl.float32)
-            if HAS_KEEP:
-                keep = tl.load(KEEP + t * N + n, mask=nm, other=1.0).to(tl.float32)[:, None]
+            row, prev, x_row, keep = _step(KEEP, t, n, nm, head, N, H, d, HAS_KEEP, BN)
             for j0 in range(0, D, JC):
                 _unit_forward(XW, w_head, HS, CS, NS, MS, PRE, Y, j0, t, row, prev, x_row, keep,
                               nm, lens, N, H, d, EXP_FORGET, HAS_LENS, D, BN, JC, KC, DOT, PREC, "")
@@ -284,14 +297,13 @@ if triton is not None:
         the gradient on the final state; out, on the initial one. DPRE (T, N, 4H) fp32: the
         gradient of each pre-activation (out). The rest and the grid are the forward's."""
         head = tl.program_id(0)
-        n, nm, w_head, lens = _rows(head, tl.program_id(1), W, LENS, N, d, HAS_LENS, BN)
+        n = tl.program_id(1) * BN + tl.arange(0, BN)   # as _forward's: _rows written out
+        nm = n < N
+        w_head = W + head * 4 * d * d
+        lens = tl.load(LENS + n, mask=nm, other=0) if HAS_LENS else 0
         for s in range(T):
             t = T - 1 - s
-            row = n[:, None] * H + head * d
-            x_row = (t * N + n[:, None]) * 4 * H + head * d
-            keep = tl.full((BN, 1), 1.0, tl.float32)
-            if HAS_KEEP:
-                keep = tl.load(KEEP + t * N + n, mask=nm, other=1.0).to(tl.float32)[:, None]
+            row, _, x_row, keep = _step(KEEP, t, n, nm, head, N, H, d, HAS_KEEP, BN)
             for j0 in range(0, D, JC):  # A: through the unit, chunk by chunk
                 _unit_backward(DY, PRE, CS, NS, MS, DPRE, DH, DC, DN, DM, j0, t, row, x_row,
                                keep, nm, lens, N, H, d, EXP_FORGET, HAS_LENS, BN, JC)

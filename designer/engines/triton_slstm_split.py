@@ -34,12 +34,22 @@ try:
     import triton.language as tl
 
     from .triton_persist import _grid_sync
-    from .triton_slstm import _dh_chunk, _rows, _unit_backward, _unit_forward
+    from .triton_slstm import _dh_chunk, _rows, _step, _unit_backward, _unit_forward
 except Exception:  # noqa: BLE001 - no Triton: the FUSED engine keeps its step loop
     triton = None
 
 
 if triton is not None:
+
+    @triton.jit
+    def _group(BAR, S: tl.constexpr, U: tl.constexpr):
+        """The program's place: its head, its first unit ``u0`` (of the head's S groups of U),
+        its batch block and its group's barrier counter."""
+        head = tl.program_id(0) // S
+        u0 = (tl.program_id(0) % S) * U
+        blk = tl.program_id(1)
+        bar = BAR + head * tl.num_programs(1) + blk
+        return head, u0, blk, bar
 
     @triton.jit
     def _forward_split(XW, W, HS, CS, NS, MS, PRE, Y, KEEP, LENS, BAR, T, N, H, d,
@@ -50,18 +60,10 @@ if triton is not None:
         """:func:`triton_slstm._forward` on a grid of (heads x S, batch blocks); BAR (heads x
         batch blocks) int32, zero: the groups' barrier counters."""
         U: tl.constexpr = D // S
-        head = tl.program_id(0) // S
-        u0 = (tl.program_id(0) % S) * U
-        blk = tl.program_id(1)
-        bar = BAR + head * tl.num_programs(1) + blk
+        head, u0, blk, bar = _group(BAR, S, U)
         n, nm, w_head, lens = _rows(head, blk, W, LENS, N, d, HAS_LENS, BN)
         for t in range(T):
-            row = n[:, None] * H + head * d
-            prev = t * N * H + row
-            x_row = (t * N + n[:, None]) * 4 * H + head * d
-            keep = tl.full((BN, 1), 1.0, tl.float32)
-            if HAS_KEEP:
-                keep = tl.load(KEEP + t * N + n, mask=nm, other=1.0).to(tl.float32)[:, None]
+            row, prev, x_row, keep = _step(KEEP, t, n, nm, head, N, H, d, HAS_KEEP, BN)
             for j0 in range(u0, u0 + U, JC):   # h_{t-1}: .cg, the group's programs wrote it
                 _unit_forward(XW, w_head, HS, CS, NS, MS, PRE, Y, j0, t, row, prev, x_row, keep,
                               nm, lens, N, H, d, EXP_FORGET, HAS_LENS, D, BN, JC, KC, DOT, PREC,
@@ -77,18 +79,11 @@ if triton is not None:
                         DOT: tl.constexpr, PREC: tl.constexpr):
         """:func:`triton_slstm._backward` on the forward's grid; BAR as the forward's."""
         U: tl.constexpr = D // S
-        head = tl.program_id(0) // S
-        u0 = (tl.program_id(0) % S) * U
-        blk = tl.program_id(1)
-        bar = BAR + head * tl.num_programs(1) + blk
+        head, u0, blk, bar = _group(BAR, S, U)
         n, nm, w_head, lens = _rows(head, blk, W, LENS, N, d, HAS_LENS, BN)
         for s in range(T):
             t = T - 1 - s
-            row = n[:, None] * H + head * d
-            x_row = (t * N + n[:, None]) * 4 * H + head * d
-            keep = tl.full((BN, 1), 1.0, tl.float32)
-            if HAS_KEEP:
-                keep = tl.load(KEEP + t * N + n, mask=nm, other=1.0).to(tl.float32)[:, None]
+            row, _, x_row, keep = _step(KEEP, t, n, nm, head, N, H, d, HAS_KEEP, BN)
             for j0 in range(u0, u0 + U, JC):  # A: through the program's units
                 _unit_backward(DY, PRE, CS, NS, MS, DPRE, DH, DC, DN, DM, j0, t, row, x_row,
                                keep, nm, lens, N, H, d, EXP_FORGET, HAS_LENS, BN, JC)
