@@ -46,6 +46,7 @@ def refit(project: Project, space: Space, best: dict, study: str, runs: str | Pa
     from designer.training.run.loop import RunOptions, train
 
     from .trial import FORESEEN
+    from .validation import data_layers_searched, whole_validation
     run_dir = refit_folder(runs, best["number"])
     if finished(run_dir):
         return run_dir
@@ -53,7 +54,8 @@ def refit(project: Project, space: Space, best: dict, study: str, runs: str | Pa
     show({"kind": "refit", "number": best["number"], "run_dir": str(run_dir),
           "resume": resume, "message": f"training trial {best['number']}'s design again on "
           f"the project's own split into {run_dir}"})
-    chosen = apply(project, space, best["params"])
+    chosen = whole_validation(apply(project, space, best["params"]),
+                              data_layers_searched(project, space))
     opts = RunOptions(out=run_dir, resume=resume, device=device, steps=steps, seed=seed,
                       probe_steps=0, extra_meta={"search": {
                           "study": study, "trial": best["number"],

@@ -32,6 +32,7 @@ from .design import DesignError, apply
 from .folds import Folds
 from .space import Space
 from .study import INTERRUPTED, owner
+from .validation import data_layers_searched, whole_validation
 
 # the validation metric reported to the pruner for each objective (none: never pruned)
 REPORTED = {"val_loss": "val_loss", "val_accuracy": "val_accuracy",
@@ -132,8 +133,10 @@ class Objective:
 
     def _run(self, trial: optuna.Trial, project: Project, run_dir: Path, fold: int) -> "Seen":
         """Train one run; its validations are reported to the pruner at ``fold`` x 1000 +
-        the share of its schedule done (per mille)."""
+        the share of its schedule done (per mille). Where the space reshapes the batches,
+        the run validates on its whole validation split (:mod:`.validation`)."""
         setup = self.setup
+        project = whole_validation(project, data_layers_searched(setup.project, setup.space))
         metric = REPORTED.get(setup.objectives[0]) if len(setup.objectives) == 1 else None
         more = fold + 1 < setup.folds.count  # folds still to train after this one
         self.token = token = StopToken()
