@@ -88,7 +88,7 @@ def memory_row(device, steps, batch, hidden, heads, engine) -> dict:
     """One configuration's estimate and allocator peak, measured in this process."""
     g = net(steps, batch, hidden, heads)
     got = bench_engine(g, engine, device, steps=2, warmup=1, graphs=False)
-    est = estimate(g, Setup(device.type, engine))
+    est = estimate(g, Setup(device.type, engine, cuda_graphs=False))  # as it ran: no graph
     peak = got["peak_mib"]  # None on the CPU, which has no allocator peak to read
     return {"T": steps, "N": batch, "engine": "CHUNK" if engine == "cudnn" else "CAFFE",
             "estimate_mib": round(est.total / 2**20, 1),
