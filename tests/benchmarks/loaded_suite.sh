@@ -15,7 +15,9 @@ rm -rf "$clone" && git clone -q "$here" "$clone" && mkdir -p "$logs"
 cd "$clone"
 python3 -m venv .venv && . .venv/bin/activate
 { python -m pip install -q --upgrade pip && python -m pip install -q torch==2.13.0 \
-    && python -m pip install -q -e '.[test,peers]'; } > "$logs/install.log" 2>&1
+    && python -m pip install -q -e '.[test,peers]' \
+    && python -m pip install -q --no-deps xlstm==2.0.6 mlstm_kernels==2.0.6 einops==0.8.2; } \
+    > "$logs/install.log" 2>&1
 spin() { python3 -c "while 1: pass" >/dev/null 2>&1 & echo $!; }
 hogs="$(spin) $(spin)"
 trap 'kill $hogs 2>/dev/null' EXIT
