@@ -22,7 +22,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from .onnx_ops import OnnxBuilder, tensor
-from .onnx_slstm import valid_steps
+from .onnx_slstm import step_outputs, valid_steps
 
 STATES = ("C", "n", "m")
 
@@ -101,13 +101,7 @@ def _body(b: OnnxBuilder, hint: str, hidden: int, heads: int, exp_forget: bool,
     xw_t = inner.fresh(f"{hint}/xw_t")
     valid_t = inner.fresh(f"{hint}/valid_t") if masked else None
     *new, y = unit(inner, f"{hint}/unit", xw_t, *names, hidden, heads, exp_forget)
-    if masked:
-        zero = inner.const(f"{hint}/zero_out", np.float32(0.0))
-        new = [inner.op("Where", [valid_t, a, old], f"{hint}/{s}_held")
-               for a, old, s in zip(new, names, STATES)]
-        y = inner.op("Where", [valid_t, y, zero], f"{hint}/y_valid")
-    outs = [inner.op("Identity", [v], f"{hint}/{s}_out") for v, s in zip(new, STATES)]
-    outs.append(inner.op("Identity", [y], f"{hint}/y_t"))
+    outs = step_outputs(inner, hint, new, y, names, valid_t, STATES)
     widths = (hidden * hidden // heads, hidden, heads, hidden)
 
     def value(name, width, elem=TensorProto.FLOAT):

@@ -85,14 +85,7 @@ def _body(b: OnnxBuilder, hint: str, w_t: str, heads: int, hidden: int, exp_forg
                      [-1, 4 * hidden])
     pre = inner.op("Add", [rh, xw_t], f"{hint}/pre")
     new = unit(inner, f"{hint}/unit", pre, *names[1:], hidden, exp_forget)
-    y = new[0]
-    if masked:
-        zero = inner.const(f"{hint}/zero_out", np.float32(0.0))
-        new = [inner.op("Where", [valid_t, a, old], f"{hint}/{s}_held")
-               for a, old, s in zip(new, names, STATES)]
-        y = inner.op("Where", [valid_t, y, zero], f"{hint}/y_valid")
-    outs = [inner.op("Identity", [v], f"{hint}/{s}_out") for v, s in zip(new, STATES)]
-    outs.append(inner.op("Identity", [y], f"{hint}/y_t"))
+    outs = step_outputs(inner, hint, new, new[0], names, valid_t, STATES)
 
     def value(name, width=hidden, elem=TensorProto.FLOAT):
         return helper.make_tensor_value_info(name, elem, ["N", width])
@@ -158,3 +151,16 @@ def scan(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=N
         x = outs[0] if dirs == 1 else b.op("Concat", outs, f"{name}/l{k}/both", axis=-1)
     return x, [f[0] if chains == 1 else b.op("Concat", f, f"{name}/final_{STATES[j]}", axis=0)
                for j, f in enumerate(finals)]
+
+
+def step_outputs(inner: OnnxBuilder, hint: str, new: list, y: str, old: list,
+                 valid_t: str | None, states) -> list:
+    """A Scan body's outputs: the new states, then the step's output ``y``; where
+    ``valid_t`` (N, 1) is given, a padded step keeps the ``old`` states and outputs zero."""
+    if valid_t is not None:
+        zero = inner.const(f"{hint}/zero_out", np.float32(0.0))
+        new = [inner.op("Where", [valid_t, a, o], f"{hint}/{s}_held")
+               for a, o, s in zip(new, old, states)]
+        y = inner.op("Where", [valid_t, y, zero], f"{hint}/y_valid")
+    outs = [inner.op("Identity", [v], f"{hint}/{s}_out") for v, s in zip(new, states)]
+    return outs + [inner.op("Identity", [y], f"{hint}/y_t")]

@@ -76,7 +76,7 @@ def plan_folds(project: Project, asked: str | int | None) -> Folds:
         return Folds()
     layer = graph.layer(data[0])
     try:
-        source = open_source(layer, _folder(project), seed=0)
+        source = open_source(layer, data_folder(project), seed=0)
     except DataError as e:
         raise SearchError(str(e)) from None
     members = source.split_size("train") + source.split_size("val")
@@ -91,5 +91,6 @@ def plan_folds(project: Project, asked: str | int | None) -> Folds:
     return Folds(count, layer.name, math.ceil(math.ceil(members / count) / batch))
 
 
-def _folder(project: Project):
+def data_folder(project: Project):
+    """The folder a project's relative data paths start from."""
     return project.graph.project_dir or (project.path.parent if project.path else None)

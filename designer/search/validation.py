@@ -37,7 +37,9 @@ def whole_validation(project: Project, layers: tuple[str, ...]) -> Project:
     if not layers:
         return project
     from designer.training.data import DataError, open_source
-    folder = project.graph.project_dir or (project.path.parent if project.path else None)
+
+    from .folds import data_folder
+    folder = data_folder(project)
     asked = int(project.training_settings()["eval_batches"])
     needed = 0
     for name in layers:
