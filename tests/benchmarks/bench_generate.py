@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 import torch
 
@@ -110,7 +111,8 @@ def bench_decoder(net, device, streams, steps, graphs, repeats) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
-    ap.add_argument("--projects", default="text,audio")
+    ap.add_argument("--projects", default="text,audio", help="text, audio or project files "
+                    "(a file's rows are named by its stem and counted in characters)")
     ap.add_argument("--engines", default="cudnn,caffe")
     ap.add_argument("--streams", default="1,64", help="stream counts to time")
     ap.add_argument("--steps", type=int, default=0, help="steps per timed run (default: 2000 "
@@ -130,7 +132,8 @@ def main() -> None:
     print(json.dumps({"setup": setup}), flush=True)
     rows = []
     for kind in a.projects.split(","):
-        proj = P.load(PROJECTS[kind])
+        proj = P.load(PROJECTS.get(kind, kind))
+        kind = kind if kind in PROJECTS else Path(kind).stem
         for engine in a.engines.split(","):
             torch.manual_seed(0)
             net = Net(proj.graph, engine).to(device).eval()
@@ -164,7 +167,7 @@ def table(rows: list[dict]) -> None:
     for r in rows:
         ratio = r["per_s"] / base[(r["project"], r["engine"])] \
             if (r["project"], r["engine"]) in base else float("nan")
-        unit = UNITS[r["project"]]
+        unit = UNITS.get(r["project"], "chars")
         print(f"{r['project']:8} {r['engine']:6} {r['device']:7} {r['path']:8} "
               f"{r['graph'][:28]:28} {r['streams']:>7} {r['us_per_step']:>9.1f} "
               f"{r['per_s']:>12,.0f} {ratio:>7.1f}  {unit}/s")
