@@ -4,13 +4,13 @@
 # GPUS of them, each for LIMIT seconds of starting trials, PER_GPU workers a GPU. Every event
 # line is stamped with the time it arrived, so trials per hour come from the whole run and
 # from its steady part (after the first trial ended); nvidia-smi samples every GPU each second.
-#   RNN_DESIGNER_DATA=<data> [GPUS=4] [PER_GPU=8] [LIMIT=90] bash tests/benchmarks/gpu_search_scaling.sh OUT
+#   RNN_DESIGNER_DATA=<data> [GPUS=4] [PER_GPU=8] [LIMIT=90] [PRUNER=median] bash tests/benchmarks/gpu_search_scaling.sh OUT
 # OUT/g<K>/search.jsonl, util.csv; OUT/summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-/tmp/search_scaling}
 py=${PYTHON:-python3}
-gpus=${GPUS:-4}; per_gpu=${PER_GPU:-8}; limit=${LIMIT:-90}
+gpus=${GPUS:-4}; per_gpu=${PER_GPU:-8}; limit=${LIMIT:-90}; pruner=${PRUNER:-median}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee "$out/gpus.txt"
 stamp='import json, sys, time
@@ -28,7 +28,7 @@ for k in 1 "$gpus"; do
   mon=$!
   $py -c 'import time; print(time.time())' > "$d/t0"
   $py -m designer search "$d/p.json" --space tests/benchmarks/jv_space.json --trials 100000 \
-      --device cuda --gpus "$k" --per-gpu "$per_gpu" --seed 1 --time-limit "$limit" --json \
+      --device cuda --gpus "$k" --per-gpu "$per_gpu" --seed 1 --time-limit "$limit" --pruner "$pruner" --json \
       --storage "sqlite:///$d/jv.db" 2> "$d/search.err" | $py -c "$stamp" > "$d/search.jsonl"
   $py -c 'import time; print(time.time())' > "$d/t1"
   kill $mon 2>/dev/null; wait $mon 2>/dev/null
