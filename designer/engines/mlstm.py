@@ -38,13 +38,14 @@ class MLSTMLayer(nn.Module):
 
     def __init__(self, input_size: int, hidden: int, heads: int = 1, levels: int = 1,
                  dropout: float = 0.0, batch_first: bool = False, forget: str = "sigmoid",
-                 name: str = "rnn"):
+                 name: str = "rnn", norm: str = "head"):
         super().__init__()
         if hidden % heads:
             raise ValueError(f"{name}: {heads} heads do not divide its {hidden} hidden units")
         self.input_size, self.hidden, self.heads, self.levels = input_size, hidden, heads, levels
         self.dropout, self.batch_first, self.forget, self.name = dropout, batch_first, forget, name
         self.directions, self.state_layers = 1, levels
+        self.norm = norm  # the cell_norm: "head" or "none"
         for k in range(levels):
             e = input_size if k == 0 else hidden
             g = rows(hidden, heads)
@@ -55,7 +56,7 @@ class MLSTMLayer(nn.Module):
     def from_params(cls, input_size: int, p: dict, name: str = "rnn"):
         m = cls(input_size, p["num_output"], p.get("num_heads", 1), p.get("num_layers", 1),
                 p.get("dropout_ratio", 0.0), p.get("batch_first", False),
-                p.get("forget_gate", "sigmoid"), name)
+                p.get("forget_gate", "sigmoid"), name, p.get("cell_norm", "head"))
         m.reset_parameters(p.get("weight_filler", "uniform"), p.get("bias_filler", 0.0))
         return m
 
@@ -91,7 +92,8 @@ class MLSTMLayer(nn.Module):
 
     def extra_repr(self) -> str:
         return (f"mLSTM, {self.input_size} -> {self.hidden} in {self.heads} heads, "
-                f"levels={self.levels}, forget={self.forget}, engine={self.engine_name}")
+                f"levels={self.levels}, forget={self.forget}, norm={self.norm}, "
+                f"engine={self.engine_name}")
 
 
 class ChunkMLSTM(MLSTMLayer):
@@ -102,7 +104,7 @@ class ChunkMLSTM(MLSTMLayer):
 
     def _levels(self, x, state, lengths):
         return mlstm_layers(self._parameters, x, state, self.levels, self.heads, self.forget,
-                            lengths, self.dropout, self.training, self.chunk)
+                            lengths, self.dropout, self.training, self.chunk, self.norm)
 
     def _run(self, x, cont, state, lens):
         t_, n = x.shape[0], x.shape[1]
@@ -134,7 +136,7 @@ class UnrolledMLSTM(MLSTMLayer):
     def expansion(self, steps: int, batch="N", lengths: bool = False):
         params = {"num_output": self.hidden, "num_heads": self.heads,
                   "num_layers": self.levels, "dropout_ratio": self.dropout,
-                  "forget_gate": self.forget}
+                  "forget_gate": self.forget, "cell_norm": self.norm}
         return expand_mlstm(params, steps, batch, self.input_size, self.name, lengths)
 
     def _run(self, x, cont, state, lens):

@@ -8,7 +8,11 @@ stabilised as in the paper's appendix:
     m_t = max(log f_t + m_{t-1}, i~_t)
     C_t = exp(log f_t + m_{t-1} - m_t) C_{t-1} + exp(i~_t - m_t) v_t k_t^T
     n_t = exp(log f_t + m_{t-1} - m_t) n_{t-1} + exp(i~_t - m_t) k_t
-    h_t = o_t * (C_t q_t) / max(|n_t^T q_t|, exp(-m_t))
+    h_t = o_t * norm((C_t q_t) / max(|n_t^T q_t|, exp(-m_t)))
+
+``norm`` (the layer's ``cell_norm``): "head" normalises each head's d values to zero mean and
+unit variance (the xLSTM package's per-head layer norm, without its learned scale), "none" is
+the identity.
 
 :func:`mlstm_unit` is one step of it (the unrolled engine's MLSTM_UNIT, and generation).
 :func:`chunk_level` computes the same function chunkwise: with b_t the sum of log f over the
@@ -36,6 +40,12 @@ import torch
 import torch.nn.functional as F
 
 CHUNK = 64  # steps of a chunk on the CHUNK engine
+NORM_EPS = 1e-5  # the per-head normalisation's epsilon (the xLSTM package's)
+
+
+def head_norm(h, norm: str = "head"):
+    """h (..., NH, d) normalised over each head's d values (``norm`` "head"), or as it is."""
+    return F.layer_norm(h, h.shape[-1:], eps=NORM_EPS) if norm == "head" else h
 
 
 def terms(xw, heads: int, forget: str = "sigmoid"):
@@ -52,7 +62,7 @@ def terms(xw, heads: int, forget: str = "sigmoid"):
 
 
 def mlstm_unit(c_prev, n_prev, m_prev, xw, cont=None, heads: int = 1,
-               forget_gate: str = "sigmoid"):
+               forget_gate: str = "sigmoid", norm: str = "head"):
     """One step of the recurrent form: (C_t, n_t, m_t, h_t) from the state the step finds and
     the step's input transform; ``cont`` (0: the sequence restarts here) zeroes that state."""
     if cont is not None:
@@ -69,7 +79,7 @@ def mlstm_unit(c_prev, n_prev, m_prev, xw, cont=None, heads: int = 1,
     n = f_.unsqueeze(-1) * n + i_.unsqueeze(-1) * k
     num = (c @ q.unsqueeze(-1)).squeeze(-1)
     den = torch.maximum((n * q).sum(-1).abs(), torch.exp(-m))
-    h = o * (num / den.unsqueeze(-1)).reshape(o.shape)
+    h = o * head_norm(num / den.unsqueeze(-1), norm).reshape(o.shape)
     return c.reshape(c_prev.shape), n.reshape(n_prev.shape), m, h
 
 
@@ -85,7 +95,7 @@ def _by_chunks(t, chunk: int, fill: float):
 
 
 def chunk_level(xw, state, heads: int, forget: str = "sigmoid", lengths=None,
-                chunk: int = CHUNK):
+                chunk: int = CHUNK, norm: str = "head"):
     """One level on time-major xw (T, N, 4H + 2NH), chunkwise: (every h_t (T, N, H), the
     final (C, n, m)). ``state`` is (C, n, m) as (N, ...) each; ``lengths`` (N) each
     sequence's valid steps (None: all): padded steps output zero and keep the state."""
@@ -126,7 +136,7 @@ def chunk_level(xw, state, heads: int, forget: str = "sigmoid", lengths=None,
     num = s @ v + carried.unsqueeze(-1) * (q @ cs.transpose(-1, -2))
     nq = s.sum(-1) + carried * (q * ns.unsqueeze(-2)).sum(-1)
     den = torch.maximum(nq.abs(), torch.exp(-m_t))
-    hs = num / den.unsqueeze(-1)  # (N, NH, P, L, d)
+    hs = head_norm(num / den.unsqueeze(-1), norm)  # (N, NH, P, L, d)
     hs = hs.permute(2, 3, 0, 1, 4).reshape(-1, batch, heads * d)[:steps] * o
     if lengths is not None:
         hs = torch.where(valid.view(steps, batch, 1), hs, 0.0)
@@ -135,7 +145,7 @@ def chunk_level(xw, state, heads: int, forget: str = "sigmoid", lengths=None,
 
 def mlstm_layers(weights, x, state, levels: int, heads: int, forget: str = "sigmoid",
                  lengths=None, dropout: float = 0.0, training: bool = False,
-                 chunk: int = CHUNK):
+                 chunk: int = CHUNK, norm: str = "head"):
     """A whole mLSTM layer on time-major x (T, N, E), chunkwise.
 
     ``weights`` holds ``W_xc_l{k}`` and ``b_c_l{k}`` per level k, ``state`` (C, n, m) each
@@ -144,7 +154,8 @@ def mlstm_layers(weights, x, state, levels: int, heads: int, forget: str = "sigm
     finals = []
     for k in range(levels):
         xw = F.linear(x, weights[f"W_xc_l{k}"], weights[f"b_c_l{k}"])
-        x, last = chunk_level(xw, tuple(s[k] for s in state), heads, forget, lengths, chunk)
+        x, last = chunk_level(xw, tuple(s[k] for s in state), heads, forget, lengths, chunk,
+                              norm)
         finals.append(last)
         if dropout and k < levels - 1:
             x = F.dropout(x, dropout, training)

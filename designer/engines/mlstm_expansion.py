@@ -29,7 +29,8 @@ def expand_mlstm(params: dict, steps: int, batch, features, name: str = "rnn",
     h, heads = params["num_output"], params.get("num_heads", 1)
     g, sizes = rows(h, heads), state_sizes(h, heads)
     levels, dropout = params.get("num_layers", 1), params.get("dropout_ratio", 0.0)
-    unit = {"heads": heads, "forget_gate": params.get("forget_gate", "sigmoid")}
+    unit = {"heads": heads, "forget_gate": params.get("forget_gate", "sigmoid"),
+            "norm": params.get("cell_norm", "head")}
     t_, n_ = steps, batch
     shapes: dict = {"x": (t_, n_, features), "cont": (t_, n_)}
     nodes: list[Node] = []

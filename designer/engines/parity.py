@@ -143,17 +143,17 @@ def compare_mlstm(input_size: int, hidden: int, heads: int = 1, levels: int = 1,
                   steps: int = 10, batch: int = 4, resets: bool = True,
                   forget: str = "sigmoid", dtype=torch.float32, device: str = "cpu",
                   seed: int = 0, lengths: list[int] | None = None,
-                  chunk: int | None = None) -> list[Diff]:
+                  chunk: int | None = None, norm: str = "head") -> list[Diff]:
     """:func:`compare` for an mLSTM: the CHUNK engine (chunks of ``chunk`` steps; None: its
     own) against the unrolled net, on the same tensors, with a random carried state (C, n,
     m), resets and lengths."""
     g = torch.Generator().manual_seed(seed)
-    ref = ChunkMLSTM(input_size, hidden, heads, levels, forget=forget)
+    ref = ChunkMLSTM(input_size, hidden, heads, levels, forget=forget, norm=norm)
     ref.chunk = chunk or ref.chunk
     with torch.no_grad():
         for p in ref.parameters():
             p.copy_(torch.rand(p.shape, generator=g) * 0.4 - 0.2)
-    unr = UnrolledMLSTM(input_size, hidden, heads, levels, forget=forget)
+    unr = UnrolledMLSTM(input_size, hidden, heads, levels, forget=forget, norm=norm)
     unr.load_state_dict(ref.state_dict())
     ref, unr = ref.to(device, dtype), unr.to(device, dtype)
     x = torch.randn(steps, batch, input_size, generator=g).to(device, dtype)
@@ -222,7 +222,8 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
     if kind == "mLSTM":
         diffs = compare_mlstm(int(e), p["num_output"], p["num_heads"], p.get("num_layers", 1),
                               steps, batch, forget=p["forget_gate"], seed=seed,
-                              lengths=lengths, chunk=max(2, steps // 3))
+                              lengths=lengths, chunk=max(2, steps // 3),
+                              norm=p.get("cell_norm", "head"))
     else:
         diffs = compare(kind, int(e), p["num_output"], p.get("num_layers", 1), steps, batch,
                         nonlinearity=p.get("nonlinearity", "tanh"), seed=seed,
@@ -238,7 +239,7 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
 
 def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | None = None,
                 state: tuple | None = None, nonlinearity: str = "tanh", seed: int = 0,
-                heads: int = 1, forget_gate: str = "sigmoid") -> dict:
+                heads: int = 1, forget_gate: str = "sigmoid", cell_norm: str = "head") -> dict:
     """Per time step, how far apart the two engines are for these weights and this input.
 
     The unrolled module takes ``weights`` (Caffe layout, e.g. a trained layer's) as they are
@@ -262,8 +263,8 @@ def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | 
     sd = {k: v.detach() for k, v in weights.items()}
     if kind == "mLSTM":  # ``nonlinearity`` names its forget gate
         hidden = (weights["W_xc_l0"].shape[0] - 2 * heads) // 4
-        ref, unr = (cls(input_size, hidden, heads, levels, forget=nonlinearity)
-                    for cls in (ChunkMLSTM, UnrolledMLSTM))
+        ref, unr = (cls(input_size, hidden, heads, levels, forget=nonlinearity,
+                        norm=cell_norm) for cls in (ChunkMLSTM, UnrolledMLSTM))
         pair = ("chunkwise", "unrolled")
         ref.load_state_dict(sd)
         unr.load_state_dict(sd)

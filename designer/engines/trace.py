@@ -102,7 +102,8 @@ def describe(module) -> dict:
     if isinstance(module, MLSTMLayer):
         return {"kind": "mLSTM", "engine": module.engine_name, "input_size": module.input_size,
                 "hidden": module.hidden, "levels": module.levels, "heads": module.heads,
-                "nonlinearity": module.forget, "clip": 0.0, "batch_first": module.batch_first}
+                "nonlinearity": module.forget, "clip": 0.0, "batch_first": module.batch_first,
+                "cell_norm": module.norm}
     if isinstance(module, FusedSLSTM):
         return {"kind": "sLSTM", "engine": "FUSED", "input_size": module.input_size,
                 "hidden": module.hidden, "levels": module.levels, "nonlinearity": "tanh",
@@ -130,7 +131,8 @@ def expansion_of(info: dict, steps: int, batch: int) -> Expansion:
     runs the net as it predicts)."""
     params = {"num_output": info["hidden"], "num_layers": info["levels"], "dropout_ratio": 0.0,
               "nonlinearity": info["nonlinearity"], "num_heads": info.get("heads", 1),
-              "forget_gate": info.get("forget_gate", "sigmoid")}
+              "forget_gate": info.get("forget_gate", "sigmoid"),
+              "cell_norm": info.get("cell_norm", "head")}
     return expand_params(info["kind"], params, steps, batch, info["input_size"])
 
 
@@ -240,7 +242,8 @@ def _trace_mlstm(module, info: dict, x, cont, state) -> tuple:
     and as ``c`` the norm of each head's matrix memory as stored (divided by exp(m_t))."""
     levels, heads, t_ = info["levels"], info["heads"], x.shape[0]
     params = {"num_output": info["hidden"], "num_heads": heads, "num_layers": levels,
-              "forget_gate": info["nonlinearity"]}  # no dropout: as it predicts
+              "forget_gate": info["nonlinearity"],
+              "cell_norm": info.get("cell_norm", "head")}  # no dropout: as it predicts
     exp = expand_mlstm(params, t_, x.shape[1], info["input_size"])
     if state is None:
         state = module.initial_state(x.shape[1], x.device, x.dtype)

@@ -21,6 +21,8 @@ import math
 import numpy as np
 from onnx import TensorProto, helper
 
+from designer.engines.mlstm_cell import NORM_EPS
+
 from .onnx_ops import OnnxBuilder, tensor
 from .onnx_slstm import step_outputs, valid_steps
 
@@ -28,9 +30,9 @@ STATES = ("C", "n", "m")
 
 
 def unit(b: OnnxBuilder, hint: str, xw: str, c: str, n: str, m: str, hidden: int, heads: int,
-         exp_forget: bool) -> tuple[str, str, str, str]:
+         exp_forget: bool, norm: str = "head") -> tuple[str, str, str, str]:
     """One step of the cell on (N, ...) tensors from its input transform ``xw`` (N, 4H + 2NH)
-    and the state it finds: (C, n, m, h)."""
+    and the state it finds: (C, n, m, h); ``norm`` the layer's cell_norm."""
     d = hidden // heads
     q, k, v, o, ig, fg = b.op("Split", [xw, b.ints(f"{hint}/blocks",
                                                    [hidden] * 4 + [heads] * 2)],
@@ -67,6 +69,10 @@ def unit(b: OnnxBuilder, hint: str, xw: str, c: str, n: str, m: str, hidden: int
     den = b.op("Max", [nq, b.op("Exp", [b.op("Neg", [m_new], f"{hint}/neg_m")],
                                 f"{hint}/floor")], f"{hint}/den")
     read = b.op("Div", [num, b.op("Unsqueeze", [den, last], f"{hint}/den_d")], f"{hint}/read")
+    if norm == "head":  # each head's d values to zero mean and unit variance
+        read = b.op("LayerNormalization", [read, b.const(f"{hint}/norm_scale",
+                                                         np.ones(d, np.float32))],
+                    f"{hint}/read_norm", axis=-1, epsilon=float(NORM_EPS))
     h = b.op("Mul", [b.op("Sigmoid", [o], f"{hint}/o"),
                      b.op("Reshape", [read, b.ints(f"{hint}/h_shape", [-1, hidden])],
                           f"{hint}/read_flat")], f"{hint}/h")
@@ -77,7 +83,7 @@ def unit(b: OnnxBuilder, hint: str, xw: str, c: str, n: str, m: str, hidden: int
 
 
 def unrolled_unit(b: OnnxBuilder, hint: str, bottoms: list, hidden: int, heads: int,
-                  exp_forget: bool) -> list:
+                  exp_forget: bool, norm: str = "head") -> list:
     """The unrolled MLSTM_UNIT node: (C, n, m, xw, cont), each (1, N, ...) -> [C, n, m, h]."""
     c, n, m, xw, cont = bottoms
     axis0 = b.ints(f"{hint}/axis0", [0])
@@ -86,13 +92,13 @@ def unrolled_unit(b: OnnxBuilder, hint: str, bottoms: list, hidden: int, heads: 
     c, n, m = (b.op("Mul", [b.op("Squeeze", [v, axis0], f"{hint}/{s}_n"), keep],
                     f"{hint}/{s}_conted") for v, s in ((c, "C"), (n, "n"), (m, "m")))
     xw = b.op("Squeeze", [xw, axis0], f"{hint}/xw")
-    outs = unit(b, hint, xw, c, n, m, hidden, heads, exp_forget)
+    outs = unit(b, hint, xw, c, n, m, hidden, heads, exp_forget, norm)
     return [b.op("Unsqueeze", [v, axis0], f"{hint}/{s}_step")
             for v, s in zip(outs, STATES + ("h",))]
 
 
 def _body(b: OnnxBuilder, hint: str, hidden: int, heads: int, exp_forget: bool,
-          masked: bool):
+          masked: bool, norm: str = "head"):
     """The Scan body: states C, n, m (N, ...), scan inputs xw_t (N, 4H + 2NH) and, with
     lengths, valid_t (N, 1) -> the new states and h as the step's output."""
     inner = OnnxBuilder()
@@ -100,7 +106,7 @@ def _body(b: OnnxBuilder, hint: str, hidden: int, heads: int, exp_forget: bool,
     names = [inner.fresh(f"{hint}/{s}_in") for s in STATES]
     xw_t = inner.fresh(f"{hint}/xw_t")
     valid_t = inner.fresh(f"{hint}/valid_t") if masked else None
-    *new, y = unit(inner, f"{hint}/unit", xw_t, *names, hidden, heads, exp_forget)
+    *new, y = unit(inner, f"{hint}/unit", xw_t, *names, hidden, heads, exp_forget, norm)
     outs = step_outputs(inner, hint, new, y, names, valid_t, STATES)
     widths = (hidden * hidden // heads, hidden, heads, hidden)
 
@@ -136,7 +142,8 @@ def scan(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=N
         scanned = [xw] + ([valid] if valid is not None else [])
         *lasts, x = b.op("Scan", starts + scanned, f"{hint}/scan", outputs=4,
                          num_scan_inputs=len(scanned),
-                         body=_body(b, hint, h, heads, exp_forget, valid is not None))
+                         body=_body(b, hint, h, heads, exp_forget, valid is not None,
+                                    module.norm))
         for j, last in enumerate(lasts):
             finals[j].append(b.op("Unsqueeze", [last, axis0], f"{hint}/final_{STATES[j]}"))
     return x, [f[0] if levels == 1 else b.op("Concat", f, f"{name}/final_{STATES[j]}", axis=0)

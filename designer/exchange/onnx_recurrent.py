@@ -155,7 +155,7 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
               "bidirectional": dirs == 2, "num_heads": getattr(module, "heads", 1),
               "forget_gate": getattr(module, "forget_gate", "sigmoid")}
     if module.kind == "mLSTM":
-        params["forget_gate"] = module.forget
+        params["forget_gate"], params["cell_norm"] = module.forget, module.norm
         exp = expand_mlstm(params, steps, "N", settings["input_size"], name, lengths is not None)
     else:
         exp = expand_params(module.kind, params, steps, "N", settings["input_size"], name,
@@ -214,7 +214,8 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
                                             node.params["forget_gate"] == "exp")
         elif node.type == "MLSTM_UNIT":
             tops = onnx_mlstm.unrolled_unit(b, hint, bot, module.hidden, module.heads,
-                                            node.params["forget_gate"] == "exp")
+                                            node.params["forget_gate"] == "exp",
+                                            node.params.get("norm", "head"))
         elif node.type in ("MIN_GRU_UNIT", "MIN_LSTM_UNIT"):
             tops = [onnx_min_rnn.unit(b, hint, node.type, *bot, module.hidden)]
         elif node.type in ("TANH", "RELU"):

@@ -14,8 +14,8 @@ from designer.engines import mlstm_cell
 
 from .pytorch_heads import head_cell
 
-FUNCTIONS = (mlstm_cell.terms, mlstm_cell._by_chunks, mlstm_cell.chunk_level,
-             mlstm_cell.mlstm_layers)
+FUNCTIONS = (mlstm_cell.head_norm, mlstm_cell.terms, mlstm_cell._by_chunks,
+             mlstm_cell.chunk_level, mlstm_cell.mlstm_layers)
 
 MODULE = '''
 
@@ -26,10 +26,11 @@ class MLSTM(nn.Module):
     values per sequence."""
 
     def __init__(self, input_size, hidden_size, num_heads=1, num_layers=1, dropout=0.0,
-                 batch_first=False, forget_gate="sigmoid"):
+                 batch_first=False, forget_gate="sigmoid", cell_norm="head"):
         super().__init__()
         self.hidden_size, self.num_heads, self.num_layers = hidden_size, num_heads, num_layers
         self.dropout, self.batch_first, self.forget_gate = dropout, batch_first, forget_gate
+        self.cell_norm = cell_norm  # "head": each head's read-out normalised; "none"
         for k in range(num_layers):
             e = input_size if k == 0 else hidden_size
             rows = 4 * hidden_size + 2 * num_heads
@@ -47,14 +48,15 @@ class MLSTM(nn.Module):
             lengths = lengths.to(x.device, torch.int64)
         y, state = mlstm_layers(dict(self.named_parameters()), x, state, self.num_layers,
                                 self.num_heads, self.forget_gate, lengths, self.dropout,
-                                self.training)
+                                self.training, CHUNK, self.cell_norm)
         return (y.transpose(0, 1) if self.batch_first else y), state
 '''
 
 
 def mlstm_source() -> str:
     """The helper's text: the chunk length, the cell's functions, then ``MLSTM``."""
-    head = f"\nCHUNK = {mlstm_cell.CHUNK}  # steps of a chunk of the chunkwise-parallel form\n"
+    head = (f"\nCHUNK = {mlstm_cell.CHUNK}  # steps of a chunk of the chunkwise-parallel form\n"
+            f"NORM_EPS = {mlstm_cell.NORM_EPS}  # the per-head normalisation's epsilon\n")
     return head + "\n".join("\n" + inspect.getsource(f) for f in FUNCTIONS) + MODULE
 
 
@@ -62,5 +64,7 @@ def mlstm_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
     """Write an mLSTM layer into ``writer`` (a ``pytorch_code`` writer): its ``MLSTM``
     attribute and weights; returns the expression of its call."""
     extra = [] if module.forget == "sigmoid" else [f"forget_gate={module.forget!r}"]
+    if module.norm != "head":
+        extra.append(f"cell_norm={module.norm!r}")
     return head_cell(writer, name, var, module, p, x, comment, "MLSTM", "mlstm",
                      ("CHUNK", "the chunkwise-parallel engine, which MLSTM runs"), extra)

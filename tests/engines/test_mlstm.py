@@ -16,13 +16,16 @@ from designer.graph import Graph
 E, H, HEADS = 5, 8, 2
 
 
-def paper(weights, x, levels, heads, forget="sigmoid", lengths=None, stabilised=True):
+def paper(weights, x, levels, heads, forget="sigmoid", lengths=None, stabilised=True,
+          norm="head"):
     """The recurrent equations of the paper, one step and one head at a time.
 
     Unstabilised: C_t = f C_{t-1} + i v k^T, n_t = f n_{t-1} + i k, h = o (C q) /
     max(|n^T q|, 1) with i = exp(i~). Stabilised (the appendix): m_t = max(log f + m_{t-1},
-    i~), i' = exp(i~ - m_t), f' = exp(log f + m_{t-1} - m_t), the bound exp(-m_t). Returns the
-    outputs and the final (C, n, m) per level (m = 0 unstabilised)."""
+    i~), i' = exp(i~ - m_t), f' = exp(log f + m_{t-1} - m_t), the bound exp(-m_t). ``norm``
+    "head": each head's read-out (C q) / den minus its mean over the head's d values, divided
+    by the square root of their variance + 1e-5, before o. Returns the outputs and the final
+    (C, n, m) per level (m = 0 unstabilised)."""
     steps, batch = x.shape[0], x.shape[1]
     finals = []
     for k in range(levels):
@@ -55,38 +58,44 @@ def paper(weights, x, levels, heads, forget="sigmoid", lengths=None, stabilised=
                     cs[j] = f_ * cs[j] + i_ * torch.outer(vj, kj)
                     ns[j] = f_ * ns[j] + i_ * kj
                     den = torch.maximum((ns[j] @ qj).abs(), bound)
-                    out[t, s, j * d:(j + 1) * d] = o[j * d:(j + 1) * d] * (cs[j] @ qj) / den
+                    read = (cs[j] @ qj) / den
+                    if norm == "head":
+                        centred = read - read.mean()
+                        read = centred / torch.sqrt((centred * centred).mean() + 1e-5)
+                    out[t, s, j * d:(j + 1) * d] = o[j * d:(j + 1) * d] * read
             level_final.append((torch.stack(cs).flatten(), torch.cat(ns), torch.stack(ms)))
         finals.append(tuple(torch.stack(f) for f in zip(*level_final)))
         x = out
     return x, tuple(torch.stack(f) for f in zip(*finals))
 
 
-def random_layer(cls=ChunkMLSTM, levels=1, forget="sigmoid", dtype=torch.float64, seed=0):
+def random_layer(cls=ChunkMLSTM, levels=1, forget="sigmoid", dtype=torch.float64, seed=0,
+                 norm="head"):
     torch.manual_seed(seed)
-    m = cls(E, H, HEADS, levels, forget=forget)
+    m = cls(E, H, HEADS, levels, forget=forget, norm=norm)
     with torch.no_grad():
         for p in m.parameters():
             p.uniform_(-0.5, 0.5)
     return m.to(dtype)
 
 
-@pytest.mark.parametrize("forget", ["sigmoid", "exp"])
+@pytest.mark.parametrize("forget,norm", [("sigmoid", "head"), ("exp", "head"),
+                                         ("sigmoid", "none")])
 @pytest.mark.parametrize("chunk", [3, 4, 64])
-def test_the_chunkwise_form_is_the_papers_recurrence(forget, chunk):
-    m = random_layer(levels=2, forget=forget)
+def test_the_chunkwise_form_is_the_papers_recurrence(forget, norm, chunk):
+    m = random_layer(levels=2, forget=forget, norm=norm)
     m.chunk = chunk
     x = torch.randn(10, 3, E, dtype=torch.float64)
     lengths = [10, 6, 1]
     y, (c, n, mm) = m(x, lengths=torch.tensor(lengths))
     w = dict(m.named_parameters())
-    want, (wc, wn, wm) = paper(w, x, 2, HEADS, forget, lengths)
+    want, (wc, wn, wm) = paper(w, x, 2, HEADS, forget, lengths, norm=norm)
     assert torch.allclose(y, want, atol=1e-12)
     assert torch.allclose(c, wc, atol=1e-12) and torch.allclose(n, wn, atol=1e-12)
     assert torch.allclose(mm, wm, atol=1e-12)
     # the stabiliser changes nothing: the plain equations give the same outputs, and the
     # stored memory times exp(m) is the plain one
-    plain, (pc, pn, _) = paper(w, x, 2, HEADS, forget, lengths, stabilised=False)
+    plain, (pc, pn, _) = paper(w, x, 2, HEADS, forget, lengths, stabilised=False, norm=norm)
     assert torch.allclose(y, plain, atol=1e-10)
     heads_c = c.view(2, 3, HEADS, -1) * mm.exp().unsqueeze(-1)
     assert torch.allclose(heads_c.flatten(2), pc, rtol=1e-9, atol=1e-12)
@@ -255,3 +264,33 @@ def test_the_benchmark_runs_at_small_sizes_on_the_cpu():
     rows = json.loads(run.stdout)["speed"]
     assert [r["T"] for r in rows] == [16] and rows[0]["unrolled_ms_step"] is not None
     assert abs(rows[0]["lstm_params"] - rows[0]["params"]) / rows[0]["params"] < 0.05
+
+
+def test_the_head_norm_keeps_the_read_out_bounded_where_the_normaliser_vanishes():
+    """A step whose query is nearly orthogonal to the normaliser n (|n^T q| far below |C q|,
+    the bound exp(-m) small) reads out values thousands of times the memory's size with
+    cell_norm 'none': what made training diverge. With 'head' every head's read-out has
+    zero mean and unit variance over its d values, so no value passes sqrt(d)."""
+    from designer.engines.mlstm_cell import mlstm_unit
+    d = H // HEADS
+    torch.manual_seed(3)
+    xw = torch.zeros(1, 4 * H + 2 * HEADS, dtype=torch.float64)
+    q, k, v = (torch.randn(H, dtype=torch.float64) for _ in range(3))
+    for j in range(HEADS):  # each head's key orthogonal to its query but for a sliver
+        qj, kj = q[j * d:(j + 1) * d], k[j * d:(j + 1) * d]
+        kj -= (kj @ qj) / (qj @ qj) * qj
+        kj += 1e-9 * qj
+    xw[0, :H], xw[0, H:2 * H], xw[0, 2 * H:3 * H] = q, k * math.sqrt(d), v
+    xw[0, 3 * H:4 * H] = 30.0                        # o = 1
+    xw[0, 4 * H:4 * H + HEADS] = 20.0                # i~ = 20
+    xw[0, 4 * H + HEADS:] = 30.0                     # f = 1
+    # a memory written at the same scale (m = 20) whose normaliser is still zero
+    c0 = torch.randn(1, HEADS * d * d, dtype=torch.float64)
+    n0 = torch.zeros(1, H, dtype=torch.float64)
+    m0 = torch.full((1, HEADS), 20.0, dtype=torch.float64)
+    *_, raw = mlstm_unit(c0, n0, m0, xw, heads=HEADS, norm="none")
+    *_, normed = mlstm_unit(c0, n0, m0, xw, heads=HEADS, norm="head")
+    assert raw.abs().max() > 1e3 * c0.abs().max()
+    assert normed.abs().max() <= math.sqrt(d) * 1.0001
+    per_head = normed.view(HEADS, d)
+    assert torch.allclose(per_head.mean(-1), torch.zeros(HEADS, dtype=torch.float64), atol=1e-9)

@@ -18,10 +18,12 @@ The gradients with respect to the initial c and n are compared from a carried st
 a zero state ours are zero (n = 0 is a fresh start, f' = 0), the package's are not (its f' is
 exp(log f - i~) clamped at 1; c and n being zero, the outputs are the same).
 
-mLSTM: our cell (:func:`mlstm_unit` step by step and :func:`chunk_level`, chunkwise) against
-``mlstm_kernels``' native PyTorch recurrent sequence, chunkwise and parallel forms, and
-against ``xlstm``'s own ``recurrent_step_stabilized_simple``. The formulations differ in
-three places, none of which changes h:
+mLSTM: our cell (:func:`mlstm_unit` step by step and :func:`chunk_level`, chunkwise; with
+cell_norm "none" it computes the kernels' h~, with "head" the xlstm cell's
+MultiHeadLayerNorm of it) against ``mlstm_kernels``' native PyTorch recurrent sequence,
+chunkwise and parallel forms, and against ``xlstm``'s own
+``recurrent_step_stabilized_simple``. The formulations differ in three places, none of which
+changes h:
 
 - the 1/sqrt(d) scale: ours (and ``xlstm.blocks.mlstm.backends``) divide k, ``mlstm_kernels``
   divides q. h is the same; ``mlstm_kernels``' C and n are sqrt(d) times ours.
@@ -192,12 +194,12 @@ def bnsd(t):
     return t.movedim(0, 2)
 
 
-def ours_stepped(z, state, heads):
+def ours_stepped(z, state, heads, norm="none"):
     xw = our_xw(z)
     hs = []
     c, nn_, m = state
     for t in range(xw.shape[0]):
-        c, nn_, m, h = mlstm_unit(c, nn_, m, xw[t], heads=heads)
+        c, nn_, m, h = mlstm_unit(c, nn_, m, xw[t], heads=heads, norm=norm)
         hs.append(h)
     return torch.stack(hs), (c, nn_, m)
 
@@ -246,6 +248,27 @@ def test_mlstm_step_matches_mlstm_kernels_recurrent(dtype, tol, carried):
 
 
 @pytest.mark.parametrize("dtype,tol,carried", CASES)
+def test_mlstm_head_norm_is_the_xlstm_cells_multi_head_layer_norm(dtype, tol, carried):
+    """cell_norm 'head' is the xlstm package's mLSTMCell output norm (MultiHeadLayerNorm, a
+    group norm with one group a head, eps 1e-5) as it starts (its scale 1, no bias), applied
+    to the kernels' h~ before the output gate."""
+    native = pytest.importorskip("mlstm_kernels.torch.recurrent.native_sequence")
+    ln = pytest.importorskip("xlstm.components.ln")
+    gen = torch.Generator().manual_seed(31 + carried)
+    t_, n, heads, d = 7, 2, 2, 4
+    z = mlstm_inputs(t_, n, heads, d, dtype, gen)
+    state = (carried_mlstm_state(n, heads, d, dtype, gen) if carried
+             else zero_mlstm_state(n, heads, d, dtype))
+    ours = ours_stepped(z, state, heads, norm="head")
+    h, last = native.mlstm_recurrent_sequence__native_fw(
+        *(bnsd(z[a]) for a in "qkvif"), *to_package_state(state, heads, d, math.sqrt(d)),
+        return_last_states=True, eps=0.0, dtype_state=dtype)
+    outnorm = ln.MultiHeadLayerNorm(heads * d, weight=True, bias=False).to(dtype)
+    compare_mlstm(ours, (gated(outnorm(h), z), from_package_state(last, math.sqrt(d))), z,
+                  state, carried, tol)
+
+
+@pytest.mark.parametrize("dtype,tol,carried", CASES)
 def test_mlstm_step_matches_xlstm_backend_step(dtype, tol, carried):
     backends = pytest.importorskip("xlstm.blocks.mlstm.backends")
     gen = torch.Generator().manual_seed(21 + carried)
@@ -276,7 +299,7 @@ def test_mlstm_chunks_match_mlstm_kernels_chunkwise(dtype, tol, carried, chunk):
     z = mlstm_inputs(t_, n, heads, d, dtype, gen)
     state = (carried_mlstm_state(n, heads, d, dtype, gen) if carried
              else zero_mlstm_state(n, heads, d, dtype))
-    ours = chunk_level(our_xw(z), state, heads, chunk=chunk)
+    ours = chunk_level(our_xw(z), state, heads, chunk=chunk, norm="none")
     h, last = chunkwise.mlstm_chunkwise__native_autograd(
         *(bnsd(z[a]) for a in "qkvif"), *to_package_state(state, heads, d, math.sqrt(d)),
         return_last_states=True, eps=0.0, chunk_size=4)
@@ -290,7 +313,7 @@ def test_mlstm_chunks_match_mlstm_kernels_parallel_from_zero():
     t_, n, heads, d = 9, 2, 3, 4
     z = mlstm_inputs(t_, n, heads, d, torch.float64, gen)
     state = zero_mlstm_state(n, heads, d, torch.float64)
-    h, _ = chunk_level(our_xw(z), state, heads, chunk=4)
+    h, _ = chunk_level(our_xw(z), state, heads, chunk=4, norm="none")
     h_p = parallel.mlstm_parallel__native_autograd(*(bnsd(z[a]) for a in "qkvif"), eps=0.0)
     gen = torch.Generator().manual_seed(7)
     probe = torch.randn(h.shape, generator=gen, dtype=h.dtype)

@@ -42,20 +42,25 @@ def run(net, data=DATA, lengths=LENGTHS):
     return out.blobs[("ip1", 0)], out.state["rnn1"]
 
 
-@pytest.mark.parametrize("engine, levels, forget, unrolled", [
-    ("CHUNK", 1, "sigmoid", False), ("CHUNK", 2, "exp", False), ("CAFFE", 2, "sigmoid", False),
-    ("CHUNK", 2, "sigmoid", True), ("CAFFE", 1, "exp", True)])
+@pytest.mark.parametrize("engine, levels, forget, unrolled, norm", [
+    ("CHUNK", 1, "sigmoid", False, "head"), ("CHUNK", 2, "exp", False, "none"),
+    ("CAFFE", 2, "sigmoid", False, "head"), ("CHUNK", 2, "sigmoid", True, "head"),
+    ("CAFFE", 1, "exp", True, "none")])
 def test_onnx_runtime_matches_the_chunk_engine_on_padded_sequences(tmp_path, engine, levels,
-                                                                   forget, unrolled):
+                                                                   forget, unrolled, norm):
     pytest.importorskip("onnxruntime")
     from designer.exchange.onnx_export import build_model
     from tests.exchange.test_onnx import TOL, session
     project = classes_project(tmp_path, "mLSTM", engine, False, levels,
-                              extra={**HEADS, "forget_gate": forget})
+                              extra={**HEADS, "forget_gate": forget, "cell_norm": norm})
     source = ModelSource(project, tmp_path)
     model, _ = build_model(source, unrolled, steps=7)
     ops = {n.op_type for n in model.graph.node}
     assert ("Scan" in ops) != unrolled
+    norms = [n for n in model.graph.node if n.op_type == "LayerNormalization"] + [
+        n for scan in model.graph.node if scan.op_type == "Scan"
+        for n in scan.attribute[0].g.node if n.op_type == "LayerNormalization"]
+    assert bool(norms) == (norm == "head")
     sess = session(model)
     ins = {i.name: i.shape for i in sess.get_inputs() + sess.get_overridable_initializers()}
     assert [ins[f"rnn1.{s}0"] for s in STATES] == [[levels, "N", w] for w in (18, 6, 2)]
@@ -110,12 +115,15 @@ def test_our_onnx_import_reads_it_back_with_the_same_outputs(tmp_path, engine, u
 @pytest.mark.parametrize("engine, levels", [("CHUNK", 2), ("CAFFE", 1)])
 def test_model_py_matches_our_net_on_padded_sequences(tmp_path, engine, levels):
     project = classes_project(tmp_path, "mLSTM", engine, False, levels,
-                              extra={**HEADS, "forget_gate": "exp" if levels == 1 else "sigmoid"})
+                              extra={**HEADS, "forget_gate": "exp" if levels == 1 else "sigmoid",
+                                     "cell_norm": "none" if levels == 1 else "head"})
     source = ModelSource(project, tmp_path)
     out = tmp_path / "export"
     export_pytorch(source, out)
     assert imported_packages(out) <= {"math", "pathlib", "torch", "safetensors"}
-    assert "self.rnn1 = MLSTM(" in (out / "model.py").read_text()
+    code = (out / "model.py").read_text()
+    assert "self.rnn1 = MLSTM(" in code
+    assert ("cell_norm='none'" in code) == (levels == 1)
     model = load_module(out, f"mlstm_{engine}").load(out)
     with torch.no_grad():
         theirs, state = model(DATA, LENGTHS)

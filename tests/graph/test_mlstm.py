@@ -40,7 +40,8 @@ def test_the_tooltip_gives_the_equations_in_words():
     tip = registry.get("mLSTM").tooltip()
     for words in ("q = W_q x + b_q", "k = (W_k x + b_k) / sqrt(d)", "v = W_v x + b_v",
                   "i = exp(i~)", "f = sigmoid(f~) (or exp(f~))", "C_t = f C_{t-1} + i v k^T",
-                  "n_t = f n_{t-1} + i k", "h = o * (C q) / max(|n^T q|, 1)",
+                  "n_t = f n_{t-1} + i k", "h~ = (C q) / max(|n^T q|, 1)",
+                  "normalised per head", "h = o * h~",
                   "m_t = max(log f + m_{t-1}, i~)", "xLSTM", "lengths"):
         assert words in tip
 

@@ -26,9 +26,11 @@ from .recurrent import BATCH_FIRST, INPUTS, OUTPUTS, STACK_DROPOUT, _infer, _lay
 
 ENGINES = ("CHUNK", "CAFFE")
 FORGET_GATES = ("sigmoid", "exp")
+CELL_NORMS = ("head", "none")
 # element-wise FLOPs per hidden value of one step outside the matrix products (gates,
 # normaliser, division, output gate), and per head (stabiliser, exponentials)
 UNIT_FLOPS_H, UNIT_FLOPS_HEAD = 12, 10
+NORM_FLOPS_H = 6  # the per-head normalisation: mean, variance, subtract, scale
 
 
 def rows(h: int, heads: int) -> int:
@@ -91,6 +93,8 @@ def _flops(ctx, outs):
         # the input transform; C's update (f C + i v k^T) and read (C q): 5 dk dv per head
         per_step += 2 * rows(h, heads) * inp + 5 * h * h // heads
         per_step += UNIT_FLOPS_H * h + UNIT_FLOPS_HEAD * heads
+        if ctx.params.get("cell_norm", "head") == "head":
+            per_step += NORM_FLOPS_H * h
     return D.mul(x[0], x[1], per_step)
 
 
@@ -110,6 +114,13 @@ PARAMS = (
     ParamSpec("forget_gate", "choice", "sigmoid",
               "sigmoid: f = sigmoid(f~), which never exceeds 1 (the paper's choice for the "
               "mLSTM); exp: f = exp(f~), which may", choices=FORGET_GATES),
+    ParamSpec("cell_norm", "choice", "head",
+              "head (default): each head's read-out (C q) / max(|n^T q|, 1) is normalised to "
+              "zero mean and unit variance over its H/NH values before the output gate, as the "
+              "xLSTM package's cell does (its per-head layer norm, here without a learned "
+              "scale). Without it the read-out grows without bound when n^T q is small, and "
+              "training at usual learning rates diverges; none: the paper's equations as "
+              "written", choices=CELL_NORMS),
     ParamSpec("engine", "choice", "CHUNK",
               "CHUNK: the chunkwise-parallel form, chunks of 64 steps, each at once as matrix "
               "products (the decay matrix in log space, stabilised per row), the state (C, n, "
@@ -130,10 +141,12 @@ MLSTM = LayerSpec(
         "sigmoid(W_o x + b_o), and per head the input gate i = exp(i~) and the forget gate f "
         "= sigmoid(f~) (or exp(f~)), i~ and f~ one number each from x. The matrix memory "
         "takes the value at the key, C_t = f C_{t-1} + i v k^T, the normaliser sums the keys, "
-        "n_t = f n_{t-1} + i k, and the output reads the memory at the query: h = o * (C q) / "
-        "max(|n^T q|, 1). An exponential overflows, so a stabiliser m_t = max(log f + "
-        "m_{t-1}, i~) is kept and C and n are stored divided by exp(m): i becomes exp(i~ - m_t), "
-        "f becomes exp(log f + m_{t-1} - m_t) and the bound 1 becomes exp(-m_t); the outputs "
+        "n_t = f n_{t-1} + i k, and the output reads the memory at the query: h~ = (C q) / "
+        "max(|n^T q|, 1), normalised per head (zero mean, unit variance over its d values; "
+        "cell_norm 'none' leaves it as it is), then gated: h = o * h~. An exponential "
+        "overflows, so a stabiliser m_t = max(log f + m_{t-1}, i~) is kept and C and n are "
+        "stored divided by exp(m): i becomes exp(i~ - m_t), f becomes exp(log f + m_{t-1} - "
+        "m_t) and the bound 1 becomes exp(-m_t); the outputs "
         "are the same. No recurrent matrix: (4H + 2NH) x E weights per level (blocks q, k, v, "
         "o, i, f). The state starts at zero and 'cont' = 0 sets it to zero. Sequences of "
         "different lengths come padded at the end with their 'lengths': a padded step keeps "

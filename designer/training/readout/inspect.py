@@ -229,7 +229,8 @@ def layer_parity(module, x, cont=None, state=None) -> dict:
     with torch.enable_grad():
         return step_parity(info["kind"], weights, x.detach(), cont, state,
                            info["nonlinearity"], heads=info.get("heads", 1),
-                           forget_gate=info.get("forget_gate", "sigmoid"))
+                           forget_gate=info.get("forget_gate", "sigmoid"),
+                           cell_norm=info.get("cell_norm", "head"))
 
 
 def _log_probs(net, logits: torch.Tensor) -> torch.Tensor:
