@@ -241,6 +241,11 @@ def add_search(sub) -> None:
                    "design again on the project's split (auto, the default: 3 folds for "
                    "labelled sequences validated on fewer than 200, else 1: the project's "
                    "own split)")
+    s.add_argument("--refit-seeds", type=int, default=1, metavar="K", help="train the "
+                   "pick again K times, with the seeds S, S+1, ... (S: --seed, else the "
+                   "project's), into best-trial-N, best-trial-N-seed-2 ... -seed-K: a seed "
+                   "ensemble that 'rnn-designer evaluate' scores as one (default 1; without "
+                   "cross-validation the best trial's own run is the first of the K)")
     s.add_argument("--storage", metavar="URL|FILE", help="an Optuna RDB URL (sqlite:///..., "
                    "postgresql://...) or a journal file on a shared disk (default: "
                    "sqlite:///<project dir>/runs/<project>.search.db)")
