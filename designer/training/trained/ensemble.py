@@ -15,13 +15,14 @@ horizon); otherwise one sentence names the run folder that differs.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
-from .evaluate import (classify_arrays, classify_report, error_scores, finish,
-                       forecast_arrays, forecast_report, open_for, test_source)
+from .evaluate import (classify_arrays, classify_report, error_scores, evaluate_run, finish,
+                       forecast_arrays, forecast_report, format_report, open_for,
+                       test_source)
 from .generate import GenerateError, TrainedModel, load_trained
 
 
@@ -131,7 +132,6 @@ def evaluate_ensemble(run_dirs: Sequence[str | Path], data: str | Path | None = 
 def evaluate_runs(run_dirs: Sequence[str | Path], data: str | Path | None = None,
                   which: str = "best", device: str = "cpu", peer: bool = True) -> dict:
     """One run's report (`evaluate.evaluate_run`), or several runs' (`evaluate_ensemble`)."""
-    from .evaluate import evaluate_run
     if len(run_dirs) == 1:
         return evaluate_run(run_dirs[0], data, which, device, peer)
     return evaluate_ensemble(run_dirs, data, which, device, peer)
@@ -139,7 +139,6 @@ def evaluate_runs(run_dirs: Sequence[str | Path], data: str | Path | None = None
 
 def format_runs(report: dict) -> str:
     """The plain text ``rnn-designer evaluate`` prints for one run or an ensemble."""
-    from .evaluate import format_report
     if "members" not in report:
         return format_report(report)
     label = f"ensemble of {len(report['members'])}"

@@ -12,8 +12,8 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

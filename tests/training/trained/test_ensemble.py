@@ -9,7 +9,6 @@ import json
 import numpy as np
 import pytest
 
-from designer.cli import main
 from designer.training.trained import evaluate as E
 from designer.training.trained.ensemble import evaluate_ensemble
 from designer.training.trained.generate import load_trained
