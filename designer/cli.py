@@ -174,9 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--out", metavar="PROJECT.json", help="default: the file's name with "
                    ".json, in the working folder")
 
-    e = sub.add_parser("evaluate", help="score a forecasting or classification run on its "
-                       "test split")
-    e.add_argument("run_dir", metavar="RUN_DIR")
+    e = sub.add_parser("evaluate", help="score a forecasting or classification run (or the "
+                       "ensemble of several) on its test split")
+    e.add_argument("run_dir", metavar="RUN_DIR", nargs="+", help="a run folder; several "
+                   "(runs of one task and data, as search --refit-seeds trains) are scored "
+                   "as one ensemble: their class probabilities or forecasts averaged, each "
+                   "run's own score beside it")
     e.add_argument("--data", metavar="FILE", help="score every window or sequence of this "
                    "file instead")
     e.add_argument("--checkpoint", choices=("best", "last"), default="best")
@@ -184,8 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true")
 
     pr = sub.add_parser("predict", help="classify the sequences of a file, or forecast the "
-                        "next values of a series, with a trained run")
-    pr.add_argument("run_dir", metavar="RUN_DIR")
+                        "next values of a series, with a trained run (or the ensemble of "
+                        "several)")
+    pr.add_argument("run_dir", metavar="RUN_DIR", nargs="+", help="a run folder; several "
+                    "(runs of one task and data) predict as one ensemble: their class "
+                    "probabilities or forecasts averaged")
     pr.add_argument("--input", required=True, metavar="FILE")
     pr.add_argument("--out", metavar="FILE.csv", help="write the CSV here (default: print it)")
     pr.add_argument("--checkpoint", choices=("best", "last"), default="best")
@@ -235,6 +241,11 @@ def add_search(sub) -> None:
                    "design again on the project's split (auto, the default: 3 folds for "
                    "labelled sequences validated on fewer than 200, else 1: the project's "
                    "own split)")
+    s.add_argument("--refit-seeds", type=int, default=1, metavar="K", help="train the "
+                   "pick again K times, with the seeds S, S+1, ... (S: --seed, else the "
+                   "project's), into best-trial-N, best-trial-N-seed-2 ... -seed-K: a seed "
+                   "ensemble that 'rnn-designer evaluate' scores as one (default 1; without "
+                   "cross-validation the best trial's own run is the first of the K)")
     s.add_argument("--storage", metavar="URL|FILE", help="an Optuna RDB URL (sqlite:///..., "
                    "postgresql://...) or a journal file on a shared disk (default: "
                    "sqlite:///<project dir>/runs/<project>.search.db)")

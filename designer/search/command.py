@@ -56,12 +56,18 @@ def search(args) -> int:
     interrupted = runner.run()
     best = summary(study)
     best["trial_run_dir"] = best["run_dir"]
-    if plan.folds.count > 1 and best["number"] is not None and not interrupted:
+    seeds = getattr(args, "refit_seeds", 1)
+    if (plan.folds.count > 1 or seeds > 1) and best["number"] is not None and not interrupted:
         try:
-            best["run_dir"] = str(retrain(project, space, best, plan, slots[0], out))
+            folders = retrain(project, space, best, plan, slots[0], out, seeds)
+            best["run_dir"] = str(folders[0])
+            if seeds > 1:
+                best["run_dirs"] = [str(f) for f in folders]
         except SearchError as e:
             print(f"rnn-designer: {e}", file=sys.stderr)
             runner.errors.append(str(e))
+            if getattr(e, "done", None):
+                best["run_dir"] = str(e.done[0])
         except KeyboardInterrupt:
             interrupted = True
     best["seconds"] = round(time.perf_counter() - start, 3)
@@ -78,27 +84,29 @@ def search(args) -> int:
     return 0
 
 
-def retrain(project, space, best: dict, plan, device: str, out):
-    """`refit.refit` of the best trial, Ctrl-C ending it after the current step (then
+def retrain(project, space, best: dict, plan, device: str, out, seeds: int = 1) -> list:
+    """`refit.refit_seeds` of the best trial (``seeds`` runs; without cross-validation the
+    trial's own run is the first), Ctrl-C ending it after the current step (then
     ``KeyboardInterrupt``: the same command again goes on from its last checkpoint)."""
     import signal
 
     from designer.training.run.control import StopToken
 
-    from .refit import refit
+    from .refit import refit_seeds
     token = StopToken()
     previous = signal.signal(signal.SIGINT, lambda signum, frame: token.stop())
     try:
         if device.startswith("cuda"):
             import torch
             torch.cuda.set_device(torch.device(device))
-        path = refit(project, space, best, plan.study, plan.runs, device, plan.steps,
-                     plan.seed, token, out)
+        folders = refit_seeds(project, space, best, plan.study, plan.runs, device, plan.steps,
+                              plan.seed, seeds, token, out,
+                              first=None if plan.folds.count > 1 else best["run_dir"])
     finally:
         signal.signal(signal.SIGINT, previous)
     if token.stopped:
         raise KeyboardInterrupt
-    return path
+    return folders
 
 
 def prepare(args) -> tuple:
@@ -124,6 +132,8 @@ def prepare(args) -> tuple:
         raise SearchError("--steps must be at least 1")
     if args.time_limit is not None and not args.time_limit > 0:
         raise SearchError("--time-limit must be above 0 seconds")
+    if getattr(args, "refit_seeds", 1) < 1:
+        raise SearchError("--refit-seeds must be at least 1")
     if args.best_out:
         check_best_out(args.best_out, project)
     slots = device_slots(args.device, args.gpus, args.per_gpu, args.workers)
@@ -234,6 +244,8 @@ class Lines:
             if e.get("trial_run_dir") not in (None, e["run_dir"]):
                 lines.append(f"  (trained again on the project's own split; the trial's "
                              f"first fold is {e['trial_run_dir']})")
+            if e.get("run_dirs"):
+                lines += ensemble_lines(e["run_dirs"])
         else:
             lines.append(f"Pareto front ({', '.join(self.objectives)}):")
             for t in e["pareto"]:
@@ -249,6 +261,14 @@ class Lines:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def ensemble_lines(run_dirs: list[str]) -> list[str]:
+    """The seed ensemble of ``--refit-seeds``: its runs and the command that scores it."""
+    import shlex
+    return [f"  the same design trained with {len(run_dirs)} seeds, a seed ensemble: "
+            + ", ".join(run_dirs),
+            f"  score it with: rnn-designer evaluate {shlex.join(run_dirs)}"]
 
 
 def _num(value) -> str:

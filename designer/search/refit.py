@@ -4,6 +4,12 @@ trained once more on the project's own split (``val_fraction`` validating, the t
 and steps) into ``<runs>/best-trial-N``. That run folder is the search's result: the one
 ``evaluate``, ``export`` and the window open.
 
+``--refit-seeds K`` (`refit_seeds`) trains it K times, with the seeds S, S+1, ... (S: the
+search's ``--seed``, else the project's), into ``best-trial-N`` and ``best-trial-N-seed-2``
+... ``best-trial-N-seed-K``: a seed ensemble for ``rnn-designer evaluate``, whose score moves
+less from seed to seed than one run's on small data. Without cross-validation the best trial's
+own run (trained on the project's split with seed S) is the first of the K.
+
 Run again (the search resumed after it finished, or stopped during the retraining), a
 finished retraining is kept as it is and an unfinished one goes on from its last checkpoint.
 """
@@ -21,8 +27,11 @@ from .space import Space
 from .study import SearchError
 
 
-def refit_folder(runs: str | Path, number: int) -> Path:
-    return Path(runs) / f"best-trial-{number}"
+def refit_folder(runs: str | Path, number: int, member: int = 1) -> Path:
+    """Where the best trial's design is trained again: ``best-trial-N``, and for the
+    ``member``-th seed of an ensemble (from 2), ``best-trial-N-seed-M``."""
+    name = f"best-trial-{number}" + (f"-seed-{member}" if member > 1 else "")
+    return Path(runs) / name
 
 
 ENDS = ("finished", "early_stop")  # how a retraining that ran to its end ends
@@ -37,29 +46,61 @@ def finished(run_dir: Path) -> bool:
         return False
 
 
+def refit_seeds(project: Project, space: Space, best: dict, study: str, runs: str | Path,
+                device: str, steps: int | None, seed: int | None, count: int = 1,
+                token=None, show: Callable[[dict], None] = lambda e: None,
+                first: str | Path | None = None) -> list[Path]:
+    """`refit` ``count`` times with the seeds ``seed``, ``seed`` + 1, ... (``seed`` None: the
+    project's own); ``first``: a run folder that stands for the first seed as it is (the best
+    trial's own run, when it trained on the project's split). Returns the folders; stops
+    early, with those done so far, when ``token`` is stopped; a failed retraining raises
+    `SearchError` with ``done``: the folders before it."""
+    base = seed if seed is not None else \
+        apply(project, space, best["params"]).training_settings()["seed"]
+    folders = []
+    for member in range(1, count + 1):
+        if member == 1 and first is not None:
+            folders.append(Path(first))
+            continue
+        try:
+            folders.append(refit(project, space, best, study, runs, device, steps,
+                                 seed if member == 1 else base + member - 1, token, show,
+                                 member=member))
+        except SearchError as e:
+            e.done = folders  # the retrainings that ran to their end before this one
+            raise
+        if token is not None and token.stopped:
+            break
+    return folders
+
+
 def refit(project: Project, space: Space, best: dict, study: str, runs: str | Path,
           device: str, steps: int | None, seed: int | None, token=None,
-          show: Callable[[dict], None] = lambda e: None) -> Path:
-    """Train the best trial's design on the project's own split into `refit_folder`;
-    returns the folder, or raises `SearchError` in one sentence when the run fails."""
+          show: Callable[[dict], None] = lambda e: None, member: int = 1) -> Path:
+    """Train the best trial's design on the project's own split into `refit_folder` (for
+    the ``member``-th seed of an ensemble); returns the folder, or raises `SearchError` in one
+    sentence when the run fails."""
     from designer.training.run.checkpoint import has_checkpoint
     from designer.training.run.loop import RunOptions, train
 
     from .trial import FORESEEN
     from .validation import data_layers_searched, whole_validation
-    run_dir = refit_folder(runs, best["number"])
+    run_dir = refit_folder(runs, best["number"], member)
     if finished(run_dir):
         return run_dir
     resume = has_checkpoint(run_dir)
+    how = f" with seed {seed} (run {member} of the ensemble)" if member > 1 else ""
     show({"kind": "refit", "number": best["number"], "run_dir": str(run_dir),
-          "resume": resume, "message": f"training trial {best['number']}'s design again on "
-          f"the project's own split into {run_dir}"})
+          "resume": resume, **({"seed": seed, "member": member} if member > 1 else {}),
+          "message": f"training trial {best['number']}'s design again{how} on the "
+          f"project's own split into {run_dir}"})
     chosen = whole_validation(apply(project, space, best["params"]),
                               data_layers_searched(project, space))
     opts = RunOptions(out=run_dir, resume=resume, device=device, steps=steps, seed=seed,
                       probe_steps=0, extra_meta={"search": {
                           "study": study, "trial": best["number"],
-                          "params": dict(best["params"]), "refit": True}})
+                          "params": dict(best["params"]), "refit": True,
+                          **({"seed_member": member} if member > 1 else {})}})
     error, done = None, None
     try:
         for rec in train(chosen, opts, token):
@@ -70,10 +111,11 @@ def refit(project: Project, space: Space, best: dict, study: str, runs: str | Pa
     except FORESEEN as e:
         error = str(e)
     if error is not None:
-        raise SearchError(f"training trial {best['number']}'s design again failed: {error}",
-                          code=1)
+        raise SearchError(f"training trial {best['number']}'s design again{how} failed: "
+                          f"{error}", code=1)
     if done is not None:
         atomic_write_text(run_dir / MARK, json.dumps(
             {"done": True, "study": study, "trial": best["number"], "step": done["step"],
-             "best_val_loss": done.get("best_val_loss")}, indent=1) + "\n")
+             "best_val_loss": done.get("best_val_loss"),
+             **({"seed": seed, "member": member} if member > 1 else {})}, indent=1) + "\n")
     return run_dir

@@ -295,13 +295,14 @@ def init(args) -> int:
 
 
 def evaluate(args) -> int:
-    from .trained.evaluate import evaluate_run, format_report
+    """``rnn-designer evaluate RUN [RUN2 ...]``: one run's report, or its ensemble's."""
+    from .trained.ensemble import evaluate_runs, format_runs
     from .trained.generate import GenerateError
     try:
-        report = evaluate_run(args.run_dir, args.data, args.checkpoint, args.device)
+        report = evaluate_runs(args.run_dir, args.data, args.checkpoint, args.device)
     except (C.CheckpointError, GenerateError, DataError) as e:
         return _err(str(e))
-    print(json.dumps(report, indent=1) if args.json else format_report(report))
+    print(json.dumps(report, indent=1) if args.json else format_runs(report))
     return 0
 
 
@@ -309,8 +310,8 @@ def predict(args) -> int:
     from .trained.generate import GenerateError
     from .trained.predict_sequences import predict_file
     try:
-        text, summary = predict_file(args.run_dir, args.input, args.out, args.checkpoint,
-                                     args.device)
+        runs = args.run_dir[0] if len(args.run_dir) == 1 else args.run_dir
+        text, summary = predict_file(runs, args.input, args.out, args.checkpoint, args.device)
     except (C.CheckpointError, GenerateError, DataError) as e:
         return _err(str(e))
     if args.out:

@@ -2,15 +2,19 @@
 # `init` + `search --trials N` on UCR/UEA sets on one GPU, as a user runs them, the sets one
 # after another; then `evaluate` of init's own project and of the best trial's run folder, with
 # MiniRocket beside each (the [peers] extra). One line a set; OUT/<set>/ holds the projects,
-# studies, runs and reports.
+# studies, runs and reports. REFIT_SEEDS=K passes `--refit-seeds K`: the pick is trained again
+# with K seeds and `evaluate` scores the ensemble of the K run folders (each seed's own accuracy
+# on the line after).
 #   RNN_DESIGNER_DATA=<data> [SETS="GunPoint ..."] [TRIALS=50] [PER_GPU=8] [STEPS=] \
-#     [OBJECTIVE=val_loss] [LIMIT=240] [INIT=1] [PARALLEL=0] [FOLDS=auto] bash tests/benchmarks/gpu_search_quality.sh OUT
+#     [OBJECTIVE=val_loss] [LIMIT=240] [INIT=1] [PARALLEL=0] [FOLDS=auto] [REFIT_SEEDS=1] \
+#     bash tests/benchmarks/gpu_search_quality.sh OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-/tmp/search_quality}
 sets=${SETS:-GunPoint ArrowHead OSULeaf JapaneseVowels}
 trials=${TRIALS:-50}; per_gpu=${PER_GPU:-8}; objective=${OBJECTIVE:-val_loss}
 limit=${LIMIT:-240}; steps=${STEPS:+--steps $STEPS}; folds=${FOLDS:+--folds $FOLDS}
+refit_seeds=${REFIT_SEEDS:+--refit-seeds $REFIT_SEEDS}
 py=${PYTHON:-python3}
 data=${RNN_DESIGNER_DATA:-../shared/data}
 mkdir -p "$out"
@@ -23,10 +27,16 @@ peer = r.get("peer") or {}
 print(f"SEARCH | {sys.argv[1]} | {sys.argv[2]} | accuracy {r['accuracy']:.3f} | peer "
       f"{peer.get('name')} {peer.get('accuracy', float('nan')):.3f} | {float(sys.argv[4]):.0f} s",
       flush=True)
+if r.get("members"):
+    alone = [m["accuracy"] for m in r["members"]]
+    print(f"  ensemble of {len(alone)}; each seed alone: "
+          f"{' '.join(f'{a:.3f}' for a in alone)} (mean {sum(alone) / len(alone):.3f})",
+          flush=True)
 PY
 }
 one_set() {
-  local set=$1 file d s0 took best
+  local set=$1 file d s0 took
+  local -a runs
   file=$(ls "$data"/{ucr,japanese_vowels,.}/${set}_TRAIN.ts 2>/dev/null | head -1)
   d="$out/$set"; mkdir -p "$d"
   $py -m designer init --data "$file" --out "$d/p.json" > "$d/init.txt" 2>&1 || { tail -2 "$d/init.txt"; return; }
@@ -38,10 +48,11 @@ one_set() {
   fi
   s0=$(date +%s)
   $py -m designer search "$d/p.json" --trials "$trials" --device cuda --per-gpu "$per_gpu" \
-      --objective "$objective" --seed 1 --time-limit "$limit" $steps $folds --json \
+      --objective "$objective" --seed 1 --time-limit "$limit" $steps $folds $refit_seeds --json \
       --best-out "$d/best.json" > "$d/search.jsonl" 2> "$d/search.err" || { tail -3 "$d/search.err"; return; }
   took=$(( $(date +%s) - s0 ))
-  best=$($py -c "import json,sys; print([json.loads(l) for l in open('$d/search.jsonl') if '\"best\"' in l][-1]['run_dir'])")
+  # the best trial's run folder, or with --refit-seeds K every seed's, one a line
+  mapfile -t runs < <($py -c "import json; b = [json.loads(l) for l in open('$d/search.jsonl') if '\"best\"' in l][-1]; print('\n'.join(b.get('run_dirs') or [b['run_dir']]))")
   $py - "$d/search.jsonl" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
@@ -53,8 +64,8 @@ for r in t:
     if r["state"] == "FAIL":
         print("  failed:", r.get("reason")); break
 PY
-  $py -m designer evaluate "$best" --json > "$d/best.eval.json" 2>/dev/null \
-    && report "$set" "search $trials" "$d/best.eval.json" "$took"
+  $py -m designer evaluate "${runs[@]}" --json > "$d/best.eval.json" 2>/dev/null \
+    && report "$set" "search $trials${REFIT_SEEDS:+, $REFIT_SEEDS seeds}" "$d/best.eval.json" "$took"
 }
 if [ "${PARALLEL:-0}" = 1 ]; then  # every set's search at once, sharing the GPU
   for set in $sets; do one_set "$set" > "$out/$set.log" 2>&1 & done

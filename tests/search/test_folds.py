@@ -113,16 +113,24 @@ def test_a_trial_trains_a_run_per_fold_and_the_pick_is_trained_again(tmp_path):
     assert best["run_dir"] == str(refit) and finished(refit)
     assert best["trial_run_dir"] == study.best_trial.user_attrs["run_dir"]
     assert [e["kind"] for e in events].count("refit") == 1
+    assert "run_dirs" not in best  # one seed (--refit-seeds 1, the default): as it always was
+    assert not any("-seed-" in p.name for p in refit.parent.iterdir())
     again_project = P.load(refit / "project.json")
     assert again_project.graph.layer("data").params.get("folds", 1) == 1  # its own split
     assert again_project.graph.layer("lstm1").params["num_output"] == \
         study.best_trial.params["lstm1.num_output"]
     assert json.loads((refit / "refit.json").read_text())["trial"] == best["number"]
 
-    again = search(path, "--trials", 2, "--device", "cpu", "--folds", 2, "--json")
+    # run again with --refit-seeds 2: the retraining that ran to its end is kept as it was,
+    # and the pick is trained once more with the next seed, beside it: a seed ensemble
+    again = search(path, "--trials", 2, "--device", "cpu", "--folds", 2, "--json",
+                   "--refit-seeds", 2)
     assert again.returncode == 0, again.stderr
-    assert [e["kind"] for e in lines(again.stdout)].count("refit") == 0  # kept as it was
-    assert lines(again.stdout)[-1]["run_dir"] == str(refit)
+    seed_2 = refit.parent / f"best-trial-{best['number']}-seed-2"
+    assert [e["run_dir"] for e in lines(again.stdout) if e["kind"] == "refit"] == [str(seed_2)]
+    assert lines(again.stdout)[-1]["run_dir"] == str(refit) and finished(seed_2)
+    assert lines(again.stdout)[-1]["run_dirs"] == [str(refit), str(seed_2)]
+    assert json.loads((seed_2 / "refit.json").read_text())["seed"] == 2  # --seed 1, then 2
 
     other = search(path, "--trials", 2, "--device", "cpu", "--folds", 1)
     assert other.returncode == 2

@@ -55,6 +55,12 @@ def save_and_load(state: dict, tmp_path: Path) -> dict:
 def tiny_init_run(folder, data, **init) -> str:
     """``init``'s project for ``data``, made tiny (8 units and filters, 12 steps), trained on the CPU;
     returns the run folder."""
+    return tiny_init_runs(folder, data, (None,), **init)[0]
+
+
+def tiny_init_runs(folder, data, seeds, **init) -> list[str]:
+    """`tiny_init_run`'s project trained once per seed (``None``: the project's), into
+    ``run`` (the first) and ``run-seed-S``; returns the run folders."""
     from designer.graph.project import load
     from designer.training.new_from_data.init import init_project
     from designer.training.run.loop import RunOptions, train
@@ -67,6 +73,10 @@ def tiny_init_run(folder, data, **init) -> str:
             project.graph.set_param(name, "num_output", 8)
     project.solver["max_steps"] = 12
     project.training.update(eval_interval=6, checkpoint_interval=6, log_interval=3)
-    for _ in train(project, RunOptions(out=Path(folder) / "run", device="cpu", probe_steps=0)):
-        pass
-    return str(Path(folder) / "run")
+    runs = []
+    for k, seed in enumerate(seeds):
+        run = Path(folder) / ("run" if k == 0 else f"run-seed-{seed}")
+        for _ in train(project, RunOptions(out=run, device="cpu", probe_steps=0, seed=seed)):
+            pass
+        runs.append(str(run))
+    return runs

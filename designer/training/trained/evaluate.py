@@ -65,12 +65,26 @@ def evaluate_run(run_dir: str | Path, data: str | Path | None = None, which: str
         The data or the checkpoint cannot be used.
     """
     model = load_trained(run_dir, which, device)
+    source = test_source(model, data)
+    arrays = forecast_arrays(model, source) if model.kind == "series" else None
+    report = forecast_report(source, arrays) if arrays else \
+        classify_report(source, classify_arrays(model, source))
+    return finish(report, model, source, data, arrays, peer)
+
+
+def test_source(model: TrainedModel, data: str | Path | None = None):
+    """`open_for` the run, refusing a source without a test split to score."""
     source = open_for(model, data)
     if "test" not in source.splits:
         raise GenerateError(f"{source.path} has no test split to score (set the data layer's "
                             "test_fraction above 0, or give --data FILE)")
-    arrays = forecast_arrays(model, source) if model.kind == "series" else None
-    report = forecast_report(source, arrays) if arrays else _classify(model, source)
+    return source
+
+
+def finish(report: dict, model: TrainedModel, source, data, arrays: dict | None,
+           peer: bool) -> dict:
+    """``report`` with the peer beside it (when ``peer``), the file, the split and the
+    checkpoint's step."""
     if peer:  # scoring another file, the peer learns from the run's own data as the net did
         with_peer(report, source, arrays, (lambda: open_for(model)) if data is not None
                   else None)
@@ -80,14 +94,31 @@ def evaluate_run(run_dir: str | Path, data: str | Path | None = None, which: str
     return report
 
 
-def _classify(model: TrainedModel, source) -> dict:
+def classify_arrays(model: TrainedModel, source, split: str = "test") -> dict:
+    """The net's logits and class probabilities (softmax) for every sequence of ``split``,
+    with the truth: ``{"index": (N,), "logits": (N, classes), "probs": ..., "truth": (N,)}``
+    (``truth`` -1: no label)."""
+    index, logits, truth = [], [], []
+    for chunk in source.eval_chunks(None, split):
+        batch = source.batch(chunk)
+        logits.append(outputs(model, source, batch).reshape(len(chunk), -1))
+        truth.append(batch["label"].numpy())
+        index.append(chunk)
+    logits = torch.cat(logits) if logits else torch.zeros(0, source.num_classes)
+    return {"index": np.concatenate(index) if index else np.zeros(0, np.int64),
+            "logits": logits.numpy(), "probs": torch.softmax(logits, 1).numpy(),
+            "truth": np.concatenate(truth) if truth else np.zeros(0, np.int64)}
+
+
+def classify_report(source, arrays: dict) -> dict:
+    """The ``evaluate`` report of a classifier from its ``classify_arrays`` (the most likely
+    class by its logits), or from an ensemble's (its mean ``probs``, no ``logits``): accuracy,
+    the confusion matrix and each class's accuracy."""
     k = source.num_classes
     confusion = np.zeros((k, k), np.int64)
-    for chunk in source.eval_chunks(None, "test"):
-        batch = source.batch(chunk)
-        predicted = outputs(model, source, batch).reshape(len(chunk), -1).argmax(1).numpy()
-        truth = batch["label"].numpy()
-        np.add.at(confusion, (truth[truth >= 0], predicted[truth >= 0]), 1)
+    scores = arrays["logits"] if "logits" in arrays else arrays["probs"]
+    predicted, truth = scores.argmax(1), arrays["truth"]
+    np.add.at(confusion, (truth[truth >= 0], predicted[truth >= 0]), 1)
     n = int(confusion.sum())
     if n == 0:
         raise GenerateError(f"{source.path} holds no labelled sequence to score")
@@ -168,8 +199,9 @@ def error_scores(pred: np.ndarray, truth: np.ndarray, mask: np.ndarray) -> dict:
     return {"rmse": float(np.sqrt(np.mean(diff ** 2))), "mae": float(np.mean(np.abs(diff)))}
 
 
-def format_report(report: dict) -> str:
-    """The plain text ``rnn-designer evaluate`` prints."""
+def format_report(report: dict, label: str = "model") -> str:
+    """The plain text ``rnn-designer evaluate`` prints (``label``: what the forecasts are
+    from, in the table of a forecaster)."""
     where = f"{report['file']} ({'test split' if report['split'] == 'test' else 'every window'})"
     if report["task"] == "classify":
         lines = [f"{where}: accuracy {report['accuracy']:.2%} over {report['n']:,} sequences",
@@ -187,12 +219,12 @@ def format_report(report: dict) -> str:
         return "\n".join(lines)
     unit = ", ".join(report["targets"])
     lines = [f"{where}: {report['n']:,} forecasts of {unit}, {report['horizon']} step(s) ahead",
-             f"  {'model':<20s} RMSE {report['rmse']:.4g}  MAE {report['mae']:.4g}"]
+             f"  {label:<20s} RMSE {report['rmse']:.4g}  MAE {report['mae']:.4g}"]
     for b in report["baselines"]:
-        label = b["name"].replace("_", " ") + (f" ({b['period']})" if "period" in b else "")
+        name = b["name"].replace("_", " ") + (f" ({b['period']})" if "period" in b else "")
         ratio = f"model / baseline RMSE {report['rmse'] / b['rmse']:.3f}" if b["rmse"] else \
             "the baseline is exact here"
-        lines.append(f"  {label:<20s} RMSE {b['rmse']:.4g}  MAE {b['mae']:.4g}  ({ratio})")
+        lines.append(f"  {name:<20s} RMSE {b['rmse']:.4g}  MAE {b['mae']:.4g}  ({ratio})")
     if "peer" in report:
         lines.append(peer_words(report["peer"], "forecast", long=True))
     return "\n".join(lines)

@@ -12,28 +12,39 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from designer.graph import headers
 from designer.graph.atomic import atomic_write_text
 
+from .ensemble import load_members, mean_probs
 from .evaluate import open_for, outputs
 from .generate import GenerateError, load_trained
 
 
-def predict_file(run_dir: str | Path, input_file: str | Path, out: str | Path | None = None,
-                 which: str = "best", device: str = "cpu") -> tuple[str, str]:
-    """The CSV text of the predictions (also written atomically to ``out``) and a summary."""
-    model = load_trained(run_dir, which, device)
+def predict_file(run_dir: str | Path | Sequence[str | Path], input_file: str | Path,
+                 out: str | Path | None = None, which: str = "best",
+                 device: str = "cpu") -> tuple[str, str]:
+    """The CSV text of the predictions (also written atomically to ``out``) and a summary.
+
+    ``run_dir``: one run folder, or several of one task and data shape: their ensemble
+    (`ensemble`) averages the class probabilities, or the forecasts, of every run.
+    """
+    several = not isinstance(run_dir, (str, Path))
+    names = [str(r) for r in run_dir] if several else [str(run_dir)]
+    models = load_members(names, which, device) if several else \
+        [load_trained(run_dir, which, device)]
+    model = models[0]
     if not Path(input_file).exists():
         raise GenerateError(f"{input_file} does not exist")
+    by = f" by the ensemble of {len(models)} runs ({', '.join(names)})" if several else ""
     if model.kind == "classes":
-        rows, summary = _classify(model, input_file)
+        rows, summary = _classify(models, names, input_file, by)
     elif model.kind == "series":
-        rows, summary = _forecast(model, input_file)
+        rows, summary = _forecast(models, input_file, by)
     else:
         raise GenerateError(f"{model.path} was trained on {model.kind} data; predict is for "
                             "TimeSeries and SequenceClasses runs")
@@ -46,37 +57,45 @@ def predict_file(run_dir: str | Path, input_file: str | Path, out: str | Path | 
     return text, summary
 
 
-def _classify(model, input_file) -> tuple[list, str]:
-    source = open_for(model, input_file, labelled=False)
+def _classify(models, names, input_file, by: str = "") -> tuple[list, str]:
+    source, probs, each = mean_probs(models, names, input_file)
     classes = source.classes
     seqs = source.seqs
     labelled = any(lab is not None for lab in seqs.labels)
     head = ["series", "predicted", "probability"] + (["label"] if labelled else []) + \
         [f"p_{c}" for c in classes]
-    rows, right = [head], 0
-    for chunk in source.eval_chunks(None, "test"):
-        logits = outputs(model, source, source.batch(chunk)).reshape(len(chunk), -1)
-        probs = torch.softmax(logits, 1).numpy()
-        for i, p in zip(chunk, probs):
-            k = int(p.argmax())
-            row = [seqs.ids[i], classes[k], f"{p[k]:.4f}"]
-            if labelled:
-                row.append(seqs.labels[i] if seqs.labels[i] is not None else "")
-                right += seqs.labels[i] == classes[k]
-            rows.append(row + [f"{v:.4f}" for v in p])
+    rows = [head]
+    index = np.concatenate(source.eval_chunks(None, "test"))
+    for i, p in zip(index, probs):
+        k = int(p.argmax())
+        row = [seqs.ids[i], classes[k], f"{p[k]:.4f}"]
+        if labelled:
+            row.append(seqs.labels[i] if seqs.labels[i] is not None else "")
+        rows.append(row + [f"{v:.4f}" for v in p])
     n = len(rows) - 1
-    summary = f"{n:,} sequences of {source.path} classified"
+    summary = f"{n:,} sequences of {source.path} classified{by}"
     if labelled:
-        summary += f" ({right / n:.2%} agree with the labels the file gives)"
+        summary += f" ({_agree(seqs, index, probs, classes):.2%} agree with the labels the " \
+            "file gives"
+        if len(models) > 1:
+            summary += "; each run alone: " + ", ".join(
+                f"{name} {_agree(seqs, index, p, classes):.2%}" for name, p in zip(names, each))
+        summary += ")"
     return rows, summary
 
 
-def _forecast(model, input_file) -> tuple[list, str]:
-    source = open_for(model, input_file, forecast=True)
+def _agree(seqs, index, probs, classes) -> float:
+    """The share of the sequences whose label the file gives as the class most probable."""
+    predicted = probs.argmax(1)
+    right = sum(seqs.labels[i] == classes[k] for i, k in zip(index, predicted))
+    return right / len(index)
+
+
+def _forecast(models, input_file, by: str = "") -> tuple[list, str]:
+    sources = [open_for(model, input_file, forecast=True) for model in models]
+    futures = [forecast_next(model, source) for model, source in zip(models, sources)]
+    source, future = sources[0], np.mean(futures, axis=0)   # (horizon, targets)
     origin = len(source.x) - 1
-    batch = source.window_batch(np.array([origin]))
-    out = outputs(model, source, {"data": batch["data"]}).numpy()
-    future = source.to_units(out, np.array([origin]))[0]           # (horizon, targets)
     first = origin - source.seq_len + 1
     stamps = source.times
     head = [source.time_column or "step", "kind"] + list(source.targets)
@@ -89,8 +108,17 @@ def _forecast(model, input_file) -> tuple[list, str]:
     for k in range(source.horizon):
         rows.append([after[k], "forecast"] + [_num(v) for v in future[k]])
     summary = (f"forecast of {', '.join(source.targets)} for the {source.horizon} step(s) "
-               f"after the last row of {source.path}")
+               f"after the last row of {source.path}{by}")
     return rows, summary
+
+
+def forecast_next(model, source) -> np.ndarray:
+    """The run's forecast of the ``horizon`` steps after the last row of ``source``, in the
+    target's units: ``(horizon, targets)``."""
+    origin = len(source.x) - 1
+    batch = source.window_batch(np.array([origin]))
+    out = outputs(model, source, {"data": batch["data"]}).numpy()
+    return source.to_units(out, np.array([origin]))[0]
 
 
 def _num(v: float) -> str:
