@@ -231,41 +231,27 @@ CASES = [(torch.float64, TOL64, False), (torch.float64, TOL64, True),
          (torch.float32, TOL32, True)]
 
 
+@pytest.mark.parametrize("norm", ["none", "head"])
 @pytest.mark.parametrize("dtype,tol,carried", CASES)
-def test_mlstm_step_matches_mlstm_kernels_recurrent(dtype, tol, carried):
+def test_mlstm_step_matches_mlstm_kernels_recurrent(dtype, tol, carried, norm):
+    """With cell_norm 'none', the kernels' h~ gated; with 'head', the xlstm package's
+    mLSTMCell output norm of it (MultiHeadLayerNorm, a group norm with one group a head, eps
+    1e-5) as it starts (its scale 1, no bias), before the output gate."""
     native = pytest.importorskip("mlstm_kernels.torch.recurrent.native_sequence")
+    ln = pytest.importorskip("xlstm.components.ln") if norm == "head" else None
     gen = torch.Generator().manual_seed(11 + carried)
     t_, n, heads, d = 7, 2, 2, 4
     z = mlstm_inputs(t_, n, heads, d, dtype, gen)
     state = (carried_mlstm_state(n, heads, d, dtype, gen) if carried
              else zero_mlstm_state(n, heads, d, dtype))
-    ours = ours_stepped(z, state, heads)
+    ours = ours_stepped(z, state, heads, norm=norm)
     h, last = native.mlstm_recurrent_sequence__native_fw(
         *(bnsd(z[a]) for a in "qkvif"), *to_package_state(state, heads, d, math.sqrt(d)),
         return_last_states=True, eps=0.0, dtype_state=dtype)
+    if ln is not None:
+        h = ln.MultiHeadLayerNorm(heads * d, weight=True, bias=False).to(dtype)(h)
     compare_mlstm(ours, (gated(h, z), from_package_state(last, math.sqrt(d))), z, state,
                   carried, tol)
-
-
-@pytest.mark.parametrize("dtype,tol,carried", CASES)
-def test_mlstm_head_norm_is_the_xlstm_cells_multi_head_layer_norm(dtype, tol, carried):
-    """cell_norm 'head' is the xlstm package's mLSTMCell output norm (MultiHeadLayerNorm, a
-    group norm with one group a head, eps 1e-5) as it starts (its scale 1, no bias), applied
-    to the kernels' h~ before the output gate."""
-    native = pytest.importorskip("mlstm_kernels.torch.recurrent.native_sequence")
-    ln = pytest.importorskip("xlstm.components.ln")
-    gen = torch.Generator().manual_seed(31 + carried)
-    t_, n, heads, d = 7, 2, 2, 4
-    z = mlstm_inputs(t_, n, heads, d, dtype, gen)
-    state = (carried_mlstm_state(n, heads, d, dtype, gen) if carried
-             else zero_mlstm_state(n, heads, d, dtype))
-    ours = ours_stepped(z, state, heads, norm="head")
-    h, last = native.mlstm_recurrent_sequence__native_fw(
-        *(bnsd(z[a]) for a in "qkvif"), *to_package_state(state, heads, d, math.sqrt(d)),
-        return_last_states=True, eps=0.0, dtype_state=dtype)
-    outnorm = ln.MultiHeadLayerNorm(heads * d, weight=True, bias=False).to(dtype)
-    compare_mlstm(ours, (gated(outnorm(h), z), from_package_state(last, math.sqrt(d))), z,
-                  state, carried, tol)
 
 
 @pytest.mark.parametrize("dtype,tol,carried", CASES)
