@@ -228,11 +228,11 @@ def test_a_real_search_fills_the_view(searching, qtbot):
 def test_the_command_line_and_the_sentences():
     cmd = search_command("/p/tiny.json", launcher=["rd"],
                          **SearchOptions(trials=30, device="cuda", gpus=2, per_gpu=3,
-                                         steps=500,
-                                         objectives=["val_loss", "ms_per_step"]).arguments())
+                                         steps=500, objectives=["val_loss", "ms_per_step"],
+                                         refit_seeds=5).arguments())
     assert cmd == ["rd", "search", "/p/tiny.json", "--json", "--trials", "30", "--device",
-                   "cuda", "--gpus", "2", "--per-gpu", "3", "--steps", "500", "--objective",
-                   "val_loss,ms_per_step"]
+                   "cuda", "--gpus", "2", "--per-gpu", "3", "--steps", "500",
+                   "--refit-seeds", "5", "--objective", "val_loss,ms_per_step"]
     cpu = SearchOptions(trials=5, device="cpu", workers=2).arguments()
     assert cpu == {"trials": 5, "objectives": ["val_loss"], "steps": None, "device": "cpu",
                    "workers": 2}
@@ -270,3 +270,18 @@ def test_use_best_switches_a_branch_off_and_one_undo_brings_it_back(window, tmp_
     assert g.errors() == [] and doc.stack.count() == 1
     window.act.undo.trigger()
     assert snapshot(doc.graph) == before and doc.project.solver == solver
+
+
+def test_the_dialog_asks_for_the_picks_seeds_and_the_status_names_their_runs(qapp):
+    from designer.ui.experiments.launch import SearchDialog
+    from designer.ui.experiments.table import ensemble_note
+    dialog = SearchDialog(SearchOptions(trials=10, refit_seeds=3), gpus=0, project="p.json")
+    assert dialog.seeds.value() == 3
+    dialog.seeds.setValue(4)
+    assert dialog.options().refit_seeds == 4
+    assert dialog.options().arguments()["refit_seeds"] == 4
+    dialog.seeds.setValue(1)
+    assert "refit_seeds" not in dialog.options().arguments()   # one run: today's search
+    assert ensemble_note(["/r/best-trial-3"]) == ""
+    note = ensemble_note(["/r/best-trial-3", "/r/best-trial-3-seed-2"])
+    assert "2 seeds (best-trial-3, best-trial-3-seed-2)" in note and "evaluate" in note

@@ -33,6 +33,7 @@ class SearchOptions:
     workers: int = 1                # on the CPU
     steps: int = 0
     objectives: list = field(default_factory=lambda: ["val_loss"])
+    refit_seeds: int = 1            # the pick trained again with this many seeds
 
     def arguments(self) -> dict:
         out = {"trials": self.trials, "objectives": list(self.objectives),
@@ -45,6 +46,8 @@ class SearchOptions:
             out["per_gpu"] = self.per_gpu
         if self.device == "cpu" and self.workers > 1:
             out["workers"] = self.workers
+        if self.refit_seeds > 1:
+            out["refit_seeds"] = self.refit_seeds
         return out
 
 
@@ -99,6 +102,12 @@ class SearchDialog(QDialog):
                               singleStep=100)
         self.steps.setSpecialValueText("the project's max_steps")
         self.steps.setToolTip("Training steps per trial (a pruned trial stops earlier)")
+        self.seeds = QSpinBox(minimum=1, maximum=50, value=options.refit_seeds)
+        self.seeds.setSpecialValueText("1 (one run)")
+        self.seeds.setToolTip("Train the design the search keeps again with this many seeds: "
+                              "`rnn-designer evaluate` scores their runs together as one "
+                              "ensemble (the mean of their class probabilities or forecasts), "
+                              "steadier than one run on small data")
         self.first, self.second = QComboBox(), QComboBox()
         self.second.addItem("(nothing else)", None)
         for name, direction in DIRECTIONS.items():
@@ -118,6 +127,7 @@ class SearchDialog(QDialog):
         form.addRow("Trials at once per GPU", self.per_gpu)
         form.addRow("Trials at once on the CPU", self.workers)
         form.addRow("Steps per trial", self.steps)
+        form.addRow("Seeds for the pick", self.seeds)
         form.addRow("Optimise", self.first)
         form.addRow("and", self.second)
         note = QLabel(f"Searches what “{project}” marks “Search over” in Properties. The "
@@ -150,4 +160,5 @@ class SearchDialog(QDialog):
             device = "cpu"  # --workers is for the CPU; here auto means the CPU anyway
         gpus = self.gpus.value() if self.gpus.value() < self.gpus_there else 0
         return SearchOptions(self.trials.value(), device, gpus, self.per_gpu.value(),
-                             self.workers.value(), self.steps.value(), objectives)
+                             self.workers.value(), self.steps.value(), objectives,
+                             self.seeds.value())

@@ -24,13 +24,15 @@ PREFIX = "rnn-designer: "
 def search_command(project: str | Path, trials: int, device: str | None = None,
                    gpus: str | None = None, per_gpu: int | None = None,
                    workers: int | None = None, steps: int | None = None,
-                   objectives: list | None = None, launcher: list | None = None) -> list[str]:
+                   objectives: list | None = None, launcher: list | None = None,
+                   refit_seeds: int | None = None) -> list[str]:
     """The command line of a search (``launcher``: what runs ``designer``, by default this
     Python with ``-m designer``)."""
     cmd = list(launcher or [sys.executable, "-m", "designer"])
     cmd += ["search", str(project), "--json", "--trials", str(int(trials))]
     for flag, value in (("--device", device), ("--gpus", gpus), ("--per-gpu", per_gpu),
-                        ("--workers", workers), ("--steps", steps)):
+                        ("--workers", workers), ("--steps", steps),
+                        ("--refit-seeds", refit_seeds)):
         if value not in (None, ""):
             cmd += [flag, str(value)]
     if objectives:

@@ -7,6 +7,8 @@ grey and a failed one red. Columns sort by value (numbers as numbers).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHeaderView, QMenu,
@@ -256,3 +258,12 @@ def summary(rows: list, facts, objective: str | None, best: TrialRow | None,
                          f"standard error of trial {ahead.number}'s "
                          f"{fmt(ahead.values[objective])}")
     return ("Searching: " if running else "") + ", ".join(parts) + "."
+
+
+def ensemble_note(run_dirs: list) -> str:
+    """What the status line adds when the pick was trained with several seeds."""
+    if len(run_dirs) < 2:
+        return ""
+    names = ", ".join(Path(d).name for d in run_dirs)
+    return (f" The pick was trained with {len(run_dirs)} seeds ({names}): `rnn-designer "
+            "evaluate` with all of them scores the ensemble.")

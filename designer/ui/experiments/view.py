@@ -28,7 +28,7 @@ from .launch import SearchDialog, SearchOptions, gpu_count, space_problem
 from .process import SearchProcess, search_command
 from .reader import StudyReader
 from .shelf import ChartShelf
-from .table import TrialsTable, summary
+from .table import TrialsTable, ensemble_note, summary
 from .use_best import use_params
 
 REDRAW_MS = 100     # charts redraw at most this often while lines stream in
@@ -260,7 +260,7 @@ class ExperimentsView(QWidget):
             self._redraw.start()
             self._reread.start()
         elif kind == "best":
-            self.say(self._summary())
+            self.say(self._summary() + ensemble_note(event.get("run_dirs") or []))
         elif event.get("message"):  # stopping, a worker's news, an error of one trial
             text = str(event["message"])
             self.say(text[:1].upper() + text[1:], error=kind == "error")
