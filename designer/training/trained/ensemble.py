@@ -1,9 +1,9 @@
 """Seed ensembles: several runs of one task scored or used together (``rnn-designer evaluate
 RUN RUN2 ...``, ``rnn-designer predict RUN RUN2 ... --input FILE``).
 
->>> report = evaluate_ensemble(["runs/s/best-trial-7", "runs/s/best-trial-7-seed-2"])
->>> report["accuracy"], [m["accuracy"] for m in report["members"]]
-(0.967, [0.933, 0.950])
+``evaluate_ensemble(["runs/s/best-trial-7", "runs/s/best-trial-7-seed-2"])`` gives the report
+``evaluate`` prints, for the mean of the two runs' outputs, with ``members``: each run's own
+``accuracy`` (or ``rmse`` and ``mae``).
 
 On small data a run's test score moves by several points from one training seed to the next;
 the mean of a few runs' outputs moves less and is usually better than each. Each run computes
