@@ -215,7 +215,7 @@ def unrolled(b: OnnxBuilder, name: str, module, x: str, states: list[str], steps
         elif node.type == "MLSTM_UNIT":
             tops = onnx_mlstm.unrolled_unit(b, hint, bot, module.hidden, module.heads,
                                             node.params["forget_gate"] == "exp",
-                                            node.params.get("norm", "head"))
+                                            node.params["norm"])
         elif node.type in ("MIN_GRU_UNIT", "MIN_LSTM_UNIT"):
             tops = [onnx_min_rnn.unit(b, hint, node.type, *bot, module.hidden)]
         elif node.type in ("TANH", "RELU"):

@@ -181,7 +181,9 @@ class _Writer:
         if own is not None:  # torch.nn has none: a class of its own written into the file
             return own(self, name, var, layer, module, p, x, comment)
         kind, cls = layer.type, TORCH_RNN[layer.type]
-        e, h, levels = module_sizes(module)
+        rnn = getattr(module, "rnn", None)  # cuDNN and PERSIST hold a torch.nn layer
+        e = (rnn if rnn is not None else module).input_size
+        h, levels = module.hidden, module.levels
         args = [str(e), str(h)]
         if levels > 1:
             args.append(f"num_layers={levels}")
@@ -378,21 +380,15 @@ class _Writer:
         return "\n".join(lines) + "\n"
 
 
-def module_sizes(module) -> tuple[int, int, int]:
-    rnn = getattr(module, "rnn", None)
-    e = rnn.input_size if rnn is not None else module.input_size
-    return e, module.hidden, module.levels
-
-
 def torch_state(module) -> dict:
     """The recurrent layer's weights as ``nn.LSTM/GRU/RNN`` keys (converted from Caffe's)."""
     if hasattr(module, "rnn"):
         return dict(module.rnn.state_dict())
-    if module.kind in MIN_KINDS + ("sLSTM", "mLSTM"):  # MinRNN, SLSTM, MLSTM: the designer's
-        return {k: v.detach() for k, v in module.named_parameters()}
-    kind = "LSTM" if module.kind == "LSTMSimple" else module.kind
     sd = {k: v.detach() for k, v in module.named_parameters()}
-    return caffe_to_cudnn(kind, sd, module.levels)
+    if module.kind in MIN_KINDS + ("sLSTM", "mLSTM"):  # MinRNN, SLSTM, MLSTM: the designer's
+        return sd
+    return caffe_to_cudnn("LSTM" if module.kind == "LSTMSimple" else module.kind, sd,
+                          module.levels)
 
 
 def generate(source: ModelSource) -> tuple[str, dict]:

@@ -310,8 +310,8 @@ def predict(args) -> int:
     from .trained.generate import GenerateError
     from .trained.predict_sequences import predict_file
     try:
-        runs = args.run_dir[0] if len(args.run_dir) == 1 else args.run_dir
-        text, summary = predict_file(runs, args.input, args.out, args.checkpoint, args.device)
+        text, summary = predict_file(args.run_dir, args.input, args.out, args.checkpoint,
+                                     args.device)
     except (C.CheckpointError, GenerateError, DataError) as e:
         return _err(str(e))
     if args.out:

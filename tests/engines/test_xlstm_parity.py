@@ -227,6 +227,16 @@ def compare_mlstm(ours, theirs, z, state, carried, tol):
     return worst
 
 
+def mlstm_case(seed: int, steps: int, dtype, carried: bool, n: int = 2, heads: int = 2,
+               d: int = 4):
+    """Random inputs (`mlstm_inputs`) and a starting state, carried or zero."""
+    gen = torch.Generator().manual_seed(seed)
+    z = mlstm_inputs(steps, n, heads, d, dtype, gen)
+    state = (carried_mlstm_state(n, heads, d, dtype, gen) if carried
+             else zero_mlstm_state(n, heads, d, dtype))
+    return z, state
+
+
 CASES = [(torch.float64, TOL64, False), (torch.float64, TOL64, True),
          (torch.float32, TOL32, True)]
 
@@ -239,11 +249,8 @@ def test_mlstm_step_matches_mlstm_kernels_recurrent(dtype, tol, carried, norm):
     1e-5) as it starts (its scale 1, no bias), before the output gate."""
     native = pytest.importorskip("mlstm_kernels.torch.recurrent.native_sequence")
     ln = pytest.importorskip("xlstm.components.ln") if norm == "head" else None
-    gen = torch.Generator().manual_seed(11 + carried)
-    t_, n, heads, d = 7, 2, 2, 4
-    z = mlstm_inputs(t_, n, heads, d, dtype, gen)
-    state = (carried_mlstm_state(n, heads, d, dtype, gen) if carried
-             else zero_mlstm_state(n, heads, d, dtype))
+    t_, heads, d = 7, 2, 4
+    z, state = mlstm_case(11 + carried, t_, dtype, carried)
     ours = ours_stepped(z, state, heads, norm=norm)
     h, last = native.mlstm_recurrent_sequence__native_fw(
         *(bnsd(z[a]) for a in "qkvif"), *to_package_state(state, heads, d, math.sqrt(d)),
@@ -257,11 +264,8 @@ def test_mlstm_step_matches_mlstm_kernels_recurrent(dtype, tol, carried, norm):
 @pytest.mark.parametrize("dtype,tol,carried", CASES)
 def test_mlstm_step_matches_xlstm_backend_step(dtype, tol, carried):
     backends = pytest.importorskip("xlstm.blocks.mlstm.backends")
-    gen = torch.Generator().manual_seed(21 + carried)
-    t_, n, heads, d = 7, 2, 2, 4
-    z = mlstm_inputs(t_, n, heads, d, dtype, gen)
-    state = (carried_mlstm_state(n, heads, d, dtype, gen) if carried
-             else zero_mlstm_state(n, heads, d, dtype))
+    t_, heads, d = 7, 2, 4
+    z, state = mlstm_case(21 + carried, t_, dtype, carried)
     ours = ours_stepped(z, state, heads)
     c, nn_, m = to_package_state(state, heads, d, 1.0)  # the same k scale as ours
     nn_, m = nn_.unsqueeze(-1), m.unsqueeze(-1)  # (N, NH, d, 1), (N, NH, 1, 1)
@@ -280,11 +284,8 @@ def test_mlstm_step_matches_xlstm_backend_step(dtype, tol, carried):
 @pytest.mark.parametrize("dtype,tol,carried", CASES)
 def test_mlstm_chunks_match_mlstm_kernels_chunkwise(dtype, tol, carried, chunk):
     chunkwise = pytest.importorskip("mlstm_kernels.torch.chunkwise.native")
-    gen = torch.Generator().manual_seed(31 + carried)
-    t_, n, heads, d = 12, 2, 2, 4
-    z = mlstm_inputs(t_, n, heads, d, dtype, gen)
-    state = (carried_mlstm_state(n, heads, d, dtype, gen) if carried
-             else zero_mlstm_state(n, heads, d, dtype))
+    t_, heads, d = 12, 2, 4
+    z, state = mlstm_case(31 + carried, t_, dtype, carried)
     ours = chunk_level(our_xw(z), state, heads, chunk=chunk, norm="none")
     h, last = chunkwise.mlstm_chunkwise__native_autograd(
         *(bnsd(z[a]) for a in "qkvif"), *to_package_state(state, heads, d, math.sqrt(d)),

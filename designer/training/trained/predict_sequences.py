@@ -22,7 +22,7 @@ from designer.graph.atomic import atomic_write_text
 
 from .ensemble import load_members, mean_probs
 from .evaluate import open_for, outputs
-from .generate import GenerateError, load_trained
+from .generate import GenerateError
 
 
 def predict_file(run_dir: str | Path | Sequence[str | Path], input_file: str | Path,
@@ -33,14 +33,13 @@ def predict_file(run_dir: str | Path | Sequence[str | Path], input_file: str | P
     ``run_dir``: one run folder, or several of one task and data shape: their ensemble
     (`ensemble`) averages the class probabilities, or the forecasts, of every run.
     """
-    several = not isinstance(run_dir, (str, Path))
-    names = [str(r) for r in run_dir] if several else [str(run_dir)]
-    models = load_members(names, which, device) if several else \
-        [load_trained(run_dir, which, device)]
+    names = [str(run_dir)] if isinstance(run_dir, (str, Path)) else [str(r) for r in run_dir]
+    models = load_members(names, which, device)
     model = models[0]
     if not Path(input_file).exists():
         raise GenerateError(f"{input_file} does not exist")
-    by = f" by the ensemble of {len(models)} runs ({', '.join(names)})" if several else ""
+    by = f" by the ensemble of {len(models)} runs ({', '.join(names)})" if len(models) > 1 \
+        else ""
     if model.kind == "classes":
         rows, summary = _classify(models, names, input_file, by)
     elif model.kind == "series":
