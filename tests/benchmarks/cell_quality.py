@@ -29,14 +29,15 @@ SPACE = {
 }
 
 
-def _retyped(base: dict, kind: str, units: int) -> dict:
+def _retyped(base: dict, kind: str, units: int, heads: int | None = None) -> dict:
     from designer.graph import project as P
     p = json.loads(json.dumps(base))
     p.pop("search", None)
+    cell = dict(CELLS[kind], **({"num_heads": heads} if heads else {}))
     for layer in p["graph"]["layers"]:
         if layer["name"] == "lstm1":
             layer.update(type=kind, params={"num_output": units, "num_layers": 2,
-                                            "dropout_ratio": 0.3, **CELLS[kind]})
+                                            "dropout_ratio": 0.3, **cell})
     p["name"] = f"Char-RNN, {kind}"
     p["training"]["patience"] = 6
     p["search"] = SPACE
@@ -56,9 +57,11 @@ def make(out: Path) -> None:
     counts = {}
     for kind in CELLS:
         step = 4 * 8 if kind in ("sLSTM", "mLSTM") else 8
-        sizes = [512] if kind == "LSTM" else range(256, 2049, step)
-        units = min(sizes, key=lambda u: abs(params(_retyped(base, kind, u)) - target))
-        p = _retyped(base, kind, units)
+        sizes = [(512, None)] if kind == "LSTM" else [(u, None) for u in range(256, 2049, step)]
+        if kind == "sLSTM":  # also heads of 64, 128 or 256 units: the kernels' full widths
+            sizes += [(h * d, h) for d in (64, 128, 256) for h in range(1, 17)]
+        units, heads = min(sizes, key=lambda s: abs(params(_retyped(base, kind, *s)) - target))
+        p = _retyped(base, kind, units, heads)
         (out / f"{kind}.json").write_text(json.dumps(p, indent=1))
         counts[kind] = params(p)
         print(f"{kind}: {units} units, {counts[kind]:,} parameters ({params(p) / target:.3f} of "
@@ -77,8 +80,10 @@ def table(out: Path) -> None:
             print(f"| {kind} | | | not run | | | |")
             continue
         p = json.loads((out / f"{kind}.json").read_text())
-        units = next(l["params"]["num_output"] for l in p["graph"]["layers"]
-                     if l["name"] == "lstm1")
+        cell = next(l["params"] for l in p["graph"]["layers"] if l["name"] == "lstm1")
+        units = cell["num_output"]
+        if kind in ("sLSTM", "mLSTM"):
+            units = f"{units} ({cell.get('num_heads', 4)} heads)"
         rows = [json.loads(line) for line in f.open() if line.startswith("{")]
         trials = [r for r in rows if r.get("kind") == "trial"]
         n = {s: sum(r["state"] == s for r in trials) for s in ("COMPLETE", "PRUNED", "FAIL")}
