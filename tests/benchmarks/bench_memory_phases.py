@@ -19,12 +19,12 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_memory  # noqa: E402
+import bench_memory
 
-from designer.engines import step as step_module  # noqa: E402
-from designer.engines.bench import allocated_peak  # noqa: E402
-from designer.graph import project as P  # noqa: E402
-from designer.training.run import loop, session  # noqa: E402
+from designer.engines import step as step_module
+from designer.engines.bench import allocated_peak
+from designer.graph import project as P
+from designer.training.run import loop, session
 
 MIB = 2 ** 20
 
