@@ -28,8 +28,9 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
   for MinLSTM);
 - the sLSTM, per level, direction and time step: what autograd keeps of its step (14.5 H on the
   FUSED engine, 16.5 H on the unrolled one: the pre-activations, the gates and their
-  exponentials, c, n, m and h), counted from the saved tensors on the CPU, not yet checked
-  against a GPU's allocator; on a GPU the FUSED engine's persistent kernels keep 8 H (what
+  exponentials, c, n, m and h), counted from the saved tensors on the CPU; on a GPU the
+  unrolled one keeps 15.5 H (the CPU's logsigmoid saves a buffer of its input's size, the
+  CUDA kernel none), and the FUSED engine's persistent kernels keep 8 H (what
   ``slstm_kernel._Direction`` saves: the pre-activations, 4H, and h, c, n, m at T + 1 steps,
   fp32 whatever the run's type), unmeasured on a GPU;
 - on top of what they keep, what the newer cells' forward holds at its peak (``_held``): the
@@ -280,8 +281,11 @@ def _held(ctx: Context, seq: int, levels: int, d: int, gates: float) -> int:
 
 
 # sLSTM: values per hidden unit, level, direction and step that autograd keeps (counted from
-# the saved tensors on the CPU: the step's pre-activations, gates, exponentials, c, n, m, h)
-SLSTM_PER_LEVEL = {"FUSED": 14.5, "CAFFE": 16.5, "FUSED cuda": 8.0}   # cuda: the kernels'
+# the saved tensors on the CPU: the step's pre-activations, gates, exponentials, c, n, m, h).
+# Of those, 1 H is the buffer the CPU's logsigmoid (the forget gate) saves for its backward;
+# torch's CUDA kernel saves an empty one (aten/src/ATen/native/cuda/LogSigmoid.cu), so the
+# unrolled net keeps 1 H less there. FUSED on CUDA: the persistent kernels' own (8 H).
+SLSTM_PER_LEVEL = {"FUSED": 14.5, "CAFFE": 16.5, "FUSED cuda": 8.0, "CAFFE cuda": 15.5}
 
 
 def _slstm(ctx, params):
@@ -293,8 +297,8 @@ def _slstm(ctx, params):
     d = 2 if p.get("bidirectional") else 1
     h, levels = p["num_output"], p.get("num_layers", 1)
     seq = t_ * n * h
-    per = SLSTM_PER_LEVEL["CAFFE" if ctx.engine == "CAFFE" else
-                          "FUSED cuda" if ctx.device == "cuda" else "FUSED"]
+    per = SLSTM_PER_LEVEL[("CAFFE" if ctx.engine == "CAFFE" else "FUSED")
+                          + (" cuda" if ctx.device == "cuda" else "")]
     masks = (levels - 1) * d * seq * ctx.mask_bytes() if p.get("dropout_ratio", 0.0) else 0
     extra = 4 * (levels * d * per * seq + (levels - 1) * d * seq) + masks
     return Kept(inputs=[0], extra=int(extra), backward=4 * (d * 6 * seq + t_ * n * x[2]),

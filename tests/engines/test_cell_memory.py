@@ -85,3 +85,14 @@ def test_the_mlstm_counts_its_state_whatever_the_length():
     g = net_graph("mLSTM", 4, 16, 128, 1, False, 1)
     est = estimate(g, Setup("cpu", "cudnn", solver={"type": "Adam"})).total
     assert abs(est / step_peak(g, "cudnn") - 1) < 0.2
+
+
+def test_the_cpus_logsigmoid_keeps_a_buffer_the_size_of_its_input():
+    """What the sLSTM's rule takes off on a GPU (``SLSTM_PER_LEVEL["CAFFE cuda"]``): on the CPU
+    logsigmoid saves its input and a buffer as large (torch's CUDA kernel saves an empty one)."""
+    x = torch.randn(4, 16, requires_grad=True)
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        nn.functional.logsigmoid(x)
+    others = [t for t in saved if t.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()]
+    assert [t.numel() for t in others] == [x.numel()]

@@ -103,3 +103,12 @@ def test_the_memory_estimate_knows_both_engines():
     g.set_param("rnn", "engine", "FUSED")
     kernels = estimate(g, Setup("cuda", "cudnn"))   # the persistent kernels keep less
     assert 0 < kernels.layers["rnn"] < fused.layers["rnn"]
+
+
+def test_the_unrolled_net_keeps_one_h_a_step_less_on_a_gpu():
+    """The CPU's logsigmoid (the forget gate) saves a buffer of its input's size for its
+    backward, torch's CUDA kernel none: on a GPU the unrolled net keeps 1 H less a step."""
+    g = net()  # one level, no dropout: no mask to differ by device
+    cpu = estimate(g, Setup("cpu", "caffe")).layers["rnn"]
+    gpu = estimate(g, Setup("cuda", "caffe")).layers["rnn"]
+    assert cpu - gpu == 4 * 12 * 4 * 16  # float32, T=12 steps of N=4 x H=16
