@@ -41,6 +41,9 @@ def search(args) -> int:
     except (SearchError, P.ProjectError) as e:
         print(f"rnn-designer: {e}", file=sys.stderr)
         return getattr(e, "code", 2)
+    note = space.adam_l2_note(project.solver_settings())
+    if note:
+        print(f"rnn-designer: note: {note}", file=sys.stderr)
     out = JsonLines() if args.json else Lines(plan.objectives)
     out({"kind": "study", "study": plan.study, "storage": plan.storage, "trials": plan.trials,
          "objectives": list(plan.objectives), "directions": directions(plan.objectives),

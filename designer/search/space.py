@@ -104,6 +104,27 @@ class Space:
     def dimension(self, key: str) -> Dimension:
         return next(d for d in self.dims if d.key == key)
 
+    def values(self, key: str, held: Any) -> tuple:
+        """What a trial can set ``key`` to: its choices, its bounds, or ``held`` (the
+        project's own value) where the space leaves it alone."""
+        d = next((d for d in self.dims if d.key == key), None)
+        if d is None:
+            return (held,)
+        return d.choices if d.kind == "choice" else (d.low, d.high)
+
+    def adam_l2_note(self, solver: dict) -> str | None:
+        """`settings.adam_l2_note` for the strongest weight decay a trial can pair with
+        Adam (``solver``: the project's effective settings), said once when a search starts."""
+        if "Adam" not in self.values("solver.type", solver.get("type")):
+            return None
+        decays = [v for v in self.values("solver.weight_decay", solver.get("weight_decay"))
+                  if isinstance(v, (int, float))]
+        note = settings.adam_l2_note(dict(solver, type="Adam",
+                                          weight_decay=max(decays, default=0.0)))
+        return None if note is None else note.replace(
+            "solver: Adam adds", "the space pairs Adam with weight decay; at its largest "
+            "Adam adds", 1)
+
 
 # ------------------------------------------------------------------------------- reading --
 def read_space_file(path: str | os.PathLike) -> dict:

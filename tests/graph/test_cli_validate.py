@@ -77,7 +77,7 @@ def test_missing_file_exits_2(tmp_path, name):
 def test_validate_tells_the_training_memory_per_engine_and_warns_when_it_cannot_fit(tmp_path):
     out = validate(PROJECTS / "char-rnn-shakespeare.json", "--device", "cpu")
     assert out.returncode == 0
-    assert "memory to train on the CPU (Adam, fp32): about " in out.stdout
+    assert "memory to train on the CPU (AdamW, fp32): about " in out.stdout
     assert "all cuDNN" in out.stdout and "all unrolled" in out.stdout
     rep = json.loads(validate(PROJECTS / "char-rnn-shakespeare.json", "--json", "--device",
                               "cpu").stdout)

@@ -94,3 +94,28 @@ def test_a_space_file_is_an_object_or_a_project_and_a_bad_one_names_itself(proje
         assert str(e.value).startswith(f"{f}: ") and words in str(e.value)
     with pytest.raises(SpaceError, match="does not exist"):
         read_space_file(tmp_path / "none.json")
+
+
+def test_a_space_that_pairs_adam_with_weight_decay_says_so_once(project):
+    solver = project.solver_settings()
+    paired = parse_space({"solver.type": {"choice": ["Adam", "AdamW"]},
+                          "solver.weight_decay": {"choice": [0.0, 0.01, 0.1]}}, project)
+    note = paired.adam_l2_note(solver)
+    assert note.startswith("the space pairs Adam with weight decay; at its largest Adam adds "
+                           "weight_decay 0.1")
+    adamw = parse_space({"solver.type": {"choice": ["AdamW", "SGD"]},
+                         "solver.weight_decay": {"float": [0.0, 0.1]}}, project)
+    assert adamw.adam_l2_note(solver) is None
+    small = parse_space({"solver.type": {"choice": ["Adam"]},
+                         "solver.weight_decay": {"float": [0.0, 0.001]}}, project)
+    assert small.adam_l2_note(solver) is None
+
+
+def test_the_char_rnn_examples_space_never_pairs_adam_with_weight_decay():
+    from pathlib import Path
+
+    from designer.graph import project as P
+    example = P.load(Path(__file__).resolve().parents[2] / "projects/char-rnn-shakespeare.json")
+    space = parse_space(example.search, example)
+    assert "solver.weight_decay" in [d.key for d in space.dims]
+    assert space.adam_l2_note(example.solver_settings()) is None

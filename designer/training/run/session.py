@@ -13,6 +13,7 @@ import torch
 from designer.engines.build import BuildError, Net, detach_state
 from designer.engines.step import TrainStep, make_optimizer, set_lr
 from designer.graph.project import Project
+from designer.graph.settings import adam_l2_note
 from designer.graph.validate import LOSS_TYPES
 
 from ..data import FILE_PARAMS, DataError, open_source
@@ -75,7 +76,7 @@ class Session:
         self.run = RunDir(world.share(str(run.path)), writer=world.is_main)
         self.opt = make_optimizer(self.net.parameters(), self.solver, self.device)
         self.step, self.best, self.carry = 0, math.inf, None
-        self.notes = list(self.source.notes)
+        self.notes = list(self.source.notes) + [n for n in [adam_l2_note(self.solver)] if n]
         if self.ck is not None:  # every rank, whatever number of them made the checkpoint
             back = restore(self.ck, self.graph, self.net, self.opt, self.source, world,
                            self.seed, self.device)
