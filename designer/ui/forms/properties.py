@@ -278,12 +278,18 @@ class SettingsPanel(QWidget):
                 "training": "How a training run is driven, logged and checkpointed."}[section]
         lay.addWidget(caption(note + " Bold settings are set in the project; the others are "
                               "defaults.", self))
+        self.warning = caption("", self, error=True)  # Adam with a strong weight decay
+        self.warning.setVisible(False)
+        lay.addWidget(self.warning)
         lay.addWidget(self.form)
         lay.addStretch(1)
 
     def refresh(self) -> None:
-        self.form.set_values(self.doc.effective(self.section),
-                             set(getattr(self.doc.project, self.section)))
+        values = self.doc.effective(self.section)
+        self.form.set_values(values, set(getattr(self.doc.project, self.section)))
+        note = S.adam_l2_note(values) if self.section == "solver" else None
+        self.warning.setText(note.removeprefix("solver: ") if note else "")  # on its tab
+        self.warning.setVisible(bool(note))
         head = f"{self.section}."
         self.form.set_searched({k[len(head):]: v for k, v in self.doc.project.search.items()
                                 if k.startswith(head)}, describe_range)
