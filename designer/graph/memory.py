@@ -39,6 +39,12 @@ CUDA_GRAPH_STREAM = 64 * MIB  # the same again for the side stream a CUDA graph 
 # fused step kernels' buffers; measured 100-160 MiB on an H200 whatever the net's size
 # (tests/benchmarks/RESULTS.md, "Memory"), so counted as one constant
 UNROLLED_BF16 = 128 * MIB
+# fp32 on the unrolled engine, the step captured: its peak comes as the forward ends, with every
+# blob alive, before the backward has asked for all the workspaces above; measured by phase
+# on one H100 it held 18-63 MiB less than those constants (RESULTS.md, "the peaks by phase").
+# One cuBLAS workspace of Hopper's size less, fitted to the fp32 unrolled rows of the H100
+# and H200 tables (1.01-1.26 before, 0.85-1.11 after), not derived
+UNROLLED_FP32_CAPTURED = -32 * MIB
 RUNTIME = {"cpu": 400 * MIB, "cuda": 600 * MIB}  # the process: torch's libraries, CUDA context
 
 
@@ -174,6 +180,8 @@ def estimate(graph, setup: Setup | None = None) -> MemoryEstimate | None:
         backward += CUDA_LIBRARIES + (CUDA_GRAPH_STREAM if captured else 0)
         if act_bytes < 4 and _any_unrolled(graph, setup):
             backward += UNROLLED_BF16
+        elif captured and _any_unrolled(graph, setup):
+            backward += UNROLLED_FP32_CAPTURED
     # the optimizer's temporaries: none when fused; on the CPU one tensor at a time (the
     # largest layer's, at most); torch's foreach kernels on a GPU, all at once
     step = 0 if kept_grads else 4 * (params if gpu else largest) if moments else 0
