@@ -44,17 +44,32 @@ def add_slstm_weights(module: nn.Module, input_size: int, hidden: int, heads: in
                                       nn.Parameter(torch.empty(heads, GATES * d, d)))
 
 
-def fill_slstm(module: nn.Module, filler: str, bias: float) -> None:
+def powerlaw_forget_bias(d: int, level: int, levels: int) -> torch.Tensor:
+    """The forget gate's biases of one head of ``d`` units at ``level`` of ``levels``, as the
+    xLSTM code starts them ("powerlaw_blockdependent"): from +5 (a memory of many steps) down
+    to -7 (almost none) over the head's units, the lower levels' falling faster."""
+    ratio = level / (levels - 1) if levels > 1 else 0.0
+    j = torch.arange(d, dtype=torch.float64) / max(d - 1, 1)
+    return -(-5.0 + 12.0 * j ** (0.3 + 1.3 * ratio))
+
+
+def fill_slstm(module: nn.Module, filler: str, bias: float, forget: str = "constant") -> None:
     """Fill an sLSTM layer's tensors (either engine: the same draws in the same order); each
-    head's recurrent block as a matrix of its own (``uniform``: +-1/sqrt(d))."""
+    head's recurrent block as a matrix of its own (``uniform``: +-1/sqrt(d)); the biases at
+    ``bias``, but with ``forget`` "powerlaw" the forget gate's at `powerlaw_forget_bias`."""
     filler = "uniform" if filler == "torch_default" else filler
+    h, heads = module.hidden, module.heads
     for k in range(module.levels):
         for s in SUFFIXES[:module.directions]:
             fill_weight(getattr(module, f"W_xc_l{k}{s}"), filler, module.hidden, GATES)
             w_hc = getattr(module, f"W_hc_l{k}{s}")
             for block in w_hc:
                 fill_weight(block, filler, w_hc.shape[2], GATES)
-            fill_bias(getattr(module, f"b_c_l{k}{s}"), bias)
+            b = getattr(module, f"b_c_l{k}{s}")
+            fill_bias(b, bias)
+            if forget == "powerlaw":  # rows [i, f, z, o], the heads side by side in each
+                with torch.no_grad():
+                    b[h:2 * h] = powerlaw_forget_bias(h // heads, k, module.levels).repeat(heads)
 
 
 class FusedSLSTM(nn.Module):
@@ -86,7 +101,8 @@ class FusedSLSTM(nn.Module):
         m = cls(input_size, p["num_output"], p.get("num_heads", 1), p.get("num_layers", 1),
                 p.get("dropout_ratio", 0.0), p.get("batch_first", False),
                 p.get("bidirectional", False), p.get("forget_gate", "sigmoid"), name)
-        fill_slstm(m, p.get("weight_filler", "uniform"), p.get("bias_filler", 0.0))
+        fill_slstm(m, p.get("weight_filler", "uniform"), p.get("bias_filler", 0.0),
+                   p.get("forget_bias", "constant"))
         return m
 
     def forward(self, x, cont=None, state=None, lengths=None):

@@ -275,13 +275,15 @@ class UnrolledRecurrent(nn.Module):
                 p.get("bidirectional", False), p.get("num_heads", 1),
                 p.get("forget_gate", "sigmoid"))
         m.reset_parameters(p.get("weight_filler", "uniform"), p.get("bias_filler", 0.0),
-                           p.get("enable_clockwork_forgetgate_bias", False))
+                           p.get("enable_clockwork_forgetgate_bias", False),
+                           p.get("forget_bias", "constant"))
         return m
 
-    def reset_parameters(self, filler: str, bias: float, forget_bias_5: bool = False) -> None:
+    def reset_parameters(self, filler: str, bias: float, forget_bias_5: bool = False,
+                         slstm_forget: str = "constant") -> None:
         h, g = self.hidden, GATES[self.kind]
         if self.kind == "sLSTM":
-            fill_slstm(self, filler, bias)
+            fill_slstm(self, filler, bias, slstm_forget)
             return
         if filler == "torch_default":
             filler = "uniform"  # what torch.nn.LSTM does: U(-1/sqrt(H), 1/sqrt(H))

@@ -305,3 +305,27 @@ def test_the_uniform_filler_reads_each_heads_size():
     fill_slstm(m, "uniform", 0.5)
     assert m.W_hc_l0.abs().max() <= 1 / math.sqrt(4) and m.W_hc_l0.abs().max() > 0.3
     assert m.W_xc_l0.abs().max() <= 1 / math.sqrt(16) and (m.b_c_l0 == 0.5).all()
+
+
+def test_the_powerlaw_forget_bias_starts_as_the_xlstm_code_and_alike_on_both_engines():
+    """``forget_bias`` "powerlaw": each head's forget-gate biases from +5 down to -7 with the
+    exponent 0.3 + 1.3 level / (levels - 1) (xlstm's "powerlaw_blockdependent"), the other
+    gates at bias_filler; the same tensors on both engines; "constant" leaves them all there."""
+    g = slstm_net(heads=2)
+    g.set_param("rnn", "forget_bias", "powerlaw")
+    g.set_param("rnn", "bias_filler", 0.25)
+    torch.manual_seed(0)
+    fused = Net(g).layers["rnn"]
+    torch.manual_seed(0)
+    unrolled = Net(g, "caffe").layers["rnn"]
+    h, d = 8, 4
+    for k in range(2):
+        b = fused.state_dict()[f"b_c_l{k}"]
+        assert torch.equal(b, unrolled.state_dict()[f"b_c_l{k}"])
+        j = torch.arange(d, dtype=torch.float64) / (d - 1)
+        head = -(-5.0 + 12.0 * j ** (0.3 + 1.3 * k))
+        assert torch.allclose(b[h:2 * h].double(), head.repeat(2), atol=1e-6)
+        assert b[h] == 5.0 and b[2 * h - 1] == -7.0
+        assert torch.all(b[:h] == 0.25) and torch.all(b[2 * h:] == 0.25)
+    g.set_param("rnn", "forget_bias", "constant")
+    assert torch.all(Net(g).layers["rnn"].state_dict()["b_c_l1"] == 0.25)

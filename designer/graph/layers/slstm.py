@@ -93,6 +93,10 @@ PARAMS = (
               "loads into the other", choices=ENGINES),
     weight_filler("uniform"),
     bias_filler(),
+    ParamSpec("forget_bias", "choice", "constant",
+              "where the forget gate's biases start: constant (at bias_filler, like the other "
+              "gates) or powerlaw (as the xLSTM code starts them: each head's units from +5, a "
+              "memory of many steps, down to -7, almost none)", choices=("constant", "powerlaw")),
 )
 
 SLSTM = LayerSpec(
