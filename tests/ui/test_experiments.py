@@ -241,6 +241,10 @@ def test_the_command_line_and_the_sentences():
     assert error_sentence("Traceback (most recent call last):\n  File x\nKeyError: 'a'\n",
                           1) == "the search stopped with an error: KeyError: 'a'"
     assert error_sentence("", 9) == "the search ended with exit code 9"
+    note = "rnn-designer: note: the space pairs Adam with weight decay; ...\n"
+    assert error_sentence(note + "Traceback (most recent call last):\nKeyError: 'a'\n", 1) \
+        == "the search stopped with an error: KeyError: 'a'"
+    assert error_sentence(note, 3) == "the search ended with exit code 3"
 
 
 def test_the_charts_stand_side_by_side_when_there_is_room_else_as_tabs(studied, qtbot):
@@ -285,3 +289,24 @@ def test_the_dialog_asks_for_the_picks_seeds_and_the_status_names_their_runs(qap
     assert ensemble_note(["/r/best-trial-3"]) == ""
     note = ensemble_note(["/r/best-trial-3", "/r/best-trial-3-seed-2"])
     assert "2 seeds (best-trial-3, best-trial-3-seed-2)" in note and "evaluate" in note
+
+
+def test_a_note_on_the_searchs_stderr_reaches_the_log_and_is_never_the_failure(qtbot):
+    import sys
+
+    from designer.ui.experiments.process import SearchProcess
+    script = ("import sys, json; "
+              "print('rnn-designer: note: the space pairs Adam with weight decay', "
+              "file=sys.stderr, flush=True); "
+              "print(json.dumps({'kind': 'study', 'study': 's'}), flush=True); "
+              "print('rnn-designer: x.json: the storage cannot be reached', file=sys.stderr); "
+              "sys.exit(2)")
+    proc, notes, failed, events = SearchProcess(), [], [], []
+    proc.note.connect(notes.append)
+    proc.failed.connect(failed.append)
+    proc.event.connect(events.append)
+    with qtbot.waitSignal(proc.ended, timeout=30000):
+        proc.start([sys.executable, "-c", script])
+    assert notes == ["note: the space pairs Adam with weight decay"]
+    assert failed == ["x.json: the storage cannot be reached"]
+    assert events == [{"kind": "study", "study": "s"}]

@@ -19,6 +19,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
 PREFIX = "rnn-designer: "
+NOTE = PREFIX + "note: "  # a remark on stderr (shown in the log), never why a search failed
 
 
 def search_command(project: str | Path, trials: int, device: str | None = None,
@@ -43,7 +44,8 @@ def search_command(project: str | Path, trials: int, device: str | None = None,
 def error_sentence(stderr: str, code: int) -> str:
     """One sentence for a search that ended with ``code``: its own ``rnn-designer:`` line,
     else the last line of a traceback (the exception), else the exit code."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    lines = [line.strip() for line in stderr.splitlines()
+             if line.strip() and not line.startswith(NOTE)]
     said = [line for line in lines if line.startswith(PREFIX)]
     if said:
         return said[-1][len(PREFIX):]
@@ -157,7 +159,11 @@ class SearchProcess(QObject):
     def _read_err(self) -> None:
         self._err_part += bytes(self.proc.readAllStandardError())
         *lines, self._err_part = self._err_part.split(b"\n")
-        self._err.extend(raw.decode("utf-8", "replace") for raw in lines)
+        for raw in lines:
+            text = raw.decode("utf-8", "replace")
+            self._err.append(text)
+            if text.startswith(NOTE):
+                self.note.emit(text[len(PREFIX):])
 
     def _finished(self, code: int, status) -> None:
         self._read_out()
