@@ -78,11 +78,12 @@ ADAM_L2_TOO_STRONG = 0.01
 def adam_l2_note(solver: dict) -> str | None:
     """A sentence when ``solver`` (effective settings) is Adam with a weight decay of 0.01 or
     more: Adam adds it to the gradient, and its per-weight scaling turns it into a step of
-    about the learning rate towards zero on every weight whose own gradient is smaller."""
+    about the learning rate towards zero on every weight whose own gradient is smaller. The
+    caller says where it comes from (a run's notes: "solver: ...")."""
     decay = solver.get("weight_decay") or 0.0
     if solver.get("type") != "Adam" or decay < ADAM_L2_TOO_STRONG:
         return None
-    return (f"solver: Adam adds weight_decay {decay:g} x w to every gradient, and its scaling "
+    return (f"Adam adds weight_decay {decay:g} x w to every gradient, and its scaling "
             "turns that into a pull of about base_lr a step towards zero that small gradients "
             "cannot outweigh, so the net may stop learning; AdamW decays the weights apart "
             "from the gradient (Fix: set the solver type to AdamW)")

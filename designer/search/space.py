@@ -107,9 +107,9 @@ class Space:
     def values(self, key: str, held: Any) -> tuple:
         """What a trial can set ``key`` to: its choices, its bounds, or ``held`` (the
         project's own value) where the space leaves it alone."""
-        d = next((d for d in self.dims if d.key == key), None)
-        if d is None:
+        if key not in {d.key for d in self.dims}:
             return (held,)
+        d = self.dimension(key)
         return d.choices if d.kind == "choice" else (d.low, d.high)
 
     def adam_l2_note(self, solver: dict) -> str | None:
@@ -121,9 +121,7 @@ class Space:
                   if isinstance(v, (int, float))]
         note = settings.adam_l2_note(dict(solver, type="Adam",
                                           weight_decay=max(decays, default=0.0)))
-        return None if note is None else note.replace(
-            "solver: Adam adds", "the space pairs Adam with weight decay; at its largest "
-            "Adam adds", 1)
+        return note and "the space pairs Adam with weight decay; at its largest, " + note
 
 
 # ------------------------------------------------------------------------------- reading --

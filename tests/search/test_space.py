@@ -101,7 +101,7 @@ def test_a_space_that_pairs_adam_with_weight_decay_says_so_once(project):
     paired = parse_space({"solver.type": {"choice": ["Adam", "AdamW"]},
                           "solver.weight_decay": {"choice": [0.0, 0.01, 0.1]}}, project)
     note = paired.adam_l2_note(solver)
-    assert note.startswith("the space pairs Adam with weight decay; at its largest Adam adds "
+    assert note.startswith("the space pairs Adam with weight decay; at its largest, Adam adds "
                            "weight_decay 0.1")
     adamw = parse_space({"solver.type": {"choice": ["AdamW", "SGD"]},
                          "solver.weight_decay": {"float": [0.0, 0.1]}}, project)

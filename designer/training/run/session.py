@@ -76,7 +76,9 @@ class Session:
         self.run = RunDir(world.share(str(run.path)), writer=world.is_main)
         self.opt = make_optimizer(self.net.parameters(), self.solver, self.device)
         self.step, self.best, self.carry = 0, math.inf, None
-        self.notes = list(self.source.notes) + [n for n in [adam_l2_note(self.solver)] if n]
+        self.notes = list(self.source.notes)
+        if note := adam_l2_note(self.solver):
+            self.notes.append("solver: " + note)
         if self.ck is not None:  # every rank, whatever number of them made the checkpoint
             back = restore(self.ck, self.graph, self.net, self.opt, self.source, world,
                            self.seed, self.device)

@@ -288,7 +288,7 @@ class SettingsPanel(QWidget):
         values = self.doc.effective(self.section)
         self.form.set_values(values, set(getattr(self.doc.project, self.section)))
         note = S.adam_l2_note(values) if self.section == "solver" else None
-        self.warning.setText(note.removeprefix("solver: ") if note else "")  # on its tab
+        self.warning.setText(note or "")
         self.warning.setVisible(bool(note))
         head = f"{self.section}."
         self.form.set_searched({k[len(head):]: v for k, v in self.doc.project.search.items()

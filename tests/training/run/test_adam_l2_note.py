@@ -31,7 +31,7 @@ def notes_of(tmp_path, solver):
 
 def test_a_run_with_adam_and_a_strong_decay_starts_with_the_note(tmp_path):
     notes = notes_of(tmp_path, {"type": "Adam", "weight_decay": 0.05})
-    assert sum("Adam adds weight_decay 0.05" in n for n in notes) == 1
+    assert sum(n.startswith("solver: Adam adds weight_decay 0.05") for n in notes) == 1
 
 
 def test_the_same_run_on_adamw_has_no_such_note(tmp_path):
