@@ -8,6 +8,9 @@ A DESIGN is ``name:key=value,key=value`` over init's own project, for example
 ``fcn:conv=64/128/64,k=8/5/3,lstm=0,frame=1,steps=1500``. Keys:
 - ``frame``: ``auto`` (init's), or a number of steps to read a sequence in (``T``), or 1 step;
 - ``conv``: filters of each Conv1D -> BatchNorm -> ReLU block ("-": none), ``k`` their kernels;
+- ``res``: filters of each residual block (three Conv1D -> BatchNorm with kernels ``k``, a
+  1x1 Conv1D -> BatchNorm shortcut where the channels change, Eltwise SUM -> ReLU), the
+  ResNet of Wang et al. (2017) with ``res=64/128/128``; replaces ``conv``;
 - ``lstm``: the LSTM's units (0: none), ``bi``: 1 for bidirectional;
 - ``pool``: how the convolution branch is read over time (mean, max, attention);
 - ``read``: how the LSTM is read (last, mean, max, attention);
@@ -63,7 +66,10 @@ def build(project, keys: dict, source_len: int) -> None:
     convs = [] if keys.get("conv", "-") == "-" else [int(c) for c in keys["conv"].split("/")]
     kernels = [int(k) for k in keys.get("k", "8/5/3").split("/")]
     prev = ("data", "data")
-    for i, (filters, kernel) in enumerate(zip(convs, kernels), 1):
+    if keys.get("res", "-") != "-":  # residual blocks in place of the plain ones
+        prev, convs = _residual(g, [int(c) for c in keys["res"].split("/")], kernels), [0]
+    for i, (filters, kernel) in enumerate(zip(convs if prev == ("data", "data") else [],
+                                              kernels), 1):
         for kind, name, params in (("Conv1D", f"conv{i}", {"num_output": filters,
                                                             "kernel_size": kernel}),
                                    ("BatchNorm", f"bn{i}", {}), ("ReLU", f"relu{i}", {})):
@@ -126,6 +132,36 @@ def build(project, keys: dict, source_len: int) -> None:
         raise SystemExit(f"the design is not valid: {errors[0]}")
 
 
+def _residual(g: Graph, blocks: list[int], kernels: list[int]) -> tuple:
+    """Residual blocks after the ``data`` layer; returns the last block's output port."""
+    prev, width = ("data", "data"), None
+
+    def add(kind, name, params, src, lengths=True):
+        g.add_layer(kind, name, params)
+        g.connect(*src, name, "x")
+        if lengths:
+            g.connect("data", "lengths", name, "lengths")
+        return (name, "y")
+
+    for b, filters in enumerate(blocks, 1):
+        x = prev
+        for j, kernel in enumerate(kernels, 1):
+            x = add("Conv1D", f"r{b}c{j}", {"num_output": filters, "kernel_size": kernel}, x)
+            x = add("BatchNorm", f"r{b}n{j}", {}, x)
+            if j < len(kernels):
+                x = add("ReLU", f"r{b}a{j}", {}, x, lengths=False)
+        short = prev
+        if width != filters:
+            short = add("Conv1D", f"r{b}s", {"num_output": filters, "kernel_size": 1}, short)
+        short = add("BatchNorm", f"r{b}sn", {}, short)
+        g.add_layer("Eltwise", f"r{b}sum", {"operation": "SUM"})
+        g.connect(*x, f"r{b}sum", "a")
+        g.connect(*short, f"r{b}sum", "b")
+        prev = add("ReLU", f"r{b}out", {}, (f"r{b}sum", "y"), lengths=False)
+        width = filters
+    return prev
+
+
 def find(data: Path, name: str) -> Path:
     for sub in ("ucr", "japanese_vowels", "."):
         p = data / sub / f"{name}_TRAIN.ts"
@@ -174,6 +210,8 @@ def main() -> None:
                                                         seed=args.seed, probe_steps=0)):
                 if rec["kind"] == "step":
                     steps = rec.get("step", steps)
+                if rec["kind"] == "note" and "CUDA graph" in rec.get("message", ""):
+                    print("NOTE", set_name, name, rec["message"], flush=True)
                 if rec["kind"] == "error":
                     print("ERROR", set_name, name, rec)
             took = time.perf_counter() - start
