@@ -246,6 +246,11 @@ def add_search(sub) -> None:
                    "project's), into best-trial-N, best-trial-N-seed-2 ... -seed-K: a seed "
                    "ensemble that 'rnn-designer evaluate' scores as one (default 1; without "
                    "cross-validation the best trial's own run is the first of the K)")
+    s.add_argument("--refit-top", type=int, default=1, metavar="D", help="train the D best "
+                   "designs again, each with --refit-seeds seeds: the one the search keeps "
+                   "(best-trial-N), then the next best trials with other values "
+                   "(ensemble-trial-M): an ensemble of designs for 'rnn-designer evaluate' "
+                   "(default 1; one objective only)")
     s.add_argument("--storage", metavar="URL|FILE", help="an Optuna RDB URL (sqlite:///..., "
                    "postgresql://...) or a journal file on a shared disk (default: "
                    "sqlite:///<project dir>/runs/<project>.search.db)")

@@ -8,7 +8,7 @@ from pathlib import Path
 from designer.graph.project import Project
 
 from .design import apply
-from .pick import Scored, pick
+from .pick import Scored, ensemble, pick
 from .space import Space
 from .study import SearchError, best_trials, finished
 
@@ -36,16 +36,35 @@ def _plain(t) -> dict:
             "run_dir": t.user_attrs.get("run_dir")}
 
 
-def kept_trial(study):
-    """``(trial, why)``: the complete trial a one-objective search keeps (`pick.pick`)."""
+def _scored(study) -> tuple[dict, list[Scored]]:
+    """The complete trials by number, and each as `pick` scores it."""
     from optuna.trial import TrialState
     objective = (study.user_attrs.get("objectives") or ["value"])[0]
     trials = {t.number: t for t in study.get_trials(deepcopy=False,
                                                      states=(TrialState.COMPLETE,))}
     scored = [Scored(n, t.values[0], tuple(t.user_attrs.get(f"{objective}_folds") or ()),
-                     bool(t.user_attrs.get("drawn"))) for n, t in trials.items()]
+                     bool(t.user_attrs.get("drawn")), tuple(sorted(t.params.items())))
+              for n, t in trials.items()]
+    return trials, scored
+
+
+def kept_trial(study):
+    """``(trial, why)``: the complete trial a one-objective search keeps (`pick.pick`)."""
+    trials, scored = _scored(study)
     chosen, why = pick(scored, study.directions[0].name.lower())
     return (None, "") if chosen is None else (trials[chosen.number], why)
+
+
+def ensemble_trials(study, count: int) -> list[dict]:
+    """The ``count`` designs ``--refit-top`` trains again, as `summary` gives a trial: the
+    one the search keeps first, then the next best complete trials with other values
+    (`pick.ensemble`); empty while none completed."""
+    trials, scored = _scored(study)
+    direction = study.directions[0].name.lower()
+    chosen, _ = pick(scored, direction)
+    if chosen is None:
+        return []
+    return [_plain(trials[t.number]) for t in ensemble(scored, chosen, count, direction)]
 
 
 def check_best_out(path: str | os.PathLike, project: Project) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from designer.graph import project as P
 
-from .best import check_best_out, summary, write_best
+from .best import check_best_out, ensemble_trials, summary, write_best
 from .design import drawn_values
 from .folds import plan_folds
 from .runner import Runner, cpu_threads, device_slots
@@ -59,13 +59,16 @@ def search(args) -> int:
     interrupted = runner.run()
     best = summary(study)
     best["trial_run_dir"] = best["run_dir"]
-    seeds = getattr(args, "refit_seeds", 1)
-    if (plan.folds.count > 1 or seeds > 1) and best["number"] is not None and not interrupted:
+    seeds, top = getattr(args, "refit_seeds", 1), getattr(args, "refit_top", 1)
+    if (plan.folds.count > 1 or seeds > 1 or top > 1) and best["number"] is not None \
+            and not interrupted:
+        designs = ensemble_trials(study, top) if top > 1 else [best]
         try:
-            folders = retrain(project, space, best, plan, slots[0], out, seeds)
+            folders = retrain(project, space, designs, plan, slots[0], out, seeds)
             best["run_dir"] = str(folders[0])
-            if seeds > 1:
+            if len(folders) > 1:
                 best["run_dirs"] = [str(f) for f in folders]
+                best["ensemble"] = {"trials": [d["number"] for d in designs], "seeds": seeds}
         except SearchError as e:
             print(f"rnn-designer: {e}", file=sys.stderr)
             runner.errors.append(str(e))
@@ -87,10 +90,12 @@ def search(args) -> int:
     return 0
 
 
-def retrain(project, space, best: dict, plan, device: str, out, seeds: int = 1) -> list:
-    """`refit.refit_seeds` of the best trial (``seeds`` runs; without cross-validation the
-    trial's own run is the first), Ctrl-C ending it after the current step (then
-    ``KeyboardInterrupt``: the same command again goes on from its last checkpoint)."""
+def retrain(project, space, designs: list, plan, device: str, out, seeds: int = 1) -> list:
+    """`refit.refit_seeds` of each trial in ``designs`` (the kept one first; ``seeds`` runs
+    each; without cross-validation a trial's own run is its first), Ctrl-C ending it after
+    the current step (then ``KeyboardInterrupt``: the same command again goes on from its
+    last checkpoint). A failed retraining raises `SearchError` whose ``done`` lists the
+    folders trained before it."""
     import signal
 
     from designer.training.run.control import StopToken
@@ -102,9 +107,18 @@ def retrain(project, space, best: dict, plan, device: str, out, seeds: int = 1) 
         if device.startswith("cuda"):
             import torch
             torch.cuda.set_device(torch.device(device))
-        folders = refit_seeds(project, space, best, plan.study, plan.runs, device, plan.steps,
-                              plan.seed, seeds, token, out,
-                              first=None if plan.folds.count > 1 else best["run_dir"])
+        folders = []
+        for i, trial in enumerate(designs):
+            try:
+                folders += refit_seeds(
+                    project, space, trial, plan.study, plan.runs, device, plan.steps,
+                    plan.seed, seeds, token, out, kept=i == 0,
+                    first=None if plan.folds.count > 1 else trial["run_dir"])
+            except SearchError as e:
+                e.done = folders + list(getattr(e, "done", None) or [])
+                raise
+            if token.stopped:
+                break
     finally:
         signal.signal(signal.SIGINT, previous)
     if token.stopped:
@@ -137,6 +151,11 @@ def prepare(args) -> tuple:
         raise SearchError("--time-limit must be above 0 seconds")
     if getattr(args, "refit_seeds", 1) < 1:
         raise SearchError("--refit-seeds must be at least 1")
+    if getattr(args, "refit_top", 1) < 1:
+        raise SearchError("--refit-top must be at least 1")
+    if getattr(args, "refit_top", 1) > 1 and len(objectives) > 1:
+        raise SearchError("--refit-top ranks the trials by one objective; a search of two "
+                          "has a Pareto front instead")
     if args.best_out:
         check_best_out(args.best_out, project)
     slots = device_slots(args.device, args.gpus, args.per_gpu, args.workers)
@@ -248,7 +267,7 @@ class Lines:
                 lines.append(f"  (trained again on the project's own split; the trial's "
                              f"first fold is {e['trial_run_dir']})")
             if e.get("run_dirs"):
-                lines += ensemble_lines(e["run_dirs"])
+                lines += ensemble_lines(e["run_dirs"], e.get("ensemble"))
         else:
             lines.append(f"Pareto front ({', '.join(self.objectives)}):")
             for t in e["pareto"]:
@@ -266,11 +285,18 @@ class Lines:
             self.bar = None
 
 
-def ensemble_lines(run_dirs: list[str]) -> list[str]:
-    """The seed ensemble of ``--refit-seeds``: its runs and the command that scores it."""
+def ensemble_lines(run_dirs: list[str], ensemble: dict | None = None) -> list[str]:
+    """The ensemble of ``--refit-seeds`` / ``--refit-top``: its runs and the command that
+    scores it."""
     import shlex
-    return [f"  the same design trained with {len(run_dirs)} seeds, a seed ensemble: "
-            + ", ".join(run_dirs),
+    trials = (ensemble or {}).get("trials") or []
+    if len(trials) > 1:
+        seeds = (ensemble or {}).get("seeds", 1)
+        what = (f"  the designs of trials {', '.join(map(str, trials))}"
+                + (f", each with {seeds} seeds" if seeds > 1 else "") + ", an ensemble: ")
+    else:
+        what = f"  the same design trained with {len(run_dirs)} seeds, a seed ensemble: "
+    return [what + ", ".join(run_dirs),
             f"  score it with: rnn-designer evaluate {shlex.join(run_dirs)}"]
 
 

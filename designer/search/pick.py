@@ -28,6 +28,7 @@ class Scored:
     value: float
     folds: tuple = ()
     drawn: bool = False
+    design: tuple = ()  # the trial's values, ``sorted(params.items())``: equal designs match
 
 
 def standard_error(folds) -> float:
@@ -57,3 +58,23 @@ def pick(trials: list[Scored], direction: str = "minimize") -> tuple[Scored | No
                      f"it is within one standard error ({se:.2g}) of the best, trial "
                      f"{best.number} ({best.value:.4g}), over {len(best.folds)} folds")
     return best, ""
+
+
+def ensemble(trials: list[Scored], kept: Scored, count: int,
+             direction: str = "minimize") -> list[Scored]:
+    """The ``count`` designs of an ensemble: ``kept`` (what `pick` chose) first, then the
+    best of the other complete trials (the earliest of equals), a design whose values repeat
+    one already taken left out (a sampler may draw the same values twice). Fewer when fewer
+    designs completed."""
+    sign = 1.0 if direction == "minimize" else -1.0
+    done = sorted((t for t in trials if t.value is not None and math.isfinite(t.value)
+                   and t.number != kept.number), key=lambda t: (sign * t.value, t.number))
+    out, seen = [kept], {kept.design}
+    for t in done:
+        if len(out) >= count:
+            break
+        if t.design in seen:
+            continue
+        out.append(t)
+        seen.add(t.design)
+    return out

@@ -10,6 +10,11 @@ search's ``--seed``, else the project's), into ``best-trial-N`` and ``best-trial
 less from seed to seed than one run's on small data. Without cross-validation the best trial's
 own run (trained on the project's split with seed S) is the first of the K.
 
+``--refit-top D`` (`ensemble_trials`) does the same for the D best designs: the one kept
+into ``best-trial-N``, each next best trial's into ``ensemble-trial-M`` (with its seeds,
+``ensemble-trial-M-seed-2`` ...): an ensemble of designs, whose members err on different
+sequences more often than one design's seeds do.
+
 Run again (the search resumed after it finished, or stopped during the retraining), a
 finished retraining is kept as it is and an unfinished one goes on from its last checkpoint.
 """
@@ -27,10 +32,12 @@ from .space import Space
 from .study import SearchError
 
 
-def refit_folder(runs: str | Path, number: int, member: int = 1) -> Path:
-    """Where the best trial's design is trained again: ``best-trial-N``, and for the
-    ``member``-th seed of an ensemble (from 2), ``best-trial-N-seed-M``."""
-    name = f"best-trial-{number}" + (f"-seed-{member}" if member > 1 else "")
+def refit_folder(runs: str | Path, number: int, member: int = 1, kept: bool = True) -> Path:
+    """Where a trial's design is trained again: ``best-trial-N`` for the design the search
+    keeps, ``ensemble-trial-N`` for another design of an ensemble (``kept`` False), and for
+    the ``member``-th seed (from 2) ``...-seed-M``."""
+    name = f"{'best' if kept else 'ensemble'}-trial-{number}" + \
+        (f"-seed-{member}" if member > 1 else "")
     return Path(runs) / name
 
 
@@ -49,7 +56,7 @@ def finished(run_dir: Path) -> bool:
 def refit_seeds(project: Project, space: Space, best: dict, study: str, runs: str | Path,
                 device: str, steps: int | None, seed: int | None, count: int = 1,
                 token=None, show: Callable[[dict], None] = lambda e: None,
-                first: str | Path | None = None) -> list[Path]:
+                first: str | Path | None = None, kept: bool = True) -> list[Path]:
     """`refit` ``count`` times with the seeds ``seed``, ``seed`` + 1, ... (``seed`` None: the
     project's own); ``first``: a run folder that stands for the first seed as it is (the best
     trial's own run, when it trained on the project's split). Returns the folders; stops
@@ -65,7 +72,7 @@ def refit_seeds(project: Project, space: Space, best: dict, study: str, runs: st
         try:
             folders.append(refit(project, space, best, study, runs, device, steps,
                                  seed if member == 1 else base + member - 1, token, show,
-                                 member=member))
+                                 member=member, kept=kept))
         except SearchError as e:
             e.done = folders  # the retrainings that ran to their end before this one
             raise
@@ -76,16 +83,18 @@ def refit_seeds(project: Project, space: Space, best: dict, study: str, runs: st
 
 def refit(project: Project, space: Space, best: dict, study: str, runs: str | Path,
           device: str, steps: int | None, seed: int | None, token=None,
-          show: Callable[[dict], None] = lambda e: None, member: int = 1) -> Path:
-    """Train the best trial's design on the project's own split into `refit_folder` (for
-    the ``member``-th seed of an ensemble); returns the folder, or raises `SearchError` in one
-    sentence when the run fails."""
+          show: Callable[[dict], None] = lambda e: None, member: int = 1,
+          kept: bool = True) -> Path:
+    """Train the trial ``best``'s design on the project's own split into `refit_folder`
+    (for the ``member``-th seed of an ensemble; ``kept`` False: another design of an
+    ensemble); returns the folder, or raises `SearchError` in one sentence when the run
+    fails."""
     from designer.training.run.checkpoint import has_checkpoint
     from designer.training.run.loop import RunOptions, train
 
     from .trial import FORESEEN
     from .validation import data_layers_searched, whole_validation
-    run_dir = refit_folder(runs, best["number"], member)
+    run_dir = refit_folder(runs, best["number"], member, kept)
     if finished(run_dir):
         return run_dir
     resume = has_checkpoint(run_dir)

@@ -132,6 +132,24 @@ def test_a_trial_trains_a_run_per_fold_and_the_pick_is_trained_again(tmp_path):
     assert lines(again.stdout)[-1]["run_dirs"] == [str(refit), str(seed_2)]
     assert json.loads((seed_2 / "refit.json").read_text())["seed"] == 2  # --seed 1, then 2
 
+    # and with --refit-top 2: the next best design trained again beside the pick, into
+    # ensemble-trial-M (the pick's own retraining kept); evaluate scores the two as one
+    top = search(path, "--trials", 2, "--device", "cpu", "--folds", 2, "--json",
+                 "--refit-top", 2)
+    assert top.returncode == 0, top.stderr
+    other_trial = next(t for t in study.get_trials() if t.number != best["number"])
+    ensemble = refit.parent / f"ensemble-trial-{other_trial.number}"
+    assert [e["run_dir"] for e in lines(top.stdout) if e["kind"] == "refit"] == [str(ensemble)]
+    last = lines(top.stdout)[-1]
+    assert last["run_dir"] == str(refit) and last["run_dirs"] == [str(refit), str(ensemble)]
+    assert last["ensemble"] == {"trials": [best["number"], other_trial.number], "seeds": 1}
+    assert finished(ensemble)
+    assert P.load(ensemble / "project.json").graph.layer("lstm1").params["num_output"] == \
+        other_trial.params["lstm1.num_output"]
+    from designer.training.trained.ensemble import evaluate_ensemble
+    report = evaluate_ensemble(last["run_dirs"], peer=False)
+    assert 0.0 <= report["accuracy"] <= 1.0 and len(report["members"]) == 2
+
     other = search(path, "--trials", 2, "--device", "cpu", "--folds", 1)
     assert other.returncode == 2
     assert "scored its trials over 2 folds, not on the project's validation split" in \

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from designer.search.analysis import TrialRow, best_row
-from designer.search.pick import Scored, pick, standard_error
+from designer.search.pick import Scored, ensemble, pick, standard_error
 
 
 def test_the_standard_error_of_the_fold_scores():
@@ -37,3 +37,19 @@ def test_the_experiments_view_marks_the_trial_the_search_keeps():
     rows[1] = TrialRow(46, "COMPLETE", values={"val_loss": 0.3}, folds=(0.29, 0.3, 0.31))
     assert best_row(rows, "val_loss").number == 46
 
+
+
+def test_an_ensemble_of_designs_is_the_kept_one_then_the_next_best_with_other_values():
+    d = lambda **kw: tuple(sorted(kw.items()))  # noqa: E731
+    drawn = Scored(0, 0.59, (0.5, 0.6, 0.68), True, d(lr=1e-3, units=8))
+    best = Scored(46, 0.57, (0.4, 0.58, 0.75), design=d(lr=2e-3, units=16))
+    again = Scored(50, 0.575, design=d(lr=2e-3, units=16))   # trial 46's values drawn again
+    third = Scored(7, 0.60, design=d(lr=5e-3, units=32))
+    broken = Scored(8, float("nan"), design=d(lr=1e-1, units=8))
+    trials = [drawn, best, again, third, broken]
+    kept, _ = pick(trials)
+    assert kept is drawn  # the one-standard-error rule keeps the drawn design first ...
+    assert ensemble(trials, kept, 3) == [drawn, best, third]  # ... then the best, no repeat
+    assert ensemble(trials, kept, 1) == [drawn]
+    assert ensemble(trials, kept, 10) == [drawn, best, third]  # fewer designs than asked
+    assert ensemble(trials, best, 2, "maximize") == [best, third]  # higher is better

@@ -63,10 +63,22 @@ def test_without_folds_the_best_trials_own_run_is_the_first_seed(tmp_path):
     plan = SimpleNamespace(study="co2", runs=str(runs), steps=6, seed=None, folds=Folds(1))
     events = []
     best = {**PICK, "run_dir": str(runs / "trial-5")}
-    folders = retrain(project, space, best, plan, "cpu", events.append, seeds=2)
+    folders = retrain(project, space, [best], plan, "cpu", events.append, seeds=2)
     assert folders == [runs / "trial-5", runs / "best-trial-5-seed-2"]
     assert [e["seed"] for e in events] == [own + 1]  # the trial's run is not trained again
     assert not (runs / "best-trial-5").exists()
+
+    # an ensemble of designs (--refit-top): the next design's own run stands for its first
+    # seed too, its second seed goes into ensemble-trial-M-seed-2, with that trial's values
+    other = {"number": 9, "params": {**PICK["params"], "lstm1.num_output": 3},
+             "run_dir": str(runs / "trial-9")}
+    events = []
+    both = retrain(project, space, [best, other], plan, "cpu", events.append, seeds=2)
+    assert both == folders + [runs / "trial-9", runs / "ensemble-trial-9-seed-2"]
+    assert [e["run_dir"] for e in events] == [str(runs / "ensemble-trial-9-seed-2")]
+    assert P.load(runs / "ensemble-trial-9-seed-2" / "project.json").graph.layer(
+        "lstm1").params["num_output"] == 3
+    assert refit_folder(runs, 9, kept=False) == runs / "ensemble-trial-9"
 
 
 def test_the_summary_names_the_ensemble_and_the_command_that_scores_it(capsys):
@@ -79,5 +91,11 @@ def test_the_summary_names_the_ensemble_and_the_command_that_scores_it(capsys):
         in text
     assert "score it with: rnn-designer evaluate r/best-trial-2 'r/best trial-2-seed-2'" \
         in text
+    event["ensemble"] = {"trials": [2, 6], "seeds": 1}
+    text = "\n".join(Lines(("val_loss",)).best_lines(event))
+    assert "the designs of trials 2, 6, an ensemble: r/best-trial-2" in text
+    event["ensemble"]["seeds"] = 3
+    assert "trials 2, 6, each with 3 seeds, an ensemble" in \
+        "\n".join(Lines(("val_loss",)).best_lines(event))
     del event["run_dirs"]
     assert "seed" not in "\n".join(Lines(("val_loss",)).best_lines(event))

@@ -139,6 +139,9 @@ def test_a_trial_reports_the_best_validation_it_has_reached():
     (["--objective", "speed"], "'speed' is not a metric here"),
     (["--trials", "0"], "--trials must be at least 1"),
     (["--refit-seeds", "0"], "--refit-seeds must be at least 1"),
+    (["--refit-top", "0"], "--refit-top must be at least 1"),
+    (["--refit-top", "2", "--objective", "val_loss,params"],
+     "--refit-top ranks the trials by one objective"),
     (["--device", "cuda"], "no CUDA GPU is available"),
 ])
 def test_bad_input_is_one_sentence_and_exit_2(tmp_path, extra, words):

@@ -289,6 +289,25 @@ def test_the_dialog_asks_for_the_picks_seeds_and_the_status_names_their_runs(qap
     assert ensemble_note(["/r/best-trial-3"]) == ""
     note = ensemble_note(["/r/best-trial-3", "/r/best-trial-3-seed-2"])
     assert "2 seeds (best-trial-3, best-trial-3-seed-2)" in note and "evaluate" in note
+    note = ensemble_note(["/r/best-trial-3", "/r/ensemble-trial-8"],
+                         {"trials": [3, 8], "seeds": 1})
+    assert "designs of trials 3, 8 were trained again (best-trial-3, ensemble-trial-8)" in note
+
+
+def test_the_dialog_asks_how_many_designs_make_the_ensemble(qapp):
+    from designer.ui.experiments.launch import SearchDialog, SearchOptions
+    from designer.ui.experiments.process import search_command
+    dialog = SearchDialog(SearchOptions(trials=10, refit_top=3), gpus=0, project="p.json")
+    assert dialog.top.value() == 3 and dialog.top.isEnabled()
+    assert dialog.options().arguments()["refit_top"] == 3
+    assert search_command("p.json", **dialog.options().arguments())[-4:-2] == \
+        ["--refit-top", "3"]
+    dialog.second.setCurrentIndex(dialog.second.findData("ms_per_step"))
+    assert not dialog.top.isEnabled()  # two objectives: a Pareto front, no ranking
+    assert "refit_top" not in dialog.options().arguments()
+    dialog.second.setCurrentIndex(0)
+    dialog.top.setValue(1)
+    assert "refit_top" not in dialog.options().arguments()  # one design: today's search
 
 
 def test_a_note_on_the_searchs_stderr_reaches_the_log_and_is_never_the_failure(qtbot):

@@ -34,6 +34,7 @@ class SearchOptions:
     steps: int = 0
     objectives: list = field(default_factory=lambda: ["val_loss"])
     refit_seeds: int = 1            # the pick trained again with this many seeds
+    refit_top: int = 1              # and the next best designs beside it (an ensemble)
 
     def arguments(self) -> dict:
         out = {"trials": self.trials, "objectives": list(self.objectives),
@@ -48,6 +49,8 @@ class SearchOptions:
             out["workers"] = self.workers
         if self.refit_seeds > 1:
             out["refit_seeds"] = self.refit_seeds
+        if self.refit_top > 1 and len(self.objectives) == 1:
+            out["refit_top"] = self.refit_top
         return out
 
 
@@ -108,6 +111,11 @@ class SearchDialog(QDialog):
                               "`rnn-designer evaluate` scores their runs together as one "
                               "ensemble (the mean of their class probabilities or forecasts), "
                               "steadier than one run on small data")
+        self.top = QSpinBox(minimum=1, maximum=20, value=options.refit_top)
+        self.top.setSpecialValueText("1 (the pick alone)")
+        self.top.setToolTip("Train this many of the best designs again, the pick first (each "
+                            "with the seeds above): `rnn-designer evaluate` scores their runs "
+                            "as one ensemble of designs. One objective only")
         self.first, self.second = QComboBox(), QComboBox()
         self.second.addItem("(nothing else)", None)
         for name, direction in DIRECTIONS.items():
@@ -128,6 +136,7 @@ class SearchDialog(QDialog):
         form.addRow("Trials at once on the CPU", self.workers)
         form.addRow("Steps per trial", self.steps)
         form.addRow("Seeds for the pick", self.seeds)
+        form.addRow("Designs in the ensemble", self.top)
         form.addRow("Optimise", self.first)
         form.addRow("and", self.second)
         note = QLabel(f"Searches what “{project}” marks “Search over” in Properties. The "
@@ -143,6 +152,7 @@ class SearchDialog(QDialog):
         lay.addLayout(form)
         lay.addWidget(buttons)
         self.device.currentIndexChanged.connect(self._device_changed)
+        self.second.currentIndexChanged.connect(self._device_changed)
         self._device_changed()
 
     def _device_changed(self, *_) -> None:
@@ -150,6 +160,7 @@ class SearchDialog(QDialog):
         self.gpus.setEnabled(device == "cuda" and self.gpus_there > 1)
         self.per_gpu.setEnabled(device != "cpu" and self.gpus_there > 0)
         self.workers.setEnabled(device == "cpu" or (device == "auto" and not self.gpus_there))
+        self.top.setEnabled(self.second.currentData() is None)  # a Pareto front: no ranking
 
     def options(self) -> SearchOptions:
         objectives = [self.first.currentData()]
@@ -161,4 +172,4 @@ class SearchDialog(QDialog):
         gpus = self.gpus.value() if self.gpus.value() < self.gpus_there else 0
         return SearchOptions(self.trials.value(), device, gpus, self.per_gpu.value(),
                              self.workers.value(), self.steps.value(), objectives,
-                             self.seeds.value())
+                             self.seeds.value(), self.top.value())

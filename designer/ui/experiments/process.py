@@ -26,14 +26,15 @@ def search_command(project: str | Path, trials: int, device: str | None = None,
                    gpus: str | None = None, per_gpu: int | None = None,
                    workers: int | None = None, steps: int | None = None,
                    objectives: list | None = None, launcher: list | None = None,
-                   refit_seeds: int | None = None) -> list[str]:
+                   refit_seeds: int | None = None,
+                   refit_top: int | None = None) -> list[str]:
     """The command line of a search (``launcher``: what runs ``designer``, by default this
     Python with ``-m designer``)."""
     cmd = list(launcher or [sys.executable, "-m", "designer"])
     cmd += ["search", str(project), "--json", "--trials", str(int(trials))]
     for flag, value in (("--device", device), ("--gpus", gpus), ("--per-gpu", per_gpu),
                         ("--workers", workers), ("--steps", steps),
-                        ("--refit-seeds", refit_seeds)):
+                        ("--refit-seeds", refit_seeds), ("--refit-top", refit_top)):
         if value not in (None, ""):
             cmd += [flag, str(value)]
     if objectives:

@@ -260,10 +260,14 @@ def summary(rows: list, facts, objective: str | None, best: TrialRow | None,
     return ("Searching: " if running else "") + ", ".join(parts) + "."
 
 
-def ensemble_note(run_dirs: list) -> str:
-    """What the status line adds when the pick was trained with several seeds."""
+def ensemble_note(run_dirs: list, ensemble: dict | None = None) -> str:
+    """What the status line adds when the pick was trained with several seeds, or beside
+    the next best designs (``ensemble``: the ``best`` event's ``trials`` and ``seeds``)."""
     if len(run_dirs) < 2:
         return ""
     names = ", ".join(Path(d).name for d in run_dirs)
-    return (f" The pick was trained with {len(run_dirs)} seeds ({names}): `rnn-designer "
-            "evaluate` with all of them scores the ensemble.")
+    trials = (ensemble or {}).get("trials") or []
+    what = (f"The designs of trials {', '.join(map(str, trials))} were trained again"
+            if len(trials) > 1 else f"The pick was trained with {len(run_dirs)} seeds")
+    return (f" {what} ({names}): `rnn-designer evaluate` with all of them scores the "
+            "ensemble.")

@@ -260,7 +260,8 @@ class ExperimentsView(QWidget):
             self._redraw.start()
             self._reread.start()
         elif kind == "best":
-            self.say(self._summary() + ensemble_note(event.get("run_dirs") or []))
+            self.say(self._summary() + ensemble_note(event.get("run_dirs") or [],
+                                                     event.get("ensemble")))
         elif event.get("message"):  # stopping, a worker's news, an error of one trial
             text = str(event["message"])
             self.say(text[:1].upper() + text[1:], error=kind == "error")
