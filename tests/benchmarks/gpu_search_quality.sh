@@ -4,10 +4,11 @@
 # MiniRocket beside each (the [peers] extra). One line a set; OUT/<set>/ holds the projects,
 # studies, runs and reports. REFIT_SEEDS=K passes `--refit-seeds K`: the pick is trained again
 # with K seeds and `evaluate` scores the ensemble of the K run folders (each seed's own accuracy
-# on the line after).
+# on the line after). REFIT_TOP=D then runs the same search again (no new trial) with
+# `--refit-top D`: the D best designs trained again, and `evaluate` scores that ensemble too.
 #   RNN_DESIGNER_DATA=<data> [SETS="GunPoint ..."] [TRIALS=50] [PER_GPU=8] [STEPS=] \
 #     [OBJECTIVE=val_loss] [LIMIT=240] [INIT=1] [PARALLEL=0] [FOLDS=auto] [REFIT_SEEDS=1] \
-#     bash tests/benchmarks/gpu_search_quality.sh OUT
+#     [REFIT_TOP=] bash tests/benchmarks/gpu_search_quality.sh OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-/tmp/search_quality}
@@ -29,7 +30,7 @@ print(f"SEARCH | {sys.argv[1]} | {sys.argv[2]} | accuracy {r['accuracy']:.3f} | 
       flush=True)
 if r.get("members"):
     alone = [m["accuracy"] for m in r["members"]]
-    print(f"  ensemble of {len(alone)}; each seed alone: "
+    print(f"  ensemble of {len(alone)}; each run alone: "
           f"{' '.join(f'{a:.3f}' for a in alone)} (mean {sum(alone) / len(alone):.3f})",
           flush=True)
 PY
@@ -66,6 +67,14 @@ for r in t:
 PY
   $py -m designer evaluate "${runs[@]}" --json > "$d/best.eval.json" 2>/dev/null \
     && report "$set" "search $trials${REFIT_SEEDS:+, $REFIT_SEEDS seeds}" "$d/best.eval.json" "$took"
+  [ -n "${REFIT_TOP:-}" ] || return 0
+  s0=$(date +%s)
+  $py -m designer search "$d/p.json" --trials "$trials" --device cuda --per-gpu "$per_gpu" \
+      --objective "$objective" --seed 1 --time-limit 0.001 $steps $folds $refit_seeds \
+      --refit-top "$REFIT_TOP" --json > "$d/top.jsonl" 2> "$d/top.err" || { tail -3 "$d/top.err"; return; }
+  mapfile -t runs < <($py -c "import json; b = [json.loads(l) for l in open('$d/top.jsonl') if '\"best\"' in l][-1]; print('\n'.join(b.get('run_dirs') or [b['run_dir']]))")
+  $py -m designer evaluate "${runs[@]}" --json > "$d/top.eval.json" 2>/dev/null \
+    && report "$set" "search $trials, top $REFIT_TOP designs" "$d/top.eval.json" "$(( took + $(date +%s) - s0 ))"
 }
 if [ "${PARALLEL:-0}" = 1 ]; then  # every set's search at once, sharing the GPU
   for set in $sets; do one_set "$set" > "$out/$set.log" 2>&1 & done
