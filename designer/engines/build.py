@@ -139,8 +139,13 @@ class Net(nn.Module):
             out[name] = zero_state(m.kind, m.state_layers, batch, m.hidden, like)
         return out
 
-    def capture_blockers(self) -> list[str]:
-        """Why a CUDA graph could not hold a step of this net (empty: it can)."""
+    def capture_blockers(self, carries_state: bool = True) -> list[str]:
+        """Why a CUDA graph could not hold a step of this net (empty: it can).
+
+        ``carries_state``: whether the step keeps the recurrent state (a carry between
+        batches). A step that throws it away runs cuDNN layers' padded ``lengths`` on the device
+        (``recurrent_masked``), which a graph can hold; one that keeps it packs them on the host.
+        """
         out = []
         for name in self.recurrent:
             wires = self.wiring[name]
@@ -150,7 +155,7 @@ class Net(nn.Module):
                            "are found on the host")
             if weight_layout(self.engines[name]) != "CUDNN":
                 continue
-            if len(wires) > 2 and wires[2] is not None:
+            if len(wires) > 2 and wires[2] is not None and carries_state:
                 out.append(f"{name} runs on cuDNN with a 'lengths' input: packing the padded "
                            "sequences needs the lengths on the host")
             elif wires[1] is not None:

@@ -10,7 +10,12 @@ is what the unrolled net's SCALE layers do.
 (``pack_padded_sequence``, unsorted): padded steps give zero outputs and no gradient, the final
 state is each sequence's state after its last valid step (the backward direction's: after step
 0), and a ``cont`` at a padded step is ignored. A length of 0 leaves that sequence's state as it
-came in. Packing needs the lengths on the host.
+came in. Packing needs the lengths on the host, so a training step that packs cannot be captured
+in a CUDA graph. A training step on a GPU that carries no state (no state in, none kept: a
+classifier's) takes a second path instead, which needs nothing from the host: the padded batch
+run as it is, padded steps' outputs zeroed by a mask, and the backward direction reading each
+sequence reversed within its own length (``recurrent_masked``). It gives the same outputs, ``h``
+and gradients; an LSTM's final ``c`` is NaN there, since the step throws the state away.
 
 State, for both engines: LSTM ``(h, c)``, GRU and RNN ``(h,)``, each ``(num_layers * D, N, H)``
 with D = 2 directions for a bidirectional layer (index ``2 * layer + direction``, as torch).
@@ -21,7 +26,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .recurrent_state import check_lengths, time_major, zero_state
+from .recurrent_masked import run_masked, usable
+from .recurrent_state import capturing, check_lengths, time_major, zero_state
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
 DIRECTION_SUFFIXES = ("", "_reverse")  # torch's parameter names: weight_ih_l0_reverse
@@ -36,7 +42,7 @@ class CaptureUnsupported(RuntimeError):
 
 def reset_points(cont: torch.Tensor, has_state: bool) -> list[int]:
     """The steps where some sequence restarts (step 0 only matters with a carried state)."""
-    if cont.is_cuda and torch.cuda.is_current_stream_capturing():
+    if capturing(cont):
         raise CaptureUnsupported("the cuDNN engine reads reset positions on the host")
     rows = (cont == 0).any(1).nonzero().flatten().tolist()
     return [t for t in rows if t > 0 or has_state]
@@ -44,7 +50,7 @@ def reset_points(cont: torch.Tensor, has_state: bool) -> list[int]:
 
 def host_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> torch.Tensor:
     """The checked lengths as a CPU int64 tensor (what packing needs)."""
-    if lengths.is_cuda and torch.cuda.is_current_stream_capturing():
+    if capturing(lengths):
         raise CaptureUnsupported("the cuDNN engine packs sequences by lengths read on the host")
     check_lengths(lengths, steps, batch, name)
     return lengths.to("cpu", torch.int64)
@@ -65,6 +71,9 @@ class CudnnRecurrent(nn.Module):
                                        bidirectional=bidirectional, **extra)
         self._weight_names = [(f"weight_ih_l{k}", f"weight_hh_l{k}", f"bias_ih_l{k}",
                                f"bias_hh_l{k}") for k in range(levels)]
+        # set by ``TrainStep`` while it runs a step that throws the final state away: padded
+        # lengths may then run on the device (``recurrent_masked``) rather than packed
+        self.state_discarded = False
 
     def _run(self, x, state):
         if isinstance(x, torch.Tensor) and not x.is_cuda and x.shape[0] <= 4 and \
@@ -126,6 +135,9 @@ class CudnnRecurrent(nn.Module):
 
     def forward(self, x, cont=None, state=None, lengths=None):
         x, cont, t_, n = time_major(self, x, cont)
+        if usable(self, x, cont, state, lengths):
+            y, state = run_masked(self, x, lengths)
+            return (y.transpose(0, 1) if self.batch_first else y), state
         has_state = state is not None
         if state is None:
             state = zero_state(self.kind, self.state_layers, n, self.hidden, x)

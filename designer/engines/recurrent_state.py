@@ -1,4 +1,5 @@
-"""What both recurrent engines share: a zero state, and the check of per-sequence lengths.
+"""What both recurrent engines share: a zero state, the check of per-sequence lengths, and
+whether a CUDA graph is being captured (when nothing may be read on the host).
 
 State: LSTM ``(h, c)``, sLSTM ``(h, c, n, m)``, GRU and RNN ``(h,)``, each ``(levels, N, H)``.
 """
@@ -13,6 +14,12 @@ def zero_state(kind: str, levels: int, n: int, hidden: int, like: torch.Tensor) 
     return tuple(like.new_zeros(levels, n, hidden) for _ in range(count))
 
 
+def capturing(t: torch.Tensor) -> bool:
+    """Whether ``t`` lives on a GPU whose current stream is being captured in a CUDA graph
+    (nothing may then be read on the host)."""
+    return t.is_cuda and torch.cuda.is_current_stream_capturing()
+
+
 def check_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> None:
     """Raise ``ValueError`` unless ``lengths`` holds one length in [0, steps] per sequence.
 
@@ -23,7 +30,7 @@ def check_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> N
                          f"not {tuple(lengths.shape)}")
     if lengths.is_floating_point() or lengths.is_complex():
         raise ValueError(f"{name}: 'lengths' must hold whole numbers, not {lengths.dtype}")
-    if lengths.is_cuda and torch.cuda.is_current_stream_capturing():
+    if capturing(lengths):
         return
     lo, hi = int(lengths.min()), int(lengths.max())
     if lo < 0 or hi > steps:

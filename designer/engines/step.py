@@ -6,7 +6,10 @@ once and every later step replays it: the hundreds of small kernels of an unroll
 no Python or launch overhead. A non-finite loss or gradient norm skips the update on the device
 (the fused optimizers' ``found_inf``), so no step needs the host to look at the loss. When capture
 is impossible (a layer that must read data on the host, a shape change, an optimizer that cannot
-skip on the device) the step runs eagerly and ``graph_note`` says why.
+skip on the device) the step runs eagerly and ``graph_note`` says why. A step that carries no
+recurrent state (called with ``state=None``: a classifier's) tells its cuDNN-layout layers so
+while it runs (``discarding_state``), and they then honour padded ``lengths`` on the device
+rather than packing them on the host, so such a step is captured too.
 
 Data-parallel runs hand the step a ``data_parallel`` object (see
 ``designer.training.run.distributed.DataParallel``): the forward pass then goes through DDP, which
@@ -17,13 +20,14 @@ the step is captured.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from .build import Net, detach_state
-from .recurrent import CaptureUnsupported
+from .recurrent import CaptureUnsupported, CudnnRecurrent
 
 FUSED = ("Adam", "AdamW", "SGD")
 
@@ -64,6 +68,21 @@ def tell_auto(net: nn.Module, captured: bool) -> None:
     for m in net.modules():
         if getattr(m, "engine_name", "") == "AUTO":
             m.step_captured = captured
+
+
+@contextmanager
+def discarding_state(layers: list, discarded: bool):
+    """While the block runs, tell the cuDNN-layout recurrent ``layers`` whether the step throws
+    their final state away (then padded ``lengths`` run on the device, see ``recurrent_masked``);
+    afterwards they pack again, as validation, generation and inspection, which run the same
+    modules between steps, expect."""
+    for m in layers:
+        m.state_discarded = discarded
+    try:
+        yield
+    finally:
+        for m in layers:
+            m.state_discarded = False
 
 
 class LossForward(nn.Module):
@@ -132,6 +151,7 @@ class TrainStep:
             self.graph_note = "not captured: the optimizer cannot skip a step on the device"
         self._graph = None
         tell_auto(net, self.use_graph)
+        self._cudnn_layers = [m for m in net.modules() if isinstance(m, CudnnRecurrent)]
         self._shapes = None
         self._static = None
         if self.device_skip:
@@ -143,7 +163,8 @@ class TrainStep:
     def _body(self, feeds: dict, state: dict | None) -> StepOut:
         self.opt.zero_grad(set_to_none=not self.device_skip)
         with torch.autocast(self.device.type, dtype=self.autocast,
-                            enabled=self.autocast is not None):
+                            enabled=self.autocast is not None), \
+                discarding_state(self._cudnn_layers, state is None):
             loss, metrics, out_state = self.forward(feeds, state)
         loss.backward()
         if self.clip > 0:
@@ -202,7 +223,7 @@ class TrainStep:
             return self._body(feeds, state)
         key = self._shape_key(feeds, state)
         if self._graph is None:
-            blockers = self.net.capture_blockers()
+            blockers = self.net.capture_blockers(carries_state=state is not None)
             if blockers:
                 tell_auto(self.net, False)
                 self._give_up("not captured: " + blockers[0])
