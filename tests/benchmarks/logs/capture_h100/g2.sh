@@ -1,0 +1,1 @@
+export PYTHONPATH=/tmp/site:$PWD OMP_NUM_THREADS=2; mkdir -p /tmp/g2; (timeout 280 python3 .rdata/g2.py ArrowHead > /tmp/g2a.log 2>&1 &); (timeout 280 python3 .rdata/g2.py OSULeaf > /tmp/g2b.log 2>&1 &); timeout 280 python3 .rdata/g2.py GunPoint > /tmp/g2c.log 2>&1; sleep 5; grep -h "G2\|ERROR" /tmp/g2?.log

@@ -1,0 +1,1 @@
+export PYTHONPATH=/tmp/site:$PWD OMP_NUM_THREADS=2; mkdir -p /tmp/g3; for s in ArrowHead OSULeaf GunPoint; do (timeout 250 python3 .rdata/g3.py $s > /tmp/g3$s.log 2>&1 &); done; sleep 5; for i in $(seq 50); do [ $(cat /tmp/g3*.log | grep -c "^G3") -ge 36 ] && break; sleep 5; done; grep -h "G3\|ERROR" /tmp/g3*.log
