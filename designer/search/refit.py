@@ -12,8 +12,7 @@ own run (trained on the project's split with seed S) is the first of the K.
 
 ``--refit-top D`` (`ensemble_trials`) does the same for the D best designs: the one kept
 into ``best-trial-N``, each next best trial's into ``ensemble-trial-M`` (with its seeds,
-``ensemble-trial-M-seed-2`` ...): an ensemble of designs, whose members err on different
-sequences more often than one design's seeds do.
+``ensemble-trial-M-seed-2`` ...): an ensemble of designs for ``evaluate``.
 
 Run again (the search resumed after it finished, or stopped during the retraining), a
 finished retraining is kept as it is and an unfinished one goes on from its last checkpoint.
