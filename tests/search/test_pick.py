@@ -40,7 +40,9 @@ def test_the_experiments_view_marks_the_trial_the_search_keeps():
 
 
 def test_an_ensemble_of_designs_is_the_kept_one_then_the_next_best_with_other_values():
-    d = lambda **kw: tuple(sorted(kw.items()))  # noqa: E731
+    def d(**kw):
+        return tuple(sorted(kw.items()))
+
     drawn = Scored(0, 0.59, (0.5, 0.6, 0.68), True, d(lr=1e-3, units=8))
     best = Scored(46, 0.57, (0.4, 0.58, 0.75), design=d(lr=2e-3, units=16))
     again = Scored(50, 0.575, design=d(lr=2e-3, units=16))   # trial 46's values drawn again
