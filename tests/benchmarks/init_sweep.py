@@ -67,18 +67,14 @@ def build(project, keys: dict, source_len: int) -> None:
     kernels = [int(k) for k in keys.get("k", "8/5/3").split("/")]
     prev = ("data", "data")
     if keys.get("res", "-") != "-":  # residual blocks in place of the plain ones
-        prev, convs = _residual(g, [int(c) for c in keys["res"].split("/")], kernels), [0]
+        prev = _residual(g, [int(c) for c in keys["res"].split("/")], kernels)
     for i, (filters, kernel) in enumerate(zip(convs if prev == ("data", "data") else [],
                                               kernels), 1):
-        for kind, name, params in (("Conv1D", f"conv{i}", {"num_output": filters,
-                                                            "kernel_size": kernel}),
-                                   ("BatchNorm", f"bn{i}", {}), ("ReLU", f"relu{i}", {})):
-            g.add_layer(kind, name, params)
-            g.connect(*prev, name, "x")
-            if kind != "ReLU":
-                g.connect("data", "lengths", name, "lengths")
-            prev = (name, "y")
-    if convs:
+        prev = _add(g, "Conv1D", f"conv{i}", {"num_output": filters, "kernel_size": kernel},
+                    prev)
+        prev = _add(g, "ReLU", f"relu{i}", {}, _add(g, "BatchNorm", f"bn{i}", {}, prev),
+                    lengths=False)
+    if prev != ("data", "data"):  # a convolution branch, read over time
         g.add_layer("SequencePool", "pool", {"method": keys.get("pool", "mean")})
         g.connect(*prev, "pool", "x")
         g.connect("data", "lengths", "pool", "lengths")
@@ -132,32 +128,34 @@ def build(project, keys: dict, source_len: int) -> None:
         raise SystemExit(f"the design is not valid: {errors[0]}")
 
 
+def _add(g: Graph, kind: str, name: str, params: dict, src: tuple,
+         lengths: bool = True) -> tuple:
+    """A layer reading ``src`` (and the data's lengths); returns its output port."""
+    g.add_layer(kind, name, params)
+    g.connect(*src, name, "x")
+    if lengths:
+        g.connect("data", "lengths", name, "lengths")
+    return (name, "y")
+
+
 def _residual(g: Graph, blocks: list[int], kernels: list[int]) -> tuple:
     """Residual blocks after the ``data`` layer; returns the last block's output port."""
     prev, width = ("data", "data"), None
-
-    def add(kind, name, params, src, lengths=True):
-        g.add_layer(kind, name, params)
-        g.connect(*src, name, "x")
-        if lengths:
-            g.connect("data", "lengths", name, "lengths")
-        return (name, "y")
-
     for b, filters in enumerate(blocks, 1):
         x = prev
         for j, kernel in enumerate(kernels, 1):
-            x = add("Conv1D", f"r{b}c{j}", {"num_output": filters, "kernel_size": kernel}, x)
-            x = add("BatchNorm", f"r{b}n{j}", {}, x)
+            x = _add(g, "Conv1D", f"r{b}c{j}", {"num_output": filters, "kernel_size": kernel}, x)
+            x = _add(g, "BatchNorm", f"r{b}n{j}", {}, x)
             if j < len(kernels):
-                x = add("ReLU", f"r{b}a{j}", {}, x, lengths=False)
+                x = _add(g, "ReLU", f"r{b}a{j}", {}, x, lengths=False)
         short = prev
         if width != filters:
-            short = add("Conv1D", f"r{b}s", {"num_output": filters, "kernel_size": 1}, short)
-        short = add("BatchNorm", f"r{b}sn", {}, short)
+            short = _add(g, "Conv1D", f"r{b}s", {"num_output": filters, "kernel_size": 1}, short)
+        short = _add(g, "BatchNorm", f"r{b}sn", {}, short)
         g.add_layer("Eltwise", f"r{b}sum", {"operation": "SUM"})
         g.connect(*x, f"r{b}sum", "a")
         g.connect(*short, f"r{b}sum", "b")
-        prev = add("ReLU", f"r{b}out", {}, (f"r{b}sum", "y"), lengths=False)
+        prev = _add(g, "ReLU", f"r{b}out", {}, (f"r{b}sum", "y"), lengths=False)
         width = filters
     return prev
 
