@@ -151,11 +151,11 @@ class SearchDialog(QDialog):
         lay.addWidget(note)
         lay.addLayout(form)
         lay.addWidget(buttons)
-        self.device.currentIndexChanged.connect(self._device_changed)
-        self.second.currentIndexChanged.connect(self._device_changed)
-        self._device_changed()
+        self.device.currentIndexChanged.connect(self._update_enabled)
+        self.second.currentIndexChanged.connect(self._update_enabled)
+        self._update_enabled()
 
-    def _device_changed(self, *_) -> None:
+    def _update_enabled(self, *_) -> None:
         device = self.device.currentData()
         self.gpus.setEnabled(device == "cuda" and self.gpus_there > 1)
         self.per_gpu.setEnabled(device != "cpu" and self.gpus_there > 0)
