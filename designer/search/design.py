@@ -1,6 +1,7 @@
 """A trial's values applied to a copy of the project: retyped layers first, then the branches
-switched off, then parameters and settings; a SequenceLast follows the recurrent layer it
-reads into or out of bidirectional. The project itself is never changed.
+switched off, then parameters and settings, then the convolution blocks made residual (laid
+out again); a SequenceLast follows the recurrent layer it reads into or out of bidirectional.
+The project itself is never changed.
 
 A design that turns out invalid raises `DesignError` with the graph's own sentence ("the
 design is not valid: ip1 expects ..."): the trial fails with it and the study goes on.
@@ -9,8 +10,10 @@ from __future__ import annotations
 
 from designer.graph import project as P
 from designer.graph.errors import GraphError
+from designer.graph.layout import layered_positions
 from designer.graph.retype import replace_layer
 
+from .residual import block_of, make_residual
 from .space import BOTH, POOL_LAST, Space
 
 RECURRENT = ("LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
@@ -34,7 +37,7 @@ def apply(project: P.Project, space: Space, values: dict) -> P.Project:
     out = copy_project(project)
     graph = out.graph
     by_role = {role: [d for d in space.dims if d.role == role and d.key in values]
-               for role in ("type", "inputs", "param", "setting")}
+               for role in ("type", "inputs", "param", "setting", "residual")}
     try:
         with graph.bulk():
             for d in by_role["type"]:
@@ -57,6 +60,13 @@ def apply(project: P.Project, space: Space, values: dict) -> P.Project:
                 graph.set_param(d.target, d.param, value)
                 explicit.add((d.target, d.param))
             follow_bidirectional(graph, explicit)
+            residual = [d.target for d in by_role["residual"]
+                        if values[d.key] and block_of(graph, d.target)]
+            for conv in residual:
+                make_residual(graph, conv)
+            if residual:
+                for name, pos in layered_positions(graph).items():
+                    graph.move_layer(name, pos)
     except GraphError as e:
         raise DesignError(f"the design is not valid: {e}") from None
     for d in by_role["setting"]:
@@ -120,6 +130,8 @@ def drawn_values(project: P.Project, space: Space) -> dict | None:
             value = graph.layer(d.target).type
         elif d.role == "inputs":
             value = BOTH
+        elif d.role == "residual":
+            value = False
         else:
             value = graph.layer(d.target).effective_params().get(d.param)
         if d.kind == "choice":

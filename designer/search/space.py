@@ -54,7 +54,8 @@ class Dimension:
     """One searched value: ``key`` (``layer.param``), what it sets and its range.
 
     ``role`` is ``param`` (a layer's parameter), ``setting`` (``target`` is ``solver`` or
-    ``training``), ``type`` (the layer's type) or ``inputs`` (which of a join's inputs stay).
+    ``training``), ``type`` (the layer's type), ``inputs`` (which of a join's inputs stay) or
+    ``residual`` (a convolution block made residual: designer.search.residual).
     """
 
     key: str
@@ -204,6 +205,8 @@ def _dimension(key: str, entry: Any, project: Project, section: dict) -> Dimensi
         return _types(key, target, kind, entry, layer)
     if param == "inputs" and not layer.spec.has_param("inputs"):
         return _inputs(key, target, kind, entry, graph)
+    if param == "residual" and not layer.spec.has_param("residual"):
+        return _residual(key, target, kind, entry, graph)
     specs = _param_specs(target, layer, section)
     if param not in specs:
         hint = " (it becomes each of the types in its '.type' choice)" \
@@ -341,3 +344,19 @@ def _inputs(key, target, kind, entry, graph) -> Dimension:
     if len(set(values)) != len(values):
         raise _Bad("an input is given twice")
     return Dimension(key, target, "inputs", "inputs", "choice", choices=tuple(values))
+
+
+def _residual(key, target, kind, entry, graph) -> Dimension:
+    """``CONV.residual``: the convolution block that starts at ``CONV`` plain or residual."""
+    from .residual import block_of
+    layer = graph.layer(target)
+    if block_of(graph, target) is None:
+        raise _Bad(f"{target} ({layer.type}) does not start a convolution block (a Conv1D "
+                   "read only by a BatchNorm read only by a ReLU), so it cannot be made "
+                   "residual")
+    values = entry.get("choice") if kind == "choice" and set(entry) == {"choice"} else None
+    if not isinstance(values, list) or not values or \
+            any(not isinstance(v, bool) for v in values) or len(set(values)) != len(values):
+        raise _Bad(f"a block made residual or not is searched as {{\"choice\": "
+                   f"[false, true]}}")
+    return Dimension(key, target, "residual", "residual", "choice", choices=tuple(values))

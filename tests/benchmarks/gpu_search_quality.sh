@@ -6,9 +6,12 @@
 # with K seeds and `evaluate` scores the ensemble of the K run folders (each seed's own accuracy
 # on the line after). REFIT_TOP=D then runs the same search again (no new trial) with
 # `--refit-top D`: the D best designs trained again, and `evaluate` scores that ensemble too.
+# PARALLEL=1 runs the sets at once; GPU_EACH=1 then gives set i GPU i (of a machine with as
+# many GPUs as sets). nvidia-smi's utilisation of each GPU, each second, goes to OUT/util.csv
+# and its mean over the whole command is the last line.
 #   RNN_DESIGNER_DATA=<data> [SETS="GunPoint ..."] [TRIALS=50] [PER_GPU=8] [STEPS=] \
-#     [OBJECTIVE=val_loss] [LIMIT=240] [INIT=1] [PARALLEL=0] [FOLDS=auto] [REFIT_SEEDS=1] \
-#     [REFIT_TOP=] bash tests/benchmarks/gpu_search_quality.sh OUT
+#     [OBJECTIVE=val_loss] [LIMIT=240] [INIT=1] [PARALLEL=0] [GPU_EACH=0] [FOLDS=auto] \
+#     [REFIT_SEEDS=1] [REFIT_TOP=] bash tests/benchmarks/gpu_search_quality.sh OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-/tmp/search_quality}
@@ -20,6 +23,9 @@ py=${PYTHON:-python3}
 data=${RNN_DESIGNER_DATA:-../shared/data}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits -l 1 \
+    > "$out/util.csv" 2>/dev/null &
+monitor=$!
 report() {  # set what eval.json seconds
   $py - "$@" <<'PY'
 import json, sys
@@ -77,9 +83,28 @@ PY
     && report "$set" "search $trials, top $REFIT_TOP designs" "$d/top.eval.json" "$(( took + $(date +%s) - s0 ))"
 }
 if [ "${PARALLEL:-0}" = 1 ]; then  # every set's search at once, sharing the GPU
-  for set in $sets; do one_set "$set" > "$out/$set.log" 2>&1 & done
+  i=0
+  for set in $sets; do
+    if [ "${GPU_EACH:-0}" = 1 ]; then
+      (export CUDA_VISIBLE_DEVICES=$i; one_set "$set") > "$out/$set.log" 2>&1 &
+    else
+      one_set "$set" > "$out/$set.log" 2>&1 &
+    fi
+    i=$((i + 1))
+  done
   wait
   cat "$out"/*.log
 else
   for set in $sets; do one_set "$set"; done
 fi
+kill $monitor 2>/dev/null
+$py - "$out/util.csv" <<'PY'
+import collections, sys
+u = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    parts = [p.strip() for p in line.split(",")]
+    if len(parts) == 2 and parts[1].isdigit():
+        u[parts[0]].append(int(parts[1]))
+print("UTIL | " + " | ".join(f"GPU {k}: mean {sum(v) / len(v):.0f}% over {len(v)} s"
+                             for k, v in sorted(u.items())), flush=True)
+PY

@@ -36,7 +36,9 @@ from designer.graph.model import Graph  # noqa: E402
 from designer.training.new_from_data.init import init_project  # noqa: E402
 from designer.training.run.loop import RunOptions  # noqa: E402
 from designer.training.run.loop import train as run_training  # noqa: E402
-from designer.training.trained.evaluate import evaluate_run  # noqa: E402
+from designer.training.trained.evaluate import classify_arrays, evaluate_run  # noqa: E402
+from designer.training.trained.evaluate import test_source  # noqa: E402
+from designer.training.trained.generate import load_trained  # noqa: E402
 
 SETS = ("GunPoint", "ArrowHead", "OSULeaf", "JapaneseVowels")
 
@@ -177,6 +179,8 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--probs", action="store_true",
+                    help="write each run's test probabilities to OUT/probs.jsonl")
     args = ap.parse_args()
     import os
     data = Path(args.data or os.environ.get("RNN_DESIGNER_DATA", ROOT.parent / "shared/data"))
@@ -214,6 +218,13 @@ def main() -> None:
                     print("ERROR", set_name, name, rec)
             took = time.perf_counter() - start
             report = evaluate_run(run, peer=not peer_done)
+            if args.probs:  # each test sequence's class probabilities, for ensembles later
+                model = load_trained(run, "best", "cpu")
+                arrays = classify_arrays(model, test_source(model))
+                with open(out / "probs.jsonl", "a") as f:
+                    f.write(json.dumps({"set": set_name, "design": name, "seed": args.seed,
+                                        "truth": arrays["truth"].tolist(),
+                                        "probs": arrays["probs"].round(5).tolist()}) + "\n")
             peer = report.get("peer") or {}
             if peer:
                 peer_done = True

@@ -81,6 +81,37 @@ def test_a_branch_switched_off_goes_with_what_fed_only_it(project, keep, gone, k
     assert "features" in both.graph and "lstm1" in both.graph
 
 
+def test_a_convolution_block_made_residual_keeps_its_layers_and_gains_a_shortcut(project):
+    space = {"conv2.residual": {"choice": [False, True]},
+             "conv2.num_output": {"choice": [64, 256]}}
+    out = made(project, space, {"conv2.residual": True, "conv2.num_output": 64})
+    g = out.graph
+    assert g.errors() == []
+    assert g.link_into("relu2", "x").src == "conv2_sum"  # the drawn ReLU reads the sum
+    added = {n for n in g.names() if n.startswith("conv2_")}
+    assert added == {"conv2_relu1", "conv2_conv2", "conv2_bn2", "conv2_relu2", "conv2_conv3",
+                     "conv2_bn3", "conv2_shortcut", "conv2_shortcut_bn", "conv2_sum"}
+    assert [g.layer(f"conv2_{c}").params["kernel_size"] for c in ("conv2", "conv3",
+                                                                   "shortcut")] == [5, 3, 1]
+    assert {g.layer(f"conv2_{c}").params["num_output"]
+            for c in ("conv2", "conv3", "shortcut")} == {64}  # the trial's filters
+    assert g.link_into("conv2_shortcut", "x").src == "relu1"  # the block's own input
+    for name in added - {"conv2_relu1", "conv2_relu2", "conv2_sum"}:
+        assert g.link_into(name, "lengths").src == "data"  # padding still changes nothing
+    assert g.output("conv2_sum", "y").shape == g.output("bn2", "y").shape
+    assert len({g.layer(n).pos for n in g.names()}) == len(g)  # laid out, none on another
+    plain = made(project, space, {"conv2.residual": False, "conv2.num_output": 256})
+    assert not any(n.startswith("conv2_") for n in plain.graph.names())
+    assert project.graph.link_into("relu2", "x").src == "bn2"  # the project is untouched
+
+
+def test_a_residual_block_on_a_branch_switched_off_is_left_alone(project):
+    out = made(project, {"features.inputs": {"choice": ["last", "both"]},
+                         "conv1.residual": {"choice": [False, True]}},
+               {"features.inputs": "last", "conv1.residual": True})
+    assert "conv1" not in out.graph and not out.graph.errors()
+
+
 def test_an_invalid_design_is_one_sentence(project):
     with pytest.raises(DesignError) as e:
         made(project, {"ip1.num_output": {"choice": [1, 2]}}, {"ip1.num_output": 1})
