@@ -13,7 +13,7 @@ from designer.graph.errors import GraphError
 from designer.graph.layout import layered_positions
 from designer.graph.retype import replace_layer
 
-from .residual import block_of, make_residual
+from .residual import block_of, make_plain, make_residual, residual_parts
 from .space import BOTH, POOL_LAST, Space
 
 RECURRENT = ("LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
@@ -60,11 +60,11 @@ def apply(project: P.Project, space: Space, values: dict) -> P.Project:
                 graph.set_param(d.target, d.param, value)
                 explicit.add((d.target, d.param))
             follow_bidirectional(graph, explicit)
-            residual = [d.target for d in by_role["residual"]
-                        if values[d.key] and block_of(graph, d.target)]
-            for conv in residual:
-                make_residual(graph, conv)
-            if residual:
+            changed = [d for d in by_role["residual"] if block_of(graph, d.target) and
+                       bool(values[d.key]) != (residual_parts(graph, d.target) is not None)]
+            for d in changed:
+                (make_residual if values[d.key] else make_plain)(graph, d.target)
+            if changed:
                 for name, pos in layered_positions(graph).items():
                     graph.move_layer(name, pos)
     except GraphError as e:
@@ -131,7 +131,7 @@ def drawn_values(project: P.Project, space: Space) -> dict | None:
         elif d.role == "inputs":
             value = BOTH
         elif d.role == "residual":
-            value = False
+            value = residual_parts(graph, d.target) is not None
         else:
             value = graph.layer(d.target).effective_params().get(d.param)
         if d.kind == "choice":

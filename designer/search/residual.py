@@ -14,6 +14,10 @@ reads the ``lengths`` the drawn Conv1D reads, so padding still changes nothing. 
 is made of the catalogue's own layers, so the design trains, exports and inspects as any
 other. The drawn layers keep their names and parameters; the added ones are named after the
 Conv1D (``conv1_conv2``, ``conv1_sum`` ...), and the design is laid out again.
+
+A block that already has that shape (whatever its layers are called) is read as residual: the
+design as drawn counts as ``true`` for it, ``true`` leaves it as it is, and ``false`` takes the
+added layers out again (the drawn ReLU reads the BatchNorm once more).
 """
 from __future__ import annotations
 
@@ -34,6 +38,53 @@ def block_of(graph, conv: str) -> tuple[str, str] | None:
         name = readers[0].dst
         chain.append(name)
     return chain[0], chain[1]
+
+
+def _reader(graph, name: str, kind: str) -> str | None:
+    """The one layer reading ``name``, when it is of type ``kind``."""
+    readers = graph.links_out_of(name)
+    if len(readers) != 1 or graph.layer(readers[0].dst).type != kind:
+        return None
+    return readers[0].dst
+
+
+def residual_parts(graph, conv: str) -> tuple[list[str], str] | None:
+    """``(added layers, the block's last ReLU)`` when the block that starts at ``conv`` is
+    residual (the shape of the module doc), else ``None``."""
+    block = block_of(graph, conv)
+    if block is None:
+        return None
+    chain, name = [block[1]], block[1]
+    for kind in ("Conv1D", "BatchNorm", "ReLU", "Conv1D", "BatchNorm", "Eltwise"):
+        name = _reader(graph, name, kind)
+        if name is None:
+            return None
+        chain.append(name)
+    total, links = chain[-1], {k.dst_port: k for k in graph.links_into(chain[-1])}
+    if graph.layer(total).get("operation") != "SUM" or set(links) != {"a", "b"}:
+        return None
+    other = next(k.src for k in links.values() if k.src != chain[-2])
+    short = graph.link_into(other, "x") if graph.layer(other).type == "BatchNorm" else None
+    if short is None or graph.layer(short.src).type != "Conv1D" \
+            or graph.layer(short.src).get("kernel_size") != 1 \
+            or _reader(graph, short.src, "BatchNorm") != other:
+        return None
+    source, mine = graph.link_into(short.src, "x"), graph.link_into(conv, "x")
+    last = _reader(graph, total, "ReLU")
+    if last is None or source is None or mine is None or \
+            (source.src, source.src_port) != (mine.src, mine.src_port):
+        return None
+    return chain + [short.src, other], last
+
+
+def make_plain(graph, conv: str) -> None:
+    """Take out the layers `make_residual` added to the block that starts at ``conv``
+    (``residual_parts(graph, conv)`` must find them)."""
+    added, last = residual_parts(graph, conv)
+    bn = block_of(graph, conv)[0]
+    for name in added:
+        graph.remove_layer(name)
+    graph.connect(bn, "y", last, "x")
 
 
 def make_residual(graph, conv: str) -> None:

@@ -105,6 +105,22 @@ def test_a_convolution_block_made_residual_keeps_its_layers_and_gains_a_shortcut
     assert project.graph.link_into("relu2", "x").src == "bn2"  # the project is untouched
 
 
+def test_a_residual_block_is_read_back_as_residual_and_made_plain_again(project):
+    space = {"conv2.residual": {"choice": [False, True]},
+             "conv3.residual": {"choice": [False, True]}}
+    both = made(project, space, {"conv2.residual": True, "conv3.residual": True})
+    from designer.search.design import drawn_values
+    assert drawn_values(both, parse_space(space, both)) == {"conv2.residual": True,
+                                                            "conv3.residual": True}
+    again = made(both, space, {"conv2.residual": True, "conv3.residual": True})
+    assert sorted(again.graph.names()) == sorted(both.graph.names())  # not nested twice
+    plain = made(both, space, {"conv2.residual": False, "conv3.residual": False})
+    assert sorted(plain.graph.names()) == sorted(project.graph.names())
+    assert set(plain.graph.links()) == set(project.graph.links())
+    assert drawn_values(project, parse_space(space, project)) == {"conv2.residual": False,
+                                                                  "conv3.residual": False}
+
+
 def test_a_residual_block_on_a_branch_switched_off_is_left_alone(project):
     out = made(project, {"features.inputs": {"choice": ["last", "both"]},
                          "conv1.residual": {"choice": [False, True]}},

@@ -276,6 +276,26 @@ def test_use_best_switches_a_branch_off_and_one_undo_brings_it_back(window, tmp_
     assert snapshot(doc.graph) == before and doc.project.solver == solver
 
 
+@need_data("ucr/GunPoint_TRAIN.ts")
+def test_use_best_makes_a_block_residual_and_one_undo_brings_the_plain_one_back(window,
+                                                                                tmp_path):
+    from designer.training.new_from_data.init import init_project
+    path, _ = init_project(DATA / "ucr/GunPoint_TRAIN.ts", out=tmp_path / "gunpoint.json")
+    assert window.files.open_path(path, confirmed=True)
+    doc = window.doc
+    before = snapshot(doc.graph)
+    assert use_params(doc, {"conv2.residual": True, "conv2.num_output": 64},
+                      "Use trial 5's parameters") > 9
+    g = doc.graph
+    assert g.link_into("relu2", "x").src == "conv2_sum" and g.errors() == []
+    assert g.layer("conv2_conv3").params == {"num_output": 64, "kernel_size": 3}
+    assert doc.stack.count() == 1
+    assert use_params(doc, {"conv2.residual": True, "conv2.num_output": 64}, "again") == 0
+    window.act.undo.trigger()
+    assert snapshot(doc.graph) == before and not any(n.startswith("conv2_")
+                                                     for n in doc.graph.names())
+
+
 def test_the_dialog_asks_for_the_picks_seeds_and_the_status_names_their_runs(qapp):
     from designer.ui.experiments.launch import SearchDialog
     from designer.ui.experiments.table import ensemble_note

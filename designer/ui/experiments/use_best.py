@@ -3,10 +3,11 @@
 What a trial's values mean is the search's own business (`designer.search.design.apply`:
 ``layer.param`` a layer's parameter, ``solver.param`` or ``training.param`` a setting,
 ``layer.type`` the layer retyped in place, a SequencePool's ``last``, a join's ``inputs``
-keeping one branch). That gives the design the trial trained; the difference from the
-document's design is then made through the document, command by command, inside one undo
-macro: layers retyped (as the Problems panel's "replace" fix does), layers dropped, links
-changed, parameters and settings set. One Undo takes it all back.
+keeping one branch, a convolution block's ``residual``). That gives the design the trial
+trained; the difference from the document's design is then made through the document,
+command by command, inside one undo macro: layers retyped (as the Problems panel's "replace"
+fix does), layers dropped, layers added (a residual block's, the design then laid out as the
+trial's was), links changed, parameters and settings set. One Undo takes it all back.
 """
 from __future__ import annotations
 
@@ -65,9 +66,13 @@ def _make(doc, target) -> int:
     if gone:
         doc.remove(gone)
         edits += 1
-    if any(n not in g for n in t.names()):
-        raise GraphError("the trial's design has layers this design lacks; open the trial's "
-                         "run folder to see it")
+    added = [n for n in t.names() if n not in g]
+    for name in added:
+        layer = t.layer(name)
+        doc.add_layer(layer.type, layer.pos, name, dict(layer.params))
+        edits += 1
+    if added:  # the trial's design was laid out again around the layers it added
+        doc.move({n: (g.layer(n).pos, t.layer(n).pos) for n in t.names()})
     old, new = set(g.links()), set(t.links())
     for link in sorted(old - new, key=str):
         doc.disconnect(link)
