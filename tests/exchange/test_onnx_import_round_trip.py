@@ -10,6 +10,7 @@ pytest.importorskip("onnx")
 
 from designer.cli import main  # noqa: E402
 from designer.engines.build import Net  # noqa: E402
+from designer.exchange.errors import ExchangeError  # noqa: E402
 from designer.exchange.onnx_export import TRAINING_ONLY, build_model  # noqa: E402
 from designer.exchange.onnx_import import import_onnx  # noqa: E402
 from designer.exchange.source import load_source  # noqa: E402
@@ -53,7 +54,13 @@ def test_every_example_comes_back_the_same_with_the_same_outputs(tmp_path, path)
     for layer in g.layers():  # small nets keep the test fast
         if layer.type in ("LSTM", "GRU", "RNN", "Embed", "Conv1D"):
             g.set_param(layer.name, "num_output", 6)
-    model, _ = build_model(source)
+    try:
+        model, _ = build_model(source)
+    except ExchangeError:
+        missing = [str(p) for p in g.problems() if "was not found" in str(p)]
+        if missing:  # its data is elsewhere: the net's sizes are not known
+            pytest.skip(missing[0])
+        raise
     (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
     result = import_onnx(tmp_path / "m.onnx", project_dir=path.parent)
     assert _design(result.project) == _design(source.project)

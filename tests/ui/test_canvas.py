@@ -139,6 +139,7 @@ def test_tooltips_tell_what_a_layer_does_its_shapes_parameters_and_flops(char_rn
     assert "(75, 25, 65)" in port and "output" in port
 
 
+@need_data("tinyshakespeare.txt")  # without it the data layer's own problem is listed too
 def test_invalid_layers_and_links_are_drawn_with_their_message(char_rnn, qtbot):
     w = char_rnn
     w.doc.disconnect(Link("embed", "y", "lstm1", "x"))
