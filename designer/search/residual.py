@@ -26,8 +26,10 @@ KERNELS = (5, 3)   # the added convolutions' kernels, after the drawn one's (Wan
 
 def block_of(graph, conv: str) -> tuple[str, str] | None:
     """``(batchnorm, relu)`` of the convolution block that starts at ``conv``, or ``None``
-    when ``conv`` is not a Conv1D read by one BatchNorm read by one ReLU."""
-    if conv not in graph or graph.layer(conv).type != "Conv1D":
+    when ``conv`` is not a Conv1D (with its input linked) read by one BatchNorm read by one
+    ReLU."""
+    if conv not in graph or graph.layer(conv).type != "Conv1D" \
+            or graph.link_into(conv, "x") is None:
         return None
     chain, name = [], conv
     for kind in ("BatchNorm", "ReLU"):

@@ -352,8 +352,8 @@ def _residual(key, target, kind, entry, graph) -> Dimension:
     layer = graph.layer(target)
     if block_of(graph, target) is None:
         raise _Bad(f"{target} ({layer.type}) does not start a convolution block (a Conv1D "
-                   "read only by a BatchNorm read only by a ReLU), so it cannot be made "
-                   "residual")
+                   "with its input linked, read only by a BatchNorm read only by a ReLU), so "
+                   "it cannot be made residual")
     values = entry.get("choice") if kind == "choice" and set(entry) == {"choice"} else None
     if not isinstance(values, list) or not values or \
             any(not isinstance(v, bool) for v in values) or len(set(values)) != len(values):

@@ -61,6 +61,16 @@ def test_each_problem_is_one_sentence_naming_its_key(project, key, entry, words)
     assert "\n" not in str(e.value)
 
 
+def test_a_block_whose_convolution_reads_nothing_cannot_be_made_residual(project):
+    from designer.search.design import copy_project
+    unlinked = copy_project(project)
+    unlinked.graph.disconnect(unlinked.graph.link_into("conv2", "x"))
+    with pytest.raises(SpaceError) as e:
+        parse_space({"conv2.residual": {"choice": [False, True]}}, unlinked)
+    assert "with its input linked" in str(e.value)
+    assert parse_space({"conv2.residual": {"choice": [False, True]}}, project).dims
+
+
 def test_every_problem_is_told_not_only_the_first(project):
     with pytest.raises(SpaceError) as e:
         parse_space({"lstm9.num_output": {"int": [8, 64]}, "lstm1.num_output": {"int": [8, 64]},
