@@ -65,8 +65,9 @@ def residual_parts(graph, conv: str) -> tuple[list[str], str] | None:
     total, links = chain[-1], {k.dst_port: k for k in graph.links_into(chain[-1])}
     if graph.layer(total).get("operation") != "SUM" or set(links) != {"a", "b"}:
         return None
-    other = next(k.src for k in links.values() if k.src != chain[-2])
-    short = graph.link_into(other, "x") if graph.layer(other).type == "BatchNorm" else None
+    other = next((k.src for k in links.values() if k.src != chain[-2]), None)
+    short = graph.link_into(other, "x") if other is not None and \
+        graph.layer(other).type == "BatchNorm" else None
     if short is None or graph.layer(short.src).type != "Conv1D" \
             or graph.layer(short.src).get("kernel_size") != 1 \
             or _reader(graph, short.src, "BatchNorm") != other:
