@@ -4,10 +4,12 @@ search would refuse is refused in the editor with the search's own sentence; a r
 takes its search entries along."""
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
 from designer.ui.forms import search_over
 from designer.ui.forms.search_over import SearchRangeDialog
+from tests.conftest import DATA, need_data
 
 
 def answer(monkeypatch, fill):
@@ -114,12 +116,50 @@ def test_a_renamed_layer_takes_its_search_entries_along(tiny, monkeypatch):
     assert "lstm1" in doc.graph and list(doc.project.search) == ["lstm1.num_output"]
 
 
-def test_what_the_form_has_no_row_for_is_said_under_the_layers_kind(tiny):
+def test_what_the_form_has_no_row_for_is_said_under_its_parameters(tiny):
     w = tiny
     w.doc.project.search["lstm1.type"] = {"choice": ["LSTM", "GRU"]}
     w.scene.select_layers(["lstm1"])
-    panel = w.properties.layer_panel
-    assert panel.searched.isVisibleTo(panel)
-    assert panel.searched.text() == "\u21c4 searched over: its type: one of LSTM, GRU"
+    design = w.properties.layer_panel.design
+    assert design.searched.isVisibleTo(design)
+    assert design.searched.text() == "\u21c4 searched over: its type: one of LSTM, GRU"
     w.scene.select_layers(["embed"])
-    assert not panel.searched.isVisibleTo(panel)
+    assert not design.isVisibleTo(w.properties.layer_panel)  # no choice, nothing searched
+
+
+def test_a_recurrent_layers_type_is_searched_over_from_its_button(tiny, monkeypatch):
+    w = tiny
+    doc, design = w.doc, w.properties.layer_panel.design
+    w.scene.select_layers(["lstm1"])
+    shown = {k for k, b in design.buttons.items() if b.isVisibleTo(design)}
+    assert shown == {"type"}
+
+    def lstm_or_gru(d):
+        for i in range(d.choices.count()):  # every recurrent type is offered, all ticked
+            item = d.choices.item(i)
+            item.setCheckState(Qt.Checked if item.text() in ("LSTM", "GRU") else Qt.Unchecked)
+        d._accept()
+    answer(monkeypatch, lstm_or_gru)
+    design.buttons["type"].click()
+    assert doc.project.search == {"lstm1.type": {"choice": ["LSTM", "GRU"]}}
+    assert "one of LSTM, GRU" in design.searched.text()
+    w.act.undo.trigger()
+    assert doc.project.search == {} and not design.searched.isVisibleTo(design)
+
+
+@need_data("ucr/GunPoint_TRAIN.ts")
+def test_a_convolution_block_and_a_join_offer_their_own_choices(window, tmp_path, monkeypatch):
+    from designer.training.new_from_data.init import init_project
+    path, _ = init_project(DATA / "ucr/GunPoint_TRAIN.ts", out=tmp_path / "gunpoint.json")
+    assert window.files.open_path(path, confirmed=True)
+    design = window.properties.layer_panel.design
+    for layer, key in (("conv2", "residual"), ("features", "inputs"), ("bn2", None)):
+        window.scene.select_layers([layer])
+        shown = {k for k, b in design.buttons.items() if b.isVisibleTo(design)}
+        assert shown == ({key} if key else set())
+    window.scene.select_layers(["conv2"])
+    answer(monkeypatch, lambda d: d._accept())  # as offered: true and false
+    design.buttons["residual"].click()
+    assert window.doc.project.search["conv2.residual"] == {"choice": [True, False]}
+    assert "its residual: one of true, false" in design.searched.text()
+    assert window.doc.stack.undoText() == "Search over conv2.residual (one of true, false)"

@@ -17,6 +17,7 @@ from designer.graph.errors import GraphError
 from designer.ui.editor import describe
 from designer.ui.look import resources, theme
 
+from .design_choices import DesignChoices
 from .param_form import ParamForm, caption
 from .search_over import describe as describe_range
 from .search_over import edit_search, rename_layer
@@ -57,8 +58,7 @@ class LayerPanel(QWidget):
         self.name_edit.editingFinished.connect(self._rename)
         self.name_error = caption("", self, error=True)
         self.kind = QLabel(textFormat=Qt.RichText)
-        self.searched = caption("", self)  # what the search varies beyond the form's rows
-        self.searched.setStyleSheet(f"color: {theme.colors.accent.name()};")
+        self.design = DesignChoices(doc, self)  # its type, the inputs a join keeps ...
         self.summary = QLabel(wordWrap=True)
         self.help = caption("", self)
         self.readout = QLabel(textFormat=Qt.RichText, wordWrap=True)
@@ -73,10 +73,9 @@ class LayerPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 8, 10, 10)
         lay.setSpacing(4)
-        for w in (self.name_edit, self.name_error, self.kind, self.searched, self.summary,
-                  self.help,
+        for w in (self.name_edit, self.name_error, self.kind, self.summary, self.help,
                   _heading("Shapes"), self.readout, self.problems, self.unroll,
-                  _heading("Parameters"), self.forms):
+                  _heading("Parameters"), self.forms, self.design):
             lay.addWidget(w)
         lay.addStretch(1)
 
@@ -150,10 +149,7 @@ class LayerPanel(QWidget):
         mine = {k[len(head):]: v for k, v in self.doc.project.search.items()
                 if k.startswith(head)}
         form.set_searched(mine, describe_range)
-        other = [f"\u21c4 searched over: its {k}: {describe_range(v)}" for k, v in mine.items()
-                 if k not in form.searches]  # its type, the inputs a join keeps
-        self.searched.setText("\n".join(other))
-        self.searched.setVisible(bool(other))
+        self.design.show_layer(self.name, form.searches)
 
     def _search(self, key: str) -> None:
         layer = self.doc.graph.layer(self.name)
