@@ -16,13 +16,13 @@ from designer.ui.look import resources, theme
 from .param_form import caption
 from .search_over import describe, edit_search
 
-RECURRENT = ("LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 TEXT = {"type": "Search its type", "inputs": "Search its branches",
         "residual": "Search plain or residual"}
 
 
 def choices_of(graph, name: str) -> list[ParamSpec]:
     """The design choices ``name`` allows, each as the spec the range editor edits."""
+    from designer.search.design import RECURRENT
     from designer.search.residual import block_of, residual_parts
     layer, out = graph.layer(name), []
     if layer.type in RECURRENT:
