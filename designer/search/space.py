@@ -357,6 +357,6 @@ def _residual(key, target, kind, entry, graph) -> Dimension:
     values = entry.get("choice") if kind == "choice" and set(entry) == {"choice"} else None
     if not isinstance(values, list) or not values or \
             any(not isinstance(v, bool) for v in values) or len(set(values)) != len(values):
-        raise _Bad(f"a block made residual or not is searched as {{\"choice\": "
-                   f"[false, true]}}")
+        raise _Bad("a block made residual or not is searched as {\"choice\": "
+                   "[false, true]}")
     return Dimension(key, target, "residual", "residual", "choice", choices=tuple(values))

@@ -48,8 +48,7 @@ def main() -> None:
     designs = args.designs.split(",")
     seeds = sorted({k[2] for k in runs}) if args.seeds is None else \
         [int(s) for s in args.seeds.split(",")]
-    peer = dict((kv.split("=")[0], float(kv.split("=")[1]))
-                for kv in args.peer.split(",") if kv)
+    peer = {kv.split("=")[0]: float(kv.split("=")[1]) for kv in args.peer.split(",") if kv}
     every = []
     for name in sorted({k[0] for k in runs}):
         cells = []
