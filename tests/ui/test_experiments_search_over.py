@@ -153,7 +153,8 @@ def test_a_convolution_block_and_a_join_offer_their_own_choices(window, tmp_path
     path, _ = init_project(DATA / "ucr/GunPoint_TRAIN.ts", out=tmp_path / "gunpoint.json")
     assert window.files.open_path(path, confirmed=True)
     design = window.properties.layer_panel.design
-    for layer, key in (("conv2", "residual"), ("features", "inputs"), ("bn2", None)):
+    for layer, key in (("conv2", "residual"), ("features", "inputs"), ("bn2", None),
+                       ("loss", None), ("data", None)):
         window.scene.select_layers([layer])
         shown = {k for k, b in design.buttons.items() if b.isVisibleTo(design)}
         assert shown == ({key} if key else set())

@@ -14,31 +14,35 @@ from designer.graph.spec import ParamSpec
 from designer.ui.look import resources, theme
 
 from .param_form import caption
-from .search_over import describe, edit_search
+from .search_over import check_entry, describe, edit_search
 
 TEXT = {"type": "Search its type", "inputs": "Search its branches",
         "residual": "Search plain or residual"}
 
 
-def choices_of(graph, name: str) -> list[ParamSpec]:
-    """The design choices ``name`` allows, each as the spec the range editor edits."""
+def choices_of(doc, name: str) -> list[ParamSpec]:
+    """The design choices ``name`` allows (those ``rnn-designer search`` takes for it), each
+    as the spec the range editor edits."""
     from designer.search.design import RECURRENT
-    from designer.search.residual import block_of, residual_parts
-    layer, out = graph.layer(name), []
-    if layer.type in RECURRENT:
-        out.append(ParamSpec("type", "choice", layer.type, "each trial makes the layer one of "
-                             "these types, keeping its links and the parameters they share",
-                             choices=RECURRENT))
-    fed = {link.dst_port: link.src for link in graph.links_into(name)}
-    ports = [p.name for p in layer.spec.inputs if not p.optional]
-    if len(ports) >= 2 and all(p in fed for p in ports) and not layer.spec.has_param("inputs"):
-        out.append(ParamSpec("inputs", "choice", "both", "a trial keeps one branch (what fed "
-                             "only the other goes) or both", choices=tuple(ports) + ("both",)))
-    if block_of(graph, name):
-        out.append(ParamSpec("residual", "bool", residual_parts(graph, name) is not None,
-                             "true makes the Conv1D -> BatchNorm -> ReLU block a residual "
-                             "block: two more convolutions and a shortcut added around it"))
-    return out
+    from designer.search.residual import residual_parts
+    graph = doc.graph
+    layer = graph.layer(name)
+    ports = tuple(p.name for p in layer.spec.inputs if not p.optional)
+    candidates = [
+        ParamSpec("type", "choice", layer.type, "each trial makes the layer one of these "
+                  "types, keeping its links and the parameters they share", choices=RECURRENT),
+        ParamSpec("inputs", "choice", "both", "a trial keeps one branch (what fed only the "
+                  "other goes) or both", choices=ports + ("both",)),
+        ParamSpec("residual", "bool", residual_parts(graph, name) is not None, "true makes "
+                  "the Conv1D -> BatchNorm -> ReLU block a residual block: two more "
+                  "convolutions and a shortcut added around it"),
+    ]
+    offered = {"type": layer.type in RECURRENT, "residual": True,
+               # a join of branches; a loss's or a metric's inputs are not branches to drop
+               "inputs": len(ports) >= 2 and layer.spec.category != "Loss"
+               and not layer.spec.has_param("inputs")}
+    return [s for s in candidates if offered[s.name] and not check_entry(
+        doc.project, f"{name}.{s.name}", {"choice": list(s.choices) or [False, True]})]
 
 
 class DesignChoices(QWidget):
@@ -70,7 +74,7 @@ class DesignChoices(QWidget):
         """Offer ``name``'s choices and say what the search varies of it beyond
         ``form_keys`` (the parameters its form marks itself)."""
         self.name = name
-        self.specs = {s.name: s for s in choices_of(self.doc.graph, name)}
+        self.specs = {s.name: s for s in choices_of(self.doc, name)}
         for key, button in self.buttons.items():
             button.setVisible(key in self.specs)
             entry = self.doc.project.search.get(f"{name}.{key}")
