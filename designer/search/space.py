@@ -329,6 +329,9 @@ def _inputs(key, target, kind, entry, graph) -> Dimension:
     if len(ports) < 2 or not all(p in fed for p in ports):
         raise _Bad(f"{target} ({layer.type}) does not join two linked inputs, so no branch "
                    "of it can be switched off")
+    if layer.spec.category == "Loss":
+        raise _Bad(f"{target} ({layer.type}) scores the net; its inputs are not branches to "
+                   "switch off")
     if kind != "choice" or set(entry) != {"choice"}:
         raise _Bad(f"the branches of {target} are searched as {{\"choice\": "
                    f"[\"{ports[0]}\", \"{ports[1]}\", \"both\"]}}")

@@ -46,6 +46,7 @@ def test_init_s_classifier_carries_a_space_that_checks(project):
     ("lstm1.type", {"int": [1, 2]}, "searched as {\"choice\": [\"LSTM\", \"GRU\"]}"),
     ("features.inputs", {"choice": ["a", "c"]}, "\"c\" is none of features's inputs"),
     ("ip1.inputs", {"choice": ["a", "both"]}, "does not join two linked inputs"),
+    ("loss.inputs", {"choice": ["logits", "both"]}, "its inputs are not branches"),
     ("lstm1.residual", {"choice": [False, True]}, "does not start a convolution block"),
     ("bn1.residual", {"choice": [False, True]}, "bn1 (BatchNorm) does not start"),
     ("conv1.residual", {"choice": [0, 1]}, "searched as {\"choice\": [false, true]}"),

@@ -38,9 +38,7 @@ def choices_of(doc, name: str) -> list[ParamSpec]:
                   "convolutions and a shortcut added around it"),
     ]
     offered = {"type": layer.type in RECURRENT, "residual": True,
-               # a join of branches; a loss's or a metric's inputs are not branches to drop
-               "inputs": len(ports) >= 2 and layer.spec.category != "Loss"
-               and not layer.spec.has_param("inputs")}
+               "inputs": not layer.spec.has_param("inputs")}  # a data layer's own parameter
     return [s for s in candidates if offered[s.name] and not check_entry(
         doc.project, f"{name}.{s.name}", {"choice": list(s.choices) or [False, True]})]
 
