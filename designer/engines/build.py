@@ -19,6 +19,7 @@ from designer.graph.shapes import resolve_params
 from . import conv as _conv  # noqa: F401  (and of the convolution over time)
 from . import layers as _layers  # noqa: F401  (registers the builders of the plain layers)
 from . import pooling as _pooling  # noqa: F401  (and of pooling over time)
+from . import rocket as _rocket  # noqa: F401  (and of the random convolution features)
 from . import norm as _norm  # noqa: F401  (and of BatchNorm and LayerNorm)
 from . import recurrent_builder as _recurrent  # noqa: F401  (and of the recurrent ones)
 from .builders import BUILDERS, BuildContext, BuildError, builder  # noqa: F401  (public here)

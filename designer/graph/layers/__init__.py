@@ -1,7 +1,23 @@
 """The layer catalogue, one module per family."""
-from . import (activation, conv, data, dense, embed, loss, min_recurrent, mlstm, norm, pooling,
-               recurrent, sequences, shape, slstm, unit)
+from . import (
+               activation,
+               conv,
+               data,
+               dense,
+               embed,
+               loss,
+               min_recurrent,
+               mlstm,
+               norm,
+               pooling,
+               recurrent,
+               rocket,
+               sequences,
+               shape,
+               slstm,
+               unit,
+)
 
-FAMILIES = (data, sequences, embed, recurrent, min_recurrent, mlstm, slstm, conv, dense, norm,
-            shape, pooling, activation, loss, unit)
+FAMILIES = (data, sequences, embed, recurrent, min_recurrent, mlstm, slstm, conv, rocket, dense,
+            norm, shape, pooling, activation, loss, unit)
 ALL_SPECS = tuple(s for family in FAMILIES for s in family.SPECS)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import torch
 
 from designer.engines.build import BuildError, Net, detach_state
+from designer.engines.rocket import fit_from, fitted_state
 from designer.engines.step import TrainStep, make_optimizer, set_lr
 from designer.graph.project import Project
 from designer.graph.settings import adam_l2_note
@@ -71,6 +72,8 @@ class Session:
         self.probe = held_out_probe(self.source, opts.probe_steps, quiet=True) \
             if opts.probe_steps and world.is_main else None  # rank 0 reports what it shows
         world.seed_ranks(self.seed)  # the same weights everywhere; each rank its own dropout
+        if self.ck is None:
+            self._fit_from_data()
         with world.together():  # after the data proved usable; rank 0 writes it
             run = RunDir.create(opts.out, project, resume=opts.resume, writer=world.is_main)
         self.run = RunDir(world.share(str(run.path)), writer=world.is_main)
@@ -117,6 +120,14 @@ class Session:
             raise TrainingError(str(e), 1) from None
         if hasattr(source, "target_scale"):
             self.net.set_unit_scale(source.target_scale)
+
+    def _fit_from_data(self) -> None:
+        """Layers fitted from data rather than trained (MiniRocket's biases) see the first
+        training batch; rank 0's fit is then every rank's."""
+        feeds = to_device(self.source.next_batch("train"), self.data_layer, self.device)
+        if not fit_from(self.net, feeds) or self.world.size == 1:
+            return
+        self.net.load_state_dict(self.world.share(fitted_state(self.net)), strict=False)
 
     def _prepare_steps(self, project: Project) -> None:
         """The step function, the carried state, and what the steps keep between them."""

@@ -1,0 +1,212 @@
+"""The builder of MiniRocket, random convolution features (spec: ``designer.graph.layers.rocket``).
+
+Its state is buffers, not parameters: the dilations, the features each dilation makes, the
+channels each kernel sums over and the biases, all fitted once from the first input it sees
+in training (:meth:`MiniRocket.fit`; a run calls it on its first training batch before the
+first step, so that every rank of a data-parallel run holds the same). A checkpoint holds
+them like any weights. The buffers have fixed shapes (``max_dilations`` rows), so a net is
+built before it has seen data and loads any checkpoint of the same design.
+
+Each dilation is one ``conv1d`` whose weights are the 84 kernels times their channel masks
+(kernel k's response is the sum over its channels of -1 x the nine taps + 3 x its three
+taps of weight 2), run in full fp32 (no TF32: the responses are compared with biases, and
+rounding would move steps across them). Half the (dilation, kernel) pairs count every step,
+the other half only the steps whose window lies inside the sequence, as MiniRocket does.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from designer.graph.layers import rocket as R
+
+from .builders import BuildContext, builder
+
+CHUNK = 1 << 25  # comparisons held at once when counting the steps above each bias
+SORT_ABOVE = 32  # more biases a kernel than this: counted from the sorted steps
+
+def kernel_weights() -> torch.Tensor:
+    """(84, 9): -1 at every tap, 2 at each kernel's three chosen taps."""
+    w = -torch.ones(R.KERNELS, R.TAPS)
+    for k, taps in enumerate(R.TWOS):
+        w[k, list(taps)] = 2.0
+    return w
+
+
+def above(c: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """(N, 84, F) counts of the steps of ``c`` (N, 84, T) above each bias of ``b`` (1, 84, F).
+
+    A few biases a kernel: compared step by step, a block of sequences at a time (at most
+    ``CHUNK`` comparisons held); many: counted from where each bias falls in the sorted steps.
+    """
+    n, k, t = c.shape
+    per = b.shape[2]
+    if per > SORT_ABOVE:
+        below = torch.searchsorted(c.sort(2).values.contiguous(),
+                                   b.expand(n, -1, -1).contiguous(), right=True)
+        return (t - below).float()
+    rows = max(1, CHUNK // max(1, k * t * per))
+    return torch.cat([(c[i:i + rows].unsqueeze(3) > b.unsqueeze(2)).float().sum(2)
+                      for i in range(0, n, rows)])
+
+
+class MiniRocket(nn.Module):
+    """(T, N, C) -> (N, F) proportions of positive values; see the module's docstring."""
+
+    def __init__(self, channels: int, num_features: int, max_dilations: int, seed: int,
+                 batch_first: bool):
+        super().__init__()
+        self.channels, self.num_features = channels, R.features(num_features)
+        self.max_dilations, self.seed, self.batch_first = max_dilations, seed, batch_first
+        self.register_buffer("kernels", kernel_weights(), persistent=False)
+        self.register_buffer("dilations", torch.zeros(max_dilations, dtype=torch.int64))
+        self.register_buffer("counts", torch.zeros(max_dilations, dtype=torch.int64))
+        self.register_buffer("masks", torch.zeros(max_dilations, R.KERNELS, channels))
+        self.register_buffer("biases", torch.zeros(self.num_features))
+        self.register_buffer("fitted", torch.zeros((), dtype=torch.bool))
+        self._plan: list[tuple[int, int]] | None = None  # (dilation, features) on the host
+        self._fitted: bool | None = False  # None: read the buffer (after a load)
+        self.register_load_state_dict_post_hook(lambda module, keys: module._forget())
+
+    # ------------------------------------------------------------------------ state --
+    def _forget(self) -> None:
+        self._plan = self._fitted = None
+
+    def plan(self) -> list[tuple[int, int]]:
+        """``[(dilation, features a kernel makes at it), ...]``, read once from the buffers."""
+        if self._plan is None:
+            self._plan = [(int(d), int(n)) for d, n in zip(self.dilations.tolist(),
+                                                           self.counts.tolist()) if n > 0]
+        return self._plan
+
+    @property
+    def is_fitted(self) -> bool:
+        if self._fitted is None:
+            self._fitted = bool(self.fitted)
+        return self._fitted
+
+    # ------------------------------------------------------------------------ maths --
+    def _series(self, x: torch.Tensor, lengths):
+        """(N, C, T) in fp32, the steps from each sequence's length on zeroed."""
+        x = (x.permute(0, 2, 1) if self.batch_first else x.permute(1, 2, 0)).float()
+        if lengths is not None:
+            valid = torch.arange(x.shape[2], device=x.device) < \
+                lengths.to(x.device).long().unsqueeze(1)
+            x = torch.where(valid.unsqueeze(1), x, 0.0)
+        return x
+
+    def responses(self, x: torch.Tensor, j: int, dilation: int) -> torch.Tensor:
+        """(N, 84, T): each kernel's response at dilation row ``j``, zero-padded at the ends."""
+        w = self.kernels.unsqueeze(1) * self.masks[j].unsqueeze(2)  # (84, C, 9)
+        with torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled,
+                                        benchmark=torch.backends.cudnn.benchmark,
+                                        deterministic=torch.backends.cudnn.deterministic,
+                                        allow_tf32=False):
+            return F.conv1d(x, w, padding=4 * dilation, dilation=dilation)
+
+    def counted(self, j: int, dilation: int, steps: int, lengths, n: int, device):
+        """(N, 84, T) booleans: the steps that count for each kernel at row ``j`` (all valid
+        steps, or, for every other kernel, those whose window lies inside the sequence)."""
+        at = torch.arange(steps, device=device)
+        end = torch.full((n,), steps, device=device) if lengths is None else \
+            lengths.to(device).long()
+        pad = 4 * dilation
+        every = (at < end.unsqueeze(1)).unsqueeze(1)  # (N, 1, T)
+        inner = ((at >= pad) & (at < (end - pad).unsqueeze(1))).unsqueeze(1)
+        inside = (torch.arange(R.KERNELS, device=device) + j) % 2 == 1  # (84,)
+        return torch.where(inside.view(1, -1, 1), inner, every)
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        if not self.is_fitted:
+            self.fit(x, lengths)
+        with torch.no_grad(), torch.autocast(x.device.type, enabled=False):
+            s = self._series(x, lengths)
+            n, steps = s.shape[0], s.shape[2]
+            out, start = [], 0
+            for j, (d, per) in enumerate(self.plan()):
+                keep = self.counted(j, d, steps, lengths, n, s.device)
+                c = self.responses(s, j, d).masked_fill(~keep, float("-inf"))
+                total = keep.sum(2, keepdim=True).clamp(min=1)  # (N, 84, 1)
+                b = self.biases[start:start + R.KERNELS * per].view(1, R.KERNELS, per)
+                out.append((above(c, b) / total).reshape(n, -1))
+                start += R.KERNELS * per
+            return torch.cat(out, 1)
+
+    # ------------------------------------------------------------------------ fitting --
+    @torch.no_grad()
+    def fit(self, x: torch.Tensor, lengths: torch.Tensor | None = None) -> None:
+        """Fit the dilations, channels and biases to the sequences in ``x`` (a batch in the
+        layer's layout): the dilations to their length, each bias to a quantile of one
+        kernel's responses on one sequence drawn at random (seeded by ``seed``)."""
+        s = self._series(x, lengths)
+        n, c, steps = s.shape
+        end = [steps] * n if lengths is None else [int(v) for v in lengths.tolist()]
+        used, per = R.dilations(max(max(end), 1), self.num_features, self.max_dilations)
+        rng = np.random.RandomState(self.seed)
+        combos = len(used) * R.KERNELS
+        top = np.log2(min(c, R.MAX_CHANNELS) + 1)
+        width = (2 ** rng.uniform(0, top, combos)).astype(np.int64)
+        masks = torch.zeros(self.max_dilations, R.KERNELS, c)
+        for i, w in enumerate(width):
+            masks[i // R.KERNELS, i % R.KERNELS, rng.choice(c, int(w), replace=False)] = 1.0
+        self.masks.copy_(masks)
+        self.dilations.zero_()
+        self.counts.zero_()
+        self.dilations[:len(used)] = torch.tensor(used)
+        self.counts[:len(used)] = torch.tensor(per)
+        q = torch.tensor(R.quantiles(self.num_features), dtype=torch.float64)
+        biases, start = [], 0
+        for j, d in enumerate(used):
+            picks = rng.randint(n, size=R.KERNELS)
+            w = self.kernels.unsqueeze(1) * self.masks[j].unsqueeze(2)  # (84, C, 9)
+            for k, i in enumerate(picks.tolist()):
+                with torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled,
+                                                benchmark=False, deterministic=True,
+                                                allow_tf32=False):
+                    row = F.conv1d(s[i:i + 1], w[k:k + 1], padding=4 * d, dilation=d)
+                row = row[0, 0, :max(end[i], 1)].double().cpu()
+                biases.append(torch.quantile(row, q[start:start + per[j]]).float())
+                start += per[j]
+        self.biases.copy_(torch.cat(biases).to(self.biases.device))
+        self.fitted.fill_(True)
+        self._plan, self._fitted = None, True
+
+    def extra_repr(self) -> str:
+        return (f"channels={self.channels}, features={self.num_features}, "
+                f"max_dilations={self.max_dilations}, seed={self.seed}, "
+                f"batch_first={self.batch_first}")
+
+
+def fit_from(net: nn.Module, feeds: dict) -> bool:
+    """Fit every MiniRocket of ``net`` (a ``build.Net``) that is not yet fitted, from one
+    forward pass of ``feeds`` (a training batch) up to those layers, with no gradients and the
+    net in evaluation mode (so that no running statistic moves). Returns whether there was
+    one to fit."""
+    names = tuple(n for n, m in net.layers.items()
+                  if isinstance(m, MiniRocket) and not m.is_fitted)
+    if not names:
+        return False
+    was = net.training
+    net.eval()
+    try:
+        with torch.no_grad():
+            net(feeds, want=names)
+    finally:
+        net.train(was)
+    return True
+
+
+def fitted_state(net: nn.Module) -> dict:
+    """The buffers of ``net``'s MiniRocket layers (on the host), keyed as in its state dict."""
+    return {f"layers.{n}.{k}": v.cpu() for n, m in net.layers.items()
+            if isinstance(m, MiniRocket) for k, v in m.state_dict().items()}
+
+
+@builder("MiniRocket")
+def _mini_rocket(ctx: BuildContext) -> nn.Module:
+    p = ctx.params
+    channels = ctx.int_dim(ctx.input_shape(0)[2], "the input channels")
+    return MiniRocket(channels, p["num_features"], p["max_dilations"], p["seed"],
+                      p["batch_first"])
