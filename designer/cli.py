@@ -171,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "separated by commas; classify (CSV): the label column")
     i.add_argument("--horizon", type=int, metavar="STEPS", help="forecast: how many steps "
                    "ahead (default 1)")
+    i.add_argument("--net", choices=("rocket", "lstm-fcn"), default="rocket",
+                   help="classify: MiniRocket's random convolution features -> BatchNorm -> "
+                   "InnerProduct (default), or an LSTM-FCN")
     i.add_argument("--out", metavar="PROJECT.json", help="default: the file's name with "
                    ".json, in the working folder")
 

@@ -285,7 +285,8 @@ def generate(args) -> int:
 def init(args) -> int:
     from .new_from_data.init import InitError, init_project
     try:
-        path, lines = init_project(args.data, args.task, args.target, args.out, args.horizon)
+        path, lines = init_project(args.data, args.task, args.target, args.out, args.horizon,
+                                   net=args.net)
     except (InitError, DataError) as e:
         return _err(str(e))
     for line in lines:

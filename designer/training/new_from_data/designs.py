@@ -1,7 +1,10 @@
 """The nets ``rnn-designer init`` draws, and what a training step of each costs on a CPU.
 
 - A forecaster: data -> LSTM -> SequenceLast -> InnerProduct -> EuclideanLoss.
-- A classifier: LSTM-FCN (Karim et al., 2018). A fully convolutional branch (three
+- A classifier, by default: MiniRocket's 9,996 random convolution features (Dempster et al.,
+  2021) -> BatchNorm -> InnerProduct, the features fitted from the first training batch and
+  the classifier learned by Adam at a small learning rate.
+- A classifier with ``--net lstm-fcn``: LSTM-FCN (Karim et al., 2018). A fully convolutional branch (three
   Conv1D -> BatchNorm -> ReLU blocks of 128, 256 and 128 filters, kernels 8, 5 and 3,
   averaged over each sequence's valid steps) beside an LSTM of 8 units read at each
   sequence's last valid step; the two joined, dropped out by half, classified. Every layer
@@ -25,6 +28,13 @@ MS_PER_UNIT = 4.2e-6
 # ... and per multiply-add of a convolution (T x N x filters x inputs x kernel), measured
 # with the classifier on OSULeaf in frames of 4 (T 107, N 32: about 50 ms a step)
 MS_PER_CONV_MAC = 5.3e-8
+# MiniRocket: per (T x N x features) of a step, measured on ArrowHead (T 251, N 16, 9,996
+# features: about 140 ms a step on 2 cores)
+MS_PER_ROCKET_FEATURE = 3.4e-6
+ROCKET_FEATURES = 9996
+ROCKET_STEPS = 2000
+ROCKET_LR = 1e-4     # its 10,000 features fit a few dozen sequences at once at larger rates
+ROCKET_BATCH = 16
 
 
 def lstm_ms(t: int, batch: int, hidden: int, features: int) -> float:
@@ -81,6 +91,32 @@ def classifier(g: Graph, classes: int) -> None:
         g.move_layer(name, pos)
 
 
+def rocket_ms(t: int, batch: int, features: int = ROCKET_FEATURES) -> float:
+    """CPU ms of one training step of the MiniRocket classifier over ``t`` steps."""
+    return MS_PER_ROCKET_FEATURE * t * batch * features
+
+
+def rocket_classifier(g: Graph, classes: int) -> None:
+    """Draw data -> MiniRocket -> BatchNorm -> InnerProduct below the data layer ``data``."""
+    g.add_layer("MiniRocket", "rocket", {}, (0, 110))
+    g.connect("data", "data", "rocket", "x")
+    g.connect("data", "lengths", "rocket", "lengths")
+    g.add_layer("BatchNorm", "bn", {}, (0, 220))
+    g.connect("rocket", "y", "bn", "x")
+    g.add_layer("InnerProduct", "ip1", {"num_output": classes}, (0, 330))
+    g.connect("bn", "y", "ip1", "x")
+    for i, (kind, name) in enumerate((("SoftmaxWithLoss", "loss"), ("Accuracy", "accuracy"))):
+        g.add_layer(kind, name, {}, (-90 + 180 * i, 440))
+        g.connect("ip1", "y", name, "logits")
+        g.connect("data", "label", name, "label")
+
+
+def rocket_words(classes: int) -> str:
+    """The MiniRocket classifier in one line, for init's report."""
+    return (f"MiniRocket ({ROCKET_FEATURES:,} random convolution features) -> BatchNorm -> "
+            f"InnerProduct {classes} -> SoftmaxWithLoss, Accuracy")
+
+
 def classifier_words(classes: int) -> str:
     """The classifier in one line, for init's report."""
     filters = ", ".join(str(f) for f, _ in FCN_BLOCKS)
@@ -126,6 +162,17 @@ def classifier_search(steps: int, frame: int) -> dict:
     if frame > 1:
         space["data.frame"] = {"choice": [frame, 2 * frame]}
     return space
+
+
+def rocket_search(steps: int) -> dict:
+    """The MiniRocket classifier's ``search`` section: the learning rate, the steps, the
+    batch, and how many features it makes."""
+    return {
+        "solver.base_lr": {"float": [3e-5, 1e-3], "log": True},
+        "solver.max_steps": {"choice": sorted({max(100, steps // 20 * 10), steps, 2 * steps})},
+        "data.batch_size": {"choice": [8, 16, 32]},
+        "rocket.num_features": {"choice": [4956, ROCKET_FEATURES, 2 * ROCKET_FEATURES]},
+    }
 
 
 def forecaster_search(seq_len: int, longest: int) -> dict:

@@ -3,7 +3,9 @@
 A ``.ts`` file, or a long-format CSV (a series id first whose rows come in runs, a label
 constant within each series), is labelled sequences to classify; any other CSV or a ``.npy``
 is a series to forecast. A forecaster is data -> LSTM -> SequenceLast -> InnerProduct ->
-EuclideanLoss; a classifier is LSTM-FCN (a convolution branch beside an LSTM, `designs`).
+EuclideanLoss; a classifier is MiniRocket's random convolution features -> BatchNorm ->
+InnerProduct, or with ``net="lstm-fcn"`` an LSTM-FCN (a convolution branch beside an LSTM;
+both in `designs`).
 Each is sized from what the file holds, with enough steps to learn and few enough to train
 on a CPU in a couple of minutes, and carries a ``search`` section: what ``rnn-designer
 search`` varies around it.
@@ -29,6 +31,8 @@ from . import designs
 BUDGET_MS = 100_000   # the training steps' share of "a couple of minutes" on a CPU
 FRAME_STEPS = 128     # sequences longer than this are read in frames that make them as long
 CLASSIFIER_STEPS = 1500  # the classifier's training steps, where the CPU budget allows
+ROCKET_FRAME_STEPS = 1024  # MiniRocket reads every step of sequences up to this long
+NETS = ("rocket", "lstm-fcn")  # the classifiers init draws
 
 
 class InitError(Exception):
@@ -46,8 +50,11 @@ def guess_task(path: Path, target: str | None = None) -> str:
 
 def init_project(data: str | os.PathLike, task: str | None = None, target: str | None = None,
                  out: str | os.PathLike | None = None, horizon: int | None = None,
-                 replace: bool = False) -> tuple[Path, list[str]]:
+                 replace: bool = False, net: str = "rocket") -> tuple[Path, list[str]]:
     """Write the project for ``data``; returns its path and lines that say what was chosen.
+
+    ``net``: the classifier drawn, ``rocket`` (MiniRocket's features, the default) or
+    ``lstm-fcn``.
 
     ``replace``: write over an existing ``out`` (the window asks the user first); the file is
     written atomically either way, so a failure leaves what was there.
@@ -68,6 +75,8 @@ def init_project(data: str | os.PathLike, task: str | None = None, target: str |
     if target_path.exists() and not (replace and target_path.is_file()):
         raise InitError(f"{target_path} already exists; give another --out (nothing was "
                         "written)")
+    if net not in NETS:
+        raise InitError(f"--net {net} is none of {', '.join(NETS)}")
     if horizon is not None and horizon < 1:
         raise InitError("--horizon must be at least 1")
     guessed = task is None
@@ -84,7 +93,7 @@ def init_project(data: str | os.PathLike, task: str | None = None, target: str |
     else:
         if horizon is not None:
             raise InitError("--horizon is for forecasting; a classifier has none")
-        project, lines = _classifier(path, where, target or "")
+        project, lines = _classifier(path, where, target or "", net)
     how = "guessed from the file" if guessed else "as asked"
     lines.insert(0, f"task: {task} ({how})")
     project.name = f"{path.stem} ({task})"
@@ -156,33 +165,50 @@ def _better_start(source: SeriesSource) -> str:
     return "season" if error["seasonal_naive"] < error["persistence"] else "change"
 
 
-def _classifier(path: Path, where: str, label: str) -> tuple[Project, list]:
+def _classifier(path: Path, where: str, label: str, net: str) -> tuple[Project, list]:
     params = {"file": str(path), "label_column": label, "batch_size": 32, "frame": 1,
               "val_fraction": 0.1, "test_fraction": 0.2, "normalize": True}
     source = ClassesSource(path, params, 0)
     longest = int(source.lengths.max())
-    if longest > FRAME_STEPS:  # a long recording reads as well in frames, and far faster
-        params["frame"] = math.ceil(longest / FRAME_STEPS)
+    # a long recording reads as well in frames, and far faster
+    frame_steps = ROCKET_FRAME_STEPS if net == "rocket" else FRAME_STEPS
+    if longest > frame_steps:
+        params["frame"] = math.ceil(longest / frame_steps)
         source = ClassesSource(path, params, 0)
     n_train = source.split_size("train")
-    batch = 32 if n_train >= 160 else max(4, n_train // 5)
-    params["batch_size"] = batch
     t = int(source.lengths.max())
-    ms = designs.classifier_ms(t, batch, len(source.features) * params["frame"])
-    steps = _steps(CLASSIFIER_STEPS, ms, most=CLASSIFIER_STEPS)
+    if net == "rocket":
+        batch = min(designs.ROCKET_BATCH, n_train)
+        steps = _steps(designs.ROCKET_STEPS, designs.rocket_ms(t, batch),
+                       most=designs.ROCKET_STEPS)
+        # fewer steps than it wants within the CPU budget: a larger rate, as far as 1e-3
+        lr = round(min(1e-3, designs.ROCKET_LR * designs.ROCKET_STEPS / steps), 6)
+    else:
+        batch = 32 if n_train >= 160 else max(4, n_train // 5)
+        ms = designs.classifier_ms(t, batch, len(source.features) * params["frame"])
+        steps = _steps(CLASSIFIER_STEPS, ms, most=CLASSIFIER_STEPS)
+    params["batch_size"] = batch
     evals = max(1, math.ceil(source.split_size("val") / batch))
     g = Graph()
     layer_params = {k: v for k, v in params.items() if v != _default("SequenceClasses", k)}
     layer_params["file"] = where
     g.add_layer("SequenceClasses", "data", layer_params, (0, 0))
-    designs.classifier(g, source.num_classes)
+    if net == "rocket":
+        designs.rocket_classifier(g, source.num_classes)
+        what, words = "MiniRocket's features", designs.rocket_words(source.num_classes)
+    else:
+        designs.classifier(g, source.num_classes)
+        what, words = "an LSTM-FCN", designs.classifier_words(source.num_classes)
     project = Project(g, description=(
-        f"Classifies the sequences of {path.name} into {source.num_classes} classes with an "
-        "LSTM-FCN; made by rnn-designer init."))
-    _solver(project, steps, evals, 0.005, weight_decay=0.05)
-    project.search = designs.classifier_search(steps, params["frame"])
-    lines = [f"data: {source.describe()}",
-             f"net: {designs.classifier_words(source.num_classes)}; {steps:,} steps of {batch}"]
+        f"Classifies the sequences of {path.name} into {source.num_classes} classes with "
+        f"{what}; made by rnn-designer init."))
+    if net == "rocket":
+        _solver(project, steps, evals, lr, policy="fixed")
+        project.search = designs.rocket_search(steps)
+    else:
+        _solver(project, steps, evals, 0.005, weight_decay=0.05)
+        project.search = designs.classifier_search(steps, params["frame"])
+    lines = [f"data: {source.describe()}", f"net: {words}; {steps:,} steps of {batch}"]
     lines += [f"note: {n}" for n in source.notes]
     return project, lines
 
@@ -200,11 +226,12 @@ def _steps(wanted: int, ms: float, most: int) -> int:
 
 
 def _solver(project: Project, steps: int, evals: int, lr: float,
-            weight_decay: float = 0.0) -> None:
+            weight_decay: float = 0.0, policy: str = "cosine") -> None:
     """Adam (AdamW with decoupled weight decay: it keeps a classifier of a few hundred
-    sequences from fitting them by heart) on a cosine schedule, with gradient clipping."""
+    sequences from fitting them by heart) on a cosine schedule (or ``policy``), with
+    gradient clipping."""
     project.solver = {"type": "AdamW" if weight_decay else "Adam", "base_lr": lr,
-                      "weight_decay": weight_decay, "lr_policy": "cosine",
+                      "weight_decay": weight_decay, "lr_policy": policy,
                       "clip_gradients": 5.0, "max_steps": steps}
     if not weight_decay:
         del project.solver["weight_decay"]
