@@ -12,6 +12,10 @@ Each dilation is one ``conv1d`` whose weights are the 84 kernels times their cha
 taps of weight 2), run in full fp32 (no TF32: the responses are compared with biases, and
 rounding would move steps across them). Half the (dilation, kernel) pairs count every step,
 the other half only the steps whose window lies inside the sequence, as MiniRocket does.
+Sequences are read as MiniRocket reads a padded set: zero-padded to the steps the layer was
+fitted on (``length``, the data's padded length), so a batch of shorter sequences gives the
+same features; with ``lengths`` the steps from each sequence's length on are zeros whatever
+the data held there.
 """
 from __future__ import annotations
 
@@ -52,6 +56,17 @@ def above(c: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
                       for i in range(0, n, rows)])
 
 
+def quantile_rows(rows: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """(K, Q): row k's quantiles ``q[k]`` (K, Q), interpolated linearly between the sorted
+    values as numpy's default method does."""
+    ordered = rows.sort(1).values
+    pos = q * (rows.shape[1] - 1)
+    lo = pos.floor().long()
+    hi = (lo + 1).clamp(max=rows.shape[1] - 1)
+    a, b = ordered.gather(1, lo), ordered.gather(1, hi)
+    return a + (b - a) * (pos - lo)
+
+
 class MiniRocket(nn.Module):
     """(T, N, C) -> (N, F) proportions of positive values; see the module's docstring."""
 
@@ -65,14 +80,16 @@ class MiniRocket(nn.Module):
         self.register_buffer("counts", torch.zeros(max_dilations, dtype=torch.int64))
         self.register_buffer("masks", torch.zeros(max_dilations, R.KERNELS, channels))
         self.register_buffer("biases", torch.zeros(self.num_features))
+        self.register_buffer("length", torch.zeros((), dtype=torch.int64))  # steps read
         self.register_buffer("fitted", torch.zeros((), dtype=torch.bool))
         self._plan: list[tuple[int, int]] | None = None  # (dilation, features) on the host
+        self._length: int | None = None
         self._fitted: bool | None = False  # None: read the buffer (after a load)
         self.register_load_state_dict_post_hook(lambda module, keys: module._forget())
 
     # ------------------------------------------------------------------------ state --
     def _forget(self) -> None:
-        self._plan = self._fitted = None
+        self._plan = self._fitted = self._length = None
 
     def plan(self) -> list[tuple[int, int]]:
         """``[(dilation, features a kernel makes at it), ...]``, read once from the buffers."""
@@ -81,6 +98,12 @@ class MiniRocket(nn.Module):
                                                            self.counts.tolist()) if n > 0]
         return self._plan
 
+    def steps(self) -> int:
+        """The steps each sequence is read as (zero-padded to): the fit's, read once."""
+        if self._length is None:
+            self._length = int(self.length)
+        return self._length
+
     @property
     def is_fitted(self) -> bool:
         if self._fitted is None:
@@ -88,13 +111,16 @@ class MiniRocket(nn.Module):
         return self._fitted
 
     # ------------------------------------------------------------------------ maths --
-    def _series(self, x: torch.Tensor, lengths):
-        """(N, C, T) in fp32, the steps from each sequence's length on zeroed."""
+    def _series(self, x: torch.Tensor, lengths, steps: int = 0):
+        """(N, C, T') in fp32: the steps from each sequence's length on zeroed, and zeros
+        after the end up to ``steps`` (T' = max(T, steps))."""
         x = (x.permute(0, 2, 1) if self.batch_first else x.permute(1, 2, 0)).float()
         if lengths is not None:
             valid = torch.arange(x.shape[2], device=x.device) < \
                 lengths.to(x.device).long().unsqueeze(1)
             x = torch.where(valid.unsqueeze(1), x, 0.0)
+        if x.shape[2] < steps:
+            x = F.pad(x, (0, steps - x.shape[2]))
         return x
 
     def responses(self, x: torch.Tensor, j: int, dilation: int) -> torch.Tensor:
@@ -106,29 +132,27 @@ class MiniRocket(nn.Module):
                                         allow_tf32=False):
             return F.conv1d(x, w, padding=4 * dilation, dilation=dilation)
 
-    def counted(self, j: int, dilation: int, steps: int, lengths, n: int, device):
-        """(N, 84, T) booleans: the steps that count for each kernel at row ``j`` (all valid
-        steps, or, for every other kernel, those whose window lies inside the sequence)."""
+    @staticmethod
+    def counted(j: int, dilation: int, steps: int, device) -> torch.Tensor:
+        """(84, T) booleans: the steps that count for each kernel at row ``j``: all of them,
+        or, for every other kernel, those whose window lies inside the sequence."""
         at = torch.arange(steps, device=device)
-        end = torch.full((n,), steps, device=device) if lengths is None else \
-            lengths.to(device).long()
         pad = 4 * dilation
-        every = (at < end.unsqueeze(1)).unsqueeze(1)  # (N, 1, T)
-        inner = ((at >= pad) & (at < (end - pad).unsqueeze(1))).unsqueeze(1)
+        inner = (at >= pad) & (at < steps - pad)
         inside = (torch.arange(R.KERNELS, device=device) + j) % 2 == 1  # (84,)
-        return torch.where(inside.view(1, -1, 1), inner, every)
+        return inner | ~inside.unsqueeze(1)
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         if not self.is_fitted:
             self.fit(x, lengths)
         with torch.no_grad(), torch.autocast(x.device.type, enabled=False):
-            s = self._series(x, lengths)
+            s = self._series(x, lengths, self.steps())
             n, steps = s.shape[0], s.shape[2]
             out, start = [], 0
             for j, (d, per) in enumerate(self.plan()):
-                keep = self.counted(j, d, steps, lengths, n, s.device)
+                keep = self.counted(j, d, steps, s.device)
                 c = self.responses(s, j, d).masked_fill(~keep, float("-inf"))
-                total = keep.sum(2, keepdim=True).clamp(min=1)  # (N, 84, 1)
+                total = keep.sum(1, keepdim=True).clamp(min=1).unsqueeze(0)  # (1, 84, 1)
                 b = self.biases[start:start + R.KERNELS * per].view(1, R.KERNELS, per)
                 out.append((above(c, b) / total).reshape(n, -1))
                 start += R.KERNELS * per
@@ -138,12 +162,12 @@ class MiniRocket(nn.Module):
     @torch.no_grad()
     def fit(self, x: torch.Tensor, lengths: torch.Tensor | None = None) -> None:
         """Fit the dilations, channels and biases to the sequences in ``x`` (a batch in the
-        layer's layout): the dilations to their length, each bias to a quantile of one
-        kernel's responses on one sequence drawn at random (seeded by ``seed``)."""
+        layer's layout, padded as the data pads them): the dilations to their steps, each
+        bias to a quantile of one kernel's responses on one sequence drawn at random (seeded
+        by ``seed``), as MiniRocket fits them."""
         s = self._series(x, lengths)
         n, c, steps = s.shape
-        end = [steps] * n if lengths is None else [int(v) for v in lengths.tolist()]
-        used, per = R.dilations(max(max(end), 1), self.num_features, self.max_dilations)
+        used, per = R.dilations(max(steps, 1), self.num_features, self.max_dilations)
         rng = np.random.RandomState(self.seed)
         combos = len(used) * R.KERNELS
         top = np.log2(min(c, R.MAX_CHANNELS) + 1)
@@ -156,22 +180,24 @@ class MiniRocket(nn.Module):
         self.counts.zero_()
         self.dilations[:len(used)] = torch.tensor(used)
         self.counts[:len(used)] = torch.tensor(per)
-        q = torch.tensor(R.quantiles(self.num_features), dtype=torch.float64)
+        self.length.fill_(steps)
+        q = torch.tensor(R.quantiles(self.num_features), dtype=torch.float64, device=s.device)
         biases, start = [], 0
         for j, d in enumerate(used):
-            picks = rng.randint(n, size=R.KERNELS)
+            picks = torch.from_numpy(rng.randint(n, size=R.KERNELS)).to(s.device)
             w = self.kernels.unsqueeze(1) * self.masks[j].unsqueeze(2)  # (84, C, 9)
-            for k, i in enumerate(picks.tolist()):
-                with torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled,
-                                                benchmark=False, deterministic=True,
-                                                allow_tf32=False):
-                    row = F.conv1d(s[i:i + 1], w[k:k + 1], padding=4 * d, dilation=d)
-                row = row[0, 0, :max(end[i], 1)].double().cpu()
-                biases.append(torch.quantile(row, q[start:start + per[j]]).float())
-                start += per[j]
-        self.biases.copy_(torch.cat(biases).to(self.biases.device))
+            with torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled,
+                                            benchmark=False, deterministic=True,
+                                            allow_tf32=False):  # kernel k on sequence k
+                rows = F.conv1d(s[picks].reshape(1, R.KERNELS * c, steps), w,
+                                padding=4 * d, dilation=d, groups=R.KERNELS)[0]
+            width_q = R.KERNELS * per[j]
+            biases.append(quantile_rows(rows.double(), q[start:start + width_q].view(
+                R.KERNELS, per[j])).float())
+            start += width_q
+        self.biases.copy_(torch.cat([b.reshape(-1) for b in biases]))
         self.fitted.fill_(True)
-        self._plan, self._fitted = None, True
+        self._plan, self._fitted, self._length = None, True, steps
 
     def extra_repr(self) -> str:
         return (f"channels={self.channels}, features={self.num_features}, "

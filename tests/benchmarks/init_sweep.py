@@ -195,7 +195,7 @@ def main() -> None:
             name, keys = parse(design)
             path = out / f"{set_name}-{name}.json"
             path.unlink(missing_ok=True)
-            init_project(file, out=path)
+            init_project(file, out=path, net="lstm-fcn")
             project = P.load(path)
             from designer.training.data.classes import ClassesSource
             from designer.graph import registry

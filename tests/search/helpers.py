@@ -40,7 +40,7 @@ def tiny_forecaster(folder: Path, steps: int = 6, space: dict | None = None,
 def tiny_classifier(folder: Path) -> P.Project:
     """``init``'s LSTM-FCN on GunPoint (not trained: for designs)."""
     from designer.training.new_from_data.init import init_project
-    path, _ = init_project(GUNPOINT, out=Path(folder) / "gunpoint.json")
+    path, _ = init_project(GUNPOINT, out=Path(folder) / "gunpoint.json", net="lstm-fcn")
     return P.load(path)
 
 

@@ -53,8 +53,8 @@ def save_and_load(state: dict, tmp_path: Path) -> dict:
 
 
 def tiny_init_run(folder, data, **init) -> str:
-    """``init``'s project for ``data``, made tiny (8 units and filters, 12 steps), trained on the CPU;
-    returns the run folder."""
+    """``init``'s project for ``data``, made tiny (8 units and filters, 168 features, 12 steps),
+    trained on the CPU; returns the run folder."""
     return tiny_init_runs(folder, data, (None,), **init)[0]
 
 
@@ -71,6 +71,8 @@ def tiny_init_runs(folder, data, seeds, **init) -> list[str]:
     for name in project.graph.names():
         if project.graph.layer(name).type in ("LSTM", "Conv1D"):
             project.graph.set_param(name, "num_output", 8)
+        elif project.graph.layer(name).type == "MiniRocket":
+            project.graph.set_param(name, "num_features", 168)
     project.solver["max_steps"] = 12
     project.training.update(eval_interval=6, checkpoint_interval=6, log_interval=3)
     runs = []

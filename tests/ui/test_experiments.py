@@ -262,7 +262,8 @@ def test_the_charts_stand_side_by_side_when_there_is_room_else_as_tabs(studied, 
 @need_data("ucr/GunPoint_TRAIN.ts")
 def test_use_best_switches_a_branch_off_and_one_undo_brings_it_back(window, tmp_path):
     from designer.training.new_from_data.init import init_project
-    path, _ = init_project(DATA / "ucr/GunPoint_TRAIN.ts", out=tmp_path / "gunpoint.json")
+    path, _ = init_project(DATA / "ucr/GunPoint_TRAIN.ts", out=tmp_path / "gunpoint.json",
+                           net="lstm-fcn")
     assert window.files.open_path(path, confirmed=True)
     doc = window.doc
     before, solver = snapshot(doc.graph), dict(doc.project.solver)
@@ -280,7 +281,8 @@ def test_use_best_switches_a_branch_off_and_one_undo_brings_it_back(window, tmp_
 def test_use_best_makes_a_block_residual_and_one_undo_brings_the_plain_one_back(window,
                                                                                 tmp_path):
     from designer.training.new_from_data.init import init_project
-    path, _ = init_project(DATA / "ucr/GunPoint_TRAIN.ts", out=tmp_path / "gunpoint.json")
+    path, _ = init_project(DATA / "ucr/GunPoint_TRAIN.ts", out=tmp_path / "gunpoint.json",
+                           net="lstm-fcn")
     assert window.files.open_path(path, confirmed=True)
     doc = window.doc
     before = snapshot(doc.graph)

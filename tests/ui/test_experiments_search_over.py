@@ -150,7 +150,8 @@ def test_a_recurrent_layers_type_is_searched_over_from_its_button(tiny, monkeypa
 @need_data("ucr/GunPoint_TRAIN.ts")
 def test_a_convolution_block_and_a_join_offer_their_own_choices(window, tmp_path, monkeypatch):
     from designer.training.new_from_data.init import init_project
-    path, _ = init_project(DATA / "ucr/GunPoint_TRAIN.ts", out=tmp_path / "gunpoint.json")
+    path, _ = init_project(DATA / "ucr/GunPoint_TRAIN.ts", out=tmp_path / "gunpoint.json",
+                           net="lstm-fcn")
     assert window.files.open_path(path, confirmed=True)
     design = window.properties.layer_panel.design
     for layer, key in (("conv2", "residual"), ("features", "inputs"), ("bn2", None),

@@ -113,8 +113,10 @@ MINI_ROCKET = LayerSpec(
         "quantiles of the responses on training sequences, fitted once from the first "
         "training batch and saved with the weights. No gradient flows back through it: read "
         "the data directly, and follow it with BatchNorm and an InnerProduct, which learn the "
-        "classifier (small learning rates, 1e-4, suit it). With 'lengths' connected, only "
-        "each sequence's valid steps count."
+        "classifier (small learning rates, 1e-4, suit it). Shorter sequences are read "
+        "zero-padded to the length it was fitted on, as MiniRocket reads a padded set, so "
+        "how long a sequence is remains in its features; with 'lengths' connected, the "
+        "padded steps are zeros whatever the data held there."
     ),
     inputs=(PortSpec("x", "the input sequence, (T, N, C) or (N, T, C) when batch-first"),
             PortSpec("lengths", "each sequence's number of valid steps, (N,) (optional: "

@@ -98,17 +98,19 @@ def rocket_ms(t: int, batch: int, features: int = ROCKET_FEATURES) -> float:
 
 def rocket_classifier(g: Graph, classes: int) -> None:
     """Draw data -> MiniRocket -> BatchNorm -> InnerProduct below the data layer ``data``."""
-    g.add_layer("MiniRocket", "rocket", {}, (0, 110))
+    g.add_layer("MiniRocket", "rocket", {})
     g.connect("data", "data", "rocket", "x")
     g.connect("data", "lengths", "rocket", "lengths")
-    g.add_layer("BatchNorm", "bn", {}, (0, 220))
+    g.add_layer("BatchNorm", "bn", {})
     g.connect("rocket", "y", "bn", "x")
-    g.add_layer("InnerProduct", "ip1", {"num_output": classes}, (0, 330))
+    g.add_layer("InnerProduct", "ip1", {"num_output": classes})
     g.connect("bn", "y", "ip1", "x")
-    for i, (kind, name) in enumerate((("SoftmaxWithLoss", "loss"), ("Accuracy", "accuracy"))):
-        g.add_layer(kind, name, {}, (-90 + 180 * i, 440))
+    for kind, name in (("SoftmaxWithLoss", "loss"), ("Accuracy", "accuracy")):
+        g.add_layer(kind, name, {})
         g.connect("ip1", "y", name, "logits")
         g.connect("data", "label", name, "label")
+    for name, pos in layered_positions(g).items():
+        g.move_layer(name, pos)
 
 
 def rocket_words(classes: int) -> str:
@@ -166,12 +168,14 @@ def classifier_search(steps: int, frame: int) -> dict:
 
 def rocket_search(steps: int) -> dict:
     """The MiniRocket classifier's ``search`` section: the learning rate, the steps, the
-    batch, and how many features it makes."""
+    batch, how many features it makes and from which random kernels."""
     return {
         "solver.base_lr": {"float": [3e-5, 1e-3], "log": True},
-        "solver.max_steps": {"choice": sorted({max(100, steps // 20 * 10), steps, 2 * steps})},
+        "solver.max_steps": {"choice": sorted({max(100, steps // 20 * 10), steps,
+                                               max(2 * steps, ROCKET_STEPS)})},
         "data.batch_size": {"choice": [8, 16, 32]},
         "rocket.num_features": {"choice": [4956, ROCKET_FEATURES, 2 * ROCKET_FEATURES]},
+        "rocket.seed": {"choice": [0, 1, 2, 3, 4]},  # other kernels: an ensemble's variety
     }
 
 

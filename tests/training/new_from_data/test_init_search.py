@@ -11,15 +11,18 @@ from tests.conftest import DATA, need_data
 
 
 @need_data("ucr/GunPoint_TRAIN.ts", "co2_weekly.csv")
-@pytest.mark.parametrize("data, keys", [
-    ("ucr/GunPoint_TRAIN.ts", {"solver.base_lr", "solver.weight_decay", "conv2.num_output",
-                               "lstm1.num_output", "lstm1.type", "lstm1.bidirectional",
-                               "pool.method", "drop.dropout_ratio", "features.inputs",
-                               "solver.max_steps", "data.frame"}),
-    ("co2_weekly.csv", {"solver.base_lr", "lstm1.type", "lstm1.num_output", "data.seq_len"}),
+@pytest.mark.parametrize("data, net, keys", [
+    ("ucr/GunPoint_TRAIN.ts", "rocket", {"solver.base_lr", "solver.max_steps", "data.batch_size",
+                                         "rocket.num_features", "rocket.seed"}),
+    ("ucr/GunPoint_TRAIN.ts", "lstm-fcn", {
+        "solver.base_lr", "solver.weight_decay", "conv2.num_output", "lstm1.num_output",
+        "lstm1.type", "lstm1.bidirectional", "pool.method", "drop.dropout_ratio",
+        "features.inputs", "solver.max_steps", "data.frame"}),
+    ("co2_weekly.csv", "rocket", {"solver.base_lr", "lstm1.type", "lstm1.num_output",
+                                  "data.seq_len"}),
 ])
-def test_init_writes_a_search_section_whose_designs_are_valid(tmp_path, data, keys):
-    path, _ = init_project(DATA / data, out=tmp_path / "p.json")
+def test_init_writes_a_search_section_whose_designs_are_valid(tmp_path, data, net, keys):
+    path, _ = init_project(DATA / data, out=tmp_path / "p.json", net=net)
     project = P.load(path)
     assert keys <= set(project.search)
     space = parse_space(project.search, project, path)
