@@ -307,6 +307,19 @@ def _sequence_pool(msg, g, layer, p, notes):
                      "bottom is for rnn-designer")
 
 
+def _mini_rocket(msg, g, layer, p, notes):
+    msg.add("mini_rocket_param", Message().add("num_features", p["num_features"])
+            .add("max_dilations", p["max_dilations"]).add("seed", p["seed"])
+            .add("batch_first", p["batch_first"]))
+    notes.append(f"{layer.name}: Caffe and MyCaffe have no MiniRocket layer; the file names it "
+                 "MiniRocket, which rnn-designer reads back (its dilations, channels and "
+                 "biases are fitted to the first training batch and saved with a run's "
+                 "weights, which a prototxt does not hold)")
+    if g.link_into(layer.name, "lengths") is not None:
+        notes.append(f"{layer.name}: Caffe and MyCaffe have no sequence lengths; the lengths "
+                     "bottom is for rnn-designer")
+
+
 def _block(name: str, *keys, enums=()):
     def write(msg, g, layer, p, notes):
         b = Message()
@@ -335,7 +348,7 @@ PARAMS = {
     "SequenceClasses": _data, "EuclideanLoss": _regression_loss, "L1Loss": _regression_loss,
     "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
     "SequenceLast": _sequence_last, "Conv1D": _conv1d,
-    "SequencePool": _sequence_pool,
+    "SequencePool": _sequence_pool, "MiniRocket": _mini_rocket,
     "Embed": _embed, "InnerProduct": _inner_product,
     "LSTM": _recurrent, "GRU": _recurrent, "RNN": _recurrent, "LSTMSimple": _lstm_simple,
     "MinGRU": _min_recurrent, "MinLSTM": _min_recurrent, "sLSTM": _min_recurrent,

@@ -273,6 +273,15 @@ def _sequence_pool(b, layer):
             "batch_first": _num(p, "batch_first", False, bool)}
 
 
+def _mini_rocket(b, layer):
+    """rnn-designer's own MiniRocket (no Caffe has one): its parameters, with the layer's
+    defaults; the fitted buffers come with a run's weights, never with a prototxt."""
+    from designer.graph.layers.rocket import MINI_ROCKET
+    p, default = _param(layer, "mini_rocket_param"), MINI_ROCKET.defaults()
+    return {k: _num(p, k, default[k], bool if k == "batch_first" else int)
+            for k in ("num_features", "max_dilations", "seed", "batch_first")}
+
+
 def _accuracy(b, layer):
     p = _param(layer, "accuracy_param")
     if p.has("ignore_label"):
@@ -348,6 +357,7 @@ CONVERTERS = {
     "layernorm": _simple("LayerNorm", params=_layer_norm),
     "sequencelast": _simple("SequenceLast", ("x", "lengths"), ("y",), _sequence_last),
     "sequencepool": _simple("SequencePool", ("x", "lengths"), ("y",), _sequence_pool),
+    "minirocket": _simple("MiniRocket", ("x", "lengths"), ("y",), _mini_rocket),
     "convolution1d": _simple("Conv1D", ("x", "lengths"), ("y",), _conv1d),
     "accuracy": _simple("Accuracy", ("logits", "label"), ("accuracy",), _accuracy),
     "relu": _simple("ReLU", params=_relu),

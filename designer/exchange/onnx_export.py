@@ -60,6 +60,7 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     notes = list(source.notes)
     wanted, output_names = _outputs(net, graph)
     layers = net.needed(tuple(w[0] for w in wanted))
+    source.check_fitted(net, layers)
     b = OnnxBuilder()
     b.reserve(output_names + [f"{n}.{s}" for n in layers if n in net.recurrent
                               for s in ("hT", "cT", "nT", "mT", "h0", "c0", "n0", "m0",

@@ -14,6 +14,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 from .onnx_pooling import sequence_pool
+from .onnx_rocket import mini_rocket
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -324,5 +325,5 @@ CONVERTERS = {
     "ReLU": relu, "TanH": unary("Tanh"), "Sigmoid": unary("Sigmoid"), "Softmax": softmax,
     "Clip": clip, "Eltwise": eltwise, "Concat": concat, "Slice": slice_, "Scale": scale,
     "LSTMUnit": lstm_unit_layer, "SequenceLast": sequence_last, "Conv1D": conv1d,
-    "SequencePool": sequence_pool,
+    "SequencePool": sequence_pool, "MiniRocket": mini_rocket,
 }

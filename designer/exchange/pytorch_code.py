@@ -27,6 +27,7 @@ from designer.graph.shapes import resolve_params
 from .errors import ExchangeError
 from .pytorch_min_rnn import min_recurrent
 from .pytorch_mlstm import mlstm_recurrent
+from .pytorch_rocket import mini_rocket
 from .pytorch_slstm import slstm_recurrent
 
 # the recurrent layers torch.nn lacks -> the writer of the class model.py gets for each
@@ -37,7 +38,7 @@ from .source import ModelSource
 RESERVED = {"self", "state", "new_state", "torch", "nn", "F", "tokens", "data", "cont", "Model",
             "load", "caffe_reshape", "lstm_unit", "Path", "VOCAB", "lengths", "packed",
             "sequence_last", "DATA", "test_input", "batch_norm", "conv_over_time",
-            "sequence_pool", "MinRNN", "SLSTM", "MLSTM", "math", "CHUNK"}
+            "sequence_pool", "MinRNN", "SLSTM", "MLSTM", "math", "CHUNK", "MiniRocket"}
 TRAINING_ONLY = ("SoftmaxWithLoss", "Accuracy", "EuclideanLoss", "L1Loss")
 TORCH_RNN = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN", "LSTMSimple": "nn.LSTM"}
 
@@ -73,6 +74,7 @@ class _Writer:
     def __init__(self, source: ModelSource):
         self.source = source
         self.net = source.build_net()
+        source.check_fitted(self.net)
         self.g = source.project.graph
         self.init: list[str] = []
         self.body: list[str] = []
@@ -165,6 +167,8 @@ class _Writer:
             expr = self._conv1d(name, var, module, p, x, comment)
         elif t in ("BatchNorm", "LayerNorm"):
             expr = self._norm(name, var, module, p, x, comment)
+        elif t == "MiniRocket":
+            expr = mini_rocket(self, name, var, module, p, x, comment)
         elif t == "Dropout":
             self.init += [f"{comment}: zeroes values with probability {p['dropout_ratio']:g} "
                           "while training",

@@ -10,6 +10,7 @@ import json
 
 from .pytorch_min_rnn import min_rnn_source
 from .pytorch_mlstm import mlstm_source
+from .pytorch_rocket import rocket_source
 from .pytorch_slstm import slstm_source
 
 CAFFE_RESHAPE = '''
@@ -156,6 +157,7 @@ HELPERS["sequence_pool"] = SEQUENCE_POOL
 HELPERS["min_rnn"] = min_rnn_source()
 HELPERS["slstm"] = slstm_source()
 HELPERS["mlstm"] = mlstm_source()
+HELPERS["mini_rocket"] = rocket_source()
 
 
 def helpers(names: set) -> list[str]:

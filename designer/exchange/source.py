@@ -53,6 +53,20 @@ class ModelSource:
                                 f"({str(e).splitlines()[0]})") from None
         return net.eval()
 
+    def check_fitted(self, net, names=None) -> None:
+        """Refuse, in one sentence, to export a layer that is fitted from data rather than
+        trained (MiniRocket's dilations, channels and biases: a run fits them to its first
+        training batch) when it has not been: its weights would be all zeros. ``names``: the
+        layers exported (default: all)."""
+        layers = dict(net.layers.items())  # a ModuleDict
+        for name in names if names is not None else layers:
+            if getattr(layers.get(name), "is_fitted", True) is False:
+                raise ExchangeError(
+                    f"{self.path}: {name} ({self.project.graph.layer(name).type}) has not been "
+                    "fitted (a run fits it to its first training batch, and a project holds no "
+                    "fit), so it cannot be exported; train the project for a step and export "
+                    "the run folder")
+
 
 def load_source(path: str | os.PathLike, which: str = "best") -> ModelSource:
     """A run folder (its ``which`` checkpoint) or a project file."""

@@ -80,6 +80,11 @@ def _own(model, props: dict, path: Path, project_dir) -> OnnxImport:
         how = json.loads(props.get("export", "{}"))
     except (ValueError, P.ProjectError) as e:
         raise ExchangeError(f"{path}: its rnn-designer design cannot be read ({e})") from None
+    fitted = [lay.name for lay in project.graph.layers() if lay.type == "MiniRocket"]
+    if fitted:  # its ONNX form holds its buffers multiplied and cut up, not as they were
+        raise ExchangeError(f"{path}: {fitted[0]} is a MiniRocket layer, whose fitted buffers "
+                            "rnn-designer does not read back from ONNX; open the run the model "
+                            "was exported from instead")
     data = json.loads(props.get("data", "{}"))
     if "vocab" in props:
         data["vocab"] = json.loads(props["vocab"])
