@@ -2,7 +2,7 @@
 
 torch.nn has no MiniRocket, so the export writes one: the same buffers as the designer's
 layer (:mod:`designer.engines.rocket`: ``dilations``, ``counts``, ``masks``, ``biases``,
-``fitted``, and the 84 kernels, not saved), loaded from ``weights.safetensors``, and the same
+``length``, ``fitted``, and the 84 kernels, not saved), loaded from ``weights.safetensors``, and the same
 forward: per dilation one ``conv1d`` in full fp32, then, for each kernel, the share of the
 steps that count whose response exceeds each bias (counted from the sorted responses, which
 gives the counts the designer's comparisons give). The fitting stays in rnn-designer: a layer
@@ -16,9 +16,10 @@ class MiniRocket(nn.Module):
     """MiniRocket's features (Dempster, Schmidt and Webb, 2021): x, (T, N, C) or (N, T, C)
     when batch-first, to (N, F) proportions. At each dilation d, 84 kernels of 9 taps (-1, and
     2 at three of them) sum over their channels (masks); each feature is the share of the
-    steps that count at which one kernel's response exceeds one bias. The steps that count
-    are each sequence's valid ones (all of them without lengths), and for every other kernel
-    only those whose window lies inside the sequence. Nothing here is learned: rnn-designer
+    steps that count at which one kernel's response exceeds one bias. A sequence is read
+    zero-padded to the steps it was fitted on (length), its steps from its length on zeroed;
+    every step counts, and for every other kernel only those whose window lies inside.
+    Nothing here is learned: rnn-designer
     fitted the buffers to training data, and load() reads them."""
 
     def __init__(self, channels, num_features, max_dilations, batch_first=False):
@@ -33,16 +34,21 @@ class MiniRocket(nn.Module):
         self.register_buffer("counts", torch.zeros(max_dilations, dtype=torch.int64))
         self.register_buffer("masks", torch.zeros(max_dilations, 84, channels))
         self.register_buffer("biases", torch.zeros(num_features))
+        self.register_buffer("length", torch.zeros((), dtype=torch.int64))
         self.register_buffer("fitted", torch.zeros((), dtype=torch.bool))
 
     def forward(self, x, lengths=None):
         x = (x.permute(0, 2, 1) if self.batch_first else x.permute(1, 2, 0)).float()
-        n, steps = x.shape[0], x.shape[2]  # x: (N, C, T)
+        n = x.shape[0]  # x: (N, C, T)
+        if lengths is not None:  # the steps from each sequence's length on are zeros
+            valid = torch.arange(x.shape[2], device=x.device) < \\
+                lengths.to(x.device).long().unsqueeze(1)
+            x = torch.where(valid.unsqueeze(1), x, 0.0)
+        fit = int(self.length)  # read as padded to the steps it was fitted on
+        if x.shape[2] < fit:
+            x = torch.nn.functional.pad(x, (0, fit - x.shape[2]))
+        steps = x.shape[2]
         at = torch.arange(steps, device=x.device)
-        end = torch.full((n,), steps, device=x.device) if lengths is None else \\
-            lengths.to(x.device).long()
-        every = (at < end.unsqueeze(1)).unsqueeze(1)  # (N, 1, T): the valid steps
-        x = torch.where(every, x, 0.0)
         plan = [(d, per) for d, per in zip(self.dilations.tolist(), self.counts.tolist())
                 if per > 0]
         out, start = [], 0
@@ -51,9 +57,9 @@ class MiniRocket(nn.Module):
             with torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled,
                                             allow_tf32=False):  # no rounding across a bias
                 c = torch.nn.functional.conv1d(x, w, padding=4 * d, dilation=d)
-            inner = ((at >= 4 * d) & (at < (end - 4 * d).unsqueeze(1))).unsqueeze(1)
+            inner = (at >= 4 * d) & (at < steps - 4 * d)
             inside = (torch.arange(84, device=x.device) + j) % 2 == 1
-            keep = torch.where(inside.view(1, -1, 1), inner, every)  # (N, 84, T)
+            keep = (inner | ~inside.unsqueeze(1)).unsqueeze(0)  # (1, 84, T)
             c = c.masked_fill(~keep, float("-inf")).sort(2).values
             b = self.biases[start:start + 84 * per].view(1, 84, per).expand(n, -1, -1)
             below = torch.searchsorted(c, b.contiguous(), right=True)  # steps <= each bias
