@@ -24,6 +24,8 @@ def fill_weight(w: torch.Tensor, filler: str, units: int, blocks: int = 1) -> No
         elif filler == "orthogonal":
             for block in w.chunk(blocks, 0):
                 nn.init.orthogonal_(block)
+        elif filler == "zero":
+            w.zero_()
         elif filler == "torch_default":
             pass  # the module's own initialisation stays
         else:  # pragma: no cover - the spec's choices guard this

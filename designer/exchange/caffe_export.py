@@ -119,6 +119,8 @@ def _filler(p: dict, units: int, fan_in: int, default_kind: str = "xavier") -> M
         f.add("type", "gaussian").add("mean", 0.0).add("std", 0.01)
     elif kind == "orthogonal":
         f.add("type", "orthogonal")
+    elif kind == "zero":
+        f.add("type", "constant").add("value", 0.0)
     else:  # torch_default: what torch's own layer does
         bound = 1.0 / math.sqrt(max(fan_in, 1))
         f.add("type", "uniform").add("min", -bound).add("max", bound)

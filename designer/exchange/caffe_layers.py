@@ -61,6 +61,8 @@ def weight_filler(b, layer, msg: Message, units: int = 0) -> str | None:
         return "xavier"
     if kind == "orthogonal":
         return "orthogonal"
+    if kind == "constant" and _num(f, "value", 0.0) == 0.0:
+        return "zero"
     b.filler_note(layer.name, kind, "xavier")
     return "xavier"
 

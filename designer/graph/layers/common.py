@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import dims as D
 from ..spec import FLOAT, INDEX, InferContext, ParamSpec, PortSpec, TensorInfo
 
-FILLERS = ("xavier", "uniform", "gaussian", "orthogonal", "torch_default")
+FILLERS = ("xavier", "uniform", "gaussian", "orthogonal", "zero", "torch_default")
 
 MAX_UNITS = 1 << 20
 
@@ -13,8 +13,9 @@ def weight_filler(default: str = "xavier") -> ParamSpec:
     return ParamSpec(
         "weight_filler", "choice", default,
         "how the weights are initialised (xavier: Glorot uniform; uniform: U(-1/sqrt(H), "
-        "1/sqrt(H)) with H the layer's outputs; gaussian: N(0, 0.01^2); orthogonal; "
-        "torch_default: what torch does for this layer)",
+        "1/sqrt(H)) with H the layer's outputs; gaussian: N(0, 0.01^2); orthogonal; zero: "
+        "all 0, a classifier over many fixed features starting neutral; torch_default: what "
+        "torch does for this layer)",
         choices=FILLERS,
     )
 
