@@ -11,7 +11,7 @@
 # and its mean over the whole command is the last line.
 #   RNN_DESIGNER_DATA=<data> [SETS="GunPoint ..."] [TRIALS=50] [PER_GPU=8] [STEPS=] \
 #     [OBJECTIVE=val_loss] [LIMIT=240] [INIT=1] [PARALLEL=0] [GPU_EACH=0] [FOLDS=auto] \
-#     [REFIT_SEEDS=1] [REFIT_TOP=] bash tests/benchmarks/gpu_search_quality.sh OUT
+#     [REFIT_SEEDS=1] [REFIT_TOP=] [SEED=1] bash tests/benchmarks/gpu_search_quality.sh OUT
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-/tmp/search_quality}
@@ -49,13 +49,13 @@ one_set() {
   $py -m designer init --data "$file" --out "$d/p.json" > "$d/init.txt" 2>&1 || { tail -2 "$d/init.txt"; return; }
   if [ "${INIT:-1}" = 1 ]; then
     s0=$(date +%s)
-    $py -m designer train "$d/p.json" --out "$d/init.run" --quiet --seed 1 > "$d/init.train.txt" 2>&1 \
+    $py -m designer train "$d/p.json" --out "$d/init.run" --quiet --seed "${SEED:-1}" > "$d/init.train.txt" 2>&1 \
       && $py -m designer evaluate "$d/init.run" --json > "$d/init.eval.json" 2>/dev/null \
       && report "$set" init "$d/init.eval.json" "$(( $(date +%s) - s0 ))"
   fi
   s0=$(date +%s)
   $py -m designer search "$d/p.json" --trials "$trials" --device cuda --per-gpu "$per_gpu" \
-      --objective "$objective" --seed 1 --time-limit "$limit" $steps $folds $refit_seeds --json \
+      --objective "$objective" --seed "${SEED:-1}" --time-limit "$limit" $steps $folds $refit_seeds --json \
       --best-out "$d/best.json" > "$d/search.jsonl" 2> "$d/search.err" || { tail -3 "$d/search.err"; return; }
   took=$(( $(date +%s) - s0 ))
   # the best trial's run folder, or with --refit-seeds K every seed's, one a line
@@ -76,7 +76,7 @@ PY
   [ -n "${REFIT_TOP:-}" ] || return 0
   s0=$(date +%s)
   $py -m designer search "$d/p.json" --trials "$trials" --device cuda --per-gpu "$per_gpu" \
-      --objective "$objective" --seed 1 --time-limit 0.001 $steps $folds $refit_seeds \
+      --objective "$objective" --seed "${SEED:-1}" --time-limit 0.001 $steps $folds $refit_seeds \
       --refit-top "$REFIT_TOP" --json > "$d/top.jsonl" 2> "$d/top.err" || { tail -3 "$d/top.err"; return; }
   mapfile -t runs < <($py -c "import json; b = [json.loads(l) for l in open('$d/top.jsonl') if '\"best\"' in l][-1]; print('\n'.join(b.get('run_dirs') or [b['run_dir']]))")
   $py -m designer evaluate "${runs[@]}" --json > "$d/top.eval.json" 2>/dev/null \
