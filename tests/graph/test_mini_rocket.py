@@ -7,9 +7,11 @@ import pytest
 
 from designer.graph import registry
 from designer.graph.errors import ParamError, ShapeError
+from designer.graph.hints import apply
 from designer.graph.layers import rocket as R
 from designer.graph.model import Graph
 from designer.graph.spec import InferContext, TensorInfo
+from designer.graph.validate import problem_json
 
 
 def classes(tmp_path, features: int = 200, lengths: bool = True) -> Graph:
@@ -201,3 +203,116 @@ def test_the_quantiles_are_aeons(n):
     assert max(abs(a - float(b)) for a, b in zip(got, want)) < 1e-6
     assert all(0 < q < 1 for q in got)
     assert math.isclose(got[0], (math.sqrt(5) - 1) / 2)
+
+
+# -- the Problems panel: layers that learn, before a layer that passes no gradient back --------
+
+def head(g: Graph, src: str, port: str = "y", lengths: bool = False) -> Graph:
+    """``src`` -> MiniRocket -> BatchNorm -> InnerProduct K -> SoftmaxWithLoss."""
+    g.add_layer("MiniRocket", "rocket", {"num_features": 168})
+    g.add_layer("BatchNorm", "bn")
+    g.add_layer("InnerProduct", "ip", {"num_output": 2})
+    g.add_layer("SoftmaxWithLoss", "loss")
+    for link in ((src, port, "rocket", "x"), ("rocket", "y", "bn", "x"), ("bn", "y", "ip", "x"),
+                 ("ip", "y", "loss", "logits"), ("data", "label", "loss", "label")):
+        g.connect(*link)
+    if lengths:
+        g.connect("data", "lengths", "rocket", "lengths")
+    return g
+
+
+def rocket_warnings(g: Graph) -> list:
+    return [p for p in g.problems() if p.layer == "rocket"]
+
+
+def sequences(tmp_path) -> Graph:
+    f = tmp_path / "x.ts"
+    f.write_text("@dimensions 3\n@classLabel true a b\n@data\n1,2:3,4:5,6:a\n1:2:3:b\n")
+    g = Graph()
+    g.add_layer("SequenceClasses", "data", {"file": str(f), "batch_size": 4})
+    return g
+
+
+def test_reading_the_data_directly_is_not_warned_about(tmp_path):
+    g = head(sequences(tmp_path), "data", "data", lengths=True)
+    assert g.errors() == [] and rocket_warnings(g) == []
+
+
+def test_an_lstm_before_it_never_trains_and_the_fix_reads_the_data(tmp_path):
+    g = sequences(tmp_path)
+    g.add_layer("LSTM", "lstm", {"num_output": 6})
+    g.connect("data", "data", "lstm", "x")
+    head(g, "lstm")
+    (w,) = rocket_warnings(g)
+    assert str(w) == ("rocket passes no gradient back, so lstm's weights never train; "
+                      "connect data.data to rocket.x instead")
+    assert "\n" not in str(w) and ". " not in str(w)  # one sentence
+    assert problem_json(w)["severity"] == "warning"
+    assert problem_json(w)["fix"] == {"kind": "rewire", "layer": "rocket",
+                                      "text": "connect data.data to rocket.x instead"}
+    apply(g, w.fix)
+    assert g.link_into("rocket", "x").src == "data" and rocket_warnings(g) == []
+
+
+def test_embedded_tokens_name_the_embedding_and_every_learned_layer_before_it(tmp_path):
+    (tmp_path / "c.txt").write_text("hello world " * 20)
+    g = Graph()
+    g.add_layer("CharText", "data", {"corpus": str(tmp_path / "c.txt"), "seq_len": 12,
+                                     "batch_size": 4})
+    g.add_layer("Embed", "embed", {"num_output": 4})
+    g.connect("data", "data", "embed", "x")
+    head(g, "embed")
+    g.set_param("ip", "axis", 1)
+    (w,) = rocket_warnings(g)
+    assert str(w) == "rocket passes no gradient back, so embed's weights never train"
+    assert w.fix is None  # token ids cannot be read directly
+    g.add_layer("GRU", "gru", {"num_output": 5})
+    g.disconnect(g.link_into("rocket", "x"))
+    g.connect("embed", "y", "gru", "x")
+    g.connect("gru", "y", "rocket", "x")
+    (w,) = rocket_warnings(g)
+    assert str(w) == ("rocket passes no gradient back, so gru's weights never train, nor "
+                      "do embed's")
+
+
+def test_a_layer_that_also_reaches_the_loss_another_way_trains_and_is_not_named(tmp_path):
+    g = sequences(tmp_path)
+    g.add_layer("LSTM", "lstm", {"num_output": 6})
+    g.connect("data", "data", "lstm", "x")
+    head(g, "lstm")
+    g.add_layer("SequenceLast", "last")
+    g.add_layer("InnerProduct", "ip2", {"num_output": 2})
+    g.add_layer("SoftmaxWithLoss", "loss2")
+    for link in (("lstm", "y", "last", "x"), ("last", "y", "ip2", "x"),
+                 ("ip2", "y", "loss2", "logits"), ("data", "label", "loss2", "label")):
+        g.connect(*link)
+    assert rocket_warnings(g) == []
+
+
+def test_no_warning_before_anything_learns_from_its_features(tmp_path):
+    g = sequences(tmp_path)
+    g.add_layer("LSTM", "lstm", {"num_output": 6})
+    g.add_layer("MiniRocket", "rocket", {"num_features": 168})
+    g.connect("data", "data", "lstm", "x")
+    g.connect("lstm", "y", "rocket", "x")
+    assert rocket_warnings(g) == []  # no loss follows it yet
+
+
+# -- the memory estimate -----------------------------------------------------------------------
+
+def test_it_keeps_nothing_for_backward_but_holds_its_buffers_and_its_forward_peak(tmp_path):
+    from designer.graph.memory import Setup, estimate
+    from designer.graph.memory_layers import Context, rule
+    g = head(sequences(tmp_path), "data", "data", lengths=True)
+    g.pin_dims({"T": 40})
+    est = estimate(g, Setup("cpu"))
+    params = {"num_features": 168, "max_dilations": 32, "seed": 0, "batch_first": False}
+    k = rule(Context("MiniRocket", params, [((40, 4, 3), "float"), ((4,), "index")],
+                     [((4, 168), "float")], "cpu", "CUDNN", 4), 0)
+    assert k.inputs == [] and k.outputs == [] and k.backward == 0
+    # its own buffers: 32 x 84 x 3 channel masks, 168 biases, the plan, the flag
+    assert k.extra == 4 * (32 * 84 * 3 + 168) + 2 * 8 * 32 + 1
+    assert est.layers["rocket"] == k.extra
+    assert k.forward > 4 * 4 * 84 * 40  # one dilation's responses at least
+    g.set_param("rocket", "num_features", 336)
+    assert estimate(g, Setup("cpu")).layers["rocket"] == k.extra + 4 * 168
