@@ -10,6 +10,7 @@ from .errors import DesignWarning
 from .hints import Fix
 from .min_checks import min_warnings
 from .norm_checks import norm_warnings
+from .rocket_checks import rocket_warnings
 
 LOSSES = ("SoftmaxWithLoss", "Accuracy")
 
@@ -25,6 +26,8 @@ def lint(graph) -> list[DesignWarning]:
             out.extend(_pool_without_lengths(graph, layer.name))
         elif layer.type == "Conv1D":
             out.extend(conv_warnings(graph, layer.name))
+        elif layer.type == "MiniRocket":
+            out.extend(rocket_warnings(graph, layer.name))
         out.extend(norm_warnings(graph, layer.name))
         out.extend(min_warnings(graph, layer.name))
     return out

@@ -36,6 +36,8 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
 - on top of what they keep, what the newer cells' forward holds at its peak (``_held``): the
   input transform and the engine's copies of it, or the unrolled net's blobs;
 - the mLSTM on either engine: see :mod:`designer.graph.memory_mlstm`;
+- MiniRocket keeps nothing (no gradient flows through it): see
+  :mod:`designer.graph.memory_rocket` for its buffers and what its forward holds;
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
 """
 from __future__ import annotations
@@ -45,6 +47,7 @@ from math import prod
 
 from .layers.recurrent import weight_layout
 from .memory_mlstm import mlstm_kept
+from .memory_rocket import rocket_bytes
 
 RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4, "MinGRU": 2, "MinLSTM": 3,
@@ -311,6 +314,12 @@ def _mlstm(ctx, params):
     return Kept(inputs=[0], extra=extra, backward=backward, forward=forward)
 
 
+def _mini_rocket(ctx, params):
+    """MiniRocket (:mod:`designer.graph.memory_rocket`): its buffers, nothing for backward."""
+    extra, forward = rocket_bytes(ctx)
+    return Kept(extra=extra, forward=forward)
+
+
 RULES = {
     "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
     "CharText": _source, "WavAudio": _source, "MnistRows": _source,
@@ -321,7 +330,7 @@ RULES = {
     "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
     "LSTMUnit": _lstm_unit, "Conv1D": _conv1d,
     "SequencePool": _sequence_pool, "MinGRU": _min_recurrent, "MinLSTM": _min_recurrent,
-    "mLSTM": _mlstm, "sLSTM": _slstm,
+    "mLSTM": _mlstm, "sLSTM": _slstm, "MiniRocket": _mini_rocket,
 }
 
 

@@ -113,6 +113,10 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
                                    "engine": "CAFFE" if engine == "CAFFE" else "CHUNK"})
     g.connect("embed", "y", "mlstm", "x")
     g.connect("data", "cont", "mlstm", "cont")
+    # random convolution features of the embedded steps (no parameters, no random draw from
+    # torch: the layers above keep theirs); nothing learns from them here
+    g.add_layer("MiniRocket", "rocket", {"num_features": 168, "max_dilations": 4})
+    g.connect("embed", "y", "rocket", "x")
     return g
 
 

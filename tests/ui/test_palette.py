@@ -48,3 +48,20 @@ def test_double_click_or_enter_asks_to_add_the_layer(qtbot):
     with qtbot.waitSignal(palette.add_requested) as got:
         palette.search.returnPressed.emit()
     assert got.args == ["SoftmaxWithLoss"]
+
+
+def test_mini_rocket_is_listed_under_sequence_with_its_help_as_the_tool_tip(qtbot):
+    from html import escape
+    palette = LayerPalette()
+    qtbot.addWidget(palette)
+    item = palette.item("MiniRocket")
+    assert item.parent().text(0).startswith("Sequence  (")
+    tip = item.toolTip(0)
+    spec = registry.get("MiniRocket")
+    assert escape(spec.help) in tip
+    for name in ("num_features", "max_dilations", "seed", "batch_first", "lengths (optional)"):
+        assert name in tip
+    palette.search.setText("rocket")
+    assert palette.visible_types() == ["MiniRocket"]
+    palette.search.setText("random convolution")
+    assert palette.visible_types() == ["MiniRocket"]
