@@ -3,14 +3,15 @@
 It keeps nothing for the backward pass: no gradient flows through it, so autograd saves none
 of its tensors (``tests/engines/test_mini_rocket.py`` checks it with
 ``torch.autograd.graph.saved_tensors_hooks``). It holds its own buffers: a channel mask per
-dilation and kernel, a bias per feature and the plan (dilations, features per dilation).
+dilation and kernel, a bias per feature, the plan (dilations, features per dilation) and the
+steps it was fitted on.
 
 Its forward pass runs one dilation at a time (``designer.engines.rocket.MiniRocket.forward``)
 and holds at once, at the dilation that needs most:
 
 - its input as (N, C, T) fp32 (a copy where the padded steps are zeroed);
-- which steps count for each kernel, (N, 84, T), a byte each, and while the responses are
-  masked its negation too;
+- which steps count for each kernel, (84, T), a byte each (the same for every sequence), and
+  while the responses are masked its negation too;
 - the kernels' responses, (N, 84, T) fp32: while the uncounted steps are masked out, the
   responses, their masked copy and the last dilation's masked responses (still named until
   the new ones replace them); then the masked ones alone, with what counting the steps above
@@ -35,7 +36,7 @@ def rocket_bytes(ctx) -> tuple[int, int]:
     x, p = ctx.inputs[0][0], ctx.params
     t, n, c = (x[1], x[0], x[2]) if p["batch_first"] else x
     f, rows = features(p["num_features"]), p["max_dilations"]
-    buffers = 4 * (rows * KERNELS * c + f) + 2 * 8 * rows + 1
+    buffers = 4 * (rows * KERNELS * c + f) + 2 * 8 * rows + 8 + 1  # and length, fitted
     steps = KERNELS * t  # one sequence's responses
     _, per = dilations(t, p["num_features"], rows)
 
@@ -47,8 +48,8 @@ def rocket_bytes(ctx) -> tuple[int, int]:
     # masking: the responses and their masked copy, the last dilation's masked responses
     # while the next are made, and the counted steps with their negation; counting: the
     # masked responses, the counted steps and the comparisons (or the sort)
-    masking = (3 if len(per) > 1 else 2) * 4 * n * steps + 2 * n * steps
-    held = max(masking, 5 * n * steps + max(counting(k) for k in per))
+    masking = (3 if len(per) > 1 else 2) * 4 * n * steps + 2 * steps
+    held = max(masking, 4 * n * steps + steps + max(counting(k) for k in per))
     # the input as (N, C, T); the features made so far, or all of them and their join
     forward = 4 * n * c * t + max(held + 4 * n * f, 2 * 4 * n * f)
     return buffers, forward

@@ -121,15 +121,17 @@ def test_padded_steps_change_nothing(batch_first):
     assert (alone - batch).abs().mean() < 1e-4
 
 
-def test_the_lengths_fit_as_the_sequences_cut_to_them():
-    x, n = padded([30, 30, 30, 30], garbage=True)
-    longer = torch.cat([x, torch.full((10, 4, 3), float("nan"))])
+def test_the_fit_reads_the_padded_steps_as_zeros():
+    x, n = padded([30, 21, 30, 12], garbage=True)
+    zeros, _ = padded([30, 21, 30, 12], garbage=False)
     a, b = MiniRocket(3, 336, 32, 2, False), MiniRocket(3, 336, 32, 2, False)
-    a.fit(x)
-    b.fit(longer, n)
-    for key in ("dilations", "counts", "masks", "fitted"):
+    a.fit(zeros)
+    b.fit(x, n)
+    for key in ("dilations", "counts", "masks", "length", "fitted"):
         assert torch.equal(a.state_dict()[key], b.state_dict()[key]), key
-    assert torch.allclose(a.biases, b.biases, rtol=1e-5, atol=1e-5)
+    assert int(b.length) == 30  # the data's padded steps: shorter batches read as padded to it
+    assert torch.equal(a.biases, b.biases)
+    assert torch.equal(b(x[:25], n.clamp(max=25)), b(zeros[:25].clone(), n.clamp(max=25)))
 
 
 def test_the_fit_follows_the_seed():
@@ -153,7 +155,7 @@ def test_the_state_dict_carries_the_fit_into_a_fresh_module():
     x, n = padded([60, 44, 52], garbage=False)
     fitted = MiniRocket(3, 1008, 16, 4, False)
     fitted.fit(x, n)
-    keys = {"dilations", "counts", "masks", "biases", "fitted"}
+    keys = {"dilations", "counts", "masks", "biases", "length", "fitted"}
     assert set(fitted.state_dict()) == keys  # the kernels are made, not saved
     fresh = MiniRocket(3, 1008, 16, 0, False)
     assert not fresh.is_fitted
