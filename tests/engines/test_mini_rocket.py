@@ -313,3 +313,19 @@ def test_the_forward_peak_is_estimated(n, steps, channels, num_features, lengths
                      [((n, m.num_features), "float")], "cpu", "CUDNN", 4), 0)
     assert 0.95 < k.forward / live.peak < 1.3, (k.forward, live.peak)
     assert k.extra == sum(b.numel() * b.element_size() for b in m.state_dict().values())
+
+
+def test_rank_0s_fit_becomes_every_ranks(tmp_path):
+    """What a data-parallel run does after each rank fitted on its own first batch: rank 0's
+    ``fitted_state``, loaded into another rank's net, gives that rank rank 0's features."""
+    g = rocket_net(tmp_path)
+    rank0, rank1 = Net(g), Net(g)
+    x, n = padded([16, 12, 14, 13], channels=2, garbage=False, seed=1)
+    other, m = padded([15, 16, 9, 11], channels=2, garbage=False, seed=2)
+    engine.fit_from(rank0, {"data.data": x, "data.lengths": n})
+    engine.fit_from(rank1, {"data.data": other, "data.lengths": m})
+    assert not torch.equal(rank0.layers["rocket"].biases, rank1.layers["rocket"].biases)
+    rank1.load_state_dict(engine.fitted_state(rank0), strict=False)
+    feeds = {"data.data": x, "data.lengths": n}
+    assert torch.equal(rank0(feeds, want=("rocket",)).blobs[("rocket", 0)],
+                       rank1(feeds, want=("rocket",)).blobs[("rocket", 0)])
