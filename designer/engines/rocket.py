@@ -19,6 +19,8 @@ the data held there.
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -30,6 +32,7 @@ from .builders import BuildContext, builder
 
 CHUNK = 1 << 25  # comparisons held at once when counting the steps above each bias
 SORT_ABOVE = 32  # more biases a kernel than this: counted from the sorted steps
+REMEMBER_BYTES = 256 << 20  # the features of sequences seen before, kept on the CPU
 
 def kernel_weights() -> torch.Tensor:
     """(84, 9): -1 at every tap, 2 at each kernel's three chosen taps."""
@@ -84,12 +87,14 @@ class MiniRocket(nn.Module):
         self.register_buffer("fitted", torch.zeros((), dtype=torch.bool))
         self._plan: list[tuple[int, int]] | None = None  # (dilation, features) on the host
         self._length: int | None = None
+        self._memory: dict[bytes, torch.Tensor] = {}  # on the CPU: features by sequence
         self._fitted: bool | None = False  # None: read the buffer (after a load)
         self.register_load_state_dict_post_hook(lambda module, keys: module._forget())
 
     # ------------------------------------------------------------------------ state --
     def _forget(self) -> None:
         self._plan = self._fitted = self._length = None
+        self._memory = {}
 
     def plan(self) -> list[tuple[int, int]]:
         """``[(dilation, features a kernel makes at it), ...]``, read once from the buffers."""
@@ -147,16 +152,40 @@ class MiniRocket(nn.Module):
             self.fit(x, lengths)
         with torch.no_grad(), torch.autocast(x.device.type, enabled=False):
             s = self._series(x, lengths, self.steps())
-            n, steps = s.shape[0], s.shape[2]
-            out, start = [], 0
-            for j, (d, per) in enumerate(self.plan()):
-                keep = self.counted(j, d, steps, s.device)
-                c = self.responses(s, j, d).masked_fill(~keep, float("-inf"))
-                total = keep.sum(1, keepdim=True).clamp(min=1).unsqueeze(0)  # (1, 84, 1)
-                b = self.biases[start:start + R.KERNELS * per].view(1, R.KERNELS, per)
-                out.append((above(c, b) / total).reshape(n, -1))
-                start += R.KERNELS * per
-            return torch.cat(out, 1)
+            if s.device.type != "cpu":
+                return self.features(s)
+            return self._remembered(s)
+
+    def features(self, s: torch.Tensor) -> torch.Tensor:
+        """(N, F) features of ``s``, (N, C, T) as :meth:`_series` makes it."""
+        n, steps = s.shape[0], s.shape[2]
+        out, start = [], 0
+        for j, (d, per) in enumerate(self.plan()):
+            keep = self.counted(j, d, steps, s.device)
+            c = self.responses(s, j, d).masked_fill(~keep, float("-inf"))
+            total = keep.sum(1, keepdim=True).clamp(min=1).unsqueeze(0)  # (1, 84, 1)
+            b = self.biases[start:start + R.KERNELS * per].view(1, R.KERNELS, per)
+            out.append((above(c, b) / total).reshape(n, -1))
+            start += R.KERNELS * per
+        return torch.cat(out, 1)
+
+    def _remembered(self, s: torch.Tensor) -> torch.Tensor:
+        """On the CPU: the features of sequences seen before (the same values, padding and
+        all) from memory, up to ``REMEMBER_BYTES``; the rest computed. A training set is read
+        over and over, and these features cost most of a CPU step."""
+        keys = [hashlib.blake2b(row.numpy().tobytes(), digest_size=16).digest() for row in s]
+        new = [i for i, k in enumerate(keys) if k not in self._memory]
+        if new:
+            made = self.features(s[new])
+            room = REMEMBER_BYTES // max(1, 4 * made.shape[1]) - len(self._memory)
+            for i, row in zip(new[:max(0, room)], made):
+                self._memory[keys[i]] = row
+            if len(new) == len(keys):
+                return made
+            fresh = dict(zip(new, made))
+            return torch.stack([fresh[i] if i in fresh else self._memory[k]
+                                for i, k in enumerate(keys)])
+        return torch.stack([self._memory[k] for k in keys])
 
     # ------------------------------------------------------------------------ fitting --
     @torch.no_grad()
@@ -198,6 +227,7 @@ class MiniRocket(nn.Module):
         self.biases.copy_(torch.cat([b.reshape(-1) for b in biases]))
         self.fitted.fill_(True)
         self._plan, self._fitted, self._length = None, True, steps
+        self._memory = {}
 
     def extra_repr(self) -> str:
         return (f"channels={self.channels}, features={self.num_features}, "

@@ -15,6 +15,9 @@ MiniRocket: tests/benchmarks/RESULTS.md, "A stronger init".
 """
 from __future__ import annotations
 
+import math
+
+from designer.engines.rocket import REMEMBER_BYTES
 from designer.graph.layout import layered_positions
 from designer.graph.model import Graph
 
@@ -35,6 +38,7 @@ ROCKET_FEATURES = 9996
 ROCKET_STEPS = 2000
 ROCKET_LR = 1e-4     # its 10,000 features fit a few dozen sequences at once at larger rates
 ROCKET_BATCH = 16
+MS_PER_HEAD_STEP = 5.0  # a step once the features are remembered: BatchNorm, InnerProduct, Adam
 
 
 def lstm_ms(t: int, batch: int, hidden: int, features: int) -> float:
@@ -94,6 +98,15 @@ def classifier(g: Graph, classes: int) -> None:
 def rocket_ms(t: int, batch: int, features: int = ROCKET_FEATURES) -> float:
     """CPU ms of one training step of the MiniRocket classifier over ``t`` steps."""
     return MS_PER_ROCKET_FEATURE * t * batch * features
+
+
+def rocket_remembered_ms(t: int, sequences: int, features: int = ROCKET_FEATURES) -> float:
+    """CPU ms of the MiniRocket classifier's 2,000 steps when every sequence's features are
+    computed once and then remembered (``designer.engines.rocket.REMEMBER_BYTES``); infinite
+    where they would not all fit."""
+    if sequences * features * 4 > REMEMBER_BYTES:
+        return math.inf
+    return rocket_ms(t, sequences, features) + ROCKET_STEPS * MS_PER_HEAD_STEP
 
 
 def rocket_classifier(g: Graph, classes: int) -> None:

@@ -7,8 +7,8 @@ EuclideanLoss; a classifier is MiniRocket's random convolution features -> Batch
 InnerProduct, or with ``net="lstm-fcn"`` an LSTM-FCN (a convolution branch beside an LSTM;
 both in `designs`).
 Each is sized from what the file holds, with enough steps to learn and few enough to train
-on a CPU in a couple of minutes (MiniRocket's classifier, on a machine with a GPU, all its
-2,000 steps), and carries a ``search`` section: what ``rnn-designer
+on a CPU in a couple of minutes (MiniRocket's classifier all its 2,000 steps where its
+features, remembered on a CPU, allow it, and on a machine with a GPU), and carries a ``search`` section: what ``rnn-designer
 search`` varies around it.
 """
 from __future__ import annotations
@@ -181,9 +181,12 @@ def _classifier(path: Path, where: str, label: str, net: str) -> tuple[Project, 
     t = int(source.lengths.max())
     if net == "rocket":
         batch = min(designs.ROCKET_BATCH, n_train)
-        # on a GPU its steps take a millisecond or two: all of them; on a CPU, what the
-        # budget allows, at a larger rate (as far as 1e-3) where that is fewer
-        steps = designs.ROCKET_STEPS if torch.cuda.is_available() else \
+        # on a GPU its steps take a millisecond or two, and on a CPU, once each sequence's
+        # features are computed and remembered, a few: all of them; else what the CPU budget
+        # allows, at a larger rate (as far as 1e-3) where that is fewer
+        seen = n_train + source.split_size("val")
+        steps = designs.ROCKET_STEPS if torch.cuda.is_available() or \
+            designs.rocket_remembered_ms(t, seen) <= BUDGET_MS else \
             _steps(designs.ROCKET_STEPS, designs.rocket_ms(t, batch), most=designs.ROCKET_STEPS)
         lr = round(min(1e-3, designs.ROCKET_LR * designs.ROCKET_STEPS / steps), 6)
     else:
