@@ -15,7 +15,7 @@ the other half only the steps whose window lies inside the sequence, as MiniRock
 Sequences are read as MiniRocket reads a padded set: zero-padded to the steps the layer was
 fitted on (``length``, the data's padded length), so a batch of shorter sequences gives the
 same features; with ``lengths`` the steps from each sequence's length on are zeros whatever
-the data held there.
+the data held there. On the CPU the features of a sequence seen before come from memory.
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from .builders import BuildContext, builder
 CHUNK = 1 << 25  # comparisons held at once when counting the steps above each bias
 SORT_ABOVE = 32  # more biases a kernel than this: counted from the sorted steps
 REMEMBER_BYTES = 256 << 20  # the features of sequences seen before, kept on the CPU
+
 
 def kernel_weights() -> torch.Tensor:
     """(84, 9): -1 at every tap, 2 at each kernel's three chosen taps."""

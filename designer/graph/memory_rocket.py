@@ -20,7 +20,9 @@ and holds at once, at the dilation that needs most:
   the responses sorted (fp32 values, int64 indices);
 - the features made so far, (N, F) fp32, copied once when they are joined.
 
-Checked against the storages the ops allocate on the CPU (the same test).
+Checked against the storages the ops allocate on the CPU (the same test). Not counted: on the
+CPU it also keeps the features of the sequences it has read, F x 4 bytes each, up to 256 MiB
+(``designer.engines.rocket.REMEMBER_BYTES``), which a training set fills in its first pass.
 """
 from __future__ import annotations
 
