@@ -310,8 +310,8 @@ def test_it_keeps_nothing_for_backward_but_holds_its_buffers_and_its_forward_pea
     k = rule(Context("MiniRocket", params, [((40, 4, 3), "float"), ((4,), "index")],
                      [((4, 168), "float")], "cpu", "CUDNN", 4), 0)
     assert k.inputs == [] and k.outputs == [] and k.backward == 0
-    # its own buffers: 32 x 84 x 3 channel masks, 168 biases, the plan, the flag
-    assert k.extra == 4 * (32 * 84 * 3 + 168) + 2 * 8 * 32 + 1
+    # its own buffers: 32 x 84 x 3 channel masks, 168 biases, the plan, the length, the flag
+    assert k.extra == 4 * (32 * 84 * 3 + 168) + 2 * 8 * 32 + 8 + 1
     assert est.layers["rocket"] == k.extra
     assert k.forward > 4 * 4 * 84 * 40  # one dilation's responses at least
     g.set_param("rocket", "num_features", 336)

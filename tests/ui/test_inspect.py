@@ -309,7 +309,7 @@ def classifier_dir(tmp_path_factory):
     from tests.training.trained.test_inspect_run import sequence_run
     from tests.training.trained.test_sequence_commands import vowels_like
     tmp = tmp_path_factory.mktemp("classes")
-    return sequence_run(tmp, vowels_like(tmp))[0]
+    return sequence_run(tmp, vowels_like(tmp), "--net", "lstm-fcn")[0]  # a recurrent one
 
 
 @pytest.fixture(scope="module")
@@ -421,7 +421,8 @@ def test_a_classifier_is_followed_live_on_its_first_test_sequence(qtbot, window,
     from designer.graph import project as P
     from tests.training.trained.test_sequence_commands import vowels_like
     path = tmp_path / "toy.json"
-    assert main(["init", "--data", vowels_like(tmp_path), "--out", str(path)]) == 0
+    assert main(["init", "--data", vowels_like(tmp_path), "--net", "lstm-fcn", "--out",
+                 str(path)]) == 0
     p = P.load(path)
     p.graph.set_param("lstm1", "num_output", 8)
     p.solver["max_steps"] = 20

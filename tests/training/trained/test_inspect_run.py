@@ -185,7 +185,7 @@ def sequence_run(tmp_path, data: str, *init_args, steps: int = 12):
 def classifier(tmp_path_factory):
     from tests.training.trained.test_sequence_commands import vowels_like
     tmp = tmp_path_factory.mktemp("classes")
-    return sequence_run(tmp, vowels_like(tmp))
+    return sequence_run(tmp, vowels_like(tmp), "--net", "lstm-fcn")  # a recurrent one
 
 
 @pytest.fixture(scope="module")
