@@ -85,8 +85,13 @@ def classifier(g: Graph, classes: int) -> None:
     g.connect("last", "y", "features", "b")
     g.add_layer("Dropout", "drop", {"dropout_ratio": FCN_DROPOUT})
     g.connect("features", "y", "drop", "x")
-    g.add_layer("InnerProduct", "ip1", {"num_output": classes})
-    g.connect("drop", "y", "ip1", "x")
+    _head(g, "drop", {"num_output": classes})
+
+
+def _head(g: Graph, prev: str, params: dict) -> None:
+    """InnerProduct ``ip1`` reading ``prev``, the loss and the accuracy; then the layout."""
+    g.add_layer("InnerProduct", "ip1", params)
+    g.connect(prev, "y", "ip1", "x")
     for kind, name in (("SoftmaxWithLoss", "loss"), ("Accuracy", "accuracy")):
         g.add_layer(kind, name, {})
         g.connect("ip1", "y", name, "logits")
@@ -118,14 +123,7 @@ def rocket_classifier(g: Graph, classes: int) -> None:
     g.connect("rocket", "y", "bn", "x")
     # its weights start at zero: 10,000 features times random weights start it far from
     # neutral (measured: 0.88 against 0.85 on ArrowHead, RESULTS.md)
-    g.add_layer("InnerProduct", "ip1", {"num_output": classes, "weight_filler": "zero"})
-    g.connect("bn", "y", "ip1", "x")
-    for kind, name in (("SoftmaxWithLoss", "loss"), ("Accuracy", "accuracy")):
-        g.add_layer(kind, name, {})
-        g.connect("ip1", "y", name, "logits")
-        g.connect("data", "label", name, "label")
-    for name, pos in layered_positions(g).items():
-        g.move_layer(name, pos)
+    _head(g, "bn", {"num_output": classes, "weight_filler": "zero"})
 
 
 def rocket_words(classes: int) -> str:
