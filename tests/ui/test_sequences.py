@@ -301,3 +301,27 @@ def test_the_charts_draw_rmse_for_a_forecaster_and_accuracy_for_a_classifier(qtb
     charts.refresh()
     assert charts.rmse_widget.isVisible() and charts.accuracy_widget.isVisible()
     assert live.kind == "classes" and "Loss (nats)" in charts.loss.titleLabel.text
+
+
+def test_a_classifier_is_created_with_the_net_chosen(window, qtbot, tmp_path):
+    """The Net choice under Classify is init's ``--net``: MiniRocket's features by default,
+    the LSTM-FCN when picked; the file is the one the command writes."""
+    from designer.training.new_from_data.init import init_project
+    data = toy_ts(tmp_path)
+    dialog = open_dialog(window, qtbot, data)
+    assert dialog.choice.classify.isChecked()
+    assert dialog.choice.net.currentData() == "rocket"
+    dialog.choice.net.setCurrentIndex(dialog.choice.net.findData("lstm-fcn"))
+    out = tmp_path / "toy.json"
+    dialog.out_edit.setText(str(out))
+    with qtbot.waitSignal(dialog.finished, timeout=60_000):
+        dialog.create_button.click()
+    assert {"conv1", "lstm1"} <= set(window.doc.graph.names())
+    same, _ = init_project(data, "classify", None, tmp_path / "cli.json", net="lstm-fcn")
+    assert out.read_bytes() == same.read_bytes()
+    dialog = open_dialog(window, qtbot, data)
+    out = tmp_path / "toy-rocket.json"
+    dialog.out_edit.setText(str(out))
+    with qtbot.waitSignal(dialog.finished, timeout=60_000):
+        dialog.create_button.click()
+    assert window.doc.graph.layer("rocket").type == "MiniRocket"

@@ -51,6 +51,12 @@ class TaskChoice(QGroupBox):
         self.label = QComboBox()
         self.label.setToolTip("The column that holds each sequence's class")
         self.label.currentIndexChanged.connect(lambda *_: self.changed.emit())
+        self.net = QComboBox()
+        self.net.addItem("MiniRocket features -> BatchNorm -> InnerProduct", "rocket")
+        self.net.addItem("LSTM-FCN (convolutions beside an LSTM)", "lstm-fcn")
+        self.net.setToolTip("The classifier init draws: MiniRocket's 9,996 random convolution "
+                            "features with a learned classifier over them (the strongest on "
+                            "the UCR/UEA sets measured), or a recurrent LSTM-FCN")
         self.classes = QLabel()
         self.classes.setWordWrap(True)
         self.classes.setTextFormat(Qt.PlainText)
@@ -66,6 +72,7 @@ class TaskChoice(QGroupBox):
         self.classes_form.setContentsMargins(0, 0, 0, 0)
         self.classes_form.addRow("Label", self.label)
         self.classes_form.addRow("Classes", self.classes)
+        self.classes_form.addRow("Net", self.net)
         self.pages.addWidget(page)
         lay = QVBoxLayout(self)
         row = QHBoxLayout()
@@ -147,9 +154,11 @@ class TaskChoice(QGroupBox):
         return self.chosen_targets()
 
     def init_args(self, look) -> dict:
-        """``init_project``'s ``task``, ``target`` and ``horizon`` for these choices."""
+        """``init_project``'s ``task``, ``target`` and ``horizon`` (and a classifier's
+        ``net``) for these choices."""
         if self.task == "forecast":
             return {"task": "forecast", "target": ",".join(self.chosen_targets()),
                     "horizon": self.horizon.value()}
         label = (self.label.currentData() or "") if look.format != "ts" else None
-        return {"task": "classify", "target": label, "horizon": None}
+        return {"task": "classify", "target": label, "horizon": None,
+                "net": self.net.currentData()}
