@@ -236,13 +236,18 @@ class MiniRocket(nn.Module):
                 f"batch_first={self.batch_first}")
 
 
+def unfitted(net: nn.Module) -> tuple[str, ...]:
+    """The names of ``net``'s MiniRocket layers not yet fitted."""
+    return tuple(n for n, m in net.layers.items()
+                 if isinstance(m, MiniRocket) and not m.is_fitted)
+
+
 def fit_from(net: nn.Module, feeds: dict) -> bool:
     """Fit every MiniRocket of ``net`` (a ``build.Net``) that is not yet fitted, from one
     forward pass of ``feeds`` (a training batch) up to those layers, with no gradients and the
     net in evaluation mode (so that no running statistic moves). Returns whether there was
     one to fit."""
-    names = tuple(n for n, m in net.layers.items()
-                  if isinstance(m, MiniRocket) and not m.is_fitted)
+    names = unfitted(net)
     if not names:
         return False
     was = net.training

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from designer.engines.build import BuildError, Net, detach_state
-from designer.engines.rocket import fit_from, fitted_state
+from designer.engines.rocket import fit_from, fitted_state, unfitted
 from designer.engines.step import TrainStep, make_optimizer, set_lr
 from designer.graph.project import Project
 from designer.graph.settings import adam_l2_note
@@ -123,7 +123,9 @@ class Session:
 
     def _fit_from_data(self) -> None:
         """Layers fitted from data rather than trained (MiniRocket's biases) see the first
-        training batch; rank 0's fit is then every rank's."""
+        training batch; rank 0's fit is then every rank's. A net without them draws none."""
+        if not unfitted(self.net):
+            return
         feeds = to_device(self.source.next_batch("train"), self.data_layer, self.device)
         if not fit_from(self.net, feeds) or self.world.size == 1:
             return
