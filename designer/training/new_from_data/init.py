@@ -74,6 +74,9 @@ def init_project(data: str | os.PathLike, task: str | None = None, target: str |
         raise InitError(f"{path} does not exist" if not path.exists() else
                         f"{path} is a folder; give the data file")
     target_path = Path(out) if out else Path.cwd() / (path.stem + ".json")
+    if not target_path.parent.is_dir():
+        raise InitError(f"{target_path.parent} is not a folder, so {target_path.name} cannot "
+                        "be written there (nothing was written)")
     if target_path.exists() and not (replace and target_path.is_file()):
         raise InitError(f"{target_path} already exists; give another --out (nothing was "
                         "written)")

@@ -138,3 +138,13 @@ def test_init_replaces_a_project_only_when_asked(tmp_path):
     path, lines = init_project(data, out=out, replace=True, target="sales", horizon=2)
     assert path == out and '"TimeSeries"' in out.read_text()
     assert lines[0] == "task: forecast (guessed from the file)"
+
+
+def test_init_into_a_folder_that_does_not_exist_is_one_sentence(tmp_path, capsys):
+    from designer.cli import main
+    data = weekly_with_gaps(tmp_path)
+    out = tmp_path / "missing" / "p.json"
+    assert main(["init", "--data", str(data), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "missing is not a folder" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and not out.parent.exists()
