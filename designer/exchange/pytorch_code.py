@@ -28,6 +28,7 @@ from .errors import ExchangeError
 from .pytorch_min_rnn import min_recurrent
 from .pytorch_mlstm import mlstm_recurrent
 from .pytorch_rocket import mini_rocket
+from .pytorch_sequence import conv1d, norm, sequence_pool
 from .pytorch_slstm import slstm_recurrent
 
 # the recurrent layers torch.nn lacks -> the writer of the class model.py gets for each
@@ -164,9 +165,9 @@ class _Writer:
         elif t in RECURRENT_TYPES:
             expr = self._recurrent(name, var, layer, module, p, x, comment)
         elif t == "Conv1D":
-            expr = self._conv1d(name, var, module, p, x, comment)
+            expr = conv1d(self, name, var, module, p, x, comment)
         elif t in ("BatchNorm", "LayerNorm"):
-            expr = self._norm(name, var, module, p, x, comment)
+            expr = norm(self, name, var, module, p, x, comment)
         elif t == "MiniRocket":
             expr = mini_rocket(self, name, var, module, p, x, comment)
         elif t == "Dropout":
@@ -217,45 +218,6 @@ class _Writer:
             return f"packed(self.{var}, {x}, state.get({name!r}), {self._in(name, 2)})"
         return f"self.{var}({x}, state.get({name!r}))"
 
-    def _conv1d(self, name, var, module, p, x, comment) -> str:
-        c = module.conv
-        args = [str(c.in_channels), str(c.out_channels), str(c.kernel_size[0])]
-        args += [f"{k}={getattr(c, k)[0]}" for k in ("stride", "dilation")
-                 if getattr(c, k)[0] != 1]
-        args += [f"groups={c.groups}"] * (c.groups != 1) + ["bias=False"] * (c.bias is None)
-        self.init += [f"{comment}: {c.in_channels} -> {c.out_channels} channels, filters of "
-                      f"{c.kernel_size[0]} steps, padding {p['padding']} {module.pads}",
-                      f"self.{var} = nn.Conv1d({', '.join(args)})"]
-        self.weights[f"{var}.weight"] = c.weight
-        if c.bias is not None:
-            self.weights[f"{var}.bias"] = c.bias
-        self.helpers.add("conv_over_time")
-        return (f"conv_over_time(self.{var}, {x}, {self._in(name, 1)}, {module.pads!r}, "
-                f"batch_first={p['batch_first']})")
-
-    def _norm(self, name, var, module, p, x, comment) -> str:
-        affine = module.weight is not None
-        if self.g.layer(name).type == "LayerNorm":
-            c = module.normalized_shape[0]
-            self.init += [f"{comment}: each step's {c} channels to mean 0, variance 1"
-                          + (", then scaled and shifted" if affine else ""),
-                          f"self.{var} = nn.LayerNorm({c}, eps={module.eps!r}"
-                          + ("" if affine else ", elementwise_affine=False") + ")"]
-            expr = f"self.{var}({x})"
-        else:
-            c = module.num_features
-            self.init += [f"{comment}: {c} channels, by the batch's statistics in train(), "
-                          "the running ones in eval()",
-                          f"self.{var} = nn.BatchNorm1d({c}, eps={module.eps!r}, "
-                          f"momentum={module.momentum!r}" + ("" if affine else ", affine=False")
-                          + ")"]
-            self.helpers.add("batch_norm")
-            expr = (f"batch_norm(self.{var}, {x}, {self._in(name, 1)}, "
-                    f"batch_first={p['batch_first']})")
-        for key, value in module.state_dict().items():
-            self.weights[f"{var}.{key}"] = value
-        return expr
-
     def _function(self, name, var, layer, p, x, info) -> str:
         t = layer.type
         if t == "ReLU":
@@ -286,27 +248,12 @@ class _Writer:
             self.helpers.add("lstm_unit")
             return f"lstm_unit({x}, {self._in(name, 1)}, {self._in(name, 2)})"
         if t == "SequencePool":
-            return self._sequence_pool(name, var, p, x)
+            return sequence_pool(self, name, var, p, x)
         if t == "SequenceLast":
             self.helpers.add("sequence_last")
             return (f"sequence_last({x}, {self._in(name, 1)}, batch_first={p['batch_first']}, "
                     f"bidirectional={p['bidirectional']})")
         raise ExchangeError(f"{name}: a {t} layer has no PyTorch form yet")
-
-    def _sequence_pool(self, name, var, p, x) -> str:
-        self.helpers.add("sequence_pool")
-        score = self.net.layers[name].score
-        if score is not None:  # attention: the layers that score each step
-            parts = ["nn.Tanh()" if not hasattr(m, "weight") else
-                     f"nn.Linear({m.in_features}, {m.out_features}"
-                     + (", bias=False)" if m.bias is None else ")") for m in score]
-            self.init += [f"# {name} (SequencePool): scores each step for the attention",
-                          f"self.{var} = nn.Sequential({', '.join(parts)})"]
-            for key, value in score.state_dict().items():
-                self.weights[f"{var}.{key}"] = value
-        return (f"sequence_pool({x}, {self._in(name, 1)}, {p['method']!r}, "
-                f"batch_first={p['batch_first']}"
-                + (f", score=self.{var})" if score is not None else ")"))
 
     def _scale(self, name, var, p, x, info) -> str:
         rank = len(info.inputs[0].shape)
