@@ -27,12 +27,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from designer.graph.layers import rocket as R
+from designer.graph.layers.rocket import CHUNK, REMEMBER_BYTES, SORT_ABOVE
 
 from .builders import BuildContext, builder
-
-CHUNK = 1 << 25  # comparisons held at once when counting the steps above each bias
-SORT_ABOVE = 32  # more biases a kernel than this: counted from the sorted steps
-REMEMBER_BYTES = 256 << 20  # the features of sequences seen before, kept on the CPU
 
 
 def kernel_weights() -> torch.Tensor:
@@ -129,14 +126,20 @@ class MiniRocket(nn.Module):
             x = F.pad(x, (0, steps - x.shape[2]))
         return x
 
-    def responses(self, x: torch.Tensor, j: int, dilation: int) -> torch.Tensor:
-        """(N, 84, T): each kernel's response at dilation row ``j``, zero-padded at the ends."""
+    def responses(self, x: torch.Tensor, j: int, dilation: int,
+                  paired: bool = False) -> torch.Tensor:
+        """(N, 84, T): each kernel's response at dilation row ``j``, zero-padded at the ends;
+        ``paired``: ``x`` holds 84 sequences and kernel k reads the k-th, (84, T)."""
         w = self.kernels.unsqueeze(1) * self.masks[j].unsqueeze(2)  # (84, C, 9)
+        if paired:
+            x = x.reshape(1, -1, x.shape[2])
         with torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled,
                                         benchmark=torch.backends.cudnn.benchmark,
                                         deterministic=torch.backends.cudnn.deterministic,
                                         allow_tf32=False):
-            return F.conv1d(x, w, padding=4 * dilation, dilation=dilation)
+            y = F.conv1d(x, w, padding=4 * dilation, dilation=dilation,
+                         groups=R.KERNELS if paired else 1)
+        return y[0] if paired else y
 
     @staticmethod
     def counted(j: int, dilation: int, steps: int, device) -> torch.Tensor:
@@ -215,12 +218,7 @@ class MiniRocket(nn.Module):
         biases, start = [], 0
         for j, d in enumerate(used):
             picks = torch.from_numpy(rng.randint(n, size=R.KERNELS)).to(s.device)
-            w = self.kernels.unsqueeze(1) * self.masks[j].unsqueeze(2)  # (84, C, 9)
-            with torch.backends.cudnn.flags(enabled=torch.backends.cudnn.enabled,
-                                            benchmark=False, deterministic=True,
-                                            allow_tf32=False):  # kernel k on sequence k
-                rows = F.conv1d(s[picks].reshape(1, R.KERNELS * c, steps), w,
-                                padding=4 * d, dilation=d, groups=R.KERNELS)[0]
+            rows = self.responses(s[picks], j, d, paired=True)  # kernel k on pick k
             width_q = R.KERNELS * per[j]
             biases.append(quantile_rows(rows.double(), q[start:start + width_q].view(
                 R.KERNELS, per[j])).float())

@@ -22,14 +22,13 @@ and holds at once, at the dilation that needs most:
 
 Checked against the storages the ops allocate on the CPU (the same test). Not counted: on the
 CPU it also keeps the features of the sequences it has read, F x 4 bytes each, up to 256 MiB
-(``designer.engines.rocket.REMEMBER_BYTES``), which a training set fills in its first pass.
+(``designer.graph.layers.rocket.REMEMBER_BYTES``), which a training set fills in its first pass.
 """
 from __future__ import annotations
 
+from .layers.rocket import CHUNK as ROCKET_CHUNK
 from .layers.rocket import KERNELS, dilations, features
-
-ROCKET_CHUNK = 1 << 25  # designer.engines.rocket.CHUNK (the graph imports no engine)
-ROCKET_SORT_ABOVE = 32  # designer.engines.rocket.SORT_ABOVE
+from .layers.rocket import SORT_ABOVE as ROCKET_SORT_ABOVE
 
 
 def rocket_bytes(ctx) -> tuple[int, int]:

@@ -21,6 +21,10 @@ KERNELS = 84  # every choice of the three taps of weight 2 among nine
 TAPS = 9
 TWOS = tuple(combinations(range(TAPS), 3))  # kernel k's taps of weight 2
 MAX_CHANNELS = 9  # a kernel sums over at most this many channels
+# how the engine counts and remembers (here, so that the memory rule and init read the same)
+CHUNK = 1 << 25  # comparisons held at once when counting the steps above each bias
+SORT_ABOVE = 32  # more biases a kernel than this: counted from the sorted steps
+REMEMBER_BYTES = 256 << 20  # the features of sequences seen before, kept on the CPU
 
 
 def features(num_features: int) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from designer.engines.rocket import REMEMBER_BYTES
+from designer.graph.layers.rocket import REMEMBER_BYTES
 from designer.graph.layout import layered_positions
 from designer.graph.model import Graph
 
@@ -107,7 +107,7 @@ def rocket_ms(t: int, batch: int, features: int = ROCKET_FEATURES) -> float:
 
 def rocket_remembered_ms(t: int, sequences: int, features: int = ROCKET_FEATURES) -> float:
     """CPU ms of the MiniRocket classifier's 2,000 steps when every sequence's features are
-    computed once and then remembered (``designer.engines.rocket.REMEMBER_BYTES``); infinite
+    computed once and then remembered (``REMEMBER_BYTES``, as the engine keeps them); infinite
     where they would not all fit."""
     if sequences * features * 4 > REMEMBER_BYTES:
         return math.inf
