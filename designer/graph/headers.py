@@ -336,6 +336,13 @@ def read_ts_header(path: Path) -> TsHeader:
     return _cached(Path(path), "ts", _read_ts_header)
 
 
+def ts_blank(line: str) -> bool:
+    """Whether a stripped line of a .ts file holds nothing to read: empty, or a comment, ``#``
+    as the format writes them or ``%`` as ARFF (and some UCR/UEA files, aeon's own among
+    them) does."""
+    return not line or line[0] in "#%"
+
+
 def _read_ts_header(path: Path) -> TsHeader:
     text = head_text(path, 1 << 20)
     fields: dict[str, str] = {}
@@ -343,18 +350,18 @@ def _read_ts_header(path: Path) -> TsHeader:
     lines = text.splitlines()
     for i, line in enumerate(lines):
         s = line.strip()
-        if not s or s.startswith("#"):
+        if ts_blank(s):
             continue
         if s.lower().startswith("@data"):
-            first = next((ln.strip() for ln in lines[i + 1:] if ln.strip()
-                          and not ln.strip().startswith("#")), None)
+            first = next((ln.strip() for ln in lines[i + 1:] if not ts_blank(ln.strip())),
+                         None)
             break
         if s.startswith("@"):
             key, _, value = s[1:].partition(" ")
             fields[key.lower()] = value.strip()
         else:
             raise DataProblem(f"{path} is not a .ts file: line {i + 1} comes before @data but "
-                              "is neither a comment (#) nor a header (@)")
+                              "is neither a comment (# or %) nor a header (@)")
     else:
         raise DataProblem(f"{path} is not a .ts file (no @data line in its first MiB)")
     if first is None:

@@ -66,7 +66,7 @@ def read_ts(path: Path, labelled: bool = True) -> Sequences:
             in_data = False
             for number, line in enumerate(f, 1):
                 s = line.strip()
-                if not s or s.startswith("#"):
+                if headers.ts_blank(s):
                     continue
                 if not in_data:
                     in_data = s.lower().startswith("@data")

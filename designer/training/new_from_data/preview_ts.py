@@ -41,7 +41,7 @@ def _ts_lines(text: str):
     in_data = False
     for line in text.splitlines():
         s = line.strip()
-        if not s or s.startswith("#"):
+        if headers.ts_blank(s):
             continue
         if not in_data:
             in_data = s.lower().startswith("@data")
@@ -73,7 +73,7 @@ def _ts_counts(look: Preview, path: Path, stop, progress) -> tuple[Counter, list
         in_data = False
         for number, line in enumerate(f, 1):
             s = line.strip()
-            if not s or s.startswith("#"):
+            if headers.ts_blank(s):
                 continue
             if not in_data:
                 in_data = s.lower().startswith("@data")

@@ -288,3 +288,20 @@ def test_a_resumed_augmented_run_draws_what_an_uninterrupted_one_would(tmp_path)
     b = source(f, batch_size=5, **AUGMENTED)
     b.load_state_dict(state)
     assert same_batches([b.next_batch() for _ in range(6)], want)
+
+
+def test_percent_comments_are_read_as_comments(tmp_path):
+    """ARFF-style ``%`` comments, as some UCR/UEA files (aeon's UnitTest) carry, anywhere a
+    ``#`` comment may be: the same sequences, and the preview reads them too."""
+    from designer.training.new_from_data.preview import read_head, scan
+    plain = ts(tmp_path, "plain_TRAIN.ts", rows(9))
+    text = open(plain).read().replace("# a test file", "%# a cut-down file\n% more words")
+    text = text.replace("@data\n", "@data\n%a comment among the data\n")
+    commented = tmp_path / "commented_TRAIN.ts"
+    commented.write_text(text)
+    a, b = source(plain), source(commented)
+    assert [s.tolist() for s in a.seqs.series] == [s.tolist() for s in b.seqs.series]
+    assert a.label_ids.tolist() == b.label_ids.tolist()
+    look = read_head(commented)
+    scan(look)
+    assert look.task == "classify" and look.problem is None and look.sequences == 9
