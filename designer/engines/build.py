@@ -19,7 +19,7 @@ from designer.graph.shapes import resolve_params
 from . import conv as _conv  # noqa: F401  (and of the convolution over time)
 from . import layers as _layers  # noqa: F401  (registers the builders of the plain layers)
 from . import pooling as _pooling  # noqa: F401  (and of pooling over time)
-from . import rocket as _rocket  # noqa: F401  (and of the random convolution features)
+from . import rocket as _rocket  # (and of the random convolution features)
 from . import norm as _norm  # noqa: F401  (and of BatchNorm and LayerNorm)
 from . import recurrent_builder as _recurrent  # noqa: F401  (and of the recurrent ones)
 from .builders import BUILDERS, BuildContext, BuildError, builder  # noqa: F401  (public here)
@@ -101,6 +101,9 @@ class Net(nn.Module):
         self.regressions = [n for n in self.losses if self.types[n] in REGRESSION_LOSSES]
         self.metrics = [n for n in self.order if self.types[n] == "Accuracy"]
         self.recurrent = [n for n in self.order if self.types[n] in RECURRENT_TYPES]
+        # MiniRocket layers that read the data alone: :meth:`stage` runs them before a step
+        self.staged = [n for n in self.order if self.types[n] == "MiniRocket" and all(
+            w is None or w[0] in self.sources for w in self.wiring[n])]
         self._needed_cache: dict[tuple, list[str]] = {}
         self.register_buffer("unit_scale", torch.ones(1), persistent=False)
 
@@ -164,6 +167,20 @@ class Net(nn.Module):
                            "on the host")
         return out
 
+    def stage(self, feeds: dict) -> dict:
+        """``feeds`` with the outputs of the layers in ``staged`` added (``"rocket.y"``), which
+        :meth:`forward` then takes as given. They learn nothing and read only the data, and
+        the features of sequences read before come from their memory, which needs the host:
+        run here, outside a training step, the step itself can be captured in a CUDA graph."""
+        if not self.staged or not _rocket.remembers():
+            return feeds
+        out = dict(feeds)
+        for name in self.staged:
+            ins = [None if w is None else feeds.get(f"{w[0]}.{self.ports[w[0]][w[1]]}")
+                   for w in self.wiring[name]]
+            out[f"{name}.{self.ports[name][0]}"] = self.layers[name](*ins)
+        return out
+
     def needed(self, want: tuple[str, ...] | None) -> list[str]:
         """The layers (in order) that ``want`` depends on."""
         if want is None:
@@ -202,7 +219,8 @@ class Net(nn.Module):
         new_state: dict = {}
         for name in self.needed(want):
             mod = self.layers[name]
-            if name in self.sources:
+            if name in self.sources or (name in self.staged
+                                        and f"{name}.{self.ports[name][0]}" in feeds):
                 outs = tuple(feeds.get(f"{name}.{p}") for p in self.ports[name])
             else:
                 ins = [None if w is None else blobs[w] for w in self.wiring[name]]

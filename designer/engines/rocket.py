@@ -15,11 +15,13 @@ the other half only the steps whose window lies inside the sequence, as MiniRock
 Sequences are read as MiniRocket reads a padded set: zero-padded to the steps the layer was
 fitted on (``length``, the data's padded length), so a batch of shorter sequences gives the
 same features; with ``lengths`` the steps from each sequence's length on are zeros whatever
-the data held there. On the CPU the features of a sequence seen before come from memory.
+the data held there. The features of a sequence read before come from memory (on the device
+that runs the layer, up to ``REMEMBER_BYTES``): a training set is read over and over, and after
+its first pass a step costs only the layers after this one. Finding them takes the sequences'
+keys on the host, which a CUDA graph cannot: a layer that reads the data alone is run before
+the captured step (``Net.stage``), and one captured inside it computes its features.
 """
 from __future__ import annotations
-
-import hashlib
 
 import numpy as np
 import torch
@@ -27,9 +29,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from designer.graph.layers import rocket as R
-from designer.graph.layers.rocket import CHUNK, REMEMBER_BYTES, SORT_ABOVE
+from designer.graph.layers.rocket import CHUNK, SORT_ABOVE
 
 from .builders import BuildContext, builder
+
+
+def remembers() -> bool:
+    """Whether MiniRocket layers keep the features of the sequences they read (a bank of
+    ``REMEMBER_BYTES``; 0 turns it off, as a benchmark comparing the two does)."""
+    return R.REMEMBER_BYTES > 0
 
 
 def kernel_weights() -> torch.Tensor:
@@ -85,14 +93,16 @@ class MiniRocket(nn.Module):
         self.register_buffer("fitted", torch.zeros((), dtype=torch.bool))
         self._plan: list[tuple[int, int]] | None = None  # (dilation, features) on the host
         self._length: int | None = None
-        self._memory: dict[bytes, torch.Tensor] = {}  # on the CPU: features by sequence
+        self._rows: dict[tuple, int] = {}  # a remembered sequence's key -> its row in _bank
+        self._bank: torch.Tensor | None = None  # (rows, F) features of sequences read before
+        self._mixers: torch.Tensor | None = None  # (values, 2) the keys' odd multipliers
         self._fitted: bool | None = False  # None: read the buffer (after a load)
         self.register_load_state_dict_post_hook(lambda module, keys: module._forget())
 
     # ------------------------------------------------------------------------ state --
     def _forget(self) -> None:
         self._plan = self._fitted = self._length = None
-        self._memory = {}
+        self._rows, self._bank = {}, None
 
     def plan(self) -> list[tuple[int, int]]:
         """``[(dilation, features a kernel makes at it), ...]``, read once from the buffers."""
@@ -156,7 +166,7 @@ class MiniRocket(nn.Module):
             self.fit(x, lengths)
         with torch.no_grad(), torch.autocast(x.device.type, enabled=False):
             s = self._series(x, lengths, self.steps())
-            if s.device.type != "cpu":
+            if not remembers() or (s.is_cuda and torch.cuda.is_current_stream_capturing()):
                 return self.features(s)
             return self._remembered(s)
 
@@ -173,23 +183,61 @@ class MiniRocket(nn.Module):
             start += R.KERNELS * per
         return torch.cat(out, 1)
 
+    def keys(self, s: torch.Tensor) -> list[tuple[int, int]]:
+        """One key a sequence of ``s``, the same for the same values (bit for bit) in any batch
+        and on any device: two sums of the values' bits times fixed odd multipliers, in
+        integers, whose wrapping sums do not depend on the order they are added in."""
+        bits = s.reshape(len(s), -1).contiguous().view(torch.int32).long()
+        width = bits.shape[1]
+        if self._mixers is None or self._mixers.shape[0] < width \
+                or self._mixers.device != s.device:
+            g = torch.Generator().manual_seed(0x5EED)
+            mixers = torch.randint(0, 1 << 30, (max(width, 1), 2), generator=g) * 2 + 1
+            self._mixers = mixers.to(s.device)
+        m = self._mixers[:width]
+        return [tuple(k) for k in torch.stack([(bits * m[:, 0]).sum(1),
+                                               (bits * m[:, 1]).sum(1)], 1).tolist()]
+
     def _remembered(self, s: torch.Tensor) -> torch.Tensor:
-        """On the CPU: the features of sequences seen before (the same values, padding and
-        all) from memory, up to ``REMEMBER_BYTES``; the rest computed. A training set is read
-        over and over, and these features cost most of a CPU step."""
-        keys = [hashlib.blake2b(row.numpy().tobytes(), digest_size=16).digest() for row in s]
-        new = [i for i, k in enumerate(keys) if k not in self._memory]
-        if new:
-            made = self.features(s[new])
-            room = REMEMBER_BYTES // max(1, 4 * made.shape[1]) - len(self._memory)
-            for i, row in zip(new[:max(0, room)], made):
-                self._memory[keys[i]] = row
-            if len(new) == len(keys):
-                return made
-            fresh = dict(zip(new, made))
-            return torch.stack([fresh[i] if i in fresh else self._memory[k]
-                                for i, k in enumerate(keys)])
-        return torch.stack([self._memory[k] for k in keys])
+        """The features of ``s``: those of sequences read before from the bank, the rest
+        computed and kept while the bank has room (``REMEMBER_BYTES``)."""
+        if self._bank is not None and self._bank.device != s.device:
+            self._rows, self._bank = {}, None
+        keys = self.keys(s)
+        rows = [self._rows.get(k) for k in keys]
+        new = [i for i, r in enumerate(rows) if r is None]
+        if not new:
+            return self._bank.index_select(0, torch.tensor(rows, device=s.device))
+        made = self.features(s[new] if len(new) < len(s) else s)
+        self._keep([keys[i] for i in new], made)
+        if len(new) == len(s):
+            return made
+        out = made.new_empty(len(s), made.shape[1])
+        old = [i for i, r in enumerate(rows) if r is not None]
+        out[torch.tensor(new, device=s.device)] = made
+        out[torch.tensor(old, device=s.device)] = self._bank.index_select(
+            0, torch.tensor([rows[i] for i in old], device=s.device))
+        return out
+
+    def _keep(self, keys: list[tuple], made: torch.Tensor) -> None:
+        """Keep the rows of ``made`` under ``keys`` (each once) while the bank has room."""
+        limit = R.REMEMBER_BYTES // max(1, 4 * made.shape[1])
+        fresh = {}
+        for i, k in enumerate(keys):
+            if k not in self._rows and k not in fresh and len(self._rows) + len(fresh) < limit:
+                fresh[k] = i
+        if not fresh:
+            return
+        have = len(self._rows)
+        need = have + len(fresh)
+        if self._bank is None or self._bank.shape[0] < need:  # grow by doubling, up to limit
+            grown = made.new_empty(min(limit, max(need, 2 * have, 64)), made.shape[1])
+            if self._bank is not None:
+                grown[:have] = self._bank[:have]
+            self._bank = grown
+        self._bank[have:need] = made[torch.tensor(list(fresh.values()), device=made.device)]
+        for j, k in enumerate(fresh):
+            self._rows[k] = have + j
 
     # ------------------------------------------------------------------------ fitting --
     @torch.no_grad()

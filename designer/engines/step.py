@@ -219,6 +219,7 @@ class TrainStep:
         return key
 
     def __call__(self, feeds: dict, state: dict | None = None) -> StepOut:
+        feeds = self.net.stage(feeds)  # MiniRocket's remembered features, outside any graph
         if not self.use_graph:
             return self._body(feeds, state)
         key = self._shape_key(feeds, state)

@@ -21,8 +21,9 @@ and holds at once, at the dilation that needs most:
 - the features made so far, (N, F) fp32, copied once when they are joined.
 
 Checked against the storages the ops allocate on the CPU (the same test). Not counted: on the
-CPU it also keeps the features of the sequences it has read, F x 4 bytes each, up to 256 MiB
-(``designer.graph.layers.rocket.REMEMBER_BYTES``), which a training set fills in its first pass.
+device it runs on, it also keeps the features of the sequences it has read, F x 4 bytes each,
+up to 256 MiB (``designer.graph.layers.rocket.REMEMBER_BYTES``), which a training set fills in
+its first pass: a size of the data, not of a step.
 """
 from __future__ import annotations
 

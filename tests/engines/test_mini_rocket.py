@@ -16,6 +16,7 @@ from designer.engines.bench import random_feeds
 from designer.engines.build import Net
 from designer.engines.rocket import MiniRocket
 from designer.graph import memory_rocket
+from designer.graph.layers import rocket as R
 from designer.graph.memory_layers import Context, rule
 from designer.graph.model import Graph
 from designer.training.run.checkpoint import Checkpoint, CheckpointError
@@ -296,7 +297,9 @@ def test_the_rule_follows_the_engines_constants():
     (8, 100, 12, 9996, False, True, 32),   # many biases at dilation 1: sorted
     (32, 300, 3, 168, True, False, 32),    # one bias a dilation
     (4, 60, 1, 84 * 40, True, False, 1)])  # a single dilation
-def test_the_forward_peak_is_estimated(n, steps, channels, num_features, lengths, first, rows):
+def test_the_forward_peak_is_estimated(n, steps, channels, num_features, lengths, first, rows,
+                                       monkeypatch):
+    monkeypatch.setattr(R, "REMEMBER_BYTES", 0)  # the features computed, not looked up
     m = MiniRocket(channels, num_features, rows, 0, first)
     x = torch.randn(n, steps, channels) if first else torch.randn(steps, n, channels)
     length = torch.randint(steps // 2, steps, (n,)) if lengths else None
@@ -329,3 +332,72 @@ def test_rank_0s_fit_becomes_every_ranks(tmp_path):
     feeds = {"data.data": x, "data.lengths": n}
     assert torch.equal(rank0(feeds, want=("rocket",)).blobs[("rocket", 0)],
                        rank1(feeds, want=("rocket",)).blobs[("rocket", 0)])
+
+
+# -- remembering: the features of sequences read before -----------------------------------------
+
+def test_a_sequence_read_before_gives_the_features_it_gave_in_any_batch(monkeypatch):
+    x, n = padded([30, 22, 30, 17, 25, 30], channels=2, seed=3)
+    m = MiniRocket(2, 840, 32, 0, False)
+    m.fit(x, n)
+    first = m(x[:, :4], n[:4])  # sequences 0-3 computed and kept
+    assert len(m._rows) == 4
+    again = m(x[:, [3, 5, 1, 4]], n[[3, 5, 1, 4]])  # two kept, two new
+    assert len(m._rows) == 6
+    monkeypatch.setattr(R, "REMEMBER_BYTES", 0)
+    computed = m(x[:, [3, 5, 1, 4]], n[[3, 5, 1, 4]])
+    assert torch.equal(again, computed)
+    assert torch.equal(again[0], first[3]) and torch.equal(again[2], first[1])
+
+
+def test_the_keys_tell_sequences_apart_and_ignore_the_batch():
+    m = MiniRocket(1, 168, 32, 0, True)
+    s = torch.randn(5, 1, 40)
+    s[4] = s[0]
+    keys = m.keys(s)
+    assert keys[4] == keys[0] and len(set(keys)) == 4
+    nudged = s[:1].clone()
+    nudged[0, 0, 7] = torch.nextafter(nudged[0, 0, 7], torch.tensor(1e9))  # one bit of one step
+    assert m.keys(nudged)[0] != keys[0]
+    assert m.keys(s[2:3])[0] == keys[2]
+
+
+def test_the_bank_stops_at_its_bytes_and_still_answers(monkeypatch):
+    x, n = padded([20] * 8, channels=1, garbage=False, seed=4)
+    m = MiniRocket(1, 168, 32, 0, False)
+    m.fit(x, n)
+    monkeypatch.setattr(R, "REMEMBER_BYTES", 3 * 4 * 168)  # room for three sequences
+    out = m(x, n)
+    assert len(m._rows) == 3 and m._bank.shape[0] == 3
+    monkeypatch.setattr(R, "REMEMBER_BYTES", 0)
+    assert torch.equal(out, m(x, n))
+
+
+def test_a_net_runs_the_layer_that_reads_the_data_before_its_step(tmp_path, monkeypatch):
+    """``Net.stage`` computes (or recalls) the features outside the step, which then takes
+    them as given: the same outputs, and the step holds no host lookup to keep it from a
+    CUDA graph."""
+    net = Net(rocket_net(tmp_path))
+    assert net.staged == ["rocket"] and net.capture_blockers(carries_state=False) == []
+    x, n = padded([16, 12, 14, 13], channels=2, garbage=False, seed=1)
+    feeds = {"data.data": x, "data.lengths": n}
+    engine.fit_from(net, feeds)
+    staged = net.stage(feeds)
+    assert set(staged) == {"data.data", "data.lengths", "rocket.y"}
+    calls = []
+    net.layers["rocket"].register_forward_hook(lambda *a: calls.append(1))
+    given = net(staged, want=("ip",)).blobs[("ip", 0)]
+    assert not calls  # taken from the feeds, not run again
+    assert torch.equal(given, net(feeds, want=("ip",)).blobs[("ip", 0)])
+    monkeypatch.setattr(R, "REMEMBER_BYTES", 0)
+    assert net.stage(feeds) is feeds
+
+
+def test_loading_weights_forgets_what_it_remembered():
+    x, n = padded([20, 15, 18], channels=1, garbage=False, seed=5)
+    m = MiniRocket(1, 168, 32, 0, False)
+    m.fit(x, n)
+    m(x, n)
+    assert m._rows
+    m.load_state_dict(m.state_dict())
+    assert not m._rows and m._bank is None

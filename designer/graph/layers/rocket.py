@@ -24,7 +24,7 @@ MAX_CHANNELS = 9  # a kernel sums over at most this many channels
 # how the engine counts and remembers (here, so that the memory rule and init read the same)
 CHUNK = 1 << 25  # comparisons held at once when counting the steps above each bias
 SORT_ABOVE = 32  # more biases a kernel than this: counted from the sorted steps
-REMEMBER_BYTES = 256 << 20  # the features of sequences seen before, kept on the CPU
+REMEMBER_BYTES = 256 << 20  # the features of sequences read before, kept on their device
 
 
 def features(num_features: int) -> int:
