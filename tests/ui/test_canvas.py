@@ -242,3 +242,23 @@ def test_zoom_with_the_wheel_and_fit_to_view(char_rnn, qtbot):
     w.act.fit.trigger()
     visible = w.view.visible_scene_rect()
     assert all(visible.contains(n.sceneBoundingRect()) for n in w.scene.nodes())
+
+
+def test_labels_of_neighbouring_links_at_one_height_do_not_overlap(window, tmp_path):
+    """`init`'s classifier: the data layer's data and lengths run side by side into MiniRocket,
+    and their labels, at the same height, used to print over each other."""
+    from designer.training.new_from_data.init import init_project
+    ts = tmp_path / "toy.ts"
+    ts.write_text("@dimensions 1\n@equalLength false\n@classLabel true up down\n@data\n" + "".join(
+        f"{','.join(str((i % 2 * 2 - 1) * t) for t in range(10 + i % 4))}:{'up' if i % 2 else 'down'}\n"
+        for i in range(12)))
+    init_project(str(ts), out=str(tmp_path / "p.json"))
+    assert window.files.open_path(tmp_path / "p.json", confirmed=True)
+    window.scene.reroute_all()
+    data = window.scene.link_item(Link("data", "data", "rocket", "x")).label_item
+    lengths = window.scene.link_item(Link("data", "lengths", "rocket", "lengths")).label_item
+    assert data.isVisible() and lengths.isVisible()
+    assert not data.sceneBoundingRect().intersects(lengths.sceneBoundingRect())
+    window.doc.set_param("data", "batch_size", 8)  # new texts: kept apart again
+    QApplication.processEvents()
+    assert not data.sceneBoundingRect().intersects(lengths.sceneBoundingRect())

@@ -257,3 +257,27 @@ def test_every_toolbar_item_is_in_sight_at_1366_by_768(char_rnn, qtbot):
     w.act.resume.setVisible(True)
     qtbot.waitUntil(in_sight, timeout=60_000)
     assert target.engine_picker.width() < 200  # a long entry is elided, not widening the bar
+
+
+def test_each_group_of_tabbed_docks_has_one_tab_bar_and_none_strays_over_the_canvas(window,
+                                                                                     settings):
+    """Tabbing two groups before the window is laid out left a copy of the second group's tab
+    bar, showing "Pr", over the canvas (Qt 6.11); the docks are now tabbed when first shown,
+    and a kept layout comes back the same."""
+    from PySide6.QtWidgets import QTabBar
+
+    def bars(w):
+        return sorted(tuple(b.tabText(i) for i in range(b.count()))
+                      for b in w.findChildren(QTabBar) if b.parentWidget() is w and b.isVisible())
+
+    assert bars(window) == [("Problems", "History", "Output"), ("Properties", "Device")]
+    assert window.tabifiedDockWidgets(window.properties_dock) == [window.device_dock]
+    window.save_settings()
+    again = MainWindow(settings=settings)
+    again.show()
+    assert window.device_dock.objectName() in [d.objectName() for d in
+                                               again.tabifiedDockWidgets(again.properties_dock)]
+    canvas = again.view.geometry()
+    assert not [b for b in again.findChildren(QTabBar) if b.parentWidget() is again
+                and b.isVisible() and b.geometry().intersects(canvas)]
+    again.close()

@@ -73,6 +73,29 @@ def route(p1: QPointF, p2: QPointF, obstacles: list[QRectF], lane: int = 0, boxe
     return path, path.pointAtPercent(0.5), False
 
 
+def separate_labels(links) -> None:
+    """Move each curve's label sideways off the labels placed before it (two links from
+    neighbouring ports, as a data layer's data and lengths, meet at the same height)."""
+    rows: dict[int, list[QRectF]] = {}  # the placed labels by height, 16 px a row
+
+    def near(rect: QRectF) -> list[QRectF]:
+        row = int(rect.center().y() // 16)
+        return [o for r in (row - 1, row, row + 1) for o in rows.get(r, ())
+                if rect.intersects(o)]
+
+    for item in sorted(links, key=lambda k: (k.label_at.x(), k.label_at.y())):
+        label = item.label_item
+        if not label.wanted:
+            continue
+        rect = label.sceneBoundingRect()
+        start = rect.left()
+        while not item.vertical and (hit := near(rect)):
+            rect.moveLeft(max(o.right() for o in hit) + 2)
+        if rect.left() != start:
+            item.shift_label(rect.left() - start)
+        rows.setdefault(int(rect.center().y() // 16), []).append(rect)
+
+
 class LinkLabel(QGraphicsItem):
     """The shape a link carries, in a pill; above every line, below every layer."""
 
@@ -158,6 +181,14 @@ class LinkItem(QGraphicsItem):
 
     def _place_label(self) -> None:
         self.label_item.place(self.label, self.label_at, self.vertical)
+        self._label_bounds()
+
+    def shift_label(self, dx: float) -> None:
+        """Move the label ``dx`` sideways (off another link's label)."""
+        self.label_item.moveBy(dx, 0)
+        self._label_bounds()
+
+    def _label_bounds(self) -> None:
         self.prepareGeometryChange()
         self._bounds = self.path.boundingRect().united(
             self.label_item.sceneBoundingRect()).adjusted(-4, -4, 4, 4)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsScene
 from designer.graph.errors import GraphWarning
 from designer.ui.look import theme
 
-from .link_item import LinkItem
+from .link_item import LinkItem, separate_labels
 from .node_item import H, W, NodeItem, PortItem
 from .wiring import WireDrag
 
@@ -52,6 +52,8 @@ class GraphScene(QGraphicsScene):
         self._warn_timer.timeout.connect(self.refresh_warnings)
         self._route_timer = QTimer(self, singleShot=True, interval=0)
         self._route_timer.timeout.connect(self.reroute_all)
+        self._label_timer = QTimer(self, singleShot=True, interval=0)
+        self._label_timer.timeout.connect(self._separate_labels)
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         doc.graph_replaced.connect(self.set_graph)
         self.set_graph(doc.graph)
@@ -222,6 +224,7 @@ class GraphScene(QGraphicsScene):
         for link, item in self._links.items():
             if link.src in names or link.dst in names:
                 item.refresh(self.graph)
+        self._label_timer.start()  # new texts, new widths: off each other again
         self._warn_timer.start()
 
     def _on_dims_changed(self, dims) -> None:
@@ -273,7 +276,11 @@ class GraphScene(QGraphicsScene):
             item.label_item.wanted = key not in shared
             item.label_item.setVisible(item.label_item.wanted and self._labels_shown)
             shared.setdefault(key, item)
+        self._separate_labels()
         self._grow()
+
+    def _separate_labels(self) -> None:
+        separate_labels(self._links.values())
 
     def show_labels(self, shown: bool) -> None:
         """Show the links' shape labels (the view hides them when they could not be read)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QTabWidget,
                                QUndoView, QVBoxLayout, QWidget)
 
@@ -51,6 +51,7 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
         self.setObjectName("main_window")
         self.setWindowIcon(resources.app_icon())
         self.setDockOptions(QMainWindow.AnimatedDocks | QMainWindow.AllowTabbedDocks)
+        self._tabs_pending: list[tuple[QDockWidget, QDockWidget]] = []  # tabbed when shown
         self.doc = Document(parent=self)
         self.scene = GraphScene(self.doc, self)
         self.view = CanvasView(self.scene)
@@ -94,8 +95,6 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
                                          tabify_with=self.problems_dock)
         self.device_dock = self.add_dock(QWidget(), "Device", Qt.RightDockWidgetArea,
                                          tabify_with=self.properties_dock)
-        self.problems_dock.raise_()
-        self.properties_dock.raise_()
 
         self.summary = QLabel()
         self.summary.setIndent(16)  # a gap after a long status message that reaches it
@@ -116,8 +115,8 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
         self.resizeDocks([self.palette_dock, self.properties_dock], [250, 340], Qt.Horizontal)
         self.resizeDocks([self.problems_dock], [160], Qt.Vertical)
         self.resizeDocks([self.problems_dock, self.charts_dock], [560, 880], Qt.Horizontal)
-        if restore:
-            self._restore()
+        if restore and self._restore():
+            self._tabs_pending.clear()  # the kept layout has its own tabs
         self._update_title()
         self._update_summary()
 
@@ -129,7 +128,11 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
         dock.setObjectName(title.lower().replace(" ", "_") + "_dock")
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
-        if tabify_with is not None:
+        if tabify_with is not None and not self.isVisible():
+            # tabbed when first shown: Qt 6.11 tabifying two groups before the window is
+            # laid out leaves a stray copy of the second group's tab bar over the canvas
+            self._tabs_pending.append((tabify_with, dock))
+        elif tabify_with is not None:
             self.tabifyDockWidget(tabify_with, dock)
         if hasattr(self, "act"):
             self.act.docks_menu.addAction(dock.toggleViewAction())
@@ -315,13 +318,25 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
             QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
 
     # ---------------------------------------------------------------- settings --
-    def _restore(self) -> None:
+    def _restore(self) -> bool:
+        """The geometry and dock layout kept in the settings; whether a layout was kept."""
         s = self.settings
         geometry, state = s.value("window/geometry"), s.value("window/state")
         if geometry is not None:
             self.restoreGeometry(geometry)
-        if state is not None:
-            self.restoreState(state)
+        return state is not None and bool(self.restoreState(state))
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._tabs_pending:  # the first time: the docks' tabs, each group's first on top
+            for first, dock in self._tabs_pending:
+                self.tabifyDockWidget(first, dock)
+            self._tabs_pending.clear()
+            QTimer.singleShot(0, self._raise_first_tabs)
+
+    def _raise_first_tabs(self) -> None:
+        self.problems_dock.raise_()
+        self.properties_dock.raise_()
 
     def save_settings(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())

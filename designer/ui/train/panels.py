@@ -23,6 +23,7 @@ class LazyPanel(QStackedWidget):
     def __init__(self, placeholder: QWidget, parent=None) -> None:
         super().__init__(parent)
         self.panel: QWidget | None = None
+        self.seen = False  # what the dock last said: in view (a tab behind another is not)
         self.addWidget(placeholder)
 
     def build(self) -> QWidget:
@@ -36,12 +37,13 @@ class LazyPanel(QStackedWidget):
         return self.panel
 
     def shown(self, visible: bool) -> None:
-        """Dock visibility changed: build soon after it is first shown."""
+        """Dock visibility changed: build soon after it is first shown, if still in view."""
+        self.seen = visible
         if visible and self.panel is None:
             QTimer.singleShot(BUILD_DELAY_MS, self._build_if_visible)
 
     def _build_if_visible(self) -> None:
-        if self.panel is None and self.isVisible():
+        if self.panel is None and self.seen and self.isVisible():
             self.ensure()
 
 
