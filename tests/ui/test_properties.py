@@ -2,7 +2,7 @@
 undo stack, and the canvas follows."""
 from designer.graph.model import Link
 from designer.ui.forms.param_editors import ChoiceEditor, FloatEditor, IntEditor, TextEditor
-from tests.conftest import need_data
+from tests.conftest import PROJECTS, need_data
 
 
 def select(w, name):
@@ -104,3 +104,25 @@ def test_with_nothing_selected_the_panel_shows_the_project(char_rnn):
     panel.name_edit.editingFinished.emit()
     assert w.doc.project.name == "My Char-RNN"
     assert w.windowTitle().startswith("My Char-RNN[*]")
+
+
+def test_the_panel_fits_its_dock_for_the_project_and_every_layer_of_the_examples(window):
+    """Nothing is cut at the dock's right edge: the project's page was as wide as the widest
+    layer page (a stack sizes to its largest page), a layer's kind line did not wrap, and the
+    design-choice buttons sat in one row wider than the dock."""
+    from PySide6.QtWidgets import QApplication, QScrollArea
+
+    def overflow() -> int:
+        area = next(a for a in window.properties.findChildren(QScrollArea) if a.isVisible())
+        return area.widget().width() - area.viewport().width()
+
+    for project in sorted(PROJECTS.glob("*.json")):
+        assert window.files.open_path(project, confirmed=True)
+        QApplication.processEvents()
+        assert overflow() <= 0, project.name
+        for name in window.doc.graph.names():
+            window.scene.clearSelection()
+            window.scene.node(name).setSelected(True)
+            QApplication.processEvents()
+            assert overflow() <= 0, (project.name, name)
+        window.doc.stack.setClean()

@@ -8,7 +8,8 @@ under the buttons, what the project's search varies of the layer beyond the form
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QToolButton, QVBoxLayout, QWidget
 
 from designer.graph.spec import ParamSpec
 from designer.ui.look import resources, theme
@@ -50,8 +51,9 @@ class DesignChoices(QWidget):
         super().__init__(parent)
         self.doc, self.name, self.specs = doc, None, {}
         self.buttons: dict[str, QToolButton] = {}
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
+        lay = QVBoxLayout(self)  # a button a line: a row of three outgrows the dock
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
         for key, text in TEXT.items():
             button = resources.themed(QToolButton(self, autoRaise=True), "search")
             button.setObjectName(f"search_design_{key}")
@@ -59,13 +61,10 @@ class DesignChoices(QWidget):
             button.setToolButtonStyle(button.toolButtonStyle().ToolButtonTextBesideIcon)
             button.clicked.connect(lambda _=False, k=key: self._edit(k))
             self.buttons[key] = button
-            row.addWidget(button)
-        row.addStretch(1)
+            button.hide()  # shown for the layers that have the choice
+            lay.addWidget(button, 0, Qt.AlignLeft)
         self.searched = caption("", self)
         self.searched.setStyleSheet(f"color: {theme.colors.accent.name()};")
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addLayout(row)
         lay.addWidget(self.searched)
 
     def show_layer(self, name: str, form_keys) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QPalette
-from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import (QGridLayout, QLabel, QSizePolicy, QStackedWidget, QToolButton,
+                               QWidget)
 
 from designer.ui.editor.commands import UNSET
 from designer.ui.look import resources, theme
@@ -142,3 +143,20 @@ class ParamForm(QWidget):
     def clear_errors(self) -> None:
         for label in self.errors.values():
             label.hide()
+
+
+class PageSized(QStackedWidget):
+    """A stack as wide and high as the page it shows (a plain one takes its largest page's
+    size, and the project's page was cut at the dock's edge by the layer page's width)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.currentChanged.connect(lambda _: self.updateGeometry())
+
+    def sizeHint(self):
+        page = self.currentWidget()
+        return page.sizeHint() if page is not None else super().sizeHint()
+
+    def minimumSizeHint(self):
+        page = self.currentWidget()
+        return page.minimumSizeHint() if page is not None else super().minimumSizeHint()

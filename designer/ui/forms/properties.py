@@ -8,7 +8,7 @@ from html import escape
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QFrame, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
-                               QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
+                               QScrollArea, QTabWidget, QVBoxLayout, QWidget)
 
 from designer.engines.expansion import UNROLLS
 from designer.graph import dims as D
@@ -18,7 +18,7 @@ from designer.ui.editor import describe
 from designer.ui.look import resources, theme
 
 from .design_choices import DesignChoices
-from .param_form import ParamForm, caption
+from .param_form import PageSized, ParamForm, caption
 from .search_over import describe as describe_range
 from .search_over import edit_search, rename_layer
 
@@ -57,7 +57,7 @@ class LayerPanel(QWidget):
         self.name_edit.setToolTip("The layer's name (letters, digits, _ and -); Enter renames")
         self.name_edit.editingFinished.connect(self._rename)
         self.name_error = caption("", self, error=True)
-        self.kind = QLabel(textFormat=Qt.RichText)
+        self.kind = QLabel(textFormat=Qt.RichText, wordWrap=True)  # wraps in a narrow dock
         self.design = DesignChoices(doc, self)  # its type, the inputs a join keeps ...
         self.summary = QLabel(wordWrap=True)
         self.help = caption("", self)
@@ -68,7 +68,7 @@ class LayerPanel(QWidget):
         self.unroll.setToolTip("The net the CAFFE engine runs: SCALE, INNER_PRODUCT, ELTWISE "
                                "and LSTM_UNIT layers for every time step")
         self.unroll.clicked.connect(lambda: self.unroll_requested.emit(self.name))
-        self.forms = QStackedWidget()
+        self.forms = PageSized()
         self._forms: dict[str, ParamForm] = {}
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 8, 10, 10)
@@ -315,7 +315,7 @@ class PropertiesPanel(QTabWidget):
         self.project_panel = ProjectPanel(doc, memory=memory)
         if memory is not None:
             memory.changed.connect(self._changed)
-        self.first = QStackedWidget()
+        self.first = PageSized()
         self.first.addWidget(self.project_panel)
         self.first.addWidget(self.layer_panel)
         self.solver, self.training = SettingsPanel(doc, "solver"), SettingsPanel(doc, "training")
