@@ -5,7 +5,8 @@
 # trials at once. The cells take the GPUs in turn (GPUS, default "0 1 2 3"; a GPU with two
 # cells runs them one after the other); nvidia-smi samples the GPUs every second.
 #   RNN_DESIGNER_DATA=<data> [CELLS="LSTM sLSTM mLSTM MinGRU MinLSTM"] [GPUS="0 1 2 3"] \
-#     [LIMIT=480] [HARD=600] [PER_GPU=3] bash tests/benchmarks/gpu_cell_quality.sh OUT
+#     [LIMIT=480] [HARD=600] [PER_GPU=3] [WIDE=1] bash tests/benchmarks/gpu_cell_quality.sh OUT
+# WIDE=1: the search space reaches dropout 0.7 and 20,000 steps (cell_quality.py make --wide).
 # OUT/<cell>.json, OUT/<cell>/search.jsonl, OUT/table.md.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +18,7 @@ mkdir -p "$out/data"
 # the corpus where nothing else writes while the searches run
 cp "${RNN_DESIGNER_DATA:-../shared/data}/tinyshakespeare.txt" "$out/data/"
 export RNN_DESIGNER_DATA="$out/data"
-$py tests/benchmarks/cell_quality.py make "$out" | tee "$out/sizes.txt"
+$py tests/benchmarks/cell_quality.py make "$out" ${WIDE:+--wide} | tee "$out/sizes.txt"
 nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv,noheader -l 1 \
     > "$out/util.csv" 2>/dev/null &
 mon=$!
