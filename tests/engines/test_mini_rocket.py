@@ -401,3 +401,31 @@ def test_loading_weights_forgets_what_it_remembered():
     assert m._rows
     m.load_state_dict(m.state_dict())
     assert not m._rows and m._bank is None
+
+
+def test_training_steps_give_the_same_weights_whether_the_features_are_remembered(tmp_path,
+                                                                                  monkeypatch):
+    """The step with the features staged from memory and the step computing them reach the
+    same weights, bit for bit, over batches that repeat sequences."""
+    from designer.engines.step import TrainStep, make_optimizer
+    from designer.graph import settings
+
+    x, n = padded([16, 12, 14, 13, 15, 9, 11, 16], channels=2, garbage=True, seed=6)
+    labels = torch.tensor([0, 1, 0, 1, 1, 0, 1, 0])
+    order = [[0, 1, 2, 3], [4, 5, 6, 7], [2, 5, 0, 7], [1, 3, 4, 6]] * 3
+
+    def train(remember_bytes):
+        monkeypatch.setattr(R, "REMEMBER_BYTES", remember_bytes)
+        torch.manual_seed(0)
+        net = Net(rocket_net(tmp_path / str(remember_bytes)))
+        engine.fit_from(net, {"data.data": x, "data.lengths": n})
+        solver = settings.effective("solver", {"type": "Adam", "base_lr": 1e-3})
+        step = TrainStep(net, make_optimizer(net.parameters(), solver, torch.device("cpu")), 5.0)
+        for rows in order:
+            step({"data.data": x[:, rows], "data.lengths": n[rows], "data.label": labels[rows]})
+        return net, {k: v.clone() for k, v in net.state_dict().items()}
+
+    remembered, a = train(256 << 20)
+    assert len(remembered.layers["rocket"]._rows) == 8  # every sequence kept once
+    _, b = train(0)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
