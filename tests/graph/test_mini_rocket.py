@@ -27,6 +27,14 @@ def classes(tmp_path, features: int = 200, lengths: bool = True) -> Graph:
     return g
 
 
+def chars(tmp_path, text: str, **params) -> Graph:
+    """A graph of one CharText layer, "data", over ``text``."""
+    (tmp_path / "c.txt").write_text(text)
+    g = Graph()
+    g.add_layer("CharText", "data", {"corpus": str(tmp_path / "c.txt"), **params})
+    return g
+
+
 def rows(batch_first: bool, rocket_first: bool, **params) -> Graph:
     """MNIST rows, (28, 5, 28) or batch-first (5, 28, 28) -> MiniRocket."""
     g = Graph()
@@ -66,10 +74,7 @@ def test_a_wrong_layout_says_which_axis_is_the_batch(first):
 
 
 def test_token_ids_are_refused_until_embedded(tmp_path):
-    (tmp_path / "c.txt").write_text("abc " * 20)
-    g = Graph()
-    g.add_layer("CharText", "data", {"corpus": str(tmp_path / "c.txt"), "seq_len": 6,
-                                     "batch_size": 3})
+    g = chars(tmp_path, "abc " * 20, seq_len=6, batch_size=3)
     g.add_layer("MiniRocket", "rocket", {"num_features": 168})
     g.connect("data", "data", "rocket", "x")
     (e,) = g.info("rocket").problems
@@ -255,10 +260,7 @@ def test_an_lstm_before_it_never_trains_and_the_fix_reads_the_data(tmp_path):
 
 
 def test_embedded_tokens_name_the_embedding_and_every_learned_layer_before_it(tmp_path):
-    (tmp_path / "c.txt").write_text("hello world " * 20)
-    g = Graph()
-    g.add_layer("CharText", "data", {"corpus": str(tmp_path / "c.txt"), "seq_len": 12,
-                                     "batch_size": 4})
+    g = chars(tmp_path, "hello world " * 20, seq_len=12, batch_size=4)
     g.add_layer("Embed", "embed", {"num_output": 4})
     g.connect("data", "data", "embed", "x")
     head(g, "embed")
