@@ -4,8 +4,8 @@ what the FUSED engine runs on a CUDA device, in place of its step loop.
 :func:`kernel_direction` takes and returns what
 :func:`designer.engines.slstm_cell.slstm_direction` does (so ``slstm_layers`` runs either),
 and computes the same numbers: forward is one launch for all steps, backward one launch and
-one batched GEMM for ``dW_hc``; the input transform's gradient is the kernel's ``dpre`` as it
-is. Nothing is read on the host, so a step with the kernels is captured in a CUDA graph.
+one more for ``dW_hc`` (:mod:`triton_slstm_dw`); the input transform's gradient is the
+kernel's ``dpre`` as it is. Nothing is read on the host, so a step with the kernels is captured in a CUDA graph.
 
 Ties in the stabiliser's max (``log f + m_prev == log i``) split its gradient in half between
 the two, as ``torch.maximum`` does; ``cont`` and ``lengths`` run in the kernels, the backward
@@ -35,11 +35,21 @@ and 16-deep products (``KC``), which build for sm_90 with no spill; one program 
 warps, ``JC`` = ``KC`` = 32 (at most 32 bytes spilled; 64-wide chunks spill hundreds). fp32
 products run on the tensor cores in three TF32 passes (``"tf32x3"``, about fp32's accuracy) on
 a GPU; the interpreter (no SMs, one program a head: its programs run one after another, and a
-barrier would wait for ever) multiplies in fp32. ``TUNE`` overrides any choice for the
-benchmark's sweeps (``--tune``): ``"split"`` (1: one program a head), ``"precision"``
-(``"ieee"``: fp32 on the FMA units), ``"warps"``, ``"BN"`` (8 or 4 takes the broadcast product
-in place of ``tl.dot``), ``"JC"``, ``"KC"``; ``"grouped"`` runs the split kernels at one
-program a head (the interpreter's test of them).
+barrier would wait for ever) multiplies in fp32.
+
+Where a head's whole block fits in a program's registers (``4 D x D`` of the product's type
+within :data:`triton_slstm_resident.BYTES`: heads of up to 64 units in fp32, 128 in bf16), it
+is held there and so is the state, one program a head and batch block, 8 warps, and no split
+(:mod:`triton_slstm_resident`): measured so at 8 heads of 64 (one H100, the whole training
+step in a CUDA graph): fp32 2.67 / 4.34 ms (N=16 / 64) where the split took 4.34 / 6.57, bf16
+1.41 / 1.84 ms where it took 2.86 / 3.88. fp32 products take three TF32 passes unless torch's
+``set_float32_matmul_precision`` allows TF32 (:func:`fp32_precision`).
+
+``TUNE`` overrides any choice for the benchmark's sweeps (``--tune``): ``"resident"`` (False:
+read the block from memory each step, as for wider heads), ``"split"`` (1: one program a
+head), ``"precision"`` (``"ieee"``: fp32 on the FMA units; ``"tf32"``: one pass), ``"warps"``,
+``"BN"`` (8 or 4 takes the broadcast product in place of ``tl.dot``), ``"JC"``, ``"KC"``;
+``"grouped"`` runs the split kernels at one program a head (the interpreter's test of them).
 """
 from __future__ import annotations
 
@@ -53,10 +63,12 @@ from .slstm_cell import reverse_valid
 
 try:
     from . import triton_slstm as kernels
+    from . import triton_slstm_resident as resident_kernels
     from . import triton_slstm_split as split_kernels
     from .triton_slstm import triton
+    from .triton_slstm_dw import dw_hc
 except Exception:  # noqa: BLE001
-    kernels, split_kernels, triton = None, None, None
+    kernels, resident_kernels, split_kernels, triton, dw_hc = None, None, None, None, None
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"  # Triton's CPU interpreter (tests)
 RAN = "the persistent Triton kernels"
@@ -81,6 +93,13 @@ def _sms(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
 
+def fp32_precision() -> str:
+    """How fp32 products run on the tensor cores, as torch's own matrix products do
+    (``torch.set_float32_matmul_precision``): three TF32 passes (about fp32's accuracy) at
+    "highest", the default; one TF32 pass where "high" or "medium" allows TF32."""
+    return "tf32x3" if torch.get_float32_matmul_precision() == "highest" else "tf32"
+
+
 def plan(d: int, batch: int, heads: int = 1, sms: int = 0, fp32: bool = True) -> dict:
     """Block sizes, the grid's batch blocks and the split of a head for ``heads`` heads of
     ``d`` units and ``batch`` rows on a GPU of ``sms`` SMs (0: the interpreter or a CPU).
@@ -96,9 +115,16 @@ def plan(d: int, batch: int, heads: int = 1, sms: int = 0, fp32: bool = True) ->
     bn = 16 if dot else min(16, _pow2(batch))
     cfg = {"D": width, "BN": bn, "JC": min(width, 32), "KC": min(width, 32),
            "warps": 8 if width >= 32 else 4,
-           "precision": "tf32x3" if sms and fp32 else "ieee"}
+           "precision": fp32_precision() if sms and fp32 else "ieee"}
     cfg.update({k: v for k, v in TUNE.items() if k != "split"})
     cfg["blocks"] = math.ceil(batch / cfg["BN"])
+    cfg["resident"] = bool(TUNE.get("resident", not cfg.get("grouped") and cfg["BN"] >= 16 and
+                                    dot and resident_kernels is not None and
+                                    resident_kernels.fits(d, 4 if fp32 else 2)))
+    if cfg["resident"]:   # the head's block and state in registers: one program a head
+        cfg.update({"split": 1, "JC": width, "KC": width, "DOT": True,
+                    "warps": TUNE.get("warps", 8)})
+        return cfg
     split = 1
     if sms and not INTERPRET:
         split = _pow2(max(1, TUNE.get("split", width // MIN_UNITS)) + 1) // 2   # a power of 2
@@ -114,6 +140,10 @@ def plan(d: int, batch: int, heads: int = 1, sms: int = 0, fp32: bool = True) ->
 
 
 def _meta(cfg: dict, exp_forget: bool, keep, lens) -> dict:
+    if cfg["resident"]:
+        return {"EXP_FORGET": exp_forget, "HAS_KEEP": keep is not None,
+                "HAS_LENS": lens is not None, "D": cfg["D"], "BN": cfg["BN"],
+                "PREC": cfg["precision"], "num_warps": cfg["warps"]}
     split = {"S": cfg["split"]} if cfg["split"] > 1 or cfg.get("grouped") else {}
     return {**split, "EXP_FORGET": exp_forget, "HAS_KEEP": keep is not None,
             "HAS_LENS": lens is not None, "D": cfg["D"], "BN": cfg["BN"], "JC": cfg["JC"],
@@ -123,7 +153,10 @@ def _meta(cfg: dict, exp_forget: bool, keep, lens) -> dict:
 
 def _launch(name: str, cfg: dict, heads: int, dev: torch.device):
     """The kernel ``name`` ("_forward", "_backward") on its grid: one program a head and batch
-    block, or ``split`` of them a head (:mod:`triton_slstm_split`)."""
+    block, or ``split`` of them a head (:mod:`triton_slstm_split`), or one a head and batch
+    block holding its block in registers (:mod:`triton_slstm_resident`)."""
+    if cfg["resident"]:
+        return getattr(resident_kernels, name + "_resident")[(heads, cfg["blocks"])]
     if cfg["split"] == 1 and not cfg.get("grouped"):
         return getattr(kernels, name)[(heads, cfg["blocks"])]
     return getattr(split_kernels, name + "_split")[(heads * cfg["split"], cfg["blocks"])]
@@ -131,7 +164,7 @@ def _launch(name: str, cfg: dict, heads: int, dev: torch.device):
 
 def _barriers(cfg: dict, heads: int, dev: torch.device) -> tuple:
     """The split kernels' barrier counters (one a head and batch block, zero); none else."""
-    if cfg["split"] == 1 and not cfg.get("grouped"):
+    if cfg["resident"] or (cfg["split"] == 1 and not cfg.get("grouped")):
         return ()
     return (torch.zeros(heads * cfg["blocks"], device=dev, dtype=torch.int32),)
 
@@ -181,10 +214,7 @@ class _Direction(torch.autograd.Function):
             hs if lens is None else lens, *_barriers(cfg, heads, dev), steps, batch, hidden,
             d, **_meta(cfg, ctx.exp_forget, keep, lens))
         # dW_hc[k] = sum over steps and rows of dpre[k's rows]^T (keep h_{t-1})[k's units]
-        h_read = hs[:-1] if keep is None else hs[:-1] * keep.unsqueeze(-1)
-        with torch.autocast(dev.type, enabled=False):
-            d_w = torch.einsum("rgkj,rkl->kgjl", dpre.view(-1, 4, heads, d),
-                               h_read.view(-1, heads, d)).reshape(heads, 4 * d, d)
+        d_w = dw_hc(dpre, hs, keep, heads, d, w.dtype, cfg["precision"], sm_count(dev))
         return (dpre.to(x_type), d_w.to(w_type), *(g.to(s_type) for g in carries),
                 None, None, None)
 

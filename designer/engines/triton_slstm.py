@@ -21,8 +21,8 @@ head's width.
 Backward, per step T-1 .. 0, two phases around a ``debug_barrier``:
   A. for each chunk of units, the unit's gradient (:func:`_unit_backward`): from ``dy_t`` and
      the carried gradients of h, c, n, m, the gradient of each pre-activation ``dpre[t]``
-     (written out: it is the input transform's gradient, and ``dW_hc`` is one batched GEMM
-     over all steps after the kernel) and the carried gradients of c, n and m at t-1, the
+     (written out: it is the input transform's gradient, and ``dW_hc`` is summed from it over
+     all steps after the kernel, :mod:`triton_slstm_dw`) and the carried gradients of c, n and m at t-1, the
      stabiliser's path included;
   B. ``dh_{t-1} += keep_t dpre[t] W_hc[k]`` over the head's 4d rows (:func:`_dh_chunk`).
 

@@ -18,7 +18,9 @@ crashes is a row with its reason, not an abort):
   (dense (H x 4H) recurrent matrix masked block-diagonal, one matmul a step), captured in one
   CUDA graph: the issue's baseline where no peer runs;
 - ``flashrnn/<backend>``: FlashRNN's sLSTM (``pip install flashrnn``; its Triton kernels need
-  heads of <= 64 units, so it is also timed, with ours, at 8 heads of 64).
+  heads of <= 64 units, so it is also timed, with ours, at 8 heads of 64);
+- ``xlstm/cuda``: the ``xlstm`` package's ``sLSTMCell`` on its CUDA kernels (compiled at first
+  use with nvcc and ninja), an ``nn.Linear`` giving it the input transform.
 
 Prints one table: ms per step and each row's time over ours (``persist+graph``, else
 ``fused+graph``) of the same configuration (> 1: ours is faster). Exits 1 when one of our own
@@ -114,6 +116,18 @@ def one(cfg: dict) -> dict:
         head_of = torch.arange(h, device=dev) // d
         mask = (head_of.view(h, 1) == head_of.repeat(4).view(1, 4 * h)).to(dt)
         run, params = (lambda: paper_loop(x, w_x, b, r, mask, heads)), [w_x, b, r]
+    elif row.startswith("xlstm"):   # the xlstm package's sLSTMCell on its CUDA kernels
+        from xlstm.blocks.slstm.cell import sLSTMCell, sLSTMCellConfig
+        cell = sLSTMCell(sLSTMCellConfig(hidden_size=h, num_heads=heads, batch_size=n,
+                                         backend=row.split("/", 1)[1], dtype=cfg["dtype"],
+                                         dtype_b="float32")).to(dev)
+        lin = nn.Linear(h, 4 * h).to(dev, dt)
+        xb = x.transpose(0, 1).contiguous()
+
+        def run():
+            out, _ = cell(lin(xb))   # (N, heads, T, d)
+            return out.permute(2, 0, 1, 3).reshape(t_, n, h)
+        params = list(lin.parameters()) + list(cell.parameters())
     else:
         from flashrnn import flashrnn
         backend = row.split("/", 1)[1]
@@ -202,8 +216,9 @@ def check(a) -> int:
     """The kernels and the step loop, each against the step loop in float64 on the same
     weights and inputs, on the GPU (or the CPU under TRITON_INTERPRET=1): the largest
     difference of each output, final state and gradient over the reference's largest value.
-    The kernels run their plan (a head split over programs where the GPU has the SMs) and, where
-    that splits, one program a head too. Fails where fp32 kernels are off by more than 1e-4, or
+    The kernels run their plan (a head's block held in registers where it fits, else split over
+    programs where the GPU has the SMs) and each other way that plan can take: one program a
+    head, and not held in registers. Fails where fp32 kernels are off by more than 1e-4, or
     bf16 kernels more than twice the bf16 loop (on any quantity, beyond 1e-3)."""
     import copy
 
@@ -230,16 +245,15 @@ def check(a) -> int:
                              False, False)
                 bf16 = dtype == "bfloat16"
                 runs = {"loop": _grads(layer, leaves[0], leaves[1:], wy, False, bf16)}
-                splits = []
-                for tune in ({}, {"split": 1}):
+                for tune in ({}, {"split": 1}, {"resident": False}):
                     slstm_kernel.TUNE.clear()
                     slstm_kernel.TUNE.update({**json.loads(a.tune), **tune})
-                    split = slstm_kernel.plan(a.hidden // heads, n, heads,
-                                              slstm_kernel.sm_count(dev), not bf16)["split"]
-                    if split not in splits:
-                        splits.append(split)
-                        runs[f"kernels split {split}"] = _grads(layer, leaves[0], leaves[1:],
-                                                                wy, True, bf16)
+                    cfg = slstm_kernel.plan(a.hidden // heads, n, heads,
+                                            slstm_kernel.sm_count(dev), not bf16)
+                    name = "kernels " + ("resident" if cfg["resident"] else
+                                         f"split {cfg['split']}")
+                    if name not in runs:
+                        runs[name] = _grads(layer, leaves[0], leaves[1:], wy, True, bf16)
                 slstm_kernel.TUNE.clear()
                 errs = {k: {q: float((u - r).abs().max() / r.abs().max().clamp_min(1e-30))
                             for q, u, r in zip(NAMES, v, ref)} for k, v in runs.items()}

@@ -9,7 +9,7 @@ the LSTM beside them: which change, if any, brings the sLSTM level with the LSTM
 Each variant changes one thing of `cell_quality.py`'s sLSTM (768 units in 6 heads of 128):
 the forget gate exp instead of sigmoid, three levels of 576 units in heads of 64 (nearly the
 same parameters), dropout 0.3 instead of the recipe's 0.47, the learning rate 2e-3 instead of
-3e-3.
+3e-3. Later rounds: longer runs and more dropout, then one head of 512 units.
 """
 from __future__ import annotations
 
@@ -42,6 +42,15 @@ VARIANTS = {
     "slstm-20k-dropout-0.55": ("sLSTM", {"solver.max_steps": 20000, "lstm1.dropout_ratio": 0.55}),
     "slstm-20k-dropout-0.62": ("sLSTM", {"solver.max_steps": 20000, "lstm1.dropout_ratio": 0.62}),
     "slstm-20k-dropout-0.7": ("sLSTM", {"solver.max_steps": 20000, "lstm1.dropout_ratio": 0.7}),
+    # the fourth round: one head of 512 (the LSTM's own units and parameters: a full recurrent
+    # matrix, where 6 heads of 128 mix units only within a head)
+    "slstm-1x512": ("sLSTM", {"lstm1.num_output": 512, "lstm1.num_heads": 1}),
+    "slstm-1x512-14k-dropout-0.55": ("sLSTM", {"lstm1.num_output": 512, "lstm1.num_heads": 1,
+                                                "solver.max_steps": 14000,
+                                                "lstm1.dropout_ratio": 0.55}),
+    "slstm-1x512-10k-dropout-0.55": ("sLSTM", {"lstm1.num_output": 512, "lstm1.num_heads": 1,
+                                                "solver.max_steps": 10000,
+                                                "lstm1.dropout_ratio": 0.55}),
 }
 
 

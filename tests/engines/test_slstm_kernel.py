@@ -68,7 +68,8 @@ def test_a_launch_covers_every_row_and_unit(d, batch):
     (2, 20, 17, 132, 2),      # 20 units padded to 32: the second program's 4 real ones
     (2, 8, 17, 132, 1)])      # heads narrower than 2 x 16 units are not split
 def test_a_head_is_split_over_programs_to_fill_the_gpu_one_program_an_sm(heads, d, batch, sms,
-                                                                        split):
+                                                                        split, monkeypatch):
+    monkeypatch.setattr(slstm_kernel, "TUNE", {"resident": False})   # as for wider heads
     cfg = slstm_kernel.plan(d, batch, heads, sms)
     assert cfg["split"] == split
     assert heads * cfg["blocks"] * cfg["split"] <= max(sms, heads * cfg["blocks"])
@@ -76,6 +77,41 @@ def test_a_head_is_split_over_programs_to_fill_the_gpu_one_program_an_sm(heads, 
     assert cfg["split"] == 1 or (units >= slstm_kernel.MIN_UNITS and units % cfg["JC"] == 0)
     assert cfg["precision"] == "tf32x3"   # fp32 on the GPU: on the tensor cores, 3 passes
     assert slstm_kernel.plan(d, batch, heads, sms, fp32=False)["precision"] == "ieee"
+
+
+@pytest.mark.parametrize("d, fp32, sms, resident", [
+    (64, True, 132, True),      # 4 gates x 64 x 64 fp32: 64 KB
+    (64, False, 132, True),
+    (128, False, 132, True),    # bf16: 128 KB
+    (128, True, 132, False),    # fp32: 256 KB, split over programs instead
+    (20, True, 0, True),        # padded to 32; under the interpreter too
+    (8, True, 132, False)])     # heads of 8 take the broadcast product, not tl.dot
+def test_a_head_whose_block_fits_is_held_in_registers_by_one_program(d, fp32, sms, resident):
+    cfg = slstm_kernel.plan(d, 64, max(1, 512 // d), sms, fp32=fp32)
+    assert cfg["resident"] == resident
+    if resident:
+        assert cfg["split"] == 1 and cfg["BN"] == 16 and cfg["warps"] == 8 and cfg["DOT"]
+    else:
+        assert cfg["split"] > 1 or d == 8
+
+
+@pytest.mark.parametrize("tune", [{"resident": False}, {"BN": 8}, {"grouped": True}])
+def test_what_keeps_a_head_out_of_registers(tune, monkeypatch):
+    monkeypatch.setattr(slstm_kernel, "TUNE", tune)
+    assert not slstm_kernel.plan(64, 16, 8, 132)["resident"]
+
+
+def test_fp32_products_follow_torchs_matmul_precision():
+    old = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("highest")
+        assert slstm_kernel.plan(64, 16, 8, 132)["precision"] == "tf32x3"
+        torch.set_float32_matmul_precision("high")   # TF32 allowed: one pass
+        assert slstm_kernel.plan(64, 16, 8, 132)["precision"] == "tf32"
+        assert slstm_kernel.plan(128, 16, 4, 132)["precision"] == "tf32"
+        assert slstm_kernel.plan(64, 16, 8, 0)["precision"] == "ieee"   # the interpreter
+    finally:
+        torch.set_float32_matmul_precision(old)
 
 
 def test_the_split_is_a_tune_choice_and_never_under_the_interpreter(monkeypatch):
@@ -186,8 +222,25 @@ INTERPRETED = textwrap.dedent("""
         return {"rel": rel(y.float(), y0), "types": [str(v.dtype) for v in (y, *fin, xw.grad,
                                                                               w.grad)]}
 
+    def dw():
+        # dW_hc's kernel against the einsum: shares of the rows (one partial), restarts
+        from designer.engines.triton_slstm_dw import dw_hc
+        torch.manual_seed(3)
+        t, n, heads, d = 20, 13, 3, 20
+        dpre = torch.randn(t, n, 4 * heads * d)
+        hs = torch.randn(t + 1, n, heads * d)
+        keep = (torch.rand(t, n) > 0.2).float()
+        worst = 0.0
+        for k, sms in ((keep, 132), (keep, 0), (None, 7)):
+            h = hs[:-1] if k is None else hs[:-1] * k.unsqueeze(-1)
+            want = torch.einsum("rgkj,rkl->kgjl", dpre.view(-1, 4, heads, d),
+                                h.reshape(-1, heads, d)).reshape(heads, 4 * d, d)
+            got = dw_hc(dpre, hs, k, heads, d, torch.float32, "ieee", sms)
+            worst = max(worst, rel(got, want))
+        return worst
+
     out = {"layers": [layer(*c) for c in json.loads(sys.argv[1])], "tie": tie(),
-           "bf16": bf16()}
+           "bf16": bf16(), "dw": dw()}
     print(json.dumps(out))
 """)
 
@@ -198,9 +251,15 @@ INTERPRETED = textwrap.dedent("""
 SIZES = [[5, 16, 2, 2, False, 7, 3, True, False, "sigmoid", {}],
          [6, 32, 1, 1, False, 5, 17, False, True, "exp", {}],
          [4, 80, 4, 1, True, 6, 1, False, True, "sigmoid", {}],
-         [3, 64, 2, 2, True, 5, 17, False, True, "exp", {"JC": 16, "KC": 16}],
+         [3, 64, 2, 2, True, 5, 17, False, True, "exp", {"JC": 16, "KC": 16,
+                                                          "resident": False}],
          [4, 40, 2, 1, False, 6, 17, True, True, "sigmoid", {}],
          [4, 8, 1, 1, False, 4, 1, False, False, "exp", {}],
+         # heads of 64 in registers (triton_slstm_resident); and heads that fit read back from
+         # memory (triton_slstm), as wider heads are
+         [3, 128, 2, 1, False, 4, 17, True, True, "sigmoid", {}],
+         [6, 32, 1, 1, False, 5, 17, False, True, "exp", {"resident": False}],
+         [4, 40, 2, 1, False, 6, 17, True, True, "sigmoid", {"resident": False}],
          # the split kernels (triton_slstm_split) at one program a head: their indexing,
          # loads and barrier; more programs a head wait for each other, on a GPU only
          [4, 40, 2, 1, False, 6, 17, True, True, "sigmoid", {"grouped": True}],
@@ -222,13 +281,15 @@ def test_the_kernels_compute_the_step_loops_numbers_under_the_interpreter():
         worst = max(row["diffs"], key=row["diffs"].get)
         assert row["diffs"][worst] < 1e-5, (size, worst, row["diffs"][worst])
     assert out["tie"] < 1e-5   # a tie in the stabiliser's max: half its gradient to each side
+    assert out["dw"] < 1e-5, out["dw"]
     assert out["bf16"]["rel"] < 3e-2, out["bf16"]
     assert out["bf16"]["types"] == ["torch.bfloat16"] + ["torch.float32"] * 4 + \
         ["torch.bfloat16", "torch.float32"]
 
 
-def hopper_build(kernel, cfg, dtype, masks):
-    """Triton's build of one kernel for sm_90 (no GPU needed) and ptxas' report on it."""
+def hopper_build(kernel, cfg, dtype, masks, extra=None):
+    """Triton's build of one kernel for sm_90 (no GPU needed) and ptxas' report on it
+    (``extra``: more constants)."""
     import tempfile
 
     import triton
@@ -237,9 +298,10 @@ def hopper_build(kernel, cfg, dtype, masks):
     from triton.compiler import ASTSource
     const = {"EXP_FORGET": False, "HAS_KEEP": masks, "HAS_LENS": masks, "D": cfg["D"],
              "BN": cfg["BN"], "JC": cfg["JC"], "KC": cfg["KC"], "DOT": cfg["DOT"],
-             "PREC": cfg["precision"], "S": cfg["split"]}
+             "PREC": cfg["precision"], "S": cfg["split"], **(extra or {})}
     const = {k: v for k, v in const.items() if k in kernel.arg_names}
-    types = {"T": "i32", "N": "i32", "H": "i32", "d": "i32", "LENS": "*i64", "BAR": "*i32",
+    types = {"T": "i32", "N": "i32", "H": "i32", "d": "i32", "R": "i32", "per": "i32",
+             "LENS": "*i64", "BAR": "*i32",
              "XW": dtype,
              "Y": dtype, "DY": dtype, "W": dtype}
     sig = {a: "constexpr" if a in const else types.get(a, "*fp32") for a in kernel.arg_names}
@@ -262,17 +324,34 @@ def hopper_build(kernel, cfg, dtype, masks):
     (128, "*fp32", True, 0, {}), (64, "*bf16", False, 0, {}),       # one program a head
     (128, "*fp32", True, 132, {"split": 1}),                         # the same, tf32x3
     (128, "*fp32", True, 132, {}), (64, "*bf16", False, 132, {}),    # split over 8 and 4
-    (128, "*fp32", True, 132, {"precision": "ieee"})])
+    (128, "*fp32", True, 132, {"precision": "ieee"}),
+    (64, "*fp32", True, 132, {"resident": True}), (64, "*bf16", False, 132, {"resident": True})])
 def test_the_kernels_build_for_hopper_without_a_gpu_and_hardly_spill(d, dtype, masks, sms,
                                                                      tune, monkeypatch):
     pytest.importorskip("triton.backends.nvidia.compiler")
-    from designer.engines import triton_slstm, triton_slstm_split
-    monkeypatch.setattr(slstm_kernel, "TUNE", tune)
+    from designer.engines import triton_slstm, triton_slstm_resident, triton_slstm_split
+    monkeypatch.setattr(slstm_kernel, "TUNE", {"resident": False, **tune})
     cfg = slstm_kernel.plan(d, 64, 512 // d, sms, fp32=dtype == "*fp32")
     kernels = (triton_slstm._forward, triton_slstm._backward) if cfg["split"] == 1 else \
         (triton_slstm_split._forward_split, triton_slstm_split._backward_split)
-    assert (cfg["split"] > 1) == (sms > 0 and "split" not in tune)
+    if cfg["resident"]:   # the head's block and state in registers, 8 warps
+        kernels = (triton_slstm_resident._forward_resident,
+                   triton_slstm_resident._backward_resident)
+    else:
+        assert (cfg["split"] > 1) == (sms > 0 and "split" not in tune)
     for kernel in kernels:
         report = hopper_build(kernel, cfg, dtype, masks)
         spilled = [int(v) for v in re.findall(r"(\d+) bytes spill stores", report)]
         assert spilled and max(spilled) <= 64, report   # a few registers' worth, in L1
+
+
+def test_the_recurrent_weights_gradient_builds_for_hopper_without_spilling():
+    pytest.importorskip("triton.backends.nvidia.compiler")
+    import triton.language as tl
+
+    from designer.engines import triton_slstm_dw
+    cfg = slstm_kernel.plan(64, 64, 8, 132)
+    for low, prec in ((tl.float32, "tf32x3"), (tl.bfloat16, "ieee")):
+        report = hopper_build(triton_slstm_dw._dw_part, {**cfg, "warps": 4, "precision": prec},
+                              "*fp32", True, {"BR": triton_slstm_dw.ROWS, "LOW": low})
+        assert re.findall(r"(\d+) bytes spill stores", report) == ["0"], report
