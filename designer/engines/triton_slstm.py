@@ -84,6 +84,49 @@ if triton is not None:
         return m, i_p, f_p, a
 
     @triton.jit
+    def _cell(gi, gf, gz, go, c_old, n_old, m_old, EXP_FORGET: tl.constexpr):
+        """The stabilised unit from its pre-activations and the state it read (kept): h, c, n
+        and m after the step."""
+        m_new, i_p, f_p, _ = _stabilised(gi, gf, n_old, m_old, EXP_FORGET)
+        c_new = f_p * c_old + i_p * _tanh(gz)
+        n_new = f_p * n_old + i_p
+        return tl.sigmoid(go) * c_new / n_new, c_new, n_new, m_new
+
+    @triton.jit
+    def _skip_padded(v, dh, dc, dn, dm, dh_new):
+        """At a padded step (``v`` false) the carried gradients pass to step t-1 untouched and
+        none enters the unit: (what skips the step: dh, dc, dn, dm; what enters it: dh_new,
+        dc, dn, dm)."""
+        return (tl.where(v, 0.0, dh), tl.where(v, 0.0, dc), tl.where(v, 0.0, dn),
+                tl.where(v, 0.0, dm), tl.where(v, dh_new, 0.0), tl.where(v, dc, 0.0),
+                tl.where(v, dn, 0.0), tl.where(v, dm, 0.0))
+
+    @triton.jit
+    def _cell_backward(pi, pf, pz, po, c_old, n_old, m_old, dh_new, dc, dn, dm,
+                       EXP_FORGET: tl.constexpr):
+        """The unit's gradient (:func:`_unit_backward` gives the equations) from its
+        pre-activations, the state it read (kept) and the gradients on its h (dh_new) and
+        carried c, n, m: (d i~, d f~, d z~, d o~; dc_tot f', dn_tot f', d_a), the last three
+        what reaches c, n and m at t-1."""
+        _, i_p, f_p, a = _stabilised(pi, pf, n_old, m_old, EXP_FORGET)
+        z = _tanh(pz)
+        o = tl.sigmoid(po)
+        c_new = f_p * c_old + i_p * z
+        n_new = f_p * n_old + i_p
+        h_new = o * c_new / n_new
+        dc_tot = dc + dh_new * o / n_new
+        dn_tot = dn - dh_new * h_new / n_new
+        dm_new = dm - dc_tot * c_new - dn_tot * n_new
+        # the max's gradient to its winner, halved on a tie (as torch.maximum's)
+        fresh = n_old == 0.0
+        to_f = tl.where(fresh, 0.0, tl.where(a > pi, dm_new,
+                                             tl.where(a == pi, 0.5 * dm_new, 0.0)))
+        d_a = (dc_tot * c_old + dn_tot * n_old) * f_p + to_f
+        d_f = d_a if EXP_FORGET else d_a * tl.sigmoid(-pf)
+        return ((dc_tot * z + dn_tot) * i_p + dm_new - to_f, d_f, dc_tot * i_p * (1.0 - z * z),
+                dh_new * (c_new / n_new) * o * (1.0 - o), dc_tot * f_p, dn_tot * f_p, d_a)
+
+    @triton.jit
     def _rows(head, blk, W, LENS, N, d, HAS_LENS: tl.constexpr, BN: tl.constexpr):
         """A program's set-up: its batch rows ``blk*BN ..`` (n, and nm where they exist), its
         head's block of W and, where HAS_LENS, its rows' lengths (else 0, unread)."""
@@ -149,10 +192,8 @@ if triton is not None:
         c_old = tl.load(CS + sp, mask=m2, other=0.0)
         n_old = tl.load(NS + sp, mask=m2, other=0.0)
         m_old = tl.load(MS + sp, mask=m2, other=0.0)
-        m_new, i_p, f_p, _ = _stabilised(gi, gf, n_old * keep, m_old * keep, EXP_FORGET)
-        c_new = f_p * (c_old * keep) + i_p * _tanh(gz)
-        n_new = f_p * (n_old * keep) + i_p
-        h_new = tl.sigmoid(go) * c_new / n_new
+        h_new, c_new, n_new, m_new = _cell(gi, gf, gz, go, c_old * keep, n_old * keep,
+                                           m_old * keep, EXP_FORGET)
         y = h_new
         if HAS_LENS:
             v = (t < lens)[:, None]
@@ -197,15 +238,8 @@ if triton is not None:
         dn_old = tl.zeros((BN, JC), dtype=tl.float32)
         dm_old = tl.zeros((BN, JC), dtype=tl.float32)
         if HAS_LENS:
-            v = (t < lens)[:, None]
-            dh_old = tl.where(v, 0.0, dh)
-            dc_old = tl.where(v, 0.0, dc)
-            dn_old = tl.where(v, 0.0, dn)
-            dm_old = tl.where(v, 0.0, dm)
-            dh_new = tl.where(v, dh_new, 0.0)
-            dc = tl.where(v, dc, 0.0)
-            dn = tl.where(v, dn, 0.0)
-            dm = tl.where(v, dm, 0.0)
+            dh_old, dc_old, dn_old, dm_old, dh_new, dc, dn, dm = _skip_padded(
+                (t < lens)[:, None], dh, dc, dn, dm, dh_new)
         pp = PRE + x_row + j[None, :]
         pi = tl.load(pp, mask=m2, other=0.0)
         pf = tl.load(pp + H, mask=m2, other=0.0)
@@ -215,29 +249,17 @@ if triton is not None:
         c_old = tl.load(CS + sp, mask=m2, other=0.0) * keep
         n_old = tl.load(NS + sp, mask=m2, other=0.0) * keep
         m_old = tl.load(MS + sp, mask=m2, other=0.0) * keep
-        _, i_p, f_p, a = _stabilised(pi, pf, n_old, m_old, EXP_FORGET)
-        z = _tanh(pz)
-        o = tl.sigmoid(po)
-        c_new = f_p * c_old + i_p * z
-        n_new = f_p * n_old + i_p
-        h_new = o * c_new / n_new
-        dc_tot = dc + dh_new * o / n_new
-        dn_tot = dn - dh_new * h_new / n_new
-        dm_new = dm - dc_tot * c_new - dn_tot * n_new
-        # the max's gradient to its winner, halved on a tie (as torch.maximum's)
-        fresh = n_old == 0.0
-        to_f = tl.where(fresh, 0.0, tl.where(a > pi, dm_new,
-                                             tl.where(a == pi, 0.5 * dm_new, 0.0)))
-        d_a = (dc_tot * c_old + dn_tot * n_old) * f_p + to_f
-        d_f = d_a if EXP_FORGET else d_a * tl.sigmoid(-pf)
+        d_i, d_f, d_z, d_o, to_c, to_n, d_a = _cell_backward(pi, pf, pz, po, c_old, n_old,
+                                                             m_old, dh_new, dc, dn, dm,
+                                                             EXP_FORGET)
         dp = DPRE + x_row + j[None, :]
-        tl.store(dp, (dc_tot * z + dn_tot) * i_p + dm_new - to_f, mask=m2)
+        tl.store(dp, d_i, mask=m2)
         tl.store(dp + H, d_f, mask=m2)
-        tl.store(dp + 2 * H, dc_tot * i_p * (1.0 - z * z), mask=m2)
-        tl.store(dp + 3 * H, dh_new * (c_new / n_new) * o * (1.0 - o), mask=m2)
+        tl.store(dp + 2 * H, d_z, mask=m2)
+        tl.store(dp + 3 * H, d_o, mask=m2)
         tl.store(DH + cr, dh_old, mask=m2)
-        tl.store(DC + cr, dc_old + keep * dc_tot * f_p, mask=m2)
-        tl.store(DN + cr, dn_old + keep * dn_tot * f_p, mask=m2)
+        tl.store(DC + cr, dc_old + keep * to_c, mask=m2)
+        tl.store(DN + cr, dn_old + keep * to_n, mask=m2)
         tl.store(DM + cr, dm_old + keep * d_a, mask=m2)
 
     @triton.jit

@@ -26,7 +26,7 @@ try:
     import triton
     import triton.language as tl
 
-    from .triton_slstm import _stabilised, _tanh
+    from .triton_slstm import _cell, _cell_backward, _skip_padded
 except Exception:  # noqa: BLE001 - no Triton: the FUSED engine keeps its step loop
     triton = None
 
@@ -82,25 +82,39 @@ if triton is not None:
         return keep
 
     @triton.jit
+    def _program(W, LENS, N, H, d, HAS_LENS: tl.constexpr, D: tl.constexpr,
+                 BN: tl.constexpr, TRANSPOSED: tl.constexpr):
+        """A program's set-up: its rows (n, [BN]) and their mask, the mask of its ``[BN, D]``
+        blocks, its head's four tiles (:func:`_tiles`), its rows' lengths (0 without
+        HAS_LENS), and the offsets of its units in a (N, H) tensor and of their gate i in a
+        (N, 4H) row."""
+        head = tl.program_id(0)
+        n = tl.program_id(1) * BN + tl.arange(0, BN)
+        nm = n < N
+        j = tl.arange(0, D)
+        m2 = nm[:, None] & (j < d)[None, :]
+        wi, wf, wz, wo = _tiles(W + head * 4 * d * d, d, D, TRANSPOSED)
+        lens = tl.load(LENS + n, mask=nm, other=0) if HAS_LENS else 0
+        sr = n[:, None] * H + head * d + j[None, :]
+        xr = n[:, None] * 4 * H + head * d + j[None, :]
+        return n, nm, m2, wi, wf, wz, wo, lens, sr, xr
+
+    @triton.jit
+    def _blocks(A, B, C, E, off, m2):
+        """The ``[BN, D]`` blocks at ``off`` of four (N, H) tensors."""
+        return (tl.load(A + off, mask=m2, other=0.0), tl.load(B + off, mask=m2, other=0.0),
+                tl.load(C + off, mask=m2, other=0.0), tl.load(E + off, mask=m2, other=0.0))
+
+    @triton.jit
     def _forward_resident(XW, W, HS, CS, NS, MS, PRE, Y, KEEP, LENS, T, N, H, d,
                           EXP_FORGET: tl.constexpr, HAS_KEEP: tl.constexpr,
                           HAS_LENS: tl.constexpr, D: tl.constexpr, BN: tl.constexpr,
                           PREC: tl.constexpr):
         """:func:`triton_slstm._forward`'s arguments and grid (heads, batch blocks), the state
         carried in registers."""
-        head = tl.program_id(0)
-        n = tl.program_id(1) * BN + tl.arange(0, BN)
-        nm = n < N
-        j = tl.arange(0, D)
-        m2 = nm[:, None] & (j < d)[None, :]
-        wi, wf, wz, wo = _tiles(W + head * 4 * d * d, d, D, True)
-        lens = tl.load(LENS + n, mask=nm, other=0) if HAS_LENS else 0
-        sr = n[:, None] * H + head * d + j[None, :]          # a unit in a (N, H) tensor
-        xr = n[:, None] * 4 * H + head * d + j[None, :]      # its gate i in a (N, 4H) row
-        h = tl.load(HS + sr, mask=m2, other=0.0)
-        c = tl.load(CS + sr, mask=m2, other=0.0)
-        nn = tl.load(NS + sr, mask=m2, other=0.0)
-        m = tl.load(MS + sr, mask=m2, other=0.0)
+        n, nm, m2, wi, wf, wz, wo, lens, sr, xr = _program(W, LENS, N, H, d, HAS_LENS, D, BN,
+                                                           True)
+        h, c, nn, m = _blocks(HS, CS, NS, MS, sr, m2)
         xi, xf, xz, xo = _four(XW, xr, m2, H, _within(n, 0, T))
         for t in range(T):
             # step t+1's input transform, on its way while step t computes
@@ -116,10 +130,8 @@ if triton is not None:
             tl.store(pp + H, gf, mask=m2)
             tl.store(pp + 2 * H, gz, mask=m2)
             tl.store(pp + 3 * H, go, mask=m2)
-            m_new, i_p, f_p, _ = _stabilised(gi, gf, nn * keep, m * keep, EXP_FORGET)
-            c_new = f_p * (c * keep) + i_p * _tanh(gz)
-            n_new = f_p * (nn * keep) + i_p
-            h_new = tl.sigmoid(go) * c_new / n_new
+            h_new, c_new, n_new, m_new = _cell(gi, gf, gz, go, c * keep, nn * keep, m * keep,
+                                               EXP_FORGET)
             y = h_new
             if HAS_LENS:
                 v = (t < lens)[:, None]
@@ -151,19 +163,9 @@ if triton is not None:
         """:func:`triton_slstm._backward`'s arguments and grid, the carried gradients in
         registers; the step's arithmetic is :func:`triton_slstm._unit_backward`'s (its
         docstring gives it) and ``dh_{t-1} += keep_t dpre[t] W_hc[k]``."""
-        head = tl.program_id(0)
-        n = tl.program_id(1) * BN + tl.arange(0, BN)
-        nm = n < N
-        j = tl.arange(0, D)
-        m2 = nm[:, None] & (j < d)[None, :]
-        wi, wf, wz, wo = _tiles(W + head * 4 * d * d, d, D, False)
-        lens = tl.load(LENS + n, mask=nm, other=0) if HAS_LENS else 0
-        sr = n[:, None] * H + head * d + j[None, :]
-        xr = n[:, None] * 4 * H + head * d + j[None, :]
-        dh = tl.load(DH + sr, mask=m2, other=0.0)
-        dc = tl.load(DC + sr, mask=m2, other=0.0)
-        dn = tl.load(DN + sr, mask=m2, other=0.0)
-        dm = tl.load(DM + sr, mask=m2, other=0.0)
+        n, nm, m2, wi, wf, wz, wo, lens, sr, xr = _program(W, LENS, N, H, d, HAS_LENS, D, BN,
+                                                           False)
+        dh, dc, dn, dm = _blocks(DH, DC, DN, DM, sr, m2)
         last = T - 1
         ok = _within(n, last, T)
         pi, pf, pz, po = _four(PRE, last * N * 4 * H + xr, m2, H, ok)
@@ -183,34 +185,11 @@ if triton is not None:
             dn_old = tl.zeros((BN, D), dtype=tl.float32)
             dm_old = tl.zeros((BN, D), dtype=tl.float32)
             if HAS_LENS:
-                v = (t < lens)[:, None]
-                dh_old = tl.where(v, 0.0, dh)
-                dc_old = tl.where(v, 0.0, dc)
-                dn_old = tl.where(v, 0.0, dn)
-                dm_old = tl.where(v, 0.0, dm)
-                dh_new = tl.where(v, dh_new, 0.0)
-                dc = tl.where(v, dc, 0.0)
-                dn = tl.where(v, dn, 0.0)
-                dm = tl.where(v, dm, 0.0)
-            c_old = c_o * keep
-            n_old = n_o * keep
-            _, i_p, f_p, a = _stabilised(pi, pf, n_old, m_o * keep, EXP_FORGET)
-            z = _tanh(pz)
-            o = tl.sigmoid(po)
-            c_new = f_p * c_old + i_p * z
-            n_new = f_p * n_old + i_p
-            h_new = o * c_new / n_new
-            dc_tot = dc + dh_new * o / n_new
-            dn_tot = dn - dh_new * h_new / n_new
-            dm_new = dm - dc_tot * c_new - dn_tot * n_new
-            fresh = n_old == 0.0
-            to_f = tl.where(fresh, 0.0, tl.where(a > pi, dm_new,
-                                                 tl.where(a == pi, 0.5 * dm_new, 0.0)))
-            d_a = (dc_tot * c_old + dn_tot * n_old) * f_p + to_f
-            d_i = (dc_tot * z + dn_tot) * i_p + dm_new - to_f
-            d_f = d_a if EXP_FORGET else d_a * tl.sigmoid(-pf)
-            d_z = dc_tot * i_p * (1.0 - z * z)
-            d_o = dh_new * (c_new / n_new) * o * (1.0 - o)
+                dh_old, dc_old, dn_old, dm_old, dh_new, dc, dn, dm = _skip_padded(
+                    (t < lens)[:, None], dh, dc, dn, dm, dh_new)
+            d_i, d_f, d_z, d_o, to_c, to_n, d_a = _cell_backward(
+                pi, pf, pz, po, c_o * keep, n_o * keep, m_o * keep, dh_new, dc, dn, dm,
+                EXP_FORGET)
             dp = DPRE + t * N * 4 * H + xr
             tl.store(dp, d_i, mask=m2)
             tl.store(dp + H, d_f, mask=m2)
@@ -221,8 +200,8 @@ if triton is not None:
             back += tl.dot(d_z.to(wi.dtype), wz, input_precision=PREC)
             back += tl.dot(d_o.to(wi.dtype), wo, input_precision=PREC)
             dh = dh_old + keep * back
-            dc = dc_old + keep * dc_tot * f_p
-            dn = dn_old + keep * dn_tot * f_p
+            dc = dc_old + keep * to_c
+            dn = dn_old + keep * to_n
             dm = dm_old + keep * d_a
             pi, pf, pz, po = qi, qf, qz, qo
             c_o, n_o, m_o = qc, qn, qm
