@@ -107,8 +107,10 @@ def plan(d: int, batch: int, heads: int = 1, sms: int = 0, fp32: bool = True) ->
     ``split`` is the programs a head's units are spread over (``U = D / split`` units each, at
     least :data:`MIN_UNITS`): the largest power of two that keeps the launch to one program an
     SM at most (heads x batch blocks x split <= sms; they meet at barriers, so all must be
-    resident), 1 without SMs. fp32 products run on the tensor cores in three TF32 passes
-    (``"tf32x3"``, about fp32's accuracy) on a GPU, in fp32 ("ieee") on the interpreter.
+    resident), 1 without SMs. ``resident``: the head's block fits a program's registers
+    (:func:`triton_slstm_resident.fits`), which then holds it and the state for the whole
+    sequence, one program a head and batch block, 8 warps, no split. fp32 products run on the
+    tensor cores (:func:`fp32_precision`) on a GPU, in fp32 ("ieee") on the interpreter.
     """
     width = _pow2(d)
     dot = width >= 16                       # tl.dot takes blocks of 16 and more
