@@ -258,6 +258,7 @@ SIZES = [[5, 16, 2, 2, False, 7, 3, True, False, "sigmoid", {}],
          # heads of 64 in registers (triton_slstm_resident); and heads that fit read back from
          # memory (triton_slstm), as wider heads are
          [3, 128, 2, 1, False, 4, 17, True, True, "sigmoid", {}],
+         [5, 96, 2, 1, False, 1, 1, False, False, "exp", {}],   # one step (generation's)
          [6, 32, 1, 1, False, 5, 17, False, True, "exp", {"resident": False}],
          [4, 40, 2, 1, False, 6, 17, True, True, "sigmoid", {"resident": False}],
          # the split kernels (triton_slstm_split) at one program a head: their indexing,
