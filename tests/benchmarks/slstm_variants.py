@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
 
-from slstm_forget_bias import LSTM_BEST, _with  # noqa: E402
+from slstm_forget_bias import LSTM_BEST, _with
 
 VARIANTS = {
     "lstm": ("LSTM", {}),
