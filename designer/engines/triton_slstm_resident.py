@@ -76,6 +76,7 @@ if triton is not None:
 
     @triton.jit
     def _keep(KEEP, t, n, nm, N, HAS_KEEP: tl.constexpr, BN: tl.constexpr):
+        """``keep_t`` of the program's rows, ``[BN, 1]`` (1 without KEEP)."""
         keep = tl.full((BN, 1), 1.0, tl.float32)
         if HAS_KEEP:
             keep = tl.load(KEEP + t * N + n, mask=nm, other=1.0).to(tl.float32)[:, None]
@@ -151,6 +152,7 @@ if triton is not None:
 
     @triton.jit
     def _state(CS, NS, MS, sp, m2, t_ok):
+        """c, n and m ``[BN, D]`` at ``sp`` (zero where ``t_ok`` is false)."""
         mk = m2 & t_ok
         return (tl.load(CS + sp, mask=mk, other=0.0), tl.load(NS + sp, mask=mk, other=0.0),
                 tl.load(MS + sp, mask=mk, other=0.0))
