@@ -142,15 +142,13 @@ def plan(d: int, batch: int, heads: int = 1, sms: int = 0, fp32: bool = True) ->
 
 
 def _meta(cfg: dict, exp_forget: bool, keep, lens) -> dict:
-    if cfg["resident"]:
-        return {"EXP_FORGET": exp_forget, "HAS_KEEP": keep is not None,
-                "HAS_LENS": lens is not None, "D": cfg["D"], "BN": cfg["BN"],
-                "PREC": cfg["precision"], "num_warps": cfg["warps"]}
+    meta = {"EXP_FORGET": exp_forget, "HAS_KEEP": keep is not None,
+            "HAS_LENS": lens is not None, "D": cfg["D"], "BN": cfg["BN"],
+            "PREC": cfg["precision"], "num_warps": cfg["warps"]}
+    if cfg["resident"]:   # whole blocks: no chunks, always tl.dot
+        return meta
     split = {"S": cfg["split"]} if cfg["split"] > 1 or cfg.get("grouped") else {}
-    return {**split, "EXP_FORGET": exp_forget, "HAS_KEEP": keep is not None,
-            "HAS_LENS": lens is not None, "D": cfg["D"], "BN": cfg["BN"], "JC": cfg["JC"],
-            "KC": cfg["KC"], "DOT": cfg["DOT"], "PREC": cfg["precision"],
-            "num_warps": cfg["warps"]}
+    return {**split, **meta, "JC": cfg["JC"], "KC": cfg["KC"], "DOT": cfg["DOT"]}
 
 
 def _launch(name: str, cfg: dict, heads: int, dev: torch.device):

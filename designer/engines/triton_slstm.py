@@ -93,13 +93,18 @@ if triton is not None:
         return tl.sigmoid(go) * c_new / n_new, c_new, n_new, m_new
 
     @triton.jit
-    def _skip_padded(v, dh, dc, dn, dm, dh_new):
-        """At a padded step (``v`` false) the carried gradients pass to step t-1 untouched and
-        none enters the unit: (what skips the step: dh, dc, dn, dm; what enters it: dh_new,
-        dc, dn, dm)."""
-        return (tl.where(v, 0.0, dh), tl.where(v, 0.0, dc), tl.where(v, 0.0, dn),
-                tl.where(v, 0.0, dm), tl.where(v, dh_new, 0.0), tl.where(v, dc, 0.0),
-                tl.where(v, dn, 0.0), tl.where(v, dm, 0.0))
+    def _skip_padded(t, lens, dh, dc, dn, dm, dh_new, HAS_LENS: tl.constexpr,
+                     BN: tl.constexpr, W: tl.constexpr):
+        """What of the carried gradients ``[BN, W]`` skips step t to reach t-1 directly (dh,
+        dc, dn, dm: all of it at a padded step, where ``t >= lens``; none without HAS_LENS)
+        and what enters the unit (dh_new, dc, dn, dm: none at a padded step)."""
+        zero = tl.zeros((BN, W), dtype=tl.float32)
+        if HAS_LENS:
+            v = (t < lens)[:, None]
+            return (tl.where(v, 0.0, dh), tl.where(v, 0.0, dc), tl.where(v, 0.0, dn),
+                    tl.where(v, 0.0, dm), tl.where(v, dh_new, 0.0), tl.where(v, dc, 0.0),
+                    tl.where(v, dn, 0.0), tl.where(v, dm, 0.0))
+        return zero, zero, zero, zero, dh_new, dc, dn, dm
 
     @triton.jit
     def _cell_backward(pi, pf, pz, po, c_old, n_old, m_old, dh_new, dc, dn, dm,
@@ -137,6 +142,22 @@ if triton is not None:
         return n, nm, w_head, lens
 
     @triton.jit
+    def _keep(KEEP, t, n, nm, N, HAS_KEEP: tl.constexpr, BN: tl.constexpr):
+        """``keep_t`` of the program's rows, ``[BN, 1]`` (1 without KEEP)."""
+        keep = tl.full((BN, 1), 1.0, tl.float32)
+        if HAS_KEEP:
+            keep = tl.load(KEEP + t * N + n, mask=nm, other=1.0).to(tl.float32)[:, None]
+        return keep
+
+    @triton.jit
+    def _put_gates(P, off, gi, gf, gz, go, H, mask):
+        """Store the four gate blocks at ``off`` of a (T, N, 4H) tensor (gates H apart)."""
+        tl.store(P + off, gi, mask=mask)
+        tl.store(P + off + H, gf, mask=mask)
+        tl.store(P + off + 2 * H, gz, mask=mask)
+        tl.store(P + off + 3 * H, go, mask=mask)
+
+    @triton.jit
     def _step(KEEP, t, n, nm, head, N, H, d, HAS_KEEP: tl.constexpr, BN: tl.constexpr):
         """Step t's offsets of the program's rows (``[BN, 1]``): the head's first unit in a
         (N, H) tensor, in the state's row t and in the (T, N, 4H) tensors' row t; and
@@ -144,10 +165,7 @@ if triton is not None:
         row = n[:, None] * H + head * d          # [BN, 1]: the head's first unit
         prev = t * N * H + row
         x_row = (t * N + n[:, None]) * 4 * H + head * d
-        keep = tl.full((BN, 1), 1.0, tl.float32)
-        if HAS_KEEP:
-            keep = tl.load(KEEP + t * N + n, mask=nm, other=1.0).to(tl.float32)[:, None]
-        return row, prev, x_row, keep
+        return row, prev, x_row, _keep(KEEP, t, n, nm, N, HAS_KEEP, BN)
 
     @triton.jit
     def _unit_forward(XW, w_head, HS, CS, NS, MS, PRE, Y, j0, t, row, prev, x_row, keep, nm,
@@ -183,11 +201,7 @@ if triton is not None:
         gf += tl.load(xp + H, mask=m2, other=0.0).to(tl.float32)
         gz += tl.load(xp + 2 * H, mask=m2, other=0.0).to(tl.float32)
         go += tl.load(xp + 3 * H, mask=m2, other=0.0).to(tl.float32)
-        pp = PRE + x_row + j[None, :]
-        tl.store(pp, gi, mask=m2)
-        tl.store(pp + H, gf, mask=m2)
-        tl.store(pp + 2 * H, gz, mask=m2)
-        tl.store(pp + 3 * H, go, mask=m2)
+        _put_gates(PRE, x_row + j[None, :], gi, gf, gz, go, H, m2)
         sp = prev + j[None, :]
         c_old = tl.load(CS + sp, mask=m2, other=0.0)
         n_old = tl.load(NS + sp, mask=m2, other=0.0)
@@ -232,14 +246,8 @@ if triton is not None:
         dn = tl.load(DN + cr, mask=m2, other=0.0)
         dm = tl.load(DM + cr, mask=m2, other=0.0)
         dh_new = dh + tl.load(DY + t * N * H + cr, mask=m2, other=0.0).to(tl.float32)
-        # what reaches the state at t-1 directly: all of it at a padded step
-        dh_old = tl.zeros((BN, JC), dtype=tl.float32)
-        dc_old = tl.zeros((BN, JC), dtype=tl.float32)
-        dn_old = tl.zeros((BN, JC), dtype=tl.float32)
-        dm_old = tl.zeros((BN, JC), dtype=tl.float32)
-        if HAS_LENS:
-            dh_old, dc_old, dn_old, dm_old, dh_new, dc, dn, dm = _skip_padded(
-                (t < lens)[:, None], dh, dc, dn, dm, dh_new)
+        dh_old, dc_old, dn_old, dm_old, dh_new, dc, dn, dm = _skip_padded(
+            t, lens, dh, dc, dn, dm, dh_new, HAS_LENS, BN, JC)
         pp = PRE + x_row + j[None, :]
         pi = tl.load(pp, mask=m2, other=0.0)
         pf = tl.load(pp + H, mask=m2, other=0.0)
@@ -252,11 +260,7 @@ if triton is not None:
         d_i, d_f, d_z, d_o, to_c, to_n, d_a = _cell_backward(pi, pf, pz, po, c_old, n_old,
                                                              m_old, dh_new, dc, dn, dm,
                                                              EXP_FORGET)
-        dp = DPRE + x_row + j[None, :]
-        tl.store(dp, d_i, mask=m2)
-        tl.store(dp + H, d_f, mask=m2)
-        tl.store(dp + 2 * H, d_z, mask=m2)
-        tl.store(dp + 3 * H, d_o, mask=m2)
+        _put_gates(DPRE, x_row + j[None, :], d_i, d_f, d_z, d_o, H, m2)
         tl.store(DH + cr, dh_old, mask=m2)
         tl.store(DC + cr, dc_old + keep * to_c, mask=m2)
         tl.store(DN + cr, dn_old + keep * to_n, mask=m2)

@@ -26,7 +26,7 @@ try:
     import triton
     import triton.language as tl
 
-    from .triton_slstm import _cell, _cell_backward, _skip_padded
+    from .triton_slstm import _cell, _cell_backward, _keep, _put_gates, _skip_padded
 except Exception:  # noqa: BLE001 - no Triton: the FUSED engine keeps its step loop
     triton = None
 
@@ -75,14 +75,6 @@ if triton is not None:
                 tl.load(P + off + 3 * H, mask=mk, other=0.0).to(tl.float32))
 
     @triton.jit
-    def _keep(KEEP, t, n, nm, N, HAS_KEEP: tl.constexpr, BN: tl.constexpr):
-        """``keep_t`` of the program's rows, ``[BN, 1]`` (1 without KEEP)."""
-        keep = tl.full((BN, 1), 1.0, tl.float32)
-        if HAS_KEEP:
-            keep = tl.load(KEEP + t * N + n, mask=nm, other=1.0).to(tl.float32)[:, None]
-        return keep
-
-    @triton.jit
     def _program(W, LENS, N, H, d, HAS_LENS: tl.constexpr, D: tl.constexpr,
                  BN: tl.constexpr, TRANSPOSED: tl.constexpr):
         """A program's set-up: its rows (n, [BN]) and their mask, the mask of its ``[BN, D]``
@@ -126,11 +118,7 @@ if triton is not None:
             gf = xf + tl.dot(hk, wf, input_precision=PREC)
             gz = xz + tl.dot(hk, wz, input_precision=PREC)
             go = xo + tl.dot(hk, wo, input_precision=PREC)
-            pp = PRE + t * N * 4 * H + xr
-            tl.store(pp, gi, mask=m2)
-            tl.store(pp + H, gf, mask=m2)
-            tl.store(pp + 2 * H, gz, mask=m2)
-            tl.store(pp + 3 * H, go, mask=m2)
+            _put_gates(PRE, t * N * 4 * H + xr, gi, gf, gz, go, H, m2)
             h_new, c_new, n_new, m_new = _cell(gi, gf, gz, go, c * keep, nn * keep, m * keep,
                                                EXP_FORGET)
             y = h_new
@@ -182,21 +170,12 @@ if triton is not None:
             qy = tl.load(DY + (t - 1) * N * H + sr, mask=m2 & ok, other=0.0)
             keep = _keep(KEEP, t, n, nm, N, HAS_KEEP, BN)
             dh_new = dh + dy
-            dh_old = tl.zeros((BN, D), dtype=tl.float32)
-            dc_old = tl.zeros((BN, D), dtype=tl.float32)
-            dn_old = tl.zeros((BN, D), dtype=tl.float32)
-            dm_old = tl.zeros((BN, D), dtype=tl.float32)
-            if HAS_LENS:
-                dh_old, dc_old, dn_old, dm_old, dh_new, dc, dn, dm = _skip_padded(
-                    (t < lens)[:, None], dh, dc, dn, dm, dh_new)
+            dh_old, dc_old, dn_old, dm_old, dh_new, dc, dn, dm = _skip_padded(
+                t, lens, dh, dc, dn, dm, dh_new, HAS_LENS, BN, D)
             d_i, d_f, d_z, d_o, to_c, to_n, d_a = _cell_backward(
                 pi, pf, pz, po, c_o * keep, n_o * keep, m_o * keep, dh_new, dc, dn, dm,
                 EXP_FORGET)
-            dp = DPRE + t * N * 4 * H + xr
-            tl.store(dp, d_i, mask=m2)
-            tl.store(dp + H, d_f, mask=m2)
-            tl.store(dp + 2 * H, d_z, mask=m2)
-            tl.store(dp + 3 * H, d_o, mask=m2)
+            _put_gates(DPRE, t * N * 4 * H + xr, d_i, d_f, d_z, d_o, H, m2)
             back = tl.dot(d_i.to(wi.dtype), wi, input_precision=PREC)
             back += tl.dot(d_f.to(wi.dtype), wf, input_precision=PREC)
             back += tl.dot(d_z.to(wi.dtype), wz, input_precision=PREC)
