@@ -122,7 +122,7 @@ def plan(d: int, batch: int, heads: int = 1, sms: int = 0, fp32: bool = True) ->
     cfg["blocks"] = math.ceil(batch / cfg["BN"])
     cfg["resident"] = bool(TUNE.get("resident", not cfg.get("grouped") and cfg["BN"] >= 16 and
                                     dot and resident_kernels is not None and
-                                    resident_kernels.fits(d, 4 if fp32 else 2)))
+                                    resident_kernels.fits(width, 4 if fp32 else 2)))
     if cfg["resident"]:   # the head's block and state in registers: one program a head
         cfg.update({"split": 1, "JC": width, "KC": width, "DOT": True,
                     "warps": TUNE.get("warps", 8)})
@@ -214,7 +214,8 @@ class _Direction(torch.autograd.Function):
             hs if lens is None else lens, *_barriers(cfg, heads, dev), steps, batch, hidden,
             d, **_meta(cfg, ctx.exp_forget, keep, lens))
         # dW_hc[k] = sum over steps and rows of dpre[k's rows]^T (keep h_{t-1})[k's units]
-        d_w = dw_hc(dpre, hs, keep, heads, d, w.dtype, cfg["precision"], sm_count(dev))
+        d_w = dw_hc(dpre, hs, keep, heads, d, max(16, cfg["D"]), w.dtype, cfg["precision"],
+                    sm_count(dev))
         return (dpre.to(x_type), d_w.to(w_type), *(g.to(s_type) for g in carries),
                 None, None, None)
 

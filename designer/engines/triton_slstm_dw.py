@@ -57,15 +57,15 @@ if triton is not None:
         tl.store(out, acc, mask=jm[:, None] & jm[None, :])
 
 
-def dw_hc(dpre: torch.Tensor, hs: torch.Tensor, keep, heads: int, d: int, low: torch.dtype,
-          precision: str, sms: int) -> torch.Tensor:
+def dw_hc(dpre: torch.Tensor, hs: torch.Tensor, keep, heads: int, d: int, width: int,
+          low: torch.dtype, precision: str, sms: int) -> torch.Tensor:
     """``dW_hc`` (heads, 4d, d) fp32 from ``dpre`` (T, N, 4H) fp32 and ``hs`` (T+1, N, H): the
-    state each step read is ``hs[:-1]`` (times ``keep`` (T, N) where given). ``low``: the
-    product's type (bf16 or fp32), ``precision``: fp32's (``"tf32x3"``, ``"tf32"``,
-    ``"ieee"``); ``sms``: the GPU's SMs (0: one share, as under the interpreter)."""
+    state each step read is ``hs[:-1]`` (times ``keep`` (T, N) where given). ``width``: d
+    padded to a power of two of at least 16 (``tl.dot``'s blocks); ``low``: the product's type
+    (bf16 or fp32), ``precision``: fp32's (``"tf32x3"``, ``"tf32"``, ``"ieee"``); ``sms``: the
+    GPU's SMs (0: one share, as under the interpreter)."""
     steps, batch, four_h = dpre.shape
     hidden, rows = four_h // 4, steps * batch
-    width = max(16, 1 << max(0, (d - 1).bit_length()))
     shares = max(1, min(math.ceil(rows / ROWS), (4 * sms) // (4 * heads))) if sms else 1
     per = math.ceil(math.ceil(rows / shares) / ROWS) * ROWS
     shares = math.ceil(rows / per)

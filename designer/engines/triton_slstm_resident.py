@@ -33,10 +33,9 @@ except Exception:  # noqa: BLE001 - no Triton: the FUSED engine keeps its step l
 BYTES = 128 * 1024  # the largest block (4 d x d in the product's type) a program holds
 
 
-def fits(d: int, low_bytes: int) -> bool:
-    """Whether a head of ``d`` units (rounded up to a power of two, at least 16) is held in
-    registers: its block in ``low_bytes`` a weight is at most :data:`BYTES`."""
-    width = max(16, 1 << max(0, (d - 1).bit_length()))
+def fits(width: int, low_bytes: int) -> bool:
+    """Whether a head padded to ``width`` units is held in registers: its block in
+    ``low_bytes`` a weight is at most :data:`BYTES`."""
     return 4 * width * width * low_bytes <= BYTES
 
 

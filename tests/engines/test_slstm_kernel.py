@@ -235,7 +235,7 @@ INTERPRETED = textwrap.dedent("""
             h = hs[:-1] if k is None else hs[:-1] * k.unsqueeze(-1)
             want = torch.einsum("rgkj,rkl->kgjl", dpre.view(-1, 4, heads, d),
                                 h.reshape(-1, heads, d)).reshape(heads, 4 * d, d)
-            got = dw_hc(dpre, hs, k, heads, d, torch.float32, "ieee", sms)
+            got = dw_hc(dpre, hs, k, heads, d, 32, torch.float32, "ieee", sms)
             worst = max(worst, rel(got, want))
         return worst
 
