@@ -171,7 +171,7 @@ class _Search:
         return self._rank
 
     def find(self, problem: ShapeError) -> Fix | None:
-        g, target = self.g, problem.layer
+        target = problem.layer
         tries = 0
         for depth, names in enumerate(self._upstream(target, problem.port)):
             for name in names:

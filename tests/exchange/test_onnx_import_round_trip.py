@@ -2,7 +2,6 @@
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 

@@ -4,7 +4,6 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QImage
 
-from designer.graph import project as P
 from designer.ui.exchange.dialog import ExportDialog
 from designer.ui.exchange.worker import ExportRequest
 from tests.ui.conftest import not_blank, snapshot

@@ -2,7 +2,6 @@
 step after each edit, its failure on the layer that raised it, and Train held back by it."""
 import pytest
 import torch
-from PySide6.QtCore import Qt
 
 from designer.engines import build
 from tests.conftest import need_data

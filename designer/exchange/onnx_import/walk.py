@@ -15,7 +15,7 @@ from designer.graph.model import Graph
 
 from ..errors import ExchangeError
 from . import layer_ops
-from .inputs import INT_TYPES, read_input
+from .inputs import read_input
 from .recurrent_ops import LastState
 from .values import Const, Dims, Seq, Zeros, as_int_list, normal_axes
 

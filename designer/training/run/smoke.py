@@ -21,7 +21,6 @@ import re
 import time
 import traceback
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from designer.graph.errors import DataWarning
 from designer.graph.project import Project, from_dict
