@@ -5,7 +5,8 @@ what the FUSED engine runs on a CUDA device, in place of its step loop.
 :func:`designer.engines.slstm_cell.slstm_direction` does (so ``slstm_layers`` runs either),
 and computes the same numbers: forward is one launch for all steps, backward one launch and
 one more for ``dW_hc`` (:mod:`triton_slstm_dw`); the input transform's gradient is the
-kernel's ``dpre`` as it is. Nothing is read on the host, so a step with the kernels is captured in a CUDA graph.
+kernel's ``dpre`` as it is. Nothing is read on the host, so a step with the kernels is
+captured in a CUDA graph.
 
 Ties in the stabiliser's max (``log f + m_prev == log i``) split its gradient in half between
 the two, as ``torch.maximum`` does; ``cont`` and ``lengths`` run in the kernels, the backward

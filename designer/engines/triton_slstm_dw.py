@@ -66,7 +66,7 @@ def dw_hc(dpre: torch.Tensor, hs: torch.Tensor, keep, heads: int, d: int, width:
     GPU's SMs (0: one share, as under the interpreter)."""
     steps, batch, four_h = dpre.shape
     hidden, rows = four_h // 4, steps * batch
-    shares = max(1, min(math.ceil(rows / ROWS), (4 * sms) // (4 * heads))) if sms else 1
+    shares = max(1, min(math.ceil(rows / ROWS), sms // heads)) if sms else 1
     per = math.ceil(math.ceil(rows / shares) / ROWS) * ROWS
     shares = math.ceil(rows / per)
     part = torch.empty(shares, heads * 4, d, d, device=dpre.device, dtype=torch.float32)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
 
-from slstm_forget_bias import LSTM_BEST, _with
+from slstm_forget_bias import LSTM_BEST, _with, best
 
 SLSTM_BEST = {"lstm1.dropout_ratio": 0.4142857370571219, "data.batch_size": 16,
               "data.seq_len": 50, "solver.weight_decay": 0.1,
@@ -42,26 +42,16 @@ def make(out: Path) -> None:
         print(f"{name}: validates on {p['training']['eval_batches']} batches")
 
 
-def _best(run: Path) -> tuple[float, int, int] | None:
-    from designer.training.run.rundir import RunDir
-    rows = RunDir(run).read_metrics()
-    vals = [r for r in rows if r.get("kind") == "val" and r.get("val_loss") is not None]
-    if not vals:
-        return None
-    best = min(vals, key=lambda r: r["val_loss"])
-    return best["val_loss"], best["step"], max(r.get("step", 0) for r in rows)
-
-
 def table(out: Path) -> None:
     scores: dict[str, list[float]] = {}
     print("| run | best validation nats/char | at step | steps run |")
     print("|---|---:|---:|---:|")
     for run in sorted(out.glob("*-s*.run")):
-        got = _best(run)
-        if got:
-            scores.setdefault(run.stem.rsplit("-s", 1)[0], []).append(got[0])
-        print(f"| {run.stem} | {got[0]:.4f} | {got[1]} | {got[2]} |" if got else
-              f"| {run.stem} | - | - | - |")
+        loss, step, last = best(run)
+        if loss is not None:
+            scores.setdefault(run.stem.rsplit("-s", 1)[0], []).append(loss)
+        print(f"| {run.stem} | {loss:.4f} | {step} | {last} |" if loss is not None else
+              f"| {run.stem} | - | - | {last} |")
     print("\n| recipe | runs | mean | median | best |")
     print("|---|---:|---:|---:|---:|")
     for name, s in scores.items():

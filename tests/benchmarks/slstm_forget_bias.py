@@ -51,18 +51,24 @@ def make(out: Path, recipe: dict) -> None:
             print(name)
 
 
-def table(out: Path) -> None:
+def best(run: Path) -> tuple[float | None, int | None, int]:
+    """A run folder's best validation loss, the step it came at (None, None without one) and
+    the last step it ran."""
     from designer.training.run.rundir import RunDir
+    rows = RunDir(run).read_metrics()
+    vals = [r for r in rows if r.get("kind") == "val" and r.get("val_loss") is not None]
+    top = min(vals, key=lambda r: r["val_loss"], default=None)
+    last = max((r.get("step", 0) for r in rows), default=0)
+    return (top["val_loss"], top["step"], last) if top else (None, None, last)
+
+
+def table(out: Path) -> None:
     print("| run | best validation nats/char | at step | steps run |")
     print("|---|---:|---:|---:|")
     for run in sorted(out.glob("*.run")):
-        rows = RunDir(run).read_metrics()
-        vals = [r for r in rows if r.get("kind") == "val" and r.get("val_loss") is not None]
-        best = min(vals, key=lambda r: r["val_loss"], default=None)
-        last = max((r.get("step", 0) for r in rows), default=0)
-        print(f"| {run.stem} | {best['val_loss']:.4f} | {best['step']} | {last} |" if best else
+        loss, step, last = best(run)
+        print(f"| {run.stem} | {loss:.4f} | {step} | {last} |" if loss is not None else
               f"| {run.stem} | - | - | {last} |")
-
 
 if __name__ == "__main__":
     if sys.argv[1] == "make":
