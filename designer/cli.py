@@ -160,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("--data", metavar="FILE", help="what feeds the net's input: a text file or "
                     "corpus name (default tinyshakespeare), a .wav file, or (onnx) labelled "
                     "sequences")
+    im.add_argument("--normalize", action="store_true", help="onnx, a model from elsewhere: "
+                    "z-score its input features by the data's statistics (by default they are "
+                    "read as they are, as the model was given them)")
     im.add_argument("--out", required=True, metavar="PROJECT.json")
 
     i = sub.add_parser("init", help="write a ready-to-train project for a data file (a CSV "

@@ -105,6 +105,8 @@ def import_(args) -> int:
     out = Path(args.out)
     if Path(args.file).suffix.lower() == ".onnx":
         return import_onnx_command(args)
+    if getattr(args, "normalize", False):
+        return _err("--normalize is for importing ONNX models")
     if out.suffix != ".json":
         return _err(f"{out}: give the project file to write, ending in .json")
     if out.is_dir():
@@ -127,8 +129,9 @@ def import_(args) -> int:
 
 
 def import_onnx_command(args) -> int:
-    """``rnn-designer import MODEL.onnx --out PROJECT.json [--data FILE] [--run RUN_DIR]``:
-    everything is made first, then the project (and the run) written; nothing on a refusal."""
+    """``rnn-designer import MODEL.onnx --out PROJECT.json [--data FILE] [--run RUN_DIR]
+    [--normalize]``: everything is made first, then the project (and the run) written;
+    nothing on a refusal."""
     from designer.graph import commands as graph_commands
     from designer.graph.dimbind import missing_file
     out = Path(args.out)
@@ -142,7 +145,8 @@ def import_onnx_command(args) -> int:
         data = os.path.relpath(Path(data).resolve(), out.resolve().parent)
     try:
         from .onnx_import import import_onnx
-        result = import_onnx(args.file, data, out.resolve().parent)
+        result = import_onnx(args.file, data, out.resolve().parent,
+                             getattr(args, "normalize", False))
     except ImportError:
         return _err("importing ONNX needs the onnx package: pip install 'rnn-designer[onnx]'")
     except ExchangeError as e:
@@ -153,12 +157,16 @@ def import_onnx_command(args) -> int:
         _notes(["no run folder is written: a run needs --data FILE, the data this model was "
                 "trained on"])
         run = None
+    from .onnx_import.save import save_import
+    from .onnx_import.scaling import describe_scaling
     try:
-        from .onnx_import.save import save_import
         save_import(result, out, run, str(args.file))
     except ExchangeError as e:
         return _err(str(e), e.code)
     print(f"wrote {out}")
     if run is not None:
         print(f"wrote {run}")
+    scaling = describe_scaling(result, run is not None)
+    if scaling:
+        print(f"scaling: {scaling}")
     return graph_commands.validate(str(out), as_json=False)

@@ -36,8 +36,9 @@ FILE_PARAMS = {"CharText": "corpus", "WavAudio": "file", "MnistRows": "folder",
 @dataclass
 class OnnxImport:
     """What an import made: the project (not saved), the net's weights (a state dict), what
-    the data was (the run's ``data`` metadata, for rnn-designer's own exports), notes, and
-    where the model's inputs and outputs are: name -> (layer, port, ONNX axes)."""
+    the data was (the run's ``data`` metadata, for rnn-designer's own exports), notes,
+    where the model's inputs and outputs are: name -> (layer, port, ONNX axes), and whether
+    the model is an rnn-designer export (``own``)."""
 
     project: Project
     weights: dict
@@ -45,20 +46,28 @@ class OnnxImport:
     notes: list = field(default_factory=list)
     inputs: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)
+    own: bool = False
 
 
 def import_onnx(path: str | os.PathLike, data: str | None = None,
-                project_dir=None) -> OnnxImport:
+                project_dir=None, normalize: bool = False) -> OnnxImport:
     """Read ``path`` into a project and its weights; ``data`` is the file the data layer
-    reads (default: the one the model's metadata names, else a placeholder to choose)."""
+    reads (default: the one the model's metadata names, else a placeholder to choose).
+
+    ``normalize``: a model from elsewhere has its inputs z-scored by the data's statistics
+    (by default it reads them as they are, as it was given them); an rnn-designer export
+    keeps the scaling it was trained with either way."""
     path = Path(path)
     model = read_model(path)
     props = {p.key: p.value for p in model.metadata_props}
     if "design" in props:
         result = _own(model, props, path, project_dir)
+        if normalize:
+            result.notes.append(f"--normalize is for models from elsewhere: {path.name} "
+                                "keeps the scaling it was trained with")
     else:
         check_operators(model, path)
-        result = _foreign(model, path, data, project_dir)
+        result = _foreign(model, path, data, project_dir, normalize)
     if data is not None and "design" in props:
         _set_data(result.project, data)
     graph = result.project.graph
@@ -107,13 +116,13 @@ def _own(model, props: dict, path: Path, project_dir) -> OnnxImport:
         weights = state_dict(project, arrays, unrolled, steps, str(path))
         notes.append(f"{', '.join(moved)} run on the CAFFE engine: the unrolled model holds "
                      "their two biases summed, as that engine does")
-    return OnnxImport(project, weights, data, notes)
+    return OnnxImport(project, weights, data, notes, own=True)
 
 
-def _foreign(model, path: Path, data, project_dir) -> OnnxImport:
+def _foreign(model, path: Path, data, project_dir, normalize: bool) -> OnnxImport:
     from .walk import Walker
     for batch_major in (False, True):
-        w = Walker(model, path, data, project_dir, batch_major)
+        w = Walker(model, path, data, project_dir, batch_major, normalize)
         try:
             with w.graph.bulk():
                 w.walk()

@@ -1,7 +1,9 @@
 """A foreign model's graph inputs: the first sequences become the data layer (ids: a CharText,
 features: a SequenceClasses), int lengths its ``lengths``, a further float input zeros (an
-initial state). Without ``--data``, the feature count is pinned from the input's shape (``F``)
-and the data layer's file is left empty, for the Problems panel to ask for it.
+initial state). The features are read as they are, as the model was given them, unless the
+import asks for them to be z-scored (``normalize``). Without ``--data``, the feature count is
+pinned from the input's shape (``F``) and the data layer's file is left empty, for the
+Problems panel to ask for it.
 """
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def read_input(w, inp) -> None:
             w.notes.append(f"the input '{inp.name}' (character ids) reads the "
                            "tinyshakespeare corpus; give --data FILE for another")
     else:
-        params = {"file": w.data or ""}
+        params = {"file": w.data or "", "normalize": w.normalize}
         kind = "SequenceClasses"
         if w.data is None and features:
             w.graph.pin_dims({"F": features})

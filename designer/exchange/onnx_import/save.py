@@ -41,7 +41,7 @@ def save_import(result, out: Path, run: Path | None, origin: str) -> None:
         result.project.path = out
         if run is not None:
             from .run import write_run
-            write_run(result.project, result.weights, run, origin)
+            write_run(result.project, result.weights, run, origin, result.data_meta)
         result.project.save(out)
     except (ExchangeError, OSError) as e:
         if made and run.exists():

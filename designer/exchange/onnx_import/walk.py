@@ -22,12 +22,14 @@ from .values import Const, Dims, Seq, Zeros, as_int_list, normal_axes
 
 class Walker:
     """Builds ``graph`` and ``arrays`` from ``model``; ``batch_major``: read a data input's
-    first axis as the sequences (N) rather than the steps (T)."""
+    first axis as the sequences (N) rather than the steps (T); ``normalize``: the data layer
+    z-scores the features it reads."""
 
-    def __init__(self, model, path, data: str | None, project_dir, batch_major: bool = False):
+    def __init__(self, model, path, data: str | None, project_dir, batch_major: bool = False,
+                 normalize: bool = False):
         self.model, self.path, self.data = model, path, data
         self.graph = Graph(project_dir=project_dir)
-        self.batch_major = batch_major
+        self.batch_major, self.normalize = batch_major, normalize
         self.values: dict = {}
         self.arrays: dict = {}
         self.notes: list[str] = []

@@ -30,6 +30,8 @@ class RunOptions:
     extra_meta: dict = field(default_factory=dict)
     tap: WeightsTap | None = None        # hands out copies of the weights when asked
     probe_steps: int = DEFAULT_STEPS     # the held-out snippet inspected at evals (0: none)
+    data_meta: dict | None = None        # read the data as the weights were trained on it (the
+    #                                      statistics and classes an imported export carries)
 
 
 def resolve_device(name: str) -> torch.device:

@@ -103,7 +103,8 @@ class Session:
             self.seed = self.ck.meta.get("seed", self.seed)
         try:
             self.source = open_source(graph.layer(self.data_layer), _project_dir(project),
-                                      opts.corpus, opts.download_progress, self.seed)
+                                      opts.corpus, opts.download_progress, self.seed,
+                                      run_meta=opts.data_meta)
             world.shard(self.source)  # each rank its own rows of every batch
         except DataError as e:
             raise TrainingError(str(e), 2) from None
