@@ -7,7 +7,7 @@ from pathlib import Path
 
 from designer.graph.atomic import atomic_write_text
 
-from .errors import ExchangeError
+from .errors import ExchangeError, taken
 
 FORMATS = ("onnx", "pytorch", "prototxt")
 
@@ -103,6 +103,8 @@ def import_(args) -> int:
     from designer.graph import commands as graph_commands
     from .caffe_import import import_prototxt
     out = Path(args.out)
+    if os.path.lexists(out) and not out.is_dir():
+        return _err(str(taken(out)))
     if Path(args.file).suffix.lower() == ".onnx":
         return import_onnx_command(args)
     if getattr(args, "normalize", False):
@@ -121,7 +123,9 @@ def import_(args) -> int:
     _notes(result.notes)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        result.project.save(out)
+        result.project.save(out, replace=False)
+    except FileExistsError:
+        return _err(str(taken(out)))
     except OSError as e:
         return _err(f"{out} cannot be written ({e.strerror or e})")
     print(f"wrote {out}")

@@ -12,3 +12,8 @@ class ExchangeError(Exception):
     def __init__(self, message: str, code: int = 2):
         super().__init__(message)
         self.code = code
+
+
+def taken(path) -> ExchangeError:
+    """``path`` is there already: an import writes a new project file, never over one."""
+    return ExchangeError(f"{path} already exists; give another --out (nothing was written)")

@@ -87,12 +87,13 @@ class Project:
     def to_json(self) -> str:
         return dumps(self.to_dict())
 
-    def save(self, path: str | os.PathLike | None = None) -> Path:
-        """Write the project atomically (to ``path``, or where it was loaded from)."""
+    def save(self, path: str | os.PathLike | None = None, replace: bool = True) -> Path:
+        """Write the project atomically (to ``path``, or where it was loaded from); with
+        ``replace`` off, raise ``FileExistsError`` rather than write over a file there."""
         target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("no file to save to")
-        atomic_write_text(target, self.to_json())
+        atomic_write_text(target, self.to_json(), replace)
         self.path = target
         return target
 

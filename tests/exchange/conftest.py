@@ -127,3 +127,38 @@ def series_project(folder: Path, loss: str = "EuclideanLoss") -> Project:
                  "checkpoint_interval": 2, "sample_interval": 0, "device": "cpu"})
     p.save(folder / "forecast.json")
     return p
+
+
+def lstm_classifier_onnx(features=3, hidden=4, classes=4, weight_features=None):
+    """A hand-made ONNX classifier (an onnx ``ModelProto``): float sequences (T, N,
+    ``features``) -> LSTM -> its last state -> Gemm to ``classes`` scores. ``weight_features``:
+    the input size the LSTM's weights are made for (default ``features``)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+
+    def weight(name, *shape):
+        return numpy_helper.from_array((rng.normal(size=shape) * 0.3).astype(np.float32), name)
+    inits = [weight("W", 1, 4 * hidden, weight_features or features),
+             weight("R", 1, 4 * hidden, hidden), weight("B", 1, 8 * hidden),
+             weight("fc.weight", classes, hidden), weight("fc.bias", classes),
+             numpy_helper.from_array(np.array([0], np.int64), "first")]
+    nodes = [helper.make_node("LSTM", ["x", "W", "R", "B"], ["y", "h"], hidden_size=hidden,
+                              name="lstm"),
+             helper.make_node("Squeeze", ["h", "first"], ["last"], name="squeeze"),
+             helper.make_node("Gemm", ["last", "fc.weight", "fc.bias"], ["out"], transB=1,
+                              name="fc")]
+    graph = helper.make_graph(
+        nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                      ["T", "N", features])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", classes])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def labelled_sequences(folder: Path) -> Path:
+    """Twelve labelled sequences of five steps and three features, four classes (a CSV)."""
+    rows = ["series_id,step,a,b,c,label"] + [
+        f"{s},{t},{s * 0.1:.2f},{t * 0.2:.2f},{(s + t) % 3 * 0.5:.2f},{'wxyz'[s % 4]}"
+        for s in range(12) for t in range(5)]
+    (folder / "seqs.csv").write_text("\n".join(rows) + "\n")
+    return folder / "seqs.csv"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import onnx
 
-from ..errors import ExchangeError
+from ..errors import ExchangeError, taken
 
 
 def carries_design(path) -> bool:
@@ -30,10 +30,12 @@ def free_run_folder(project_file: Path) -> Path:
     return folder
 
 
-def save_import(result, out: Path, run: Path | None, origin: str) -> None:
+def save_import(result, out: Path, run: Path | None, origin: str,
+                replace: bool = False) -> None:
     """Write ``result`` (an ``OnnxImport``) as the project ``out`` and, given ``run``, its
     weights as a run folder at step 0; raises ``ExchangeError`` (one sentence) and leaves
-    neither behind on failure."""
+    neither behind on failure. ``replace``: write over a project file at ``out`` (the user
+    said so); otherwise one there is a refusal."""
     out = Path(out)
     made = run is not None and not run.exists()
     try:
@@ -42,10 +44,12 @@ def save_import(result, out: Path, run: Path | None, origin: str) -> None:
         if run is not None:
             from .run import write_run
             write_run(result.project, result.weights, run, origin, result.data_meta)
-        result.project.save(out)
+        result.project.save(out, replace)
     except (ExchangeError, OSError) as e:
         if made and run.exists():
             shutil.rmtree(run, ignore_errors=True)
         if isinstance(e, ExchangeError):
             raise
+        if isinstance(e, FileExistsError):
+            raise taken(out) from None
         raise ExchangeError(f"{out} cannot be written ({e.strerror or e})") from None

@@ -56,7 +56,7 @@ def import_onnx_model(w, path, out=None, data=None, ask_data: bool = True) -> di
             result.notes.append("no run folder is written: a run needs the data this model "
                                 "was trained on; import it again with its data file")
             run = None
-        save_import(result, out, run, str(path))
+        save_import(result, out, run, str(path), replace=True)  # the file dialog asked
     except ImportError:
         w.alert("Cannot import the model", "Importing ONNX needs the onnx package: pip "
                 "install 'rnn-designer[onnx]'")
