@@ -7,7 +7,7 @@ from pathlib import Path
 
 from designer.graph.atomic import atomic_write_text
 
-from .errors import ExchangeError, taken
+from .errors import ExchangeError, run_taken, taken
 
 FORMATS = ("onnx", "pytorch", "prototxt")
 
@@ -142,8 +142,8 @@ def import_onnx_command(args) -> int:
     if out.suffix != ".json" or out.is_dir():
         return _err(f"{out}: give the project file to write, ending in .json")
     run = Path(args.run) if getattr(args, "run", None) else None
-    if run is not None and run.exists() and any(run.iterdir()):
-        return _err(f"{run} already holds files; give a new folder for the run")
+    if run is not None and run.exists() and (not run.is_dir() or any(run.iterdir())):
+        return _err(str(run_taken(run)))
     data = args.data
     if data is not None and Path(data).is_file():  # as the project file will find it
         data = os.path.relpath(Path(data).resolve(), out.resolve().parent)

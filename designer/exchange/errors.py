@@ -17,3 +17,10 @@ class ExchangeError(Exception):
 def taken(path) -> ExchangeError:
     """``path`` is there already: an import writes a new project file, never over one."""
     return ExchangeError(f"{path} already exists; give another --out (nothing was written)")
+
+
+def run_taken(run) -> ExchangeError:
+    """``run`` is a file, or a folder that holds files: an import writes a new run folder."""
+    if not run.is_dir():
+        return ExchangeError(f"{run} is a file; give a new folder for the run")
+    return ExchangeError(f"{run} already holds files; give a new folder for the run")

@@ -1,11 +1,21 @@
 """``rnn-designer import`` as a command: what it writes, where, and what it never touches."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
 onnx = pytest.importorskip("onnx")
 
 from designer.cli import main  # noqa: E402
+from designer.training.run import checkpoint  # noqa: E402
 
 from .conftest import DATA, labelled_sequences, lstm_classifier_onnx  # noqa: E402
+
+ROOT = Path(__file__).parents[2]
 
 
 @pytest.fixture
@@ -27,3 +37,38 @@ def test_an_existing_project_file_is_never_replaced(tmp_path, capsys, model, kin
     assert err == f"rnn-designer: {out} already exists; give another --out (nothing was " \
         "written)"
     assert out.read_text() == "the user's own project\n" and not run.exists()
+
+
+STUCK_WRITING = """
+import sys, time
+from pathlib import Path
+from designer.training.run import checkpoint
+def stuck(*args, **kwargs):  # the run folder is being written: say so, and wait to be killed
+    Path(sys.argv[1]).write_text("writing")
+    time.sleep(120)
+checkpoint.save = stuck
+from designer.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.timeout(120)
+def test_an_import_killed_while_it_writes_the_run_leaves_nothing_in_the_way(tmp_path, model):
+    out, run, writing = tmp_path / "tiny.json", tmp_path / "run", tmp_path / "writing"
+    args = ["import", str(model), "--out", str(out), "--data",
+            str(labelled_sequences(tmp_path)), "--run", str(run)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-c", STUCK_WRITING, str(writing), *args],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 90
+        while not writing.exists():
+            assert child.poll() is None, child.stderr.read().decode()
+            assert time.monotonic() < deadline, "the import never reached its checkpoint"
+            time.sleep(0.05)
+    finally:
+        child.send_signal(signal.SIGKILL)  # no cleanup can run
+        child.wait()
+    assert not run.exists() and not out.exists()
+    assert main(args) == 0  # the same import again goes through
+    assert checkpoint.has_checkpoint(run) and out.is_file()

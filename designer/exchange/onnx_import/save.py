@@ -1,13 +1,16 @@
-"""Writing what an import made: the run folder first, then the project; on any failure the run
-folder made here is taken away again, so that a refusal leaves nothing behind."""
+"""Writing what an import made: the run folder first, under a temporary name until it is
+complete, then the project; on any failure what was made here is taken away again, so that a
+refusal leaves nothing behind, and a kill no half run folder."""
 from __future__ import annotations
 
+import os
+import secrets
 import shutil
 from pathlib import Path
 
 import onnx
 
-from ..errors import ExchangeError, taken
+from ..errors import ExchangeError, run_taken, taken
 
 
 def carries_design(path) -> bool:
@@ -33,23 +36,49 @@ def free_run_folder(project_file: Path) -> Path:
 def save_import(result, out: Path, run: Path | None, origin: str,
                 replace: bool = False) -> None:
     """Write ``result`` (an ``OnnxImport``) as the project ``out`` and, given ``run``, its
-    weights as a run folder at step 0; raises ``ExchangeError`` (one sentence) and leaves
-    neither behind on failure. ``replace``: write over a project file at ``out`` (the user
-    said so); otherwise one there is a refusal."""
+    weights as a run folder at step 0, the project once the run is complete; raises
+    ``ExchangeError`` (one sentence) and leaves neither behind on failure. ``replace``: write
+    over a project file at ``out`` (the user said so); otherwise one there is a refusal."""
     out = Path(out)
-    made = run is not None and not run.exists()
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         result.project.path = out
-        if run is not None:
-            from .run import write_run
-            write_run(result.project, result.weights, run, origin, result.data_meta)
-        result.project.save(out, replace)
-    except (ExchangeError, OSError) as e:
-        if made and run.exists():
+        if run is None:
+            result.project.save(out, replace)
+            return
+        run = Path(run)
+        was_there = run.is_dir()  # an empty folder given for the run
+        write_whole_run(result, run, origin)
+        try:
+            result.project.save(out, replace)
+        except BaseException:
             shutil.rmtree(run, ignore_errors=True)
-        if isinstance(e, ExchangeError):
+            if was_there:
+                run.mkdir(exist_ok=True)
             raise
-        if isinstance(e, FileExistsError):
-            raise taken(out) from None
-        raise ExchangeError(f"{out} cannot be written ({e.strerror or e})") from None
+    except FileExistsError:
+        raise taken(out) from None
+    except OSError as e:
+        raise ExchangeError(f"{e.filename or out} cannot be written ({e.strerror or e})") \
+            from None
+
+
+def write_whole_run(result, run: Path, origin: str) -> None:
+    """The run folder written under a temporary name beside ``run`` (``.NAME.*.partial``) and
+    renamed to ``run`` once complete: whatever stops the import, even a kill that no cleanup
+    outlives, leaves no half run folder under its name."""
+    from .run import write_run
+    run.parent.mkdir(parents=True, exist_ok=True)
+    part = run.with_name(f".{run.name}.{secrets.token_hex(4)}.partial")
+    part.mkdir()
+    try:
+        write_run(result.project, result.weights, part, origin, result.data_meta)
+        try:
+            os.rename(part, run)  # over an empty folder, never over one that holds files
+        except OSError:
+            if run.exists():
+                raise run_taken(run) from None
+            raise
+    except BaseException:
+        shutil.rmtree(part, ignore_errors=True)
+        raise
