@@ -1,7 +1,8 @@
 """Reading an ``.onnx`` file: the model, its external data, and the operators it uses.
 
 Each way a file can fail is one sentence naming it: missing, a folder, not ONNX (another kind
-of file, or cut short), weights in an external-data file that is not beside it, and operators
+of file, or cut short), weights in an external-data file that is not beside it (or outside its
+folder), tensors that do not hold what they declare (:mod:`initializers`), and operators
 rnn-designer has no layer for (all of them at once, each with its node and neighbours).
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from google.protobuf.message import DecodeError
 from onnx.external_data_helper import uses_external_data
 
 from ..errors import ExchangeError
+from .initializers import check_initializers
 
 # what a layer is made of, and the glue around it that folds away
 SUPPORTED = frozenset((
@@ -47,13 +49,19 @@ def read_model(path: str | os.PathLike) -> onnx.ModelProto:
             continue
         info = {e.key: e.value for e in tensor.external_data}
         where = path.parent / info.get("location", "")
+        inside = os.path.normpath(info.get("location", ""))
+        if os.path.isabs(inside) or inside.split(os.sep)[0] == os.pardir:
+            raise ExchangeError(f"{path}: the weights '{tensor.name}' are in the external-data "
+                                f"file {info.get('location')}, which is outside the model's "
+                                "folder")
         if not where.is_file():
             raise ExchangeError(f"{path}: the weights '{tensor.name}' are in the external-data "
                                 f"file {info.get('location')}, which is not beside it")
     try:
         onnx.load_external_data_for_model(model, str(path.parent))
-    except (OSError, ValueError, DecodeError) as e:
+    except (OSError, ValueError, DecodeError, onnx.checker.ValidationError) as e:
         raise ExchangeError(f"{path}: its external data cannot be read ({e})") from None
+    check_initializers(model, path)
     return model
 
 

@@ -56,7 +56,10 @@ def _recurrent(w, node, attrs, kind: str):
     g = GATES[kind]
     recurrence = w.const(node, 2, "the recurrent weights")
     bias = w.value(node, 3)
+    if bias is not None and not isinstance(bias, (Const, Zeros)):
+        w.fail(node, "has a bias that is not a constant")
     b = bias.array if isinstance(bias, Const) else np.zeros((dirs, 2 * g * hidden), np.float32)
+    _check_sizes(w, node, x, {"W": weights.array, "R": recurrence, "B": b}, dirs, g * hidden)
     name = w.add(kind, kind.lower(), {"num_output": int(hidden), "bidirectional": dirs == 2,
                                       **extra})
     w.connect(x, name, "x")
@@ -74,6 +77,22 @@ def _recurrent(w, node, attrs, kind: str):
     y_axes = "T" + d + "NC" if not layout else "NT" + d + "C"
     y = Seq((name, "y"), y_axes, {"C": int(hidden), "D": dirs})
     return [y] + [LastState(y, lengths, node.output[0])] * (len(node.output) - 1)
+
+
+def _check_sizes(w, node, x: Seq, arrays: dict, dirs: int, rows: int) -> None:
+    """W, R and B against the features the op reads, its directions and hidden_size (``rows``:
+    the gates times the units), before a layer of those sizes is made."""
+    weights = arrays["W"]
+    if weights.ndim == 3 and x.features and weights.shape[2] != x.features:
+        w.fail(node, f"reads {x.features:,} features a step, but its weights W are made for "
+               f"{weights.shape[2]:,}")
+    hidden = rows // GATES[node.op_type]
+    want = {"W": (dirs, rows, weights.shape[-1]), "R": (dirs, rows, hidden), "B": (dirs, 2 * rows)}
+    for key, array in arrays.items():
+        if tuple(array.shape) != want[key]:
+            w.fail(node, f"has weights {key} of the shape {tuple(array.shape)}, where "
+                   f"{dirs} direction{'s' if dirs > 1 else ''} of {hidden:,} units need "
+                   f"{want[key]}")
 
 
 class LastState:

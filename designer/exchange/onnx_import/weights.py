@@ -51,6 +51,10 @@ def state_dict(project, arrays: dict, unrolled: bool = False, steps=None,
     (name -> numpy array); raises ``ExchangeError`` when an array does not fit or a weight is
     not in them."""
     from ..source import ModelSource
+    need, held = project.graph.total_params(), sum(int(np.size(a)) for a in arrays.values())
+    if need is not None and need > held:  # refused before a net of that size is built
+        raise ExchangeError(f"{where}: the design needs {need:,} weights, but the model holds "
+                            f"only {held:,} numbers")
     net = ModelSource(project, Path(project.path or project.name)).build_net()
     sd = net.state_dict()
     keys = [k for k, v in sd.items() if v.is_floating_point()]
