@@ -135,15 +135,41 @@ def import_(args) -> int:
 def import_onnx_command(args) -> int:
     """``rnn-designer import MODEL.onnx --out PROJECT.json [--data FILE] [--run RUN_DIR]
     [--normalize]``: everything is made first, then the project (and the run) written;
-    nothing on a refusal."""
-    from designer.graph import commands as graph_commands
-    from designer.graph.dimbind import missing_file
+    nothing on a refusal. The project's folder is made when it is not there yet."""
     out = Path(args.out)
     if out.suffix != ".json" or out.is_dir():
         return _err(f"{out}: give the project file to write, ending in .json")
     run = Path(args.run) if getattr(args, "run", None) else None
     if run is not None and run.exists() and (not run.is_dir() or any(run.iterdir())):
         return _err(str(run_taken(run)))
+    made = _missing_folders(out.parent) + (_missing_folders(run.parent) if run else [])
+    try:  # the project's folder first: the data is found from there
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return _err(f"{out.parent} cannot be made ({e.strerror or e})")
+    try:
+        return _import_onnx(args, out, run)
+    finally:
+        if not out.exists():  # refused: the folders made for it go again, if empty
+            for folder in sorted(set(made), key=lambda f: len(f.parts), reverse=True):
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and the folders above it that do not exist yet, innermost first."""
+    missing = []
+    while not os.path.lexists(folder) and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def _import_onnx(args, out: Path, run: Path | None) -> int:
+    from designer.graph import commands as graph_commands
+    from designer.graph.dimbind import missing_file
     data = args.data
     if data is not None and Path(data).is_file():  # as the project file will find it
         data = os.path.relpath(Path(data).resolve(), out.resolve().parent)

@@ -72,3 +72,16 @@ def test_an_import_killed_while_it_writes_the_run_leaves_nothing_in_the_way(tmp_
     assert not run.exists() and not out.exists()
     assert main(args) == 0  # the same import again goes through
     assert checkpoint.has_checkpoint(run) and out.is_file()
+
+
+def test_an_import_into_a_folder_not_made_yet_makes_it(tmp_path, capsys, model):
+    data = labelled_sequences(tmp_path)
+    out, run = tmp_path / "new" / "deeper" / "tiny.json", tmp_path / "new" / "tiny-run"
+    assert main(["import", str(model), "--out", str(out), "--data", str(data), "--run",
+                 str(run)]) == 0, capsys.readouterr().err
+    assert out.is_file() and checkpoint.has_checkpoint(run)
+    assert main(["validate", str(out)]) == 0  # the project finds its data from there
+    (tmp_path / "notes.onnx").write_text("not a model\n")
+    refused = tmp_path / "other" / "notes.json"
+    assert main(["import", str(tmp_path / "notes.onnx"), "--out", str(refused)]) == 2
+    assert not (tmp_path / "other").exists()  # a refusal leaves no folder behind either
