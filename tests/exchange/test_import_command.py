@@ -85,3 +85,20 @@ def test_an_import_into_a_folder_not_made_yet_makes_it(tmp_path, capsys, model):
     refused = tmp_path / "other" / "notes.json"
     assert main(["import", str(tmp_path / "notes.onnx"), "--out", str(refused)]) == 2
     assert not (tmp_path / "other").exists()  # a refusal leaves no folder behind either
+
+
+def test_a_run_that_cannot_be_written_is_named_as_asked_and_nothing_stays(
+        tmp_path, capsys, model, monkeypatch):
+    from designer.training.run.errors import TrainingError
+    from designer.training.run.session import Session
+
+    def full(*args, **kwargs):
+        raise TrainingError("the disk is full")
+    monkeypatch.setattr(Session, "save", full)
+    data, out, run = labelled_sequences(tmp_path), tmp_path / "tiny.json", tmp_path / "run"
+    before = set(tmp_path.iterdir())
+    assert main(["import", str(model), "--out", str(out), "--data", str(data), "--run",
+                 str(run)]) == 2
+    assert capsys.readouterr().err == f"rnn-designer: {run}: the run cannot be written (the " \
+        "disk is full)\n"
+    assert set(tmp_path.iterdir()) == before

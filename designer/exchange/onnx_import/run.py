@@ -9,13 +9,14 @@ from ..errors import ExchangeError
 
 
 def write_run(project, weights: dict, run_dir: Path, origin: str,
-              data_meta: dict | None = None) -> Path:
+              data_meta: dict | None = None, named: Path | None = None) -> Path:
     """Open the project's data, build its net on the CPU with ``weights`` and save the
     checkpoint ``last`` and ``best`` of step 0 in ``run_dir``, with a first ``metrics.jsonl``
     record saying where the weights came from.
 
     ``data_meta``: what the data was when the weights were trained (an rnn-designer export
-    carries it): its statistics and classes read the data, whichever file feeds it now."""
+    carries it): its statistics and classes read the data, whichever file feeds it now.
+    ``named``: the folder a refusal names (``run_dir`` is a temporary name for it)."""
     from designer.training.run.distributed import World
     from designer.training.run.errors import TrainingError
     from designer.training.run.options import RunOptions
@@ -29,7 +30,7 @@ def write_run(project, weights: dict, run_dir: Path, origin: str,
         # the run's story starts with where its weights came from (and the window lists it)
         session.run.log({"kind": "imported", "step": 0, "from": origin})
     except TrainingError as e:
-        raise ExchangeError(f"{run_dir}: the run cannot be written ({e})") from None
+        raise ExchangeError(f"{named or run_dir}: the run cannot be written ({e})") from None
     return Path(run_dir)
 
 

@@ -59,8 +59,7 @@ def save_import(result, out: Path, run: Path | None, origin: str,
     except FileExistsError:
         raise taken(out) from None
     except OSError as e:
-        raise ExchangeError(f"{e.filename or out} cannot be written ({e.strerror or e})") \
-            from None
+        raise ExchangeError(f"{out} cannot be written ({e.strerror or e})") from None
 
 
 def write_whole_run(result, run: Path, origin: str) -> None:
@@ -72,7 +71,7 @@ def write_whole_run(result, run: Path, origin: str) -> None:
     part = run.with_name(f".{run.name}.{secrets.token_hex(4)}.partial")
     part.mkdir()
     try:
-        write_run(result.project, result.weights, part, origin, result.data_meta)
+        write_run(result.project, result.weights, part, origin, result.data_meta, run)
         try:
             os.rename(part, run)  # over an empty folder, never over one that holds files
         except OSError:
