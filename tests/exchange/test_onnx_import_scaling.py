@@ -99,3 +99,17 @@ def test_an_own_export_keeps_the_statistics_its_run_trained_with(tmp_path, capsy
                      str(tmp_path / data), "--run", str(run)]) == 0
         assert np.abs(predicted(run, tmp_path / "seqs.csv") - original).max() < 1e-4
         assert "by the statistics the model was trained with" in capsys.readouterr().out
+
+
+def test_an_own_export_reads_data_given_where_its_design_had_none(tmp_path):
+    classes_project(tmp_path)
+    trained, model = tmp_path / "trained", tmp_path / "classes.onnx"
+    assert main(["train", str(tmp_path / "classes.json"), "--out", str(trained), "--steps",
+                 "2", "--quiet", "--device", "cpu"]) == 0
+    assert main(["export", str(trained), "--format", "onnx", "--out", str(model)]) == 0
+    (tmp_path / "elsewhere").mkdir()
+    data = (tmp_path / "seqs.csv").rename(tmp_path / "elsewhere" / "moved.csv")
+    run = tmp_path / "run"
+    assert main(["import", str(model), "--out", str(tmp_path / "back.json"), "--data",
+                 str(data), "--run", str(run)]) == 0
+    assert np.abs(predicted(run, data) - predicted(trained, data)).max() < 1e-4

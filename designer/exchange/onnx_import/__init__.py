@@ -61,15 +61,13 @@ def import_onnx(path: str | os.PathLike, data: str | None = None,
     model = read_model(path)
     props = {p.key: p.value for p in model.metadata_props}
     if "design" in props:
-        result = _own(model, props, path, project_dir)
+        result = _own(model, props, path, project_dir, data)
         if normalize:
             result.notes.append(f"--normalize is for models from elsewhere: {path.name} "
                                 "keeps the scaling it was trained with")
     else:
         check_operators(model, path)
         result = _foreign(model, path, data, project_dir, normalize)
-    if data is not None and "design" in props:
-        _set_data(result.project, data)
     graph = result.project.graph
     with graph.bulk():
         for name, pos in layered_positions(graph).items():
@@ -82,13 +80,16 @@ def _arrays(model) -> dict:
     return {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
 
 
-def _own(model, props: dict, path: Path, project_dir) -> OnnxImport:
-    """An rnn-designer export: the design it carries, the weights from its initializers."""
+def _own(model, props: dict, path: Path, project_dir, data: str | None) -> OnnxImport:
+    """An rnn-designer export: the design it carries (reading ``data`` when given, whose
+    sizes the net is built with), the weights from its initializers."""
     try:
         project = P.from_dict(json.loads(props["design"]), file=path, project_dir=project_dir)
         how = json.loads(props.get("export", "{}"))
     except (ValueError, P.ProjectError) as e:
         raise ExchangeError(f"{path}: its rnn-designer design cannot be read ({e})") from None
+    if data is not None:
+        _set_data(project, data)
     fitted = [lay.name for lay in project.graph.layers() if lay.type == "MiniRocket"]
     if fitted:  # its ONNX form holds its buffers multiplied and cut up, not as they were
         raise ExchangeError(f"{path}: {fitted[0]} is a MiniRocket layer, whose fitted buffers "
