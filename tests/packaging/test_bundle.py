@@ -1,7 +1,8 @@
 """The PyInstaller app (``packaging/build.sh`` builds it and runs these tests against it).
 
-Skipped where PyInstaller is not installed (CI), and where no app has been built; given
-``RNN_DESIGNER_BUNDLE`` (as the build script does), a missing app fails instead.
+Skipped where PyInstaller is not installed (the README's test command; CI runs the build script
+after it), and where no app has been built; given ``RNN_DESIGNER_BUNDLE`` (as the build script
+does), a missing app fails instead.
 """
 import configparser
 import re
