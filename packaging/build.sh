@@ -17,8 +17,9 @@
 # render the Char-RNN example offscreen to a PNG (also started as the .desktop entry starts
 # it); train every example project a few steps headless and through the window; generate from
 # a Char-RNN run; make, train, evaluate and use a forecaster for a CSV; export a run as ONNX,
-# PyTorch and prototxt. The data come from RNN_DESIGNER_DATA (else ../shared/data beside the
-# checkout); a test whose data file is missing is skipped.
+# PyTorch and prototxt, and the cells torch.nn lacks as PyTorch. The data come from
+# RNN_DESIGNER_DATA (else ../shared/data beside the checkout); a test whose data file is
+# missing is skipped.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"

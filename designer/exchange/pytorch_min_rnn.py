@@ -2,19 +2,15 @@
 
 No ``torch.nn`` class computes these layers, so the export writes one: the functions of the
 parallel-scan engine (:mod:`designer.engines.min_rnn`, which imports torch alone) copied as they
-are, and a small module holding the same tensors as the designer's layers (``W_xc_l{k}``,
-``b_c_l{k}``, ``..._reverse``). The exported net therefore computes what the SCAN engine does,
-operation for operation.
+are (:mod:`pytorch_copies`), and a small module holding the same tensors as the designer's
+layers (``W_xc_l{k}``, ``b_c_l{k}``, ``..._reverse``). The exported net therefore computes what
+the SCAN engine does, operation for operation.
 """
 from __future__ import annotations
 
-import inspect
-
 from designer.engines import min_rnn
 
-FUNCTIONS = (min_rnn.g, min_rnn.log_g, min_rnn.terms, min_rnn.log_terms, min_rnn.chunked,
-             min_rnn.chain, min_rnn.scan_log, min_rnn.scan_linear, min_rnn.ReverseValid,
-             min_rnn.reverse_valid, min_rnn.scan_direction, min_rnn.min_layers)
+from .pytorch_copies import copied_functions
 
 MODULE = '''
 
@@ -54,9 +50,8 @@ class MinRNN(nn.Module):
 
 def min_rnn_source() -> str:
     """The helper's text: the scan's constant and functions, then ``MinRNN``."""
-    parts = [f"\nSCAN_CHUNK = {min_rnn.SCAN_CHUNK}  # steps scanned at once\n"]
-    parts += ["\n" + inspect.getsource(f) for f in FUNCTIONS]
-    return "\n".join(parts) + MODULE
+    head = f"\nSCAN_CHUNK = {min_rnn.SCAN_CHUNK}  # steps scanned at once\n"
+    return head + "\n\n" + copied_functions(min_rnn) + MODULE
 
 
 def min_recurrent(writer, name, var, layer, module, p, x, comment) -> str:

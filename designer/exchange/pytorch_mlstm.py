@@ -2,20 +2,17 @@
 
 No ``torch.nn`` class computes the mLSTM, so the export writes one: the functions of the CHUNK
 engine (:mod:`designer.engines.mlstm_cell`, which imports torch and math alone) copied as they
-are, and a small module holding the same tensors as the designer's layers (``W_xc_l{k}``,
-``b_c_l{k}``). The exported net therefore computes what the CHUNK engine does, operation for
-operation, whichever engine trained it (the CAFFE engine holds the same tensors).
+are (:mod:`pytorch_copies`), and a small module holding the same tensors as the designer's
+layers (``W_xc_l{k}``, ``b_c_l{k}``). The exported net therefore computes what the CHUNK engine
+does, operation for operation, whichever engine trained it (the CAFFE engine holds the same
+tensors).
 """
 from __future__ import annotations
 
-import inspect
-
 from designer.engines import mlstm_cell
 
+from .pytorch_copies import copied_functions
 from .pytorch_heads import head_cell
-
-FUNCTIONS = (mlstm_cell.head_norm, mlstm_cell.terms, mlstm_cell._by_chunks,
-             mlstm_cell.chunk_level, mlstm_cell.mlstm_layers)
 
 MODULE = '''
 
@@ -57,7 +54,7 @@ def mlstm_source() -> str:
     """The helper's text: the chunk length, the cell's functions, then ``MLSTM``."""
     head = (f"\nCHUNK = {mlstm_cell.CHUNK}  # steps of a chunk of the chunkwise-parallel form\n"
             f"NORM_EPS = {mlstm_cell.NORM_EPS}  # the per-head normalisation's epsilon\n")
-    return head + "\n".join("\n" + inspect.getsource(f) for f in FUNCTIONS) + MODULE
+    return head + "\n" + copied_functions(mlstm_cell) + MODULE
 
 
 def mlstm_recurrent(writer, name, var, layer, module, p, x, comment) -> str:

@@ -1,21 +1,17 @@
 """The ``SLSTM`` module an exported ``model.py`` holds for its sLSTM layers.
 
 No ``torch.nn`` class computes the sLSTM, so the export writes one: the functions of the FUSED
-engine (:mod:`designer.engines.slstm_cell`, which imports torch alone) copied as they are, and a
-small module holding the same tensors as the designer's layers (``W_xc_l{k}``, ``b_c_l{k}``,
-``W_hc_l{k}``, ``..._reverse``). The exported net therefore computes what the FUSED engine
-does, operation for operation.
+engine (:mod:`designer.engines.slstm_cell`, which imports torch alone) copied as they are
+(:mod:`pytorch_copies`), and a small module holding the same tensors as the designer's layers
+(``W_xc_l{k}``, ``b_c_l{k}``, ``W_hc_l{k}``, ``..._reverse``). The exported net therefore
+computes what the FUSED engine does, operation for operation.
 """
 from __future__ import annotations
 
-import inspect
-
 from designer.engines import slstm_cell
 
+from .pytorch_copies import copied_functions
 from .pytorch_heads import head_cell
-
-FUNCTIONS = (slstm_cell.slstm_unit, slstm_cell.to_heads, slstm_cell.from_heads,
-             slstm_cell.reverse_valid, slstm_cell.slstm_direction, slstm_cell.slstm_layers)
 
 MODULE = '''
 
@@ -59,7 +55,7 @@ class SLSTM(nn.Module):
 
 def slstm_source() -> str:
     """The helper's text: the cell's functions, then ``SLSTM``."""
-    return "\n".join("\n" + inspect.getsource(f) for f in FUNCTIONS) + MODULE
+    return "\n" + copied_functions(slstm_cell) + MODULE
 
 
 def slstm_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
