@@ -278,7 +278,9 @@ def add_search(sub) -> None:
 def parse(argv: list[str]) -> argparse.Namespace:
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["gui"] + argv
-    return build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
+    args.argv = list(argv)  # as typed: a command that stops short says how to go on
+    return args
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,8 +2,9 @@
 what happened: one line per finished trial and a summary (``--json``: one JSON object per
 line: ``study`` first, then ``trial`` for each finished trial, then ``best``).
 
-Exit codes: 0 done, 2 bad input (the project, the space, the options, the storage), 130
-interrupted (the same command again resumes the study).
+Exit codes: 0 done, 1 stopped short (its workers kept dying, or stopped on errors), 2 bad
+input (the project, the space, the options, the storage), 130 interrupted (the same command
+again resumes the study, as it does after 1).
 """
 from __future__ import annotations
 
@@ -57,11 +58,12 @@ def search(args) -> int:
     runner = Runner(plan, slots, study, out)
     start = time.perf_counter()
     interrupted = runner.run()
+    short = runner.short()  # trials of the total left unrun, and why
     best = summary(study)
     best["trial_run_dir"] = best["run_dir"]
     seeds, top = getattr(args, "refit_seeds", 1), getattr(args, "refit_top", 1)
     if (plan.folds.count > 1 or seeds > 1 or top > 1) and best["number"] is not None \
-            and not interrupted:
+            and not interrupted and not short:
         designs = ensemble_trials(study, top) if top > 1 else [best]
         try:
             folders = retrain(project, space, designs, plan, slots[0], out, seeds)
@@ -78,16 +80,27 @@ def search(args) -> int:
             interrupted = True
     best["seconds"] = round(time.perf_counter() - start, 3)
     best["best_out"] = None
-    if args.best_out and best["number"] is not None and not interrupted:
+    if args.best_out and best["number"] is not None and not interrupted and not short:
         best["best_out"] = str(write_best(project, space, best, plan.study, args.best_out))
     out(best)
     out.close()
     if interrupted:
         print("rnn-designer: interrupted; run the same command again to go on", file=sys.stderr)
         return 130
+    if short:
+        print(f"rnn-designer: {short}; to go on, run the same command again: "
+              f"{same_command(args)}", file=sys.stderr)
+        return 1
     if runner.errors and best["complete"] + best["pruned"] + best["failed"] == 0:
         return 1
     return 0
+
+
+def same_command(args) -> str:
+    """The command line that ran this search, as a shell reads it."""
+    import shlex
+    argv = getattr(args, "argv", None) or ["search", str(args.project)]
+    return shlex.join(["rnn-designer", *argv])
 
 
 def retrain(project, space, designs: list, plan, device: str, out, seeds: int = 1) -> list:
