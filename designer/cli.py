@@ -255,7 +255,8 @@ def add_search(sub) -> None:
                    "(ensemble-trial-M): an ensemble of designs for 'rnn-designer evaluate' "
                    "(default 1; one objective only)")
     s.add_argument("--storage", metavar="URL|FILE", help="an Optuna RDB URL (sqlite:///..., "
-                   "postgresql://...) or a journal file on a shared disk (default: "
+                   "postgresql://...), an SQLite file (.db, .sqlite), or a journal file on a "
+                   "shared disk (any other file) (default: "
                    "sqlite:///<project dir>/runs/<project>.search.db)")
     s.add_argument("--study", metavar="NAME", help="the study's name (default: the project "
                    "file's name); machines that give the same --study and --storage join it")

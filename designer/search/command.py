@@ -23,8 +23,9 @@ from .folds import plan_folds
 from .runner import Runner, cpu_threads, device_slots
 from .space import SpaceError, parse_space, read_space_file
 from .study import (INTERRUPTED, NEEDS_ACCURACY, SearchError, default_storage, directions,
-                    finished, is_url, open_study, owner_gone, parse_objectives,
-                    quiet_optuna, reap, storage_label)
+                    finished, open_study, owner_gone, parse_objectives, quiet_optuna,
+                    reap, storage_label)
+from .where import storage_url
 from .worker import Plan, trial_event
 
 
@@ -172,9 +173,7 @@ def prepare(args) -> tuple:
     if args.best_out:
         check_best_out(args.best_out, project)
     slots = device_slots(args.device, args.gpus, args.per_gpu, args.workers)
-    storage = args.storage or default_storage(project.path)
-    if not is_url(storage):  # a journal file: the same file, whatever the folder
-        storage = str(Path(storage).expanduser().resolve())
+    storage = storage_url(args.storage or default_storage(project.path))
     name = args.study or project.path.stem
     if not name.strip():
         raise SearchError("--study needs a name")

@@ -1,6 +1,7 @@
 """A study on a real SQLite file: its objectives, its checks on a resumed search, how its
 total counts a failed trial that was queued again, and the trials of a dead worker."""
 import os
+import shutil
 
 import optuna
 import pytest
@@ -9,6 +10,7 @@ from optuna.trial import TrialState
 from designer.search.study import (SearchError, best_trials, counted, default_storage,
                                    finished, open_study, owner, owner_gone, parse_objectives,
                                    reap, storage_label)
+from designer.search.where import storage_url
 
 SPACE = {"x.y": {"float": [0.0, 1.0]}}
 
@@ -42,6 +44,34 @@ def test_a_resumed_study_must_search_the_same_objectives_and_space(tmp_path):
         open_study(url, "s", ("val_loss",), {"x.y": {"float": [0.0, 2.0]}})
     with pytest.raises(SearchError, match="cannot be opened"):
         open_study("postgresql+nosuchdriver://x/y", "s", ("val_loss",), SPACE)
+
+
+def test_a_plain_path_to_a_study_database_opens_it_as_sqlite(tmp_path, monkeypatch):
+    (tmp_path / "runs").mkdir()
+    db = tmp_path / "runs" / "p.search.db"
+    open_study(f"sqlite:///{db}", "p", ("val_loss",), SPACE).enqueue_trial({"x.y": 0.5})
+    # the study's own file, given as a plain path (relative, as a user types it)
+    monkeypatch.chdir(tmp_path)
+    assert storage_url("runs/p.search.db") == f"sqlite:///{db.resolve()}"
+    again = open_study("runs/p.search.db", "p", ("val_loss",), SPACE)
+    assert [t.system_attrs["fixed_params"] for t in again.get_trials()] == [{"x.y": 0.5}]
+    # a copy of it under any name is known by its first bytes
+    shutil.copy(db, tmp_path / "backup")
+    assert storage_url("backup") == f"sqlite:///{(tmp_path / 'backup').resolve()}"
+    assert len(open_study("backup", "p", ("val_loss",), SPACE).get_trials()) == 1
+    # a new file named as a database becomes one
+    open_study("new.sqlite", "p", ("val_loss",), SPACE)
+    assert (tmp_path / "new.sqlite").read_bytes().startswith(b"SQLite format 3\0")
+
+
+def test_any_other_path_is_a_journal_file(tmp_path):
+    journal = tmp_path / "shared" / "p.journal"
+    assert storage_url(str(journal)) == str(journal)
+    open_study(str(journal), "p", ("val_loss",), SPACE).enqueue_trial({"x.y": 0.5})
+    assert journal.read_bytes().startswith(b"{")  # Optuna's journal: JSON lines
+    assert storage_url(str(journal)) == str(journal)
+    assert len(open_study(str(journal), "p", ("val_loss",), SPACE).get_trials()) == 1
+    assert storage_url("postgresql://me@db/x") == "postgresql://me@db/x"
 
 
 @pytest.mark.filterwarnings("ignore:Heartbeat of storage")
