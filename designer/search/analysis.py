@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from .pick import Scored, pick
 from .where import OBJECTIVES as DIRECTIONS  # the view asks it here
-from .where import (default_storage, default_study, is_url, storage_file,  # noqa: F401
-                    storage_url)
+from .where import (damage, default_storage, default_study, is_url,  # noqa: F401
+                    storage_file, storage_url)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -137,7 +137,8 @@ def open_storage(storage: str):
             return optuna.storages.JournalStorage(JournalFileBackend(str(f)))
         return optuna.storages.RDBStorage(storage)
     except Exception as e:  # noqa: BLE001 - a storage that cannot be opened, said in a line
-        raise StudyError(f"{storage}: cannot be opened as a search storage ({e})") from None
+        raise StudyError(damage(storage) or f"{storage}: cannot be opened as a search "
+                         f"storage ({e})") from None
 
 
 def load_study(storage, study: str):

@@ -30,7 +30,7 @@ from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.trial import FrozenTrial, TrialState
 
 from . import where
-from .where import OBJECTIVES, is_url, storage_url
+from .where import OBJECTIVES, damage, is_url, storage_url
 
 # objective -> the direction Optuna optimises it in
 NEEDS_ACCURACY = ("val_accuracy", "test_accuracy")
@@ -174,7 +174,8 @@ def open_study(storage: str, name: str, objectives, space: dict, create: bool = 
         raise SearchError(f"there is no study '{name}' in {where}") from None
     except Exception as e:  # noqa: BLE001 - SQLAlchemy, the journal file, a bad URL
         text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise SearchError(f"the storage {where} cannot be opened ({text})") from None
+        raise SearchError(damage(storage) or f"the storage {where} cannot be opened "
+                          f"({text})") from None
     had = study.user_attrs
     if had.get("objectives") not in (None, list(objectives)):
         raise SearchError(f"the study '{name}' in {where} optimises "

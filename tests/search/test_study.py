@@ -74,6 +74,48 @@ def test_any_other_path_is_a_journal_file(tmp_path):
     assert storage_url("postgresql://me@db/x") == "postgresql://me@db/x"
 
 
+def damaged_copies(tmp_path) -> dict:
+    """A study's database with trials, then copies of it hurt three ways."""
+    db = tmp_path / "p.search.db"
+    study = open_study(f"sqlite:///{db}", "p", ("val_loss",), SPACE)
+    for i in range(40):
+        study.enqueue_trial({"x.y": i / 40}, user_attrs={"note": "x" * 200})
+    whole = db.read_bytes()
+    middle = bytearray(whole)
+    middle[8192:12288] = b"\xfb" * 4096  # a page of the tables overwritten
+    hurt = {"truncated.db": whole[:len(whole) // 3], "a page garbled.db": bytes(middle),
+            "no header.search.db": b"\xfb" * 16 + whole[16:]}
+    for name, data in hurt.items():
+        (tmp_path / name).write_bytes(data)
+    return hurt
+
+
+@pytest.mark.parametrize("given", ["url", "path"])
+def test_a_damaged_study_database_is_one_sentence_that_says_what_to_do(tmp_path, given):
+    for name, data in damaged_copies(tmp_path).items():
+        f = tmp_path / name
+        with pytest.raises(SearchError) as caught:
+            open_study(f"sqlite:///{f}" if given == "url" else str(f), "p", ("val_loss",),
+                       SPACE)
+        said = str(caught.value)
+        assert said.startswith(f"{f}: ") and "damaged" in said, said
+        assert "--storage" in said and "move the file aside" in said
+        assert "commit" not in said and "sqlite3" not in said and "utf-8" not in said
+        assert len(said.splitlines()) == 1
+        assert f.read_bytes() == data  # nothing in it was changed
+
+
+def test_a_damaged_journal_is_one_sentence_too(tmp_path):
+    journal = tmp_path / "p.journal"
+    open_study(str(journal), "p", ("val_loss",), SPACE).enqueue_trial({"x.y": 0.5})
+    journal.write_bytes(journal.read_bytes()[:40] + b"\xfb\xfb\n" + journal.read_bytes()[40:])
+    with pytest.raises(SearchError) as caught:
+        open_study(str(journal), "p", ("val_loss",), SPACE)
+    said = str(caught.value)
+    assert said.startswith(f"{journal}: ") and "damaged" in said and "line 1" in said, said
+    assert "utf-8" not in said
+
+
 @pytest.mark.filterwarnings("ignore:Heartbeat of storage")
 def test_a_dead_worker_s_trial_is_failed_queued_again_and_counted_once(tmp_path):
     study = open_study(f"sqlite:///{tmp_path / 's.db'}", "s", ("val_loss",), SPACE)
