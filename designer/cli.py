@@ -326,8 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     hear_ctrl_c()
     try:
         return run(args)
-    except KeyboardInterrupt:
-        print("rnn-designer: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:  # every command ended by Ctrl-C: 130, the shell's code
+        said = str(e)  # how to go on, when the command has something to go on from
+        print(f"rnn-designer: interrupted{'; ' + said if said else ''}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of the output stopped early (| head): not an error
         sys.stderr.close()

@@ -3,8 +3,9 @@ what happened: one line per finished trial and a summary (``--json``: one JSON o
 line: ``study`` first, then ``trial`` for each finished trial, then ``best``).
 
 Exit codes: 0 done, 1 stopped short (its workers kept dying, or stopped on errors), 2 bad
-input (the project, the space, the options, the storage), 130 interrupted (the same command
-again resumes the study, as it does after 1).
+input (the project, the space, the options, the storage); interrupted (Ctrl-C), it raises
+``KeyboardInterrupt`` once the workers have stopped, for the command line's 130 (the same
+command again resumes the study, as it does after 1).
 """
 from __future__ import annotations
 
@@ -85,9 +86,8 @@ def search(args) -> int:
         best["best_out"] = str(write_best(project, space, best, plan.study, args.best_out))
     out(best)
     out.close()
-    if interrupted:
-        print("rnn-designer: interrupted; run the same command again to go on", file=sys.stderr)
-        return 130
+    if interrupted:  # the command line says so, and exits 130
+        raise KeyboardInterrupt("run the same command again to go on")
     if short:
         print(f"rnn-designer: {short}; to go on, run the same command again: "
               f"{same_command(args)}", file=sys.stderr)
