@@ -92,10 +92,13 @@ def _sqlite_damage(path: Path) -> str | None:
 
 def _journal_damage(path: Path) -> str | None:
     """The first line of the journal at ``path`` that is not a JSON record."""
-    with open(path, "rb") as f:
-        for number, line in enumerate(f, start=1):
-            try:
-                json.loads(line)
-            except ValueError:  # not UTF-8, or not JSON
-                return f"line {number} is not a journal record"
+    try:
+        with open(path, "rb") as f:
+            for number, line in enumerate(f, start=1):
+                try:
+                    json.loads(line)
+                except ValueError:  # not UTF-8, or not JSON
+                    return f"line {number} is not a journal record"
+    except OSError:  # unreadable: no damage known
+        return None
     return None
