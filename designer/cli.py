@@ -258,7 +258,8 @@ def add_search(sub) -> None:
                    "(ensemble-trial-M): an ensemble of designs for 'rnn-designer evaluate' "
                    "(default 1; one objective only)")
     s.add_argument("--storage", metavar="URL|FILE", help="an Optuna RDB URL (sqlite:///..., "
-                   "postgresql://...) or a journal file on a shared disk (default: "
+                   "postgresql://...), an SQLite file (.db, .sqlite), or a journal file on a "
+                   "shared disk (any other file) (default: "
                    "sqlite:///<project dir>/runs/<project>.search.db)")
     s.add_argument("--study", metavar="NAME", help="the study's name (default: the project "
                    "file's name); machines that give the same --study and --storage join it")
@@ -281,7 +282,9 @@ def add_search(sub) -> None:
 def parse(argv: list[str]) -> argparse.Namespace:
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["gui"] + argv
-    return build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
+    args.argv = list(argv)  # as typed: a command that stops short says how to go on
+    return args
 
 
 def run(args: argparse.Namespace) -> int:
@@ -326,8 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     hear_ctrl_c()
     try:
         return run(args)
-    except KeyboardInterrupt:
-        print("rnn-designer: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:  # every command ended by Ctrl-C: 130, the shell's code
+        said = str(e)  # how to go on, when the command has something to go on from
+        print(f"rnn-designer: interrupted{'; ' + said if said else ''}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of the output stopped early (| head): not an error
         sys.stderr.close()

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 from .pick import Scored, pick
 from .where import OBJECTIVES as DIRECTIONS  # the view asks it here
-from .where import default_storage, default_study, is_url, storage_file  # noqa: F401
+from .where import (damage, default_storage, default_study, is_url,  # noqa: F401
+                    storage_file, storage_url)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -126,7 +127,8 @@ def open_storage(storage: str):
     """An Optuna storage for ``storage``; a ``sqlite:///`` file must exist (reading never
     makes an empty database). Raises :class:`StudyError`."""
     import optuna
-    f = storage_file(storage) if is_url(storage) else Path(storage).expanduser()
+    storage = storage_url(storage)
+    f = storage_file(storage) if is_url(storage) else Path(storage)
     if f is not None and not f.is_file():
         raise StudyError(f"{f}: there is no search study here yet")
     try:
@@ -135,7 +137,8 @@ def open_storage(storage: str):
             return optuna.storages.JournalStorage(JournalFileBackend(str(f)))
         return optuna.storages.RDBStorage(storage)
     except Exception as e:  # noqa: BLE001 - a storage that cannot be opened, said in a line
-        raise StudyError(f"{storage}: cannot be opened as a search storage ({e})") from None
+        raise StudyError(damage(storage) or f"{storage}: cannot be opened as a search "
+                         f"storage ({e})") from None
 
 
 def load_study(storage, study: str):

@@ -2,8 +2,10 @@
 what happened: one line per finished trial and a summary (``--json``: one JSON object per
 line: ``study`` first, then ``trial`` for each finished trial, then ``best``).
 
-Exit codes: 0 done, 2 bad input (the project, the space, the options, the storage), 130
-interrupted (the same command again resumes the study).
+Exit codes: 0 done, 1 stopped short (its workers kept dying, or stopped on errors), 2 bad
+input (the project, the space, the options, the storage); interrupted (Ctrl-C), it raises
+``KeyboardInterrupt`` once the workers have stopped, for the command line's 130 (the same
+command again resumes the study, as it does after 1).
 """
 from __future__ import annotations
 
@@ -22,8 +24,9 @@ from .folds import plan_folds
 from .runner import Runner, cpu_threads, device_slots
 from .space import SpaceError, parse_space, read_space_file
 from .study import (INTERRUPTED, NEEDS_ACCURACY, SearchError, default_storage, directions,
-                    finished, is_url, open_study, owner_gone, parse_objectives,
-                    quiet_optuna, reap, storage_label)
+                    finished, open_study, owner_gone, parse_objectives, quiet_optuna,
+                    reap, storage_label)
+from .where import storage_url
 from .worker import Plan, trial_event
 
 
@@ -57,11 +60,12 @@ def search(args) -> int:
     runner = Runner(plan, slots, study, out)
     start = time.perf_counter()
     interrupted = runner.run()
+    short = runner.short()  # trials of the total left unrun, and why
     best = summary(study)
     best["trial_run_dir"] = best["run_dir"]
     seeds, top = getattr(args, "refit_seeds", 1), getattr(args, "refit_top", 1)
     if (plan.folds.count > 1 or seeds > 1 or top > 1) and best["number"] is not None \
-            and not interrupted:
+            and not interrupted and not short:
         designs = ensemble_trials(study, top) if top > 1 else [best]
         try:
             folders = retrain(project, space, designs, plan, slots[0], out, seeds)
@@ -78,16 +82,26 @@ def search(args) -> int:
             interrupted = True
     best["seconds"] = round(time.perf_counter() - start, 3)
     best["best_out"] = None
-    if args.best_out and best["number"] is not None and not interrupted:
+    if args.best_out and best["number"] is not None and not interrupted and not short:
         best["best_out"] = str(write_best(project, space, best, plan.study, args.best_out))
     out(best)
     out.close()
-    if interrupted:
-        print("rnn-designer: interrupted; run the same command again to go on", file=sys.stderr)
-        return 130
+    if interrupted:  # the command line says so, and exits 130
+        raise KeyboardInterrupt("run the same command again to go on")
+    if short:
+        print(f"rnn-designer: {short}; to go on, run the same command again: "
+              f"{same_command(args)}", file=sys.stderr)
+        return 1
     if runner.errors and best["complete"] + best["pruned"] + best["failed"] == 0:
         return 1
     return 0
+
+
+def same_command(args) -> str:
+    """The command line that ran this search, as a shell reads it."""
+    import shlex
+    argv = getattr(args, "argv", None) or ["search", str(args.project)]
+    return shlex.join(["rnn-designer", *argv])
 
 
 def retrain(project, space, designs: list, plan, device: str, out, seeds: int = 1) -> list:
@@ -159,9 +173,7 @@ def prepare(args) -> tuple:
     if args.best_out:
         check_best_out(args.best_out, project)
     slots = device_slots(args.device, args.gpus, args.per_gpu, args.workers)
-    storage = args.storage or default_storage(project.path)
-    if not is_url(storage):  # a journal file: the same file, whatever the folder
-        storage = str(Path(storage).expanduser().resolve())
+    storage = storage_url(args.storage or default_storage(project.path))
     name = args.study or project.path.stem
     if not name.strip():
         raise SearchError("--study needs a name")

@@ -2,8 +2,11 @@
 or on the CPU), passes on what they report, and watches them.
 
 - A worker that dies (killed, crashed) leaves its trial running in the storage: the runner
-  fails that trial at once (by the worker's process id), queues it again with the same values,
-  and starts another worker in its place while the study's total leaves room.
+  fails that trial at once (by the worker's process id), queues it again with the same values
+  (once: a trial whose retry kills its worker too stays failed), and starts another worker in
+  its place while the study's total leaves room. Workers that die `DEATHS_IN_A_ROW` times
+  each with no trial finishing in between (a worker that cannot start, every design out of
+  memory) are not replaced: the search stops short and says why (`Runner.short`).
 - Ctrl-C or SIGTERM is passed to the workers: each ends its trial after the current step (the
   trial fails as interrupted and is queued again); a second Ctrl-C ends them at once. The
   same command run again resumes the study.
@@ -22,6 +25,7 @@ from .study import INTERRUPTED, SearchError, counted, reap
 from .worker import Plan, trial_event, work
 
 POLL_S = 0.2
+DEATHS_IN_A_ROW = 3  # per worker: deaths with no trial finishing between, before giving up
 
 
 def device_slots(device: str, gpus: str | None = None, per_gpu: int = 1,
@@ -79,7 +83,8 @@ class Runner:
         self.lock, self.holder = self.ctx.Lock(), self.ctx.Value("i", 0, lock=False)
         self.events = self.ctx.Queue()
         self.procs: dict[int, mp.Process] = {}
-        self.respawns = 0
+        self.deaths = 0                 # workers died in a row, no trial finishing between
+        self.gave_up: str | None = None  # why no worker replaces the dead ones any more
         self.interrupted = self.killing = False
         self.errors: list[str] = []
 
@@ -137,6 +142,8 @@ class Runner:
                 return
             if event.get("kind") == "error":
                 self.errors.append(event["message"])
+            elif event.get("kind") == "trial":  # a worker finished a trial: it can work
+                self.deaths = 0
             self.show(event)
             deadline = time.monotonic()  # take what is there, then go on watching
 
@@ -159,11 +166,32 @@ class Runner:
             for t in reap(self.study, lambda t, pid=p.pid: _owned_by(t, pid), why,
                           max_retry=None if self.interrupted else 1):
                 self.show(trial_event(t))
-            if not self.interrupted and self.respawns < len(self.slots) and self._room():
-                self.respawns += 1
+            if self.interrupted or self.gave_up or not self._room():
+                continue
+            self.deaths += 1
+            if self.deaths >= DEATHS_IN_A_ROW * len(self.slots):
+                self.gave_up = (f"its workers died {self.deaths} times in a row without "
+                                f"finishing a trial (the last {how}{_hint(p.exitcode)})")
                 self.show({"kind": "worker", "message": f"the worker on {self.slots[slot]} "
-                           f"{how}; another takes its place"})
-                self.procs[slot] = self._start(slot)
+                           f"{how}; no other takes its place, since {self.gave_up}"})
+                continue
+            self.show({"kind": "worker", "message": f"the worker on {self.slots[slot]} "
+                       f"{how}; another takes its place"})
+            self.procs[slot] = self._start(slot)
+
+    def short(self) -> str | None:
+        """Why the search ended with trials of its total still to run (``None``: it did not;
+        the time being up or Ctrl-C is no shortfall)."""
+        if self.interrupted:
+            return None
+        left = self._room()
+        if not left:
+            return None
+        why = self.gave_up or ("its workers stopped on the errors above" if self.errors
+                               else "its workers stopped")
+        count = self.plan.trials
+        return (f"the search stopped with {left} of its {count} trial"
+                f"{'s' if count != 1 else ''} still to run: {why}")
 
     def _room(self) -> int:
         """How many trials the study's total (and the time) still leaves to start."""
@@ -185,6 +213,12 @@ def _ended(code: int) -> str:
         except ValueError:
             return f"was ended by signal {-code}"
     return f"exited with code {code}"
+
+
+def _hint(code: int) -> str:
+    """What a worker's end by SIGKILL most often means."""
+    return (", as the system ends a process when memory runs out"
+            if code == -signal.SIGKILL else "")
 
 
 def _signal(process: mp.Process, signum: int) -> None:

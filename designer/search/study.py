@@ -3,8 +3,9 @@ done. Optuna does the work (TPE, the median and successive-halving pruners, RDB 
 storages, heartbeats and the retry of a trial whose worker died); this module picks and joins
 those parts.
 
-Storage: an Optuna RDB URL (``sqlite:///...``, ``postgresql://...``), or the path of a journal
-file (`optuna.storages.JournalStorage` on `JournalFileBackend`) that several machines share.
+Storage: an Optuna RDB URL (``sqlite:///...``, ``postgresql://...``), the path of an SQLite
+database (opened as ``sqlite:///``, `where.storage_url`), or the path of a journal file
+(`optuna.storages.JournalStorage` on `JournalFileBackend`) that several machines share.
 An RDB study keeps a heartbeat for every running trial; a trial whose worker stopped beating
 is failed and queued again once with the same values (`RetryHeartbeatStaleTrialCallback`).
 On one machine a dead worker's trials are found at once by its process id (`reap`).
@@ -29,7 +30,7 @@ from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.trial import FrozenTrial, TrialState
 
 from . import where
-from .where import OBJECTIVES, is_url
+from .where import OBJECTIVES, damage, is_url, storage_url
 
 # objective -> the direction Optuna optimises it in
 NEEDS_ACCURACY = ("val_accuracy", "test_accuracy")
@@ -100,9 +101,10 @@ def storage_label(storage: str) -> str:
 
 
 def open_storage(storage: str):
-    """An Optuna storage for a URL (RDB, with heartbeats and one retry of a trial whose worker
-    died) or a journal file's path."""
+    """An Optuna storage for a URL or an SQLite database's path (RDB, with heartbeats and one
+    retry of a trial whose worker died), or a journal file's path."""
     quiet_optuna()
+    storage = storage_url(storage)
     if not is_url(storage):
         from optuna.storages import JournalStorage
         from optuna.storages.journal import JournalFileBackend
@@ -172,7 +174,8 @@ def open_study(storage: str, name: str, objectives, space: dict, create: bool = 
         raise SearchError(f"there is no study '{name}' in {where}") from None
     except Exception as e:  # noqa: BLE001 - SQLAlchemy, the journal file, a bad URL
         text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise SearchError(f"the storage {where} cannot be opened ({text})") from None
+        raise SearchError(damage(storage) or f"the storage {where} cannot be opened "
+                          f"({text})") from None
     had = study.user_attrs
     if had.get("objectives") not in (None, list(objectives)):
         raise SearchError(f"the study '{name}' in {where} optimises "

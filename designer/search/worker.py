@@ -25,6 +25,7 @@ from optuna.study import MaxTrialsCallback
 
 from .folds import Folds
 from .study import counted, make_pruner, make_sampler, open_study, quiet_optuna, requeue
+from .where import damage
 
 CLAIM_WAIT_S = 120.0  # a worker that holds the claim longer than this is taken to be stuck
 
@@ -123,6 +124,7 @@ def work(plan: Plan, slot: int, device: str, claim: tuple, events) -> None:
         _work(plan, slot, device, Claim(*claim), events, state)
     except Exception as e:  # noqa: BLE001 - the command says it in one sentence
         text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        text = damage(plan.storage) or text  # the study's file went bad under it
         events.put({"kind": "error", "message": f"the worker on {device} stopped: {text}"})
         sys.exit(1)
 

@@ -14,7 +14,7 @@ from designer.graph.memory import size_text
 from .data import DataError
 from .run import checkpoint as C
 from .run.control import StopToken, read_commands
-from .run.launch import Heartbeat, Voice, launch, leave_now, lost_peer
+from .run.launch import Heartbeat, Voice, last_checkpoint, launch, leave_now, lost_peer
 from .run.loop import RunOptions, TrainingError
 from .run.loop import train as run_training
 from .run.rundir import json_value
@@ -109,7 +109,8 @@ def _train(args, project, world, voice: Voice) -> int:
     token = StopToken()
     if args.stdin_commands and main:
         read_commands(token, sys.stdin)
-    restore = _stop_on_signals(token, say=main and not args.jsonl, several=world.size > 1)
+    restore, heard = _stop_on_signals(token, say=main and not args.jsonl,
+                                      several=world.size > 1)
     show = _json_record if args.jsonl else _Printer(project, quiet)
     code, run_dir = 0, None
     try:
@@ -135,6 +136,8 @@ def _train(args, project, world, voice: Voice) -> int:
     finally:
         download.close()
         restore()
+    if heard:  # stopped by Ctrl-C, and saved: the command ends as interrupted (exit 130)
+        raise KeyboardInterrupt(last_checkpoint(run_dir) if run_dir else "")
     return code
 
 
@@ -226,10 +229,11 @@ def _close(show) -> None:
 def _stop_on_signals(token: StopToken, say: bool, several: bool):
     """Ctrl-C (and, for a worker of several, SIGTERM) stops after the step; another Ctrl-C
     aborts. A worker of several hears one Ctrl-C twice (from the terminal and from its
-    launcher), so there a second one counts only after a second. Returns the undo."""
+    launcher), so there a second one counts only after a second. Returns the undo, and a
+    list that holds when the first signal came once one has."""
     names = [signal.SIGINT] + ([signal.SIGTERM] if several else [])
     previous = {n: signal.getsignal(n) for n in names}
-    first = []
+    first: list[float] = []
 
     def on_signal(signum, frame):
         now = time.monotonic()
@@ -248,7 +252,7 @@ def _stop_on_signals(token: StopToken, say: bool, several: bool):
 
     for n in names:
         signal.signal(n, on_signal)
-    return restore
+    return restore, first
 
 
 def unforeseen(error: BaseException, run_dir: str | None, rank: int = 0) -> str:

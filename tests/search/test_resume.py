@@ -11,7 +11,8 @@ from sqlalchemy.exc import DBAPIError
 
 from designer.search.study import INTERRUPTED, counted, retried
 from tests.conftest import need_data
-from tests.search.helpers import lines, load, search, start, tiny_forecaster
+from tests.search.helpers import (KillsItsWorker, lines, load, search, start,
+                                  tiny_forecaster)
 
 pytestmark = need_data("co2_weekly.csv")
 STEPS = 1200  # long enough to be caught in the middle
@@ -92,3 +93,41 @@ def test_a_killed_worker_s_trial_runs_again_in_a_new_worker(tmp_path):
     retry = [e for e in events if e["retry_of"] == caught.number]
     assert retry[0]["state"] == "COMPLETE" and retry[0]["params"] == killed[0]["params"]
     assert [t.number for t in no_trial_lost_or_run_twice(project, 2)] == [caught.number]
+
+
+def killing(project: Path, trials: int, numbers) -> tuple:
+    """``search PROJECT --trials N`` on one CPU worker, in this process, each of the trials
+    ``numbers`` ending its worker with SIGKILL; returns the exit code and the JSON events."""
+    from designer.cli import parse
+    from designer.search.command import search as run_search
+    args = parse(["search", str(project), "--trials", str(trials), "--device", "cpu",
+                  "--json"])
+    args.pruner = KillsItsWorker(numbers)
+    return run_search(args)
+
+
+def test_a_worker_killed_twice_in_a_row_leaves_no_asked_for_trial_unrun(tmp_path, capsys):
+    project = tiny_forecaster(tmp_path, steps=9)
+    # trial 1 ends its worker, and its retry, trial 2, ends the worker that took its place
+    assert killing(project, 3, {1, 2}) == 0
+    said = lines(capsys.readouterr().out)
+    assert sum("another takes its place" in e.get("message", "") for e in said) == 2
+    study = load(project)
+    assert counted(study) == (3, 0)  # the three trials asked for ran
+    states = {t.number: t.state for t in study.get_trials()}
+    assert states == {0: TrialState.COMPLETE, 1: TrialState.FAIL, 2: TrialState.FAIL,
+                      3: TrialState.COMPLETE}
+    assert "SIGKILL" in study.trials[2].user_attrs["reason"]
+
+
+def test_workers_that_keep_dying_end_the_search_saying_how_to_go_on(tmp_path, capsys):
+    project = tiny_forecaster(tmp_path, steps=9)
+    code = killing(project, 5, range(1, 100))  # every trial ends its worker
+    out, err = capsys.readouterr()
+    assert code == 1
+    said = [line for line in err.splitlines() if line.startswith("rnn-designer:")]
+    assert len(said) == 1, err
+    assert "in a row" in said[0] and "SIGKILL" in said[0]
+    assert f"rnn-designer search {project} --trials 5" in said[0]
+    count, waiting = counted(load(project))
+    assert waiting == 1 and count < 5 + waiting  # the study goes on from here

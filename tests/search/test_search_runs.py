@@ -169,6 +169,19 @@ def test_a_missing_project_is_one_sentence(tmp_path):
     assert out.stderr.strip() == f"rnn-designer: {tmp_path / 'nope.json'}: does not exist"
 
 
+def test_a_damaged_study_database_is_one_sentence_and_exit_2(tmp_path):
+    project = tiny_forecaster(tmp_path)
+    db = tmp_path / "runs" / "co2.search.db"
+    db.parent.mkdir()
+    db.write_bytes(b"SQLite format 3\0" + b"\xfb" * 8000)  # its header, then garbage
+    out = search(project, "--trials", 1, "--device", "cpu")
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.strip() == (f"rnn-designer: {db}: the search database is damaged "
+                                  "(file is not a database); give another --storage, or move "
+                                  "the file aside to start the study afresh")
+    assert db.read_bytes().endswith(b"\xfb" * 8000)
+
+
 def test_no_trial_starts_once_the_time_is_up(tmp_path):
     project = tiny_forecaster(tmp_path)
     out = search(project, "--trials", 3, "--device", "cpu", "--time-limit", "0.001",

@@ -1,6 +1,7 @@
 """A study on a real SQLite file: its objectives, its checks on a resumed search, how its
 total counts a failed trial that was queued again, and the trials of a dead worker."""
 import os
+import shutil
 
 import optuna
 import pytest
@@ -9,6 +10,7 @@ from optuna.trial import TrialState
 from designer.search.study import (SearchError, best_trials, counted, default_storage,
                                    finished, open_study, owner, owner_gone, parse_objectives,
                                    reap, storage_label)
+from designer.search.where import storage_url
 
 SPACE = {"x.y": {"float": [0.0, 1.0]}}
 
@@ -42,6 +44,76 @@ def test_a_resumed_study_must_search_the_same_objectives_and_space(tmp_path):
         open_study(url, "s", ("val_loss",), {"x.y": {"float": [0.0, 2.0]}})
     with pytest.raises(SearchError, match="cannot be opened"):
         open_study("postgresql+nosuchdriver://x/y", "s", ("val_loss",), SPACE)
+
+
+def test_a_plain_path_to_a_study_database_opens_it_as_sqlite(tmp_path, monkeypatch):
+    (tmp_path / "runs").mkdir()
+    db = tmp_path / "runs" / "p.search.db"
+    open_study(f"sqlite:///{db}", "p", ("val_loss",), SPACE).enqueue_trial({"x.y": 0.5})
+    # the study's own file, given as a plain path (relative, as a user types it)
+    monkeypatch.chdir(tmp_path)
+    assert storage_url("runs/p.search.db") == f"sqlite:///{db.resolve()}"
+    again = open_study("runs/p.search.db", "p", ("val_loss",), SPACE)
+    assert [t.system_attrs["fixed_params"] for t in again.get_trials()] == [{"x.y": 0.5}]
+    # a copy of it under any name is known by its first bytes
+    shutil.copy(db, tmp_path / "backup")
+    assert storage_url("backup") == f"sqlite:///{(tmp_path / 'backup').resolve()}"
+    assert len(open_study("backup", "p", ("val_loss",), SPACE).get_trials()) == 1
+    # a new file named as a database becomes one
+    open_study("new.sqlite", "p", ("val_loss",), SPACE)
+    assert (tmp_path / "new.sqlite").read_bytes().startswith(b"SQLite format 3\0")
+
+
+def test_any_other_path_is_a_journal_file(tmp_path):
+    journal = tmp_path / "shared" / "p.journal"
+    assert storage_url(str(journal)) == str(journal)
+    open_study(str(journal), "p", ("val_loss",), SPACE).enqueue_trial({"x.y": 0.5})
+    assert journal.read_bytes().startswith(b"{")  # Optuna's journal: JSON lines
+    assert storage_url(str(journal)) == str(journal)
+    assert len(open_study(str(journal), "p", ("val_loss",), SPACE).get_trials()) == 1
+    assert storage_url("postgresql://me@db/x") == "postgresql://me@db/x"
+
+
+def damaged_copies(tmp_path) -> dict:
+    """A study's database with trials, then copies of it hurt three ways."""
+    db = tmp_path / "p.search.db"
+    study = open_study(f"sqlite:///{db}", "p", ("val_loss",), SPACE)
+    for i in range(40):
+        study.enqueue_trial({"x.y": i / 40}, user_attrs={"note": "x" * 200})
+    whole = db.read_bytes()
+    middle = bytearray(whole)
+    middle[8192:12288] = b"\xfb" * 4096  # a page of the tables overwritten
+    hurt = {"truncated.db": whole[:len(whole) // 3], "a page garbled.db": bytes(middle),
+            "no header.search.db": b"\xfb" * 16 + whole[16:]}
+    for name, data in hurt.items():
+        (tmp_path / name).write_bytes(data)
+    return hurt
+
+
+@pytest.mark.parametrize("given", ["url", "path"])
+def test_a_damaged_study_database_is_one_sentence_that_says_what_to_do(tmp_path, given):
+    for name, data in damaged_copies(tmp_path).items():
+        f = tmp_path / name
+        with pytest.raises(SearchError) as caught:
+            open_study(f"sqlite:///{f}" if given == "url" else str(f), "p", ("val_loss",),
+                       SPACE)
+        said = str(caught.value)
+        assert said.startswith(f"{f}: ") and "damaged" in said, said
+        assert "--storage" in said and "move the file aside" in said
+        assert "commit" not in said and "sqlite3" not in said and "utf-8" not in said
+        assert len(said.splitlines()) == 1
+        assert f.read_bytes() == data  # nothing in it was changed
+
+
+def test_a_damaged_journal_is_one_sentence_too(tmp_path):
+    journal = tmp_path / "p.journal"
+    open_study(str(journal), "p", ("val_loss",), SPACE).enqueue_trial({"x.y": 0.5})
+    journal.write_bytes(journal.read_bytes()[:40] + b"\xfb\xfb\n" + journal.read_bytes()[40:])
+    with pytest.raises(SearchError) as caught:
+        open_study(str(journal), "p", ("val_loss",), SPACE)
+    said = str(caught.value)
+    assert said.startswith(f"{journal}: ") and "damaged" in said and "line 1" in said, said
+    assert "utf-8" not in said
 
 
 @pytest.mark.filterwarnings("ignore:Heartbeat of storage")

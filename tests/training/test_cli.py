@@ -135,11 +135,36 @@ def test_ctrl_c_stops_train_after_the_step_and_saves_also_as_a_background_job(tm
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, err
+    assert proc.returncode == 130, err  # the shell's code for a command ended by Ctrl-C
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     done = json.loads(out.splitlines()[-1])
     assert (done["kind"], done["reason"]) == ("done", "stopped")
-    assert checkpoint.load(run).step == done["step"]
+    assert checkpoint.load(run).step == done["step"]  # saved: --resume goes on from here
+    assert err.strip().splitlines()[-1] == (
+        f"rnn-designer: interrupted; the last checkpoint, step {done['step']:,}, is intact in "
+        f"{run} (continue with --resume {run})")
+
+
+@pytest.mark.slow
+def test_a_stop_asked_on_stdin_ends_train_normally(tmp_path):
+    from tests.training.run.test_loop import tiny_project
+    project = tiny_project(tmp_path, training={"log_interval": 1})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "designer", "train", str(project.path), "--device", "cpu",
+         "--steps", "100000", "--out", str(tmp_path / "RUN"), "--jsonl", "--stdin-commands"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stdout:  # until it has trained a step
+            if json.loads(line)["kind"] == "train":
+                break
+        proc.stdin.write("stop\n")  # the window's Stop
+        proc.stdin.flush()
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert json.loads(out.splitlines()[-1])["reason"] == "stopped"
 
 
 @pytest.mark.slow

@@ -148,6 +148,19 @@ def test_a_run_reads_a_damaged_metrics_file(tmp_path):
         Run.from_folder(tmp_path / "missing", 4)
 
 
+def test_reading_a_run_folder_clears_what_a_run_killed_mid_write_left(tmp_path):
+    import os
+    import time
+    (tmp_path / "metrics.jsonl").write_text('{"kind": "train", "step": 10, "loss": 4.0}\n')
+    left = tmp_path / ".last.json.k3j_9x2a.tmp"   # as an atomic write names its temporary
+    mine = tmp_path / ".my notes.tmp"
+    for f in (left, mine):
+        f.write_text("{}")
+        os.utime(f, (time.time() - 60,) * 2)
+    Run.from_folder(tmp_path, 1)
+    assert not left.exists() and mine.exists()
+
+
 # ----------------------------------------------------------------------------- memory --
 def test_a_curve_of_100000_points_draws_a_few_points_a_pixel_in_bounded_memory(qtbot, tiny):
     """Chart memory stays flat: 100,000 points live in numpy buffers (no object per point),

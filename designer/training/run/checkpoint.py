@@ -10,7 +10,9 @@ A run folder holds::
 
 Every file is written atomically, and a checkpoint becomes "last" or "best" only when the
 pointer file is replaced after all three files are on disk, so a crash leaves the previous
-checkpoint in charge. Folders no pointer names are removed.
+checkpoint in charge. Folders no pointer names are removed. Opening a run folder's checkpoint
+(`load`: resume, generate, evaluate, export, inspect) clears the hidden temporary files of writes
+cut short that it may hold (`atomic.remove_leftovers`; never a write still under way).
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 from designer import __version__
-from designer.graph.atomic import atomic_write_bytes, atomic_write_text
+from designer.graph.atomic import atomic_write_bytes, atomic_write_text, remove_leftovers
 
 FORMAT = "rnn-designer checkpoint"
 VERSION = 1
@@ -107,6 +109,7 @@ def load(run_dir: str | Path, which: str = "last", with_state: bool = True) -> C
         raise CheckpointError(f"{run_dir} does not exist")
     if not run_dir.is_dir():
         raise CheckpointError(f"{run_dir} is a file, not a run folder")
+    remove_leftovers(run_dir)  # what a run killed mid-write left
     pointer_file = run_dir / f"{which}.json"
     if not pointer_file.is_file():
         other = [p for p in POINTERS if (run_dir / f"{p}.json").is_file()]

@@ -41,6 +41,7 @@ POLL_S = 0.05
 BEAT_S = 1.0        # how often a worker says it is alive
 HANG_S = 60.0       # the silence after which a worker counts as hung (--hang-timeout)
 STARTUP_S = 300.0   # the silence allowed before a worker's first beat (importing torch)
+INTERRUPTED = 130   # the exit code of a command ended by Ctrl-C (the shell's convention)
 
 
 class Voice:
@@ -256,8 +257,8 @@ class _Supervisor:
                 if rank not in self.ended_at and w.poll() is not None:
                     self.ended_at[rank] = time.monotonic()
             self._end_the_silent(folder)
-            failed = any(w.returncode not in (None, 0) for w in self.workers) or \
-                any(folder.glob("rank-*.json"))
+            failed = any(w.returncode not in (None, 0, *self.interrupted())
+                         for w in self.workers) or any(folder.glob("rank-*.json"))
             if deadline is None and (failed or self.aborted):
                 deadline = time.monotonic() + GRACE_S
             if deadline is not None and time.monotonic() > deadline:
@@ -268,6 +269,10 @@ class _Supervisor:
                         w.wait()
                 continue
             time.sleep(POLL_S)
+
+    def interrupted(self) -> tuple:
+        """The exit code of a worker that stopped on Ctrl-C, once the launcher heard one."""
+        return (INTERRUPTED,) if self._first is not None else ()
 
     def _end_the_silent(self, folder: Path) -> None:
         """Kill a worker that has not beaten for ``hang_s`` (SIGKILL ends a stopped one)."""
@@ -307,8 +312,8 @@ def outcome(workers: list, folder: Path, out: str, supervisor: _Supervisor
     codes = [w.returncode for w in workers]
     if all(c == 0 for c in codes):
         return None, 0
-    if supervisor.aborted:
-        return None, 130
+    if supervisor.aborted or set(codes) <= {0, *supervisor.interrupted()}:
+        return None, INTERRUPTED  # Ctrl-C: rank 0 said where the run can go on from
     n = len(workers)
     reports = {}
     for rank in range(n):
@@ -344,7 +349,7 @@ def outcome(workers: list, folder: Path, out: str, supervisor: _Supervisor
                 (f" ({said})" if said else "")
         code = code if code > 0 else 1
     others = "the other process was" if n == 2 else "the other processes were"
-    return f"{cause}; {others} stopped, and {_last_checkpoint(out)}", code
+    return f"{cause}; {others} stopped, and {last_checkpoint(out)}", code
 
 
 def _signal_name(number: int) -> str:
@@ -363,7 +368,8 @@ def _last_line(path: Path) -> str:
     return lines[-1].removeprefix("rnn-designer: ")[:300] if lines else ""
 
 
-def _last_checkpoint(out: str) -> str:
+def last_checkpoint(out: str) -> str:
+    """Where a run that ended early can go on from: its last checkpoint and the command."""
     try:
         step = json.loads((Path(out) / "last.json").read_text())["step"]
     except (OSError, ValueError, KeyError, TypeError):

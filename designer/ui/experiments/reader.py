@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from designer.search.analysis import StudyError, open_storage, read_study
+from designer.search.analysis import StudyError, damage, open_storage, read_study
 
 
 class _Worker(QObject):
@@ -31,7 +31,8 @@ class _Worker(QObject):
             self.failed.emit(str(e))
         except Exception as e:  # noqa: BLE001 - a storage that went wrong, said in a line
             self._storages.pop(storage, None)
-            self.failed.emit(f"{storage}: the study cannot be read ({type(e).__name__}: {e})")
+            self.failed.emit(damage(storage) or f"{storage}: the study cannot be read "
+                             f"({type(e).__name__}: {e})")
 
 
 class StudyReader(QObject):

@@ -10,6 +10,7 @@ import json
 import math
 from pathlib import Path
 
+from designer.graph.atomic import remove_leftovers
 from designer.graph.layers.recurrent import CHUNK_KINDS, ENGINE_KINDS, MIN_KINDS, SLSTM_KINDS
 
 ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
@@ -202,6 +203,7 @@ class Run:
         metrics = folder / "metrics.jsonl"
         if not metrics.is_file():
             raise RunError(f"{folder} holds no training run (there is no metrics.jsonl)")
+        remove_leftovers(folder)  # what a run killed mid-write left
         project = _read_json(folder / "project.json")
         run = cls(number, (project or {}).get("name") or folder.name, project)
         run.run_dir = folder

@@ -144,6 +144,25 @@ def test_a_worker_that_dies_stops_the_others_and_keeps_the_last_checkpoint(tmp_p
     _continues(project, run, tmp_path)
 
 
+def test_ctrl_c_stops_every_rank_after_the_step_saves_and_exits_130(tmp_path):
+    """Ctrl-C to the launcher (it passes it on): the ranks agree to stop after the step,
+    rank 0 saves and says where the run goes on from, and the command exits 130 as a
+    one-process run does."""
+    project, launcher, run = _launch_until_a_checkpoint(tmp_path)
+    launcher.send_signal(signal.SIGINT)
+    try:
+        _, err = launcher.communicate(timeout=120)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    assert launcher.returncode == 130, err
+    step = C.load(run).step
+    assert [line for line in err.splitlines() if line.strip()][-1] == (
+        f"rnn-designer: interrupted; the last checkpoint, step {step:,}, is intact in {run} "
+        f"(continue with --resume {run})")
+    _continues(project, run, tmp_path)
+
+
 def test_a_worker_that_hangs_ends_the_run_after_the_hang_timeout(tmp_path):
     """A rank stopped by SIGSTOP neither fails nor goes on: its silence ends the run once
     --hang-timeout has passed, with a sentence that says so, and the run resumes."""

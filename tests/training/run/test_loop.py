@@ -207,6 +207,33 @@ def test_damaged_or_foreign_checkpoints_are_refused_in_one_sentence(tmp_path, da
     assert words in str(e.value) and "\n" not in str(e.value) and e.value.code == 2
 
 
+def test_the_leftovers_of_writes_cut_short_are_cleared_when_the_run_is_opened(tmp_path):
+    import os
+    import tempfile
+    import time
+
+    def cut_short(folder, name: str, data: bytes) -> None:  # as an atomic write killed
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.utime(tmp, (time.time() - 60,) * 2)
+
+    p = tiny_project(tmp_path)
+    run_all(p, out=tmp_path / "run", steps=4)
+    run = tmp_path / "run"
+    folder = C.load(run).path
+    before = {f: f.read_bytes() for f in folder.iterdir()}
+    # a run killed while it wrote its checkpoints: hidden temporaries of the pointers and state
+    for name in ("last.json", "best.json", "last.json", "metrics.jsonl"):
+        cut_short(run, name, b'{"checkpoint": "checkpoints/step-0000009", "step": 9}\n')
+    cut_short(folder, "state.pt", b"\0" * 4_000_000)
+    assert C.load(run).step == 4  # the checkpoint the pointer names, whole
+    assert not [f for f in run.rglob("*") if f.name.endswith(".tmp")]
+    assert {f: f.read_bytes() for f in folder.iterdir()} == before
+    recs = run_all(p, out=run, resume=True, steps=6)  # and the run goes on from it
+    assert recs[-1]["reason"] == "finished" and C.load(run).step == 6
+
+
 @pytest.mark.filterwarnings("ignore:Detected pickle protocol")
 def test_a_pickle_with_code_is_not_executed(tmp_path):
     """state.pt is read with weights_only=True: a pickle that would run code is refused."""
