@@ -113,11 +113,14 @@ def _forecaster(path: Path, where: str, target: str, horizon: int) -> tuple[Proj
               "predict": "change", "missing": "interpolate", "season": 0}
     probe = SeriesSource(path, params, 0)
     rows, m = len(probe.x), probe.period
+    # the table stays read for the sources below (they share it); the probe's windows go
+    table, probe = probe.table, None
     seq_len = m if m >= 48 else 2 * m if m >= 12 else 4 * m if m else 32
     room = int(rows * 0.7) // 3 - horizon
     seq_len = max(2, min(seq_len, room))
     params["seq_len"] = seq_len
     source = SeriesSource(path, params, 0)
+    del table
     if _better_start(source) == "season":
         try:  # a season of history before every window: is there room for it?
             seasonal = SeriesSource(path, {**params, "predict": "season"}, 0)
