@@ -32,7 +32,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from designer.graph import headers
+from designer.graph import datasets, headers
 
 from .errors import DataError
 
@@ -139,7 +139,7 @@ def read_columns(path: Path, layout: Layout, numbers: Sequence[str] = (),
     """Every row of the ``numbers`` columns (as float64) and the ``texts`` columns (as
     stripped text) of a delimited table. Raises `DataError`."""
     path = Path(path)
-    check_size(path)
+    check_file(path)
     most = count_lines(path)  # at least the rows: the numbers are read in place
     values = np.empty((most, len(numbers)), np.float64)
     cells = np.empty((most, len(texts)), object)
@@ -159,6 +159,8 @@ def chunks(path: Path, layout: Layout, numbers: Sequence[str] = (), texts: Seque
     Nothing is held but a chunk, so the size limit is `read_columns`' alone.
     """
     path = Path(path)
+    if problem := datasets.not_regular(path):
+        raise DataError(problem)
     _check_first_row(path, layout)
     names = list(layout.columns)
     at_n, at_t = [names.index(c) for c in numbers], [names.index(c) for c in texts]
@@ -284,13 +286,17 @@ def _cells(text: str, layout: Layout) -> list:
 
 
 # ----------------------------------------------------------------------------- lines --
-def check_size(path: Path) -> int:
-    """The file's size; a `DataError` naming the flag when it is past `size_limit`."""
+def check_file(path: Path) -> int:
+    """The size of a regular file; a `DataError` for anything else (a named pipe is never
+    opened) and for a file past `size_limit`, naming the flag that raises it."""
     try:
-        size = Path(path).stat().st_size
+        st = Path(path).stat()
     except OSError as e:
         raise DataError(f"{path} cannot be read ({e.strerror or e})") from None
-    limit = size_limit()
+    problem = datasets.not_regular(path, st.st_mode)
+    if problem:
+        raise DataError(problem)
+    size, limit = st.st_size, size_limit()
     if size > limit:
         raise DataError(f"{path} is {size / GB:,.1f} GB, larger than the {limit / GB:g} GB "
                         f"table rnn-designer reads at most; give {LIMIT_FLAG} "

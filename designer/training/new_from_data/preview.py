@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from designer.graph import headers
+from designer.graph import datasets, headers
 from designer.graph.datasets import DataProblem
 from designer.graph.task_guess import guess_task
 
@@ -46,9 +46,10 @@ def read_head(path: str | Path) -> Preview:
         The file is missing, empty, binary, not UTF-8, or not of its kind.
     """
     path = Path(path)
-    if not path.is_file():
-        raise PreviewError(f"{path} does not exist" if not path.exists() else
-                           f"{path} is a folder; pick the data file")
+    if not path.exists():
+        raise PreviewError(f"{path} does not exist")
+    if problem := datasets.not_regular(path):
+        raise PreviewError(f"{problem}; pick the data file")
     try:
         task = guess_task(path)
         suffix = path.suffix.lower()
