@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="the device to estimate training memory for (default: the project's; "
                    "auto: a GPU when one answers)")
+    add_table_limit(v)
 
     pa = sub.add_parser("parity", help="compare the cuDNN and unrolled engines on every "
                         "recurrent layer (exit 1 above tolerance)")
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "commands, one a line, on stdin; the end of stdin stops the run")
     t.add_argument("--project-dir", metavar="DIR", help="look for the project's relative data "
                    "paths in DIR (default: the project file's folder)")
+    add_table_limit(t)
 
     gen = sub.add_parser("generate", help="generate text (or audio) from a trained run")
     gen.add_argument("run_dir", metavar="RUN_DIR")
@@ -179,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "InnerProduct (default), or an LSTM-FCN")
     i.add_argument("--out", metavar="PROJECT.json", help="default: the file's name with "
                    ".json, in the working folder")
+    add_table_limit(i)
 
     e = sub.add_parser("evaluate", help="score a forecasting or classification run (or the "
                        "ensemble of several) on its test split")
@@ -191,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--checkpoint", choices=("best", "last"), default="best")
     e.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     e.add_argument("--json", action="store_true")
+    add_table_limit(e)
 
     pr = sub.add_parser("predict", help="classify the sequences of a file, or forecast the "
                         "next values of a series, with a trained run (or the ensemble of "
@@ -202,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--out", metavar="FILE.csv", help="write the CSV here (default: print it)")
     pr.add_argument("--checkpoint", choices=("best", "last"), default="best")
     pr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    add_table_limit(pr)
 
     ins = sub.add_parser("inspect", help="show what a trained run's recurrent layers do on an "
                          "input, step by step: gates, states, surprise and gradient flow")
@@ -219,9 +224,17 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--checkpoint", choices=("best", "last"), default="best")
     ins.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     ins.add_argument("--json", action="store_true", help="print JSON for machines")
+    add_table_limit(ins)
 
     add_search(sub)
     return p
+
+
+def add_table_limit(command) -> None:
+    """``--max-table-gb``: for the commands that read data tables."""
+    command.add_argument("--max-table-gb", type=float, metavar="GB", help="read a CSV table "
+                         "of up to GB gigabytes (a larger one is refused at once; without "
+                         "it, a few GB)")
 
 
 def add_search(sub) -> None:
@@ -277,6 +290,7 @@ def add_search(sub) -> None:
                    "a project here")
     s.add_argument("--json", action="store_true", help="one JSON line per event (for "
                    "programs)")
+    add_table_limit(s)
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -288,6 +302,18 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
+    gb = getattr(args, "max_table_gb", None)
+    if gb is None:
+        return command(args)
+    if not gb > 0:
+        raise UserError(f"--max-table-gb must be above 0 (it is {gb:g})")
+    from designer.training.data.csv_reader import GB, size_limit_of
+    with size_limit_of(round(gb * GB)):
+        return command(args)
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run the command ``args`` name."""
     cmd = args.command
     if cmd == "validate":
         from designer.graph.commands import validate

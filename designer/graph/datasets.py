@@ -7,8 +7,10 @@ Downloading a missing corpus is the trainer's job (``designer.training``), not t
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 DATA_ENV = "RNN_DESIGNER_DATA"
 
@@ -84,13 +86,51 @@ class DataProblem(Exception):
     """A data file that exists but cannot be used; ``str()`` names the file and the problem."""
 
 
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def not_regular(path: Path, mode: int | None = None) -> str | None:
+    """Why ``path`` is no data file: ``".../x.csv is a named pipe, not a regular file"`` (a
+    folder, a device, a socket likewise), or ``None`` for a regular file or none at all.
+    Nothing is opened: a named pipe is never waited on."""
+    if mode is None:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return None
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return f"{path} is {kind}, not a {'file' if stat.S_ISDIR(mode) else 'regular file'}"
+
+
+def open_data(path: Path) -> BinaryIO:
+    """``path`` opened to read its bytes; ``DataProblem`` when it cannot be, or is no regular
+    file (checked on what was opened, which a named pipe never makes wait)."""
+    problem = not_regular(path)
+    if problem:
+        raise DataProblem(problem)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise DataProblem(f"{path} cannot be read ({e.strerror or e})") from None
+    problem = not_regular(path, os.fstat(fd).st_mode)
+    if problem:
+        os.close(fd)
+        raise DataProblem(problem)
+    return os.fdopen(fd, "rb")
+
+
 def read_text(path: Path) -> tuple[str, bool]:
     """Decode a text corpus. Returns the text and whether bytes had to be replaced.
 
     Raises ``DataProblem`` for an empty or binary file.
     """
     try:
-        raw = path.read_bytes()
+        with open_data(path) as f:
+            raw = f.read()
     except OSError as e:
         raise DataProblem(f"{path}: cannot be read ({e.strerror or e})") from None
     if not raw:

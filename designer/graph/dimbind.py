@@ -1,7 +1,8 @@
 """The dims the data layers bind (T, N, V...), with a note for each that cannot be bound."""
 from __future__ import annotations
 
-from .errors import DataWarning, GraphError
+from . import datasets
+from .errors import DataFileError, DataWarning, GraphError
 
 FILE_PARAMS = ("file", "corpus", "folder")  # what a data layer reads, by parameter name
 NO_FILE = "no data file yet: pick the file this model was trained on"
@@ -15,10 +16,24 @@ def missing_file(layer) -> str | None:
 
 
 def _no_file_note(name: str, param: str) -> DataWarning:
+    return _pick(DataWarning(f"{name}: {NO_FILE}", name), param)
+
+
+def _pick(note: GraphError, param: str) -> GraphError:
     from .hints import Fix
-    note = DataWarning(f"{name}: {NO_FILE}", name)
-    note.fix = Fix("pick_data", name, f"pick the data file of {name}", param=param)
+    note.fix = Fix("pick_data", note.layer, f"pick the data file of {note.layer}", param=param)
     return note
+
+
+def not_a_file(layer, project_dir) -> GraphError | None:
+    """The error for a data layer whose file is there but is no regular file (a named pipe,
+    a device, a socket, a folder): it can never be read, and is never opened to find out."""
+    names = {p.name for p in layer.spec.params}
+    param = next((k for k in ("file", "corpus") if k in names), None)
+    path = datasets.find_data(str(layer.get(param)), project_dir) if param else None
+    problem = datasets.not_regular(path) if path is not None else None
+    return _pick(DataFileError(f"{layer.name}: {problem}", layer.name), param) \
+        if problem else None
 
 
 def bind_dims(graph) -> tuple[dict[str, int], list[GraphError]]:
@@ -36,8 +51,11 @@ def bind_dims(graph) -> tuple[dict[str, int], list[GraphError]]:
         if empty:
             notes.append(_no_file_note(name, empty))
             continue
+        refused = not_a_file(layer, graph.project_dir)
         found, warning = layer.spec.source_dims(layer.effective_params(), graph.project_dir)
-        if warning:
+        if refused is not None:  # what the data layer could not read says the same
+            notes.append(refused)
+        elif warning:
             notes.append(DataWarning(f"{name}: {warning}", name))
         for k, v in found.items():
             if k in dims and dims[k] != v:

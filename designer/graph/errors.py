@@ -92,6 +92,13 @@ class UnknownLayerError(GraphError):
     kind = "unknown"
 
 
+class DataFileError(GraphError):
+    """A data layer's file is there but can never be read: a named pipe, a device, a socket
+    or a folder where a file is wanted."""
+
+    kind = "data"
+
+
 class GraphWarning(GraphError):
     """Something to look at that does not stop the net from training."""
 

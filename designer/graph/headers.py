@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .datasets import DataProblem
+from .datasets import DataProblem, open_data
 
 SAMPLE_BYTES = 1 << 16      # what is read of a CSV to learn its columns
 SAMPLE_ROWS = 200
@@ -166,7 +166,7 @@ def _cached(path: Path, kind: str, read):
 
 def head_text(path: Path, limit: int = SAMPLE_BYTES) -> str:
     try:
-        with open(path, "rb") as f:
+        with open_data(path) as f:
             raw = f.read(limit)
     except OSError as e:
         raise DataProblem(f"{path} cannot be read ({e.strerror or e})") from None
@@ -255,7 +255,7 @@ def read_npy_header(path: Path) -> TableHeader:
 
 def _read_npy_header(path: Path) -> TableHeader:
     try:
-        with open(path, "rb") as f:
+        with open_data(path) as f:
             magic = f.read(10)
             if len(magic) < 10 or magic[:6] != b"\x93NUMPY":
                 raise DataProblem(f"{path} is not a NumPy .npy file (its first bytes are not "

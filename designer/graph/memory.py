@@ -324,8 +324,9 @@ def report_lines(rep: dict) -> list[str]:
     for engine, total in rep["engines"].items():
         if total is not None:
             extra.append(f"{names[engine]} {size_text(total)}")
-    if rep["capacity"] is not None:
-        extra.append(f"{rep['where']} has {size_text(rep['capacity'])}")
+    if rep["capacity"] is not None:  # what train weighs: the tensors and the process
+        extra.append(f"{size_text(est['needed'])} with the process itself; {rep['where']} has "
+                     f"{size_text(rep['capacity'])}")
     if extra:
         lines.append("  " + "; ".join(extra))
     return lines

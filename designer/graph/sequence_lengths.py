@@ -9,6 +9,7 @@ size and modification time, so the Problems panel reads an unchanged file once.
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def _counted(path: Path, label_column: str) -> int | None:
 def _ts_shortest(path: Path) -> int | None:
     """The fewest values of a series' first channel after ``@data`` (empty series left out)."""
     shortest, in_data = None, False
-    with open(path, "rb") as f:
+    with datasets.open_data(path) as f:
         for line in f:
             s = line.strip()
             if not s or s.startswith(b"#"):
@@ -88,7 +89,8 @@ def _csv_shortest(path: Path, label_column: str) -> int | None:
     table = headers.read_csv_header(path)
     long_format_columns(table, label_column)  # refuses a table that is not long-format
     rows: dict[str, int] = {}
-    with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
+    with io.TextIOWrapper(datasets.open_data(path), encoding="utf-8-sig", errors="replace",
+                          newline="") as f:
         reader = csv.reader(f, delimiter=table.delimiter)
         if table.has_header:
             next(reader, None)

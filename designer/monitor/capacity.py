@@ -3,9 +3,10 @@
 >>> capacity("cpu")            # DeviceMemory(device="cpu", name="the CPU", total=25.1e9, ...)
 >>> capacity("cuda:0")         # the GPU CUDA calls cuda:0, as NVML numbers it
 
-For the CPU the figure is the smaller of the machine's memory and what this process may use:
-its address-space limit (``ulimit -v``) less what it has mapped already, and the memory limit
-of its control group (a container's). Neither torch nor Qt is imported.
+For the CPU the figure is the smaller of the machine's memory and what a training process may
+use: its address-space limit (``ulimit -v``) less what a trainer maps before its first tensor
+(the same figure whichever command asks), and the memory limit of its control group (a
+container's). Neither torch nor Qt is imported.
 """
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ from .nvml import NvmlUnavailable, _find, _session, _text
 from .probe import training_gpu
 
 CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+# What a training process has mapped when it checks that a net fits: Python, torch, numpy,
+# pandas and rnn-designer (0.82 GiB with torch 2.x on Linux, `rnn-designer train` on the CPU),
+# rounded up. Under `ulimit -v` the room left is the limit less this, or less what the asking
+# process has mapped when that is more (the window): validate, which never loads torch, then
+# gives the verdict train gives.
+TRAINER_MAPPED = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,11 @@ class DeviceMemory:
     total: int
     limit: str = ""
     free: int | None = None
+
+    @property
+    def where(self) -> str:
+        """The device in a sentence, with what limits it: ``the CPU (limited by ulimit -v)``."""
+        return self.name + (f" (limited by {self.limit})" if self.limit else "")
 
 
 def capacity(device: str) -> DeviceMemory | None:
@@ -114,7 +126,8 @@ def _nvml_target(cuda_index: int):
 
 
 def _address_space_left() -> int | None:
-    """``ulimit -v`` less what this process has mapped, or ``None`` when there is no limit."""
+    """``ulimit -v`` less what a trainer has mapped (`TRAINER_MAPPED`, or this process's own
+    mapping when larger), or ``None`` when there is no limit."""
     try:
         import resource
     except ImportError:  # not on POSIX
@@ -128,7 +141,7 @@ def _address_space_left() -> int | None:
             mapped = int(psutil.Process().memory_info().vms)
         except (OSError, psutil.Error):
             mapped = 0
-    return max(0, soft - mapped)
+    return max(0, soft - max(mapped, TRAINER_MAPPED))
 
 
 def _cgroup_limit() -> int | None:
@@ -147,4 +160,4 @@ def named_capacity(device: str) -> tuple[str, int] | None:
     found = capacity(device)
     if found is None:
         return None
-    return found.name + (f" (limited by {found.limit})" if found.limit else ""), found.total
+    return found.where, found.total

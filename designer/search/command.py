@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from designer.graph import project as P
+from designer.training.data.csv_reader import size_limit
 
 from .best import check_best_out, ensemble_trials, summary, write_best
 from .design import drawn_values
@@ -185,7 +186,8 @@ def prepare(args) -> tuple:
                 pruner=args.pruner, steps=args.steps, seed=args.seed,
                 deadline=None if args.time_limit is None else time.time() + args.time_limit,
                 threads=cpu_threads(len(slots)), salt=(_host(),),
-                folds=plan_folds(project, getattr(args, "folds", "auto")))
+                folds=plan_folds(project, getattr(args, "folds", "auto")),
+                table_limit=size_limit())
     return project, space, plan, slots
 
 

@@ -49,6 +49,7 @@ class Plan:
     threads: int = 1                   # torch threads per worker
     salt: tuple = field(default_factory=tuple)
     folds: Folds = Folds()             # cross-validation: the runs each trial trains
+    table_limit: int | None = None     # the largest data table read (--max-table-gb)
 
 
 class Claim:
@@ -120,8 +121,10 @@ def work(plan: Plan, slot: int, device: str, claim: tuple, events) -> None:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     _watch_parent(lambda: on_signal(None, None))
+    from designer.training.data.csv_reader import size_limit_of
     try:
-        _work(plan, slot, device, Claim(*claim), events, state)
+        with size_limit_of(plan.table_limit):
+            _work(plan, slot, device, Claim(*claim), events, state)
     except Exception as e:  # noqa: BLE001 - the command says it in one sentence
         text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         text = damage(plan.storage) or text  # the study's file went bad under it

@@ -1,5 +1,7 @@
 """``rnn-designer validate``: the report, its exit codes, and one clear line for bad files."""
 import json
+import os
+import socket
 import subprocess
 import sys
 
@@ -95,3 +97,40 @@ def test_validate_tells_the_training_memory_per_engine_and_warns_when_it_cannot_
     assert not rep["memory"]["fits"]
     warning = [p for p in rep["problems"] if p["kind"] == "memory"]
     assert warning[0]["severity"] == "warning" and "but the CPU" in warning[0]["message"]
+
+
+def special_file(tmp_path, kind: str):
+    """A path that exists but is no regular file: a named pipe (no writer ever comes), a
+    listening socket, or a folder."""
+    path = tmp_path / "series.csv"
+    if kind == "named pipe":
+        os.mkfifo(path)
+    elif kind == "socket":
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.listen(1)
+    else:
+        path.mkdir()
+    return path
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind, layer, param", [
+    ("named pipe", "TimeSeries", "file"), ("socket", "CharText", "corpus"),
+    ("folder", "TimeSeries", "file")])
+def test_a_data_file_that_is_no_regular_file_is_refused_not_waited_on(tmp_path, kind, layer,
+                                                                      param):
+    path = special_file(tmp_path, kind)
+    d = json.loads((PROJECTS / "co2-forecast.json").read_text())
+    if layer == "CharText":
+        d = json.loads((PROJECTS / "char-rnn-shakespeare.json").read_text())
+    data = next(x for x in d["graph"]["layers"] if x["type"] == layer)
+    data["params"][param] = str(path)
+    project = tmp_path / "p.json"
+    project.write_text(json.dumps(d))
+    out = subprocess.run([sys.executable, "-m", "designer", "validate", str(project)],
+                         capture_output=True, text=True, timeout=20)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    errors = [line for line in out.stdout.splitlines() if line.startswith("error:")]
+    what = "a folder, not a file" if kind == "folder" else f"a {kind}, not a regular file"
+    assert errors == [f"error: data: {path} is {what}"]

@@ -48,8 +48,6 @@ def _text_dims(params: dict, project_dir) -> tuple[dict, str | None]:
     if path is None:
         return dims, "vocabulary size V is unknown: corpus " + datasets.not_found_message(
             name, project_dir)
-    if path.is_dir():
-        return dims, f"corpus {path} is a folder, not a text file"
     try:
         dims["V"] = len(datasets.text_vocabulary(path))
     except datasets.DataProblem as e:

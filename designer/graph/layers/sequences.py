@@ -92,8 +92,6 @@ def _series_dims(params: dict, project_dir) -> tuple[dict, str | None]:
     path = datasets.find_data(params["file"], project_dir)
     if path is None:
         return dims, "series " + datasets.not_found_message(params["file"], project_dir)
-    if path.is_dir():
-        return dims, f"{path} is a folder, not a CSV or .npy file"
     try:
         header = headers.read_table_header(path)
         _, inputs, _ = headers.choose_columns(header, params["inputs"], params["target"],
@@ -187,8 +185,6 @@ def _classes_dims(params: dict, project_dir) -> tuple[dict, str | None]:
     path = datasets.find_data(params["file"], project_dir)
     if path is None:
         return dims, "sequences " + datasets.not_found_message(params["file"], project_dir)
-    if path.is_dir():
-        return dims, f"{path} is a folder, not a .ts or CSV file"
     try:
         if path.suffix.lower() == ".ts":
             head = headers.read_ts_header(path)
@@ -237,10 +233,12 @@ def long_format_columns(table: headers.TableHeader, label_column: str
 
 def _csv_classes(table: headers.TableHeader, label_column: str) -> list[str]:
     import csv
+    import io
     label = long_format_columns(table, label_column)[3]
     j = table.columns.index(label)
     seen: dict[str, None] = {}
-    with open(table.path, newline="", encoding="utf-8-sig", errors="replace") as f:
+    with io.TextIOWrapper(datasets.open_data(table.path), encoding="utf-8-sig",
+                          errors="replace", newline="") as f:
         rows = csv.reader(f, delimiter=table.delimiter)
         if table.has_header:
             next(rows, None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 
-from .base import Source
 from .errors import DataError
 from .locate import locate
 
@@ -89,6 +88,9 @@ def open_source(layer, project_dir: str | os.PathLike | None = None,
 
 
 def __getattr__(name: str):
+    if name == "Source":  # torch: only when a source is wanted (the preview reads without it)
+        from .base import Source
+        return Source
     if name in ("TextSource", "AudioSource", "MnistSource", "SequenceSource", "SeriesSource",
                 "ClassesSource"):
         from . import audio, classes, mnist, sequence, series, text

@@ -9,16 +9,17 @@ them. Bad input raises :class:`DataError` naming the file and the line.
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from designer.graph import headers
 from designer.graph.datasets import DataProblem
 from designer.graph.layers.sequences import long_format_columns, sort_classes
 
+from . import csv_reader
 from .errors import DataError
 from .normalise import F32_MAX
 
@@ -173,72 +174,49 @@ def read_long_csv(path: Path, label_column: str = "", labelled: bool = True) -> 
         ident, time, features, label = long_format_columns(table, label_column)
     except DataProblem as e:
         raise DataError(str(e)) from None
-    cols = list(table.columns)
-    j_id, j_label = cols.index(ident), cols.index(label)
-    j_time = cols.index(time) if time else None
-    j_feat = [cols.index(c) for c in features]
-    groups: dict[str, dict] = {}
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f, delimiter=table.delimiter)
-            if table.has_header:
-                next(reader, None)
-            for r in reader:
-                if not any(c.strip() for c in r):
-                    continue
-                line = reader.line_num
-                if len(r) < len(cols):
-                    r = r + [""] * (len(cols) - len(r))
-                key = r[j_id].strip()
-                if not key:
-                    raise DataError(f"{path}: line {line} has no series id (column '{ident}')")
-                g = groups.setdefault(key, {"rows": [], "times": [], "label": None,
-                                            "line": line})
-                lab = r[j_label].strip()
-                if lab and g["label"] is not None and lab != g["label"]:
-                    raise DataError(f"{path}: line {line} gives series '{key}' the label "
-                                    f"'{lab}', but an earlier row gave it '{g['label']}'")
-                if lab:
-                    g["label"] = lab
-                g["rows"].append([_cell(table, r[j], line, cols[j]) for j in j_feat])
-                g["times"].append(_time_key(r[j_time]) if j_time is not None else len(g["rows"]))
-    except UnicodeDecodeError:
-        raise DataError(f"{path} is not UTF-8 text; save it as UTF-8 CSV") from None
-    except csv.Error as e:
-        raise DataError(f"{path} is not a well-formed CSV file ({e})") from None
-    except OSError as e:
-        raise DataError(f"{path} cannot be read ({e.strerror or e})") from None
-    if not groups:
+    read = csv_reader.read_columns(path, csv_reader.Layout.of(table), features,
+                                   [ident, label] + ([time] if time else []))
+    if not read.rows:
         raise DataError(f"{path} holds no data rows")
+    ids, labs = read.texts[:, 0], read.texts[:, 1]
+    no_id = np.flatnonzero(ids == "")
+    if len(no_id):
+        raise DataError(f"{path}: line {read.line(int(no_id[0]))} has no series id (column "
+                        f"'{ident}')")
+    codes, keys = pd.factorize(ids)  # the series in the order they first come
+    given = np.flatnonzero(labs != "")
+    named, first = np.unique(codes[given], return_index=True)
+    label_of = np.full(len(keys), None, object)  # each series' first label
+    label_of[named] = labs[given[first]]
+    clash = given[labs[given] != label_of[codes[given]]]
+    if len(clash):
+        r = int(clash[0])
+        raise DataError(f"{path}: line {read.line(r)} gives series '{ids[r]}' the label "
+                        f"'{labs[r]}', but an earlier row gave it '{label_of[codes[r]]}'")
+    order = np.argsort(codes, kind="stable")  # each series' rows together, in file order
+    ends = np.cumsum(np.bincount(codes, minlength=len(keys)))
     series, labels, lines, filled = [], [], [], 0
-    for key, g in groups.items():
-        if labelled and g["label"] is None:
-            raise DataError(f"{path}: series '{key}' (from line {g['line']}) has no label in "
+    for g, key in enumerate(keys):
+        rows = order[ends[g - 1] if g else 0:ends[g]]
+        line = read.line(int(rows[0]))
+        if labelled and label_of[g] is None:
+            raise DataError(f"{path}: series '{key}' (from line {line}) has no label in "
                             f"column '{label}'")
-        order = sorted(range(len(g["rows"])), key=lambda i: g["times"][i])
-        array = np.asarray([g["rows"][i] for i in order], dtype=np.float64)
-        _check_range(array, path, f"series '{key}' (from line {g['line']})",
+        if time:
+            stamps = read.texts[rows, 2]
+            rows = rows[sorted(range(len(rows)), key=lambda i: _time_key(stamps[i]))]
+        array = read.numbers[rows]
+        _check_range(array, path, f"series '{key}' (from line {line})",
                      [f"column '{c}'" for c in features])
         filled += int(np.isnan(array).sum())
         series.append(_fill_gaps(array).astype(np.float32))
-        labels.append(g["label"])
-        lines.append(g["line"])
+        labels.append(label_of[g])
+        lines.append(line)
     out = Sequences(path, series, labels, sort_classes({x for x in labels if x}),
-                    list(groups), features, lines=lines)
+                    [str(k) for k in keys], features, lines=lines)
     if filled:
         out.notes.append(f"{path.name}: {filled} empty cells filled in along their series")
     return out
-
-
-def _cell(table, text: str, line: int, column: str) -> float:
-    if headers.is_missing(text):
-        return np.nan
-    value = table.number(text.strip())
-    if value is None:
-        raise DataError(f"{table.path}: line {line}, column '{column}' holds "
-                        f"'{text.strip()[:30]}', "
-                        "which is not a number")
-    return value
 
 
 def _time_key(text: str):

@@ -57,6 +57,7 @@ def locate(name: str, project_dir=None, override: str | os.PathLike | None = Non
 def _check_kind(path: Path, what: str, folder: bool) -> Path:
     if folder and not path.is_dir():
         raise DataError(f"{path} is a file, not a folder (it was given as the {what})")
-    if not folder and path.is_dir():
-        raise DataError(f"{path} is a folder, not a file (it was given as the {what})")
+    problem = None if folder else datasets.not_regular(path)
+    if problem:  # a named pipe, a device, a socket, a folder: never opened
+        raise DataError(f"{problem} (it was given as the {what})")
     return path

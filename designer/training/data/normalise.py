@@ -19,23 +19,44 @@ from .errors import DataError
 
 F32_MAX = float(np.finfo(np.float32).max)
 TINY_STD = 1e-12  # a column steadier than this is only centred (its deviation taken as 1)
+BLOCK_VALUES = 1 << 22  # values normalised at a time
 
 
 def moments(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each column's mean and deviation over the rows of ``values`` (rows, columns), computed
-    in float64; a deviation below ``TINY_STD`` is 1. An overflowing statistic comes back
-    ``inf`` or ``nan`` (for `check_normalisable`), without numpy's warning."""
+    in float64 a column at a time (a table of millions of rows is not copied whole); a
+    deviation below ``TINY_STD`` is 1. An overflowing statistic comes back ``inf`` or
+    ``nan`` (for `check_normalisable`), without numpy's warning."""
     with np.errstate(over="ignore", invalid="ignore"):
         mean = values.mean(0, dtype=np.float64)
-        std = values.std(0, dtype=np.float64)
+        if values.ndim == 2:
+            std = np.array([values[:, j].std(dtype=np.float64)
+                            for j in range(values.shape[1])], np.float64)
+        else:
+            std = values.std(0, dtype=np.float64)
     return mean, np.where(np.isnan(std) | (std > TINY_STD), std, 1.0)
 
 
 def normalised(values: np.ndarray, mean, std) -> np.ndarray:
     """``(values - mean) / std`` as float32; ``inf`` or ``nan`` where that overflows (no
-    warning)."""
+    warning). Worked out a block of rows at a time, so that no float64 copy of a large
+    table is made."""
+    out = np.empty(values.shape, np.float32)
+    mean, std = np.asarray(mean), np.asarray(std)
+    step = max(1, BLOCK_VALUES // max(1, int(np.prod(values.shape[1:], dtype=np.int64))))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return ((values - np.asarray(mean)) / np.asarray(std)).astype(np.float32)
+        for i in range(0, len(values), step):
+            out[i:i + step] = (values[i:i + step] - mean) / std
+    return out
+
+
+def finite_normalised(values: np.ndarray, mean, std) -> np.ndarray:
+    """`finite_columns` of ``normalised(values, mean, std)``, without holding it whole."""
+    finite = np.ones(values.shape[-1], bool)
+    step = max(1, BLOCK_VALUES // max(1, int(np.prod(values.shape[1:], dtype=np.int64))))
+    for i in range(0, len(values), step):
+        finite &= finite_columns(normalised(values[i:i + step], mean, std))
+    return finite
 
 
 def finite_columns(normal: np.ndarray) -> np.ndarray:
@@ -44,12 +65,14 @@ def finite_columns(normal: np.ndarray) -> np.ndarray:
 
 
 def peaks(values: np.ndarray) -> np.ndarray:
-    """Each column's value of the largest magnitude, sign kept (rows, columns) -> (columns,)."""
+    """Each column's value of the largest magnitude, sign kept (rows, columns) -> (columns,)
+    (NaN for a column of NaNs only)."""
     flat = values.reshape(-1, values.shape[-1])
     if not len(flat):
         return np.zeros(flat.shape[1])
-    at = np.nanargmax(np.abs(np.nan_to_num(flat, nan=0.0)), 0)
-    return flat[at, np.arange(flat.shape[1])].astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        high, low = np.fmax.reduce(flat, 0), np.fmin.reduce(flat, 0)
+    return np.where(np.abs(low) > np.abs(high), low, high).astype(np.float64)
 
 
 def check_normalisable(path, names: list[str], peak, mean, std, finite, normalize: bool,

@@ -28,7 +28,8 @@ from .augment import Augmentation
 from .base import Source, check_eval_count
 from .cursors import SPLITS, ShuffledSplits
 from .errors import DataError
-from .normalise import check_normalisable, finite_columns, moments, normalised, peaks
+from .normalise import (check_normalisable, finite_columns, finite_normalised, moments,
+                        normalised, peaks)
 from .table import detect_period, header_of, read_table
 
 
@@ -73,11 +74,11 @@ class SeriesSource(ShuffledSplits, Source):
             raise DataError(str(e)) from None
         self.time_column, self.inputs, self.targets = time_col, inputs, targets
         self.predict = params.get("predict", "change")
-        columns = list(dict.fromkeys(inputs + targets))
+        columns = list(dict.fromkeys(inputs + targets))  # the inputs first: x is a view
         table = read_table(self.path, columns, params["missing"], time_col)
         self.table = table
-        self.x = np.stack([table.column(c) for c in inputs], 1)
-        self.y = np.stack([table.column(c) for c in targets], 1)
+        self.x = table.values[:, :len(inputs)]
+        self.y = _columns(table.values, [columns.index(c) for c in targets])
         self.y_missing = table.missing[:, [columns.index(c) for c in targets]]
         self.times = table.times
         rows = len(self.x)
@@ -101,7 +102,6 @@ class SeriesSource(ShuffledSplits, Source):
             self.bounds = {"train": (0, n_train), "val": (n_train, n_train + n_val),
                            "test": (n_train + n_val, rows)}
         self.stats = stats or self._own_stats(params["normalize"])
-        self._xn = normalised(self.x, self.stats["x_mean"], self.stats["x_std"])
         self._check_scale(params["normalize"], trained=bool(stats))
         # in change mode the targets' own history is told relative to its last value too
         self._relative = [inputs.index(t) for t in targets if t in inputs] \
@@ -141,8 +141,9 @@ class SeriesSource(ShuffledSplits, Source):
     def _check_scale(self, normalize: bool, trained: bool) -> None:
         """Refuse columns too large to normalise (their statistics or z-scores overflow)."""
         check_normalisable(self.path, self.inputs, peaks(self.x), self.stats["x_mean"],
-                           self.stats["x_std"], finite_columns(self._xn), normalize,
-                           trained=trained)
+                           self.stats["x_std"], finite_normalised(self.x, self.stats["x_mean"],
+                                                                  self.stats["x_std"]),
+                           normalize, trained=trained)
         yn = normalised(self.y, self.stats["y_mean"], self.stats["y_std"])
         check_normalisable(self.path, self.targets, peaks(self.y), self.stats["y_mean"],
                            self.stats["y_std"], finite_columns(yn), normalize, trained=trained)
@@ -207,16 +208,22 @@ class SeriesSource(ShuffledSplits, Source):
         """``data`` (T, N, F) and ``label`` (N, horizon, targets) for these origins."""
         origins = np.asarray(origins, dtype=np.int64)
         steps = np.arange(-self.seq_len + 1, 1)
-        data = self._xn[origins[None, :] + steps[:, None]]                 # (T, N, F)
+        data = self._normal(origins[None, :] + steps[:, None])             # (T, N, F)
         if self._relative and self.predict == "change":
             data[:, :, self._relative] -= data[-1:, :, self._relative]
         elif self._relative:  # season: each step's change from one season before
-            back = self._xn[origins[None, :] + steps[:, None] - self.lead]
+            back = self._normal(origins[None, :] + steps[:, None] - self.lead)
             data[:, :, self._relative] -= back[:, :, self._relative]
         ahead = origins[:, None] + np.arange(1, self.horizon + 1)[None, :]
         future = self.y[np.minimum(ahead, len(self.y) - 1)]                 # (N, h, targets)
         return {"data": torch.from_numpy(np.ascontiguousarray(data)),
                 "label": torch.from_numpy(self.encode(future, origins))}
+
+    def _normal(self, rows: np.ndarray) -> np.ndarray:
+        """The inputs of these rows (an array of row numbers of any shape), z-scored as
+        float32: worked out per batch, so that a table of millions of rows is not held
+        twice."""
+        return normalised(self.x[rows], self.stats["x_mean"], self.stats["x_std"])
 
     def encode(self, future: np.ndarray, origins: np.ndarray) -> np.ndarray:
         """Values in units -> what the net is trained to output."""
@@ -245,7 +252,6 @@ class SeriesSource(ShuffledSplits, Source):
         other = copy.copy(self)
         other.x = np.asarray(x, dtype=np.float64)
         other.y = np.asarray(y, dtype=np.float64)
-        other._xn = normalised(other.x, self.stats["x_mean"], self.stats["x_std"])
         other.y_missing = np.zeros(other.y.shape, bool)
         return other
 
@@ -308,6 +314,13 @@ class SeriesSource(ShuffledSplits, Source):
                 "horizon": self.horizon, "rows": int(len(self.x)),
                 "train_windows": self.split_size("train")}
 
+
+
+def _columns(values: np.ndarray, index: list[int]) -> np.ndarray:
+    """These columns of ``values``: a view when they lie side by side, else a copy."""
+    if index == list(range(index[0], index[0] + len(index))):
+        return values[:, index[0]:index[0] + len(index)]
+    return values[:, index]
 
 
 def _count(n: int, noun: str) -> str:

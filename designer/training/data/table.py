@@ -4,12 +4,13 @@
 >>> table.values.shape, table.filled          # (2284, 1) float64, 59 cells filled in
 
 The columns a layer reads are chosen from the header by ``designer.graph.headers``; this module
-reads every row of them. Bad input raises :class:`DataError`: one sentence naming the file, the
-row (and line) and the column.
+reads every row of them, a CSV through `csv_reader` (the one reader of delimited tables). Bad
+input raises :class:`DataError`: one sentence naming the file, the row (and line) and the
+column.
 """
 from __future__ import annotations
 
-import csv
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,9 +19,12 @@ import numpy as np
 from designer.graph import headers
 from designer.graph.datasets import DataProblem
 
+from . import csv_reader
 from .errors import DataError
 
 MISSING_CHOICES = ("interpolate", "drop", "error")
+
+_in_use: "weakref.WeakValueDictionary[tuple, Table]" = weakref.WeakValueDictionary()
 
 
 @dataclass
@@ -71,6 +75,9 @@ def read_table(path: Path, columns: list[str], missing: str = "interpolate",
                time_column: str | None = None) -> Table:
     """Every row of ``columns`` (and of ``time_column``) of a CSV or ``.npy`` file.
 
+    A table still in use (by a source) is not read again while its file is unchanged: its
+    values are read-only and shared.
+
     Parameters
     ----------
     missing
@@ -79,18 +86,38 @@ def read_table(path: Path, columns: list[str], missing: str = "interpolate",
         naming the first.
     """
     path = Path(path)
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns, tuple(columns), missing,
+               time_column)
+    except OSError:
+        key = None
+    table = _in_use.get(key) if key is not None else None
+    if table is None:
+        table = _read_table(path, columns, missing, time_column)
+        table.values.setflags(write=False)
+        if key is not None:
+            _in_use[key] = table
+    return table
+
+
+def _read_table(path: Path, columns: list[str], missing: str,
+                time_column: str | None) -> Table:
     header = header_of(path)
     if path.suffix.lower() == ".npy":
-        values, times = _read_npy(path, header, columns), None
+        values, times, line_of = _read_npy(path, header, columns), None, None
     else:
-        values, times = _read_csv(path, header, columns, time_column)
+        read = csv_reader.read_columns(path, csv_reader.Layout.of(header), columns,
+                                       [time_column] if time_column else [])
+        values, line_of = read.numbers, read.line
+        times = read.texts[:, 0].tolist() if time_column else None
     if len(values) == 0:
         raise DataError(f"{path} holds no data rows")
     gaps = np.isnan(values)
     rows_in_file = len(values)
     if gaps.any():
-        r, c = (int(v) for v in np.argwhere(gaps)[0])
-        line = f" (line {r + 1 + header.has_header})" if path.suffix.lower() != ".npy" else ""
+        r, c = divmod(int(np.argmax(gaps)), values.shape[1])
+        line = f" (line {line_of(r)})" if line_of is not None else ""
         where = f"row {r + 1}{line}, column '{columns[c]}'"
         if missing == "error":
             raise DataError(f"{path}: {where} is empty ({int(gaps.sum())} empty cells in all); "
@@ -103,14 +130,18 @@ def read_table(path: Path, columns: list[str], missing: str = "interpolate",
             values, gaps = values[keep], np.zeros((int(keep.sum()), values.shape[1]), bool)
             times = None if times is None else [t for t, k in zip(times, keep) if k]
         else:
-            values = interpolate(values)
+            values = interpolate(values, out=values)  # the values are this table's own
+    if not gaps.any():  # the usual table: no copy of its size saying so
+        gaps = np.broadcast_to(np.False_, values.shape)
     return Table(path, list(columns), values, gaps, times, rows_in_file,
                  rows_in_file - len(values))
 
 
-def interpolate(values: np.ndarray) -> np.ndarray:
-    """Each column's NaNs replaced linearly between their neighbours (held at the ends)."""
-    out = values.copy()
+def interpolate(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Each column's NaNs replaced linearly between their neighbours (held at the ends), in
+    ``out`` (``values`` itself, to mend in place) or a copy."""
+    if out is None:
+        out = values.copy()
     index = np.arange(len(values))
     for j in range(values.shape[1]):
         gap = np.isnan(out[:, j])
@@ -129,47 +160,6 @@ def _read_npy(path: Path, header, columns: list[str]) -> np.ndarray:
     array[~np.isfinite(array)] = np.nan
     index = [header.columns.index(c) for c in columns]
     return array[:, index]
-
-
-def _read_csv(path: Path, header, columns: list[str], time_column: str | None
-              ) -> tuple[np.ndarray, list | None]:
-    index = [header.columns.index(c) for c in columns]
-    t_index = header.columns.index(time_column) if time_column else None
-    width = len(header.columns)
-    rows, times = [], [] if t_index is not None else None
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f, delimiter=header.delimiter)
-            if header.has_header:
-                next(reader, None)
-            for r in reader:
-                if not any(c.strip() for c in r):
-                    continue
-                if len(r) > width:
-                    raise DataError(f"{path}: line {reader.line_num} has {len(r)} cells, but "
-                                    f"the header names {width} columns")
-                row = []
-                for j, name in zip(index, columns):
-                    cell = r[j].strip() if j < len(r) else ""
-                    if headers.is_missing(cell):
-                        row.append(np.nan)
-                        continue
-                    value = header.number(cell)
-                    if value is None:
-                        raise DataError(f"{path}: row {len(rows) + 1} (line {reader.line_num}), "
-                                        f"column '{name}' holds '{cell[:40]}', which is not a "
-                                        "number")
-                    row.append(value)
-                rows.append(row)
-                if times is not None:
-                    times.append(r[t_index].strip() if t_index < len(r) else "")
-    except UnicodeDecodeError:
-        raise DataError(f"{path} is not UTF-8 text; save it as UTF-8 CSV") from None
-    except csv.Error as e:
-        raise DataError(f"{path} is not a well-formed CSV file ({e})") from None
-    except OSError as e:
-        raise DataError(f"{path} cannot be read ({e.strerror or e})") from None
-    return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(columns)), times
 
 
 def detect_period(times: list | None) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from designer.graph import task_guess
+from designer.graph import datasets, task_guess
 from designer.graph.datasets import DataProblem
 from designer.graph.model import Graph
 from designer.graph.project import Project
@@ -70,9 +70,10 @@ def init_project(data: str | os.PathLike, task: str | None = None, target: str |
         The data itself cannot be used (one sentence naming the file and the problem).
     """
     path = Path(os.path.expanduser(os.fspath(data)))
-    if not path.is_file():
-        raise InitError(f"{path} does not exist" if not path.exists() else
-                        f"{path} is a folder; give the data file")
+    if not path.exists():
+        raise InitError(f"{path} does not exist")
+    if problem := datasets.not_regular(path):
+        raise InitError(f"{problem}; give the data file")
     target_path = Path(out) if out else Path.cwd() / (path.stem + ".json")
     if not target_path.parent.is_dir():
         raise InitError(f"{target_path.parent} is not a folder, so {target_path.name} cannot "
@@ -113,11 +114,14 @@ def _forecaster(path: Path, where: str, target: str, horizon: int) -> tuple[Proj
               "predict": "change", "missing": "interpolate", "season": 0}
     probe = SeriesSource(path, params, 0)
     rows, m = len(probe.x), probe.period
+    # the table stays read for the sources below (they share it); the probe's windows go
+    table, probe = probe.table, None
     seq_len = m if m >= 48 else 2 * m if m >= 12 else 4 * m if m else 32
     room = int(rows * 0.7) // 3 - horizon
     seq_len = max(2, min(seq_len, room))
     params["seq_len"] = seq_len
     source = SeriesSource(path, params, 0)
+    del table
     if _better_start(source) == "season":
         try:  # a season of history before every window: is there room for it?
             seasonal = SeriesSource(path, {**params, "predict": "season"}, 0)

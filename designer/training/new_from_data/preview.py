@@ -6,7 +6,8 @@
 
 `read_head` reads what the designer reads of every data file, its first 64 KiB
 (`designer.graph.headers`): the columns, which hold numbers, times or text, and the first rows.
-`scan` then reads the whole file once, line by line, for the number of rows, the empty cells
+`scan` then reads the whole file once, a chunk of rows at a time through the one reader of
+tables (`designer.training.data.csv_reader`), for the number of rows, the empty cells
 (and where the first one is), the first cell that would stop training, and for labelled
 sequences their number, lengths and classes. It keeps counts only, checks ``stop()`` as it
 goes (a new pick abandons it) and reports ``progress(rows)``. No torch; the task is guessed
@@ -20,9 +21,15 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from designer.graph import headers
+import numpy as np
+import pandas as pd
+
+from designer.graph import datasets, headers
 from designer.graph.datasets import DataProblem
 from designer.graph.task_guess import guess_task
+
+from ..data import csv_reader
+from ..data.errors import DataError
 
 from .preview_model import (CHECK_EVERY, HEAD_ROWS, MAX_DISTINCT, PROGRESS_EVERY, SAMPLE_TIMES,
                             Column, Preview, PreviewError, Stopped, count)
@@ -39,9 +46,10 @@ def read_head(path: str | Path) -> Preview:
         The file is missing, empty, binary, not UTF-8, or not of its kind.
     """
     path = Path(path)
-    if not path.is_file():
-        raise PreviewError(f"{path} does not exist" if not path.exists() else
-                           f"{path} is a folder; pick the data file")
+    if not path.exists():
+        raise PreviewError(f"{path} does not exist")
+    if problem := datasets.not_regular(path):
+        raise PreviewError(f"{problem}; pick the data file")
     try:
         task = guess_task(path)
         suffix = path.suffix.lower()
@@ -90,7 +98,6 @@ def _spacing(times: list[str]) -> str | None:
 
 
 def _npy_head(path: Path) -> list:
-    import numpy as np
     try:
         array = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as e:
@@ -122,9 +129,7 @@ def scan(look: Preview, stop: Callable[[], bool] = lambda: False,
             _scan_csv(look, stop, progress)
     except UnicodeDecodeError:
         raise PreviewError(f"{look.path} is not UTF-8 text; save it as UTF-8") from None
-    except csv.Error as e:
-        raise PreviewError(f"{look.path} is not a well-formed CSV file ({e})") from None
-    except DataProblem as e:
+    except (DataProblem, DataError) as e:
         raise PreviewError(str(e)) from None
     except OSError as e:
         raise PreviewError(f"{look.path} cannot be read ({e.strerror or e})") from None
@@ -134,66 +139,81 @@ def scan(look: Preview, stop: Callable[[], bool] = lambda: False,
 
 def _scan_csv(look: Preview, stop, progress) -> None:
     header = headers.read_csv_header(look.path)
-    columns, width = look.columns, len(look.columns)
+    layout, columns = csv_reader.Layout.of(header), look.columns
     track_series = look.task == "classify"
-    ids: set = set()
-    lengths: list[int] = []
-    last_id, rows = None, 0
-    with open(look.path, newline="", encoding="utf-8-sig") as f:
-        reader = csv.reader(f, delimiter=header.delimiter)
-        if header.has_header:
-            next(reader, None)
-        for r in reader:
-            if not any(c.strip() for c in r):
-                continue
-            rows += 1
-            if rows % CHECK_EVERY == 0:
-                time.sleep(0)  # hand the interpreter to the window's thread now and then
-                if stop():
-                    raise Stopped
-                if progress is not None and rows % PROGRESS_EVERY < CHECK_EVERY:
-                    progress(rows)
-            if len(r) > width and look.problem is None:
-                look.problem = (f"{look.path}: line {reader.line_num} has {len(r)} cells, but "
-                                f"the header names {count(width, 'column')}")
-            for j, column in enumerate(columns):
-                cell = r[j].strip() if j < len(r) else ""
-                if headers.is_missing(cell):
-                    column.missing += 1
-                    if look.first_missing is None:
-                        look.first_missing = (f"row {rows:,} (line {reader.line_num:,}), "
-                                              f"column '{column.name}'")
-                    continue
-                if column.kind == "number" and look.problem is None and \
-                        header.number(cell) is None:
-                    look.problem = (f"{look.path}: row {rows:,} (line {reader.line_num:,}), "
-                                    f"column '{column.name}' holds '{cell[:40]}', which is "
-                                    "not a number")
-                if column.values is not None and column.kind != "time":
-                    column.values[cell] += 1
-                    if len(column.values) > MAX_DISTINCT:
-                        column.values = None
-            if track_series and r:
-                key = r[0].strip()
-                if key != last_id:
-                    if key in ids and look.problem is None:
-                        look.problem = (f"{look.path}: line {reader.line_num:,} goes back to "
-                                        f"series '{key}'; the rows of a series must come "
-                                        "together")
-                    ids.add(key)
-                    lengths.append(0)
-                    last_id = key
-                lengths[-1] += 1
+    runs = Runs(look.path)
+    rows = 0
+    try:
+        for chunk in csv_reader.chunks(look.path, layout, texts=[c.name for c in columns],
+                                       rows=CHECK_EVERY):
+            _count_chunk(look, header.decimal, chunk)
+            if track_series and len(chunk.lines):
+                runs.add(chunk, look)
+            before, rows = rows, rows + len(chunk.lines)
+            time.sleep(0)  # hand the interpreter to the window's thread now and then
+            if stop():
+                raise Stopped
+            if progress is not None and rows // PROGRESS_EVERY > before // PROGRESS_EVERY:
+                progress(rows)
+    except csv_reader.RowTooLong as e:  # the rest of the file is not counted
+        look.problem = look.problem or str(e)
     look.rows = rows
     look.missing = sum(c.missing for c in columns)
-    if track_series and lengths:
-        look.sequences, look.lengths = len(ids), (min(lengths), max(lengths))
-    if rows == 0:
+    if track_series and runs.lengths:
+        look.sequences, look.lengths = len(runs.ids), (min(runs.lengths), max(runs.lengths))
+    if rows == 0 and look.problem is None:
         raise PreviewError(f"{look.path} holds no data rows")
 
 
+def _count_chunk(look: Preview, decimal: str, chunk) -> None:
+    """The empty cells, the first cell that is not a number and the values of a chunk."""
+    wrong = []  # (row in the chunk, column) of each number column's first bad cell
+    for j, column in enumerate(look.columns):
+        cells = chunk.texts[:, j]
+        missing = pd.Series(cells).str.lower().isin(headers.MISSING).to_numpy()
+        if missing.any():
+            column.missing += int(missing.sum())
+            if look.first_missing is None:
+                r = int(np.argmax(missing))
+                look.first_missing = (f"row {chunk.first_row + r:,} (line "
+                                      f"{int(chunk.lines[r]):,}), column '{column.name}'")
+        if column.kind == "number" and look.problem is None:
+            bad = csv_reader.numbers_of(cells, decimal)[1]
+            if bad is not None:
+                wrong.append((bad, j))
+        if column.values is not None and column.kind != "time":
+            column.values.update(cells[~missing])
+            if len(column.values) > MAX_DISTINCT:
+                column.values = None
+    if wrong and look.problem is None:
+        r, j = min(wrong)
+        look.problem = (f"{look.path}: row {chunk.first_row + r:,} (line "
+                        f"{int(chunk.lines[r]):,}), column '{look.columns[j].name}' holds "
+                        f"'{chunk.texts[r, j][:40]}', which is not a number")
+
+
+class Runs:
+    """The series of a long-format table as its rows come: each id's run of rows."""
+
+    def __init__(self, path: Path):
+        self.path, self.ids, self.lengths, self.last = path, set(), [], None
+
+    def add(self, chunk, look: Preview) -> None:
+        ids = chunk.texts[:, 0]
+        starts = np.flatnonzero(np.concatenate(([ids[0] != self.last], ids[1:] != ids[:-1])))
+        if not len(starts) or starts[0] > 0:  # the last run goes on
+            self.lengths[-1] += int(starts[0]) if len(starts) else len(ids)
+        for start, end in zip(starts.tolist(), starts[1:].tolist() + [len(ids)]):
+            key = ids[start]
+            if key in self.ids and look.problem is None:
+                look.problem = (f"{self.path}: line {int(chunk.lines[start]):,} goes back to "
+                                f"series '{key}'; the rows of a series must come together")
+            self.ids.add(key)
+            self.lengths.append(end - start)
+        self.last = ids[-1]
+
+
 def _scan_npy(look: Preview, stop) -> None:
-    import numpy as np
     array = np.load(look.path, mmap_mode="r", allow_pickle=False)
     rows = len(array)
     look.rows = rows

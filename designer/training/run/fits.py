@@ -66,7 +66,7 @@ def check_fits(graph, device: torch.device, engine: str | None, solver: dict, cf
     room = device_memory(device)
     if room is None:
         return est
-    where = room.name + (f" (limited by {room.limit})" if room.limit else "")
+    where = room.where
     sharing = on_this_machine if device.type == "cpu" and room.limit != "ulimit -v" else 1
     if sharing > 1:
         if est.needed * sharing > room.total:

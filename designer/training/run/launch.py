@@ -201,7 +201,8 @@ def worker_argv(args, out: str) -> list[str]:
     argv += ["--resume", out] if args.resume else ["--out", out]
     for flag, value in (("--steps", args.steps), ("--device", args.device),
                         ("--engine", args.engine), ("--seed", args.seed),
-                        ("--corpus", args.corpus), ("--time-limit", args.time_limit)):
+                        ("--corpus", args.corpus), ("--time-limit", args.time_limit),
+                        ("--max-table-gb", getattr(args, "max_table_gb", None))):
         if value is not None:
             argv += [flag, str(value)]
     for flag, on in (("--quiet", args.quiet), ("--jsonl", args.jsonl),

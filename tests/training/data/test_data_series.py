@@ -10,6 +10,8 @@ import torch
 
 from designer.training.data import open_source
 from designer.training.data.series import SeriesSource
+from designer.training.new_from_data.init import InitError, init_project
+from designer.training.new_from_data.preview import PreviewError, read_head
 
 from tests.training.helpers import layer, refused, same_batches, save_and_load
 
@@ -256,3 +258,14 @@ def test_a_resumed_augmented_run_draws_what_an_uninterrupted_one_would(tmp_path)
     fresh = source(f, seq_len=6, batch_size=8, **AUGMENTED).augmentation.generator
     assert torch.equal(c.augmentation.generator.get_state(), fresh.get_state())
     assert torch.equal(c.next_batch()["label"], want[0]["label"])
+
+
+@pytest.mark.timeout(10)
+def test_a_named_pipe_is_refused_at_once_not_waited_on(tmp_path):
+    pipe = tmp_path / "live.csv"
+    os.mkfifo(pipe)  # no writer ever comes: reading it would wait for ever
+    refused(layer("TimeSeries", file=str(pipe)), pipe, "is a named pipe, not a regular file")
+    with pytest.raises(InitError, match="live.csv is a named pipe, not a regular file"):
+        init_project(pipe, out=tmp_path / "p.json")
+    with pytest.raises(PreviewError, match="live.csv is a named pipe, not a regular file"):
+        read_head(pipe)

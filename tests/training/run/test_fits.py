@@ -1,11 +1,20 @@
 """The memory check before a run, for one process and for each process of a data-parallel
-run: DDP's gradient buckets counted, the CPU's memory shared by the processes of a machine."""
+run: DDP's gradient buckets counted, the CPU's memory shared by the processes of a machine;
+and validate's verdict is train's."""
 from __future__ import annotations
 
+import json
+import resource
+from types import SimpleNamespace
+
+import psutil
 import pytest
 import torch
 
-from designer.monitor.capacity import DeviceMemory
+from designer.graph.commands import validate
+from designer.graph.memory import MIB
+from designer.monitor import capacity
+from designer.monitor.capacity import DeviceMemory, named_capacity
 from designer.training.run import fits
 from designer.training.run.errors import TrainingError
 from tests.training.run.test_loop import tiny_project
@@ -64,3 +73,31 @@ def test_a_per_process_limit_is_checked_once_and_a_gpu_is_each_ranks_own(setup, 
     each = fits.check_fits(graph, gpu, None, solver, cfg, processes=8, on_this_machine=8)
     room(monkeypatch, each.needed + 1, name="NVIDIA H200 (GPU 1)")
     assert fits.check_fits(graph, gpu, None, solver, cfg, 8, on_this_machine=8) is not None
+
+
+def test_validate_gives_the_verdict_train_gives_under_an_address_space_limit(
+        tmp_path, monkeypatch, capsys):
+    # validate runs in a process that never loads torch, train in one that has: near the edge
+    # of a `ulimit -v`, validate once said the net fits and train then refused it
+    project = tiny_project(tmp_path)
+    graph, solver, cfg = project.graph, project.solver_settings(), project.training_settings()
+    room(monkeypatch, 1 << 40)
+    needed = fits.check_fits(graph, CPU, None, solver, cfg).needed
+    monkeypatch.undo()
+    soft = needed + 400 * MIB  # the net fits beside a little, not beside torch
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (soft, soft))
+    monkeypatch.setattr(capacity, "CGROUP_LIMITS", ())
+    mapped = {"bytes": 45 * MIB}  # what validate's process has mapped
+    monkeypatch.setattr(psutil.Process, "memory_info",
+                        lambda self: SimpleNamespace(vms=mapped["bytes"], rss=mapped["bytes"]))
+    assert validate(str(tmp_path / "tiny.json"), as_json=True, room=named_capacity,
+                    device="cpu") in (0, 1)
+    said = json.loads(capsys.readouterr().out)["memory"]
+    mapped["bytes"] = 800 * MIB  # the trainer's: torch, numpy and the app loaded
+    try:
+        fits.check_fits(graph, CPU, None, solver, cfg)
+        refused = None
+    except TrainingError as e:
+        refused = str(e)
+    assert said["fits"] == (refused is None)
+    assert said["message"] == refused  # one sentence, with the same figures

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from designer.cli import main
 from designer.graph import hints
 from designer.graph import project as P
 from designer.training.run.loop import RunOptions, TrainingError, train
@@ -95,6 +96,19 @@ def test_validate_deep_runs_a_real_batch(tmp_path):
     done = cli("validate", PROJECTS / "char-rnn-shakespeare.json", "--deep")
     assert done.returncode == 0, done.stderr
     assert "smoke step: the net ran forward and backward on a real batch of 2 x 3" in done.stdout
+
+
+@pytest.mark.timeout(60)
+def test_validate_deep_refuses_a_device_for_data_and_exits_non_zero(tmp_path, capsys):
+    d = json.loads((PROJECTS / "co2-forecast.json").read_text())
+    d["graph"]["layers"][0]["params"]["file"] = "/dev/zero"  # endless NUL bytes
+    f = tmp_path / "zero.json"
+    f.write_text(json.dumps(d))
+    code = main(["validate", str(f), "--deep"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert "error: data: /dev/zero is a character device, not a regular file" in out
+    assert out[-1] == "1 error" and not any(line.startswith("smoke step") for line in out)
 
 
 def test_an_unforeseen_error_is_one_sentence_with_the_trace_on_disk(tmp_path):
