@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import torch
 
-from . import auto_timing as timing
-from . import persist
-from .persist import PersistRecurrent
-from .recurrent import CudnnRecurrent
-from .recurrent_state import zero_state
+from designer.engines import auto_timing as timing
+from designer.engines import persist
+from designer.engines.persist import PersistRecurrent
+from designer.engines.recurrent import CudnnRecurrent
+from designer.engines.recurrent_state import zero_state
 
 TIMER: timing.Timer | None = None   # None: CUDA events on a GPU, the host's clock elsewhere
 TIME_ON_CPU = False                 # time on the CPU too (the tests, with a TIMER of their own)

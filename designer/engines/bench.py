@@ -15,8 +15,8 @@ import torch
 from designer.graph import settings
 from designer.graph.model import Graph
 
-from .build import Net, count_parameters
-from .step import TrainStep, make_optimizer
+from designer.engines.build import Net, count_parameters
+from designer.engines.step import TrainStep, make_optimizer
 
 
 def _sync(device: torch.device) -> None:

@@ -16,15 +16,17 @@ from designer.graph.layers.recurrent import ENGINE_KINDS, engine_for, weight_lay
 from designer.graph.model import Graph
 from designer.graph.shapes import resolve_params
 
-from . import conv as _conv  # noqa: F401  (and of the convolution over time)
-from . import layers as _layers  # noqa: F401  (registers the builders of the plain layers)
-from . import pooling as _pooling  # noqa: F401  (and of pooling over time)
-from . import rocket as _rocket  # (and of the random convolution features)
-from . import norm as _norm  # noqa: F401  (and of BatchNorm and LayerNorm)
-from . import recurrent_builder as _recurrent  # noqa: F401  (and of the recurrent ones)
-from .builders import BUILDERS, BuildContext, BuildError, builder  # noqa: F401  (public here)
-from .layers import per_sample
-from .recurrent_state import zero_state
+from designer.engines import conv as _conv  # noqa: F401  (and of the convolution over time)
+# the builders of the plain layers and of the recurrent ones register themselves on import
+from designer.engines import layers as _layers  # noqa: F401
+from designer.engines import pooling as _pooling  # noqa: F401  (and of pooling over time)
+from designer.engines import rocket as _rocket  # (and of the random convolution features)
+from designer.engines import norm as _norm  # noqa: F401  (and of BatchNorm and LayerNorm)
+from designer.engines import recurrent_builder as _recurrent  # noqa: F401
+from designer.engines.builders import (BUILDERS, BuildContext, BuildError,  # noqa: F401
+                                       builder)  # (public here)
+from designer.engines.layers import per_sample
+from designer.engines.recurrent_state import zero_state
 
 RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 CLASS_LOSSES = ("SoftmaxWithLoss",)

@@ -8,7 +8,7 @@ from designer.graph import dims as D
 from designer.graph import project as P
 from designer.graph.layers.recurrent import ENGINE_KINDS
 
-from .expansion import UNROLLS, expand
+from designer.engines.expansion import UNROLLS, expand
 
 
 def _load(path: str):
@@ -34,7 +34,7 @@ def parity(args) -> int:
         return 2
     if _errors_block(proj):
         return 1
-    from .parity import TOLERANCE, layer_parity
+    from designer.engines.parity import TOLERANCE, layer_parity
     names = [n for n in proj.graph.names() if proj.graph.layer(n).type in ENGINE_KINDS]
     if not names:
         print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, MinGRU, MinLSTM, mLSTM or "
@@ -113,7 +113,7 @@ def bench(args) -> int:
         return 2
     import torch
 
-    from .bench import bench as run_bench
+    from designer.engines.bench import bench as run_bench
     g = proj.graph
     for src in g.sources():
         if args.seq and g.layer(src).spec.has_param("seq_len"):

@@ -11,8 +11,8 @@ from torch import nn
 
 from designer.graph.layers.conv import pads
 
-from .builders import BuildContext, builder
-from .fillers import fill_bias, fill_weight
+from designer.engines.builders import BuildContext, builder
+from designer.engines.fillers import fill_bias, fill_weight
 
 
 def valid_steps(lengths: torch.Tensor, steps: int, device) -> torch.Tensor:

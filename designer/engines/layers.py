@@ -5,9 +5,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .builders import BuildContext, builder
-from .fillers import fill_bias, fill_weight
-from .unrolled import lstm_unit
+from designer.engines.builders import BuildContext, builder
+from designer.engines.fillers import fill_bias, fill_weight
+from designer.engines.unrolled import lstm_unit
 
 
 class Feed(nn.Module):

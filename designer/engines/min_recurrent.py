@@ -17,10 +17,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .fillers import fill_bias, fill_weight
-from .min_rnn import SCAN_CHUNK, min_layers
-from .recurrent import reset_points
-from .recurrent_state import check_lengths, time_major, zero_state
+from designer.engines.fillers import fill_bias, fill_weight
+from designer.engines.min_rnn import SCAN_CHUNK, min_layers
+from designer.engines.recurrent import reset_points
+from designer.engines.recurrent_state import check_lengths, time_major, zero_state
 
 GATES = {"MinGRU": 2, "MinLSTM": 3}
 SUFFIXES = ("", "_reverse")

@@ -19,12 +19,12 @@ from torch import nn
 
 from designer.graph.layers.mlstm import rows, state_sizes
 
-from .fillers import fill_bias, fill_weight
-from .mlstm_cell import CHUNK, mlstm_layers
-from .mlstm_expansion import STATES, expand_mlstm
-from .recurrent import reset_points
-from .recurrent_state import check_lengths, time_major
-from .unrolled import run_reference
+from designer.engines.fillers import fill_bias, fill_weight
+from designer.engines.mlstm_cell import CHUNK, mlstm_layers
+from designer.engines.mlstm_expansion import STATES, expand_mlstm
+from designer.engines.recurrent import reset_points
+from designer.engines.recurrent_state import check_lengths, time_major
+from designer.engines.unrolled import run_reference
 
 FORGET_BIAS = (3.0, 6.0)  # the forget gates' biases start spread over this range (xLSTM's)
 

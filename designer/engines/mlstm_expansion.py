@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from designer.graph.layers.mlstm import rows, state_sizes
 
-from .expansion_data import Expansion, Node, step_rails
+from designer.engines.expansion_data import Expansion, Node, step_rails
 
 STATES = ("C", "n", "m")
 

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .builders import BuildContext, builder
+from designer.engines.builders import BuildContext, builder
 
 
 def valid_steps(lengths: torch.Tensor, steps: int, batch_first: bool,

@@ -18,13 +18,13 @@ import torch
 
 from designer.graph.layers.recurrent import MIN_KINDS, SLSTM_KINDS
 
-from .convert import convert_layer, cudnn_to_caffe
-from .expansion import GATES
-from .min_recurrent import ScanRecurrent
-from .mlstm import ChunkMLSTM, UnrolledMLSTM
-from .recurrent import CudnnRecurrent
-from .slstm import FusedSLSTM
-from .unrolled import UnrolledRecurrent
+from designer.engines.convert import convert_layer, cudnn_to_caffe
+from designer.engines.expansion import GATES
+from designer.engines.min_recurrent import ScanRecurrent
+from designer.engines.mlstm import ChunkMLSTM, UnrolledMLSTM
+from designer.engines.recurrent import CudnnRecurrent
+from designer.engines.slstm import FusedSLSTM
+from designer.engines.unrolled import UnrolledRecurrent
 
 TOLERANCE = 1e-5
 STATE_NAMES = ("h_T", "c_T", "n_T", "m_T")  # the sLSTM's; an LSTM has the first two

@@ -25,13 +25,13 @@ import warnings
 import torch
 from torch import nn
 
-from .recurrent import CudnnRecurrent
+from designer.engines.recurrent import CudnnRecurrent
 
-from . import persist_cuda
+from designer.engines import persist_cuda
 
 try:
-    from . import triton_persist as kernels
-    from .triton_persist import triton
+    from designer.engines import triton_persist as kernels
+    from designer.engines.triton_persist import triton
 except Exception:  # noqa: BLE001
     kernels, triton = None, None
 

@@ -17,8 +17,8 @@ import warnings
 
 import torch
 
-from . import persist_tc
-from .persist_cu import SOURCE
+from designer.engines import persist_tc
+from designer.engines.persist_cu import SOURCE
 
 THREADS = 512
 MAX_WEIGHTS_PER_THREAD = 64    # registers a thread gives to its slice of W_hh

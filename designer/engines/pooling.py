@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .builders import BuildContext, builder
+from designer.engines.builders import BuildContext, builder
 
 
 def valid_steps(lengths: torch.Tensor, steps: int, device) -> torch.Tensor:

@@ -15,15 +15,15 @@ from torch import nn
 
 from designer.graph.layers.recurrent import weight_layout
 
-from .auto import AutoRecurrent
-from .builders import BuildContext, builder
-from .min_recurrent import ScanRecurrent
-from .mlstm import ChunkMLSTM, UnrolledMLSTM
-from .fillers import fill_bias, fill_weight
-from .persist import PersistRecurrent
-from .slstm import FusedSLSTM
-from .recurrent import DIRECTION_SUFFIXES, GATES, CudnnRecurrent
-from .unrolled import UnrolledRecurrent
+from designer.engines.auto import AutoRecurrent
+from designer.engines.builders import BuildContext, builder
+from designer.engines.min_recurrent import ScanRecurrent
+from designer.engines.mlstm import ChunkMLSTM, UnrolledMLSTM
+from designer.engines.fillers import fill_bias, fill_weight
+from designer.engines.persist import PersistRecurrent
+from designer.engines.slstm import FusedSLSTM
+from designer.engines.recurrent import DIRECTION_SUFFIXES, GATES, CudnnRecurrent
+from designer.engines.unrolled import UnrolledRecurrent
 
 
 def _fill_cudnn(m: CudnnRecurrent, params: dict) -> None:

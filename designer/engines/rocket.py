@@ -31,7 +31,7 @@ from torch import nn
 from designer.graph.layers import rocket as R
 from designer.graph.layers.rocket import CHUNK, SORT_ABOVE
 
-from .builders import BuildContext, builder
+from designer.engines.builders import BuildContext, builder
 
 
 def remembers() -> bool:

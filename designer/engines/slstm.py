@@ -20,10 +20,10 @@ import warnings
 import torch
 from torch import nn
 
-from . import slstm_kernel
-from .fillers import fill_bias, fill_weight
-from .recurrent_state import check_lengths, time_major, zero_state
-from .slstm_cell import slstm_direction, slstm_layers
+from designer.engines import slstm_kernel
+from designer.engines.fillers import fill_bias, fill_weight
+from designer.engines.recurrent_state import check_lengths, time_major, zero_state
+from designer.engines.slstm_cell import slstm_direction, slstm_layers
 
 SUFFIXES = ("", "_reverse")
 GATES = 4

@@ -60,14 +60,14 @@ import os
 
 import torch
 
-from .slstm_cell import reverse_valid
+from designer.engines.slstm_cell import reverse_valid
 
 try:
-    from . import triton_slstm as kernels
-    from . import triton_slstm_resident as resident_kernels
-    from . import triton_slstm_split as split_kernels
-    from .triton_slstm import triton
-    from .triton_slstm_dw import dw_hc
+    from designer.engines import triton_slstm as kernels
+    from designer.engines import triton_slstm_resident as resident_kernels
+    from designer.engines import triton_slstm_split as split_kernels
+    from designer.engines.triton_slstm import triton
+    from designer.engines.triton_slstm_dw import dw_hc
 except Exception:  # noqa: BLE001
     kernels, resident_kernels, split_kernels, triton, dw_hc = None, None, None, None, None
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .build import Net, detach_state
-from .recurrent import CaptureUnsupported, CudnnRecurrent
+from designer.engines.build import Net, detach_state
+from designer.engines.recurrent import CaptureUnsupported, CudnnRecurrent
 
 FUSED = ("Adam", "AdamW", "SGD")
 

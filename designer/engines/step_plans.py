@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .expansion import read_levels
-from .gru_steps import UnrolledGRUSteps, UnrolledRNNSteps
+from designer.engines.expansion import read_levels
+from designer.engines.gru_steps import UnrolledGRUSteps, UnrolledRNNSteps
 
 
 @dataclass

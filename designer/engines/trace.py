@@ -30,17 +30,17 @@ from dataclasses import dataclass
 
 import torch
 
-from .convert import cudnn_to_caffe
-from .expansion import Expansion, expand_params
-from .min_recurrent import ScanRecurrent
-from .mlstm import MLSTMLayer
-from .mlstm_cell import terms
-from .mlstm_expansion import STATES, expand_mlstm
-from .recurrent import CudnnRecurrent
-from .recurrent_state import zero_state
-from .slstm import FusedSLSTM
-from .slstm_cell import gates as slstm_gates
-from .unrolled import UnrolledRecurrent, run_reference
+from designer.engines.convert import cudnn_to_caffe
+from designer.engines.expansion import Expansion, expand_params
+from designer.engines.min_recurrent import ScanRecurrent
+from designer.engines.mlstm import MLSTMLayer
+from designer.engines.mlstm_cell import terms
+from designer.engines.mlstm_expansion import STATES, expand_mlstm
+from designer.engines.recurrent import CudnnRecurrent
+from designer.engines.recurrent_state import zero_state
+from designer.engines.slstm import FusedSLSTM
+from designer.engines.slstm_cell import gates as slstm_gates
+from designer.engines.unrolled import UnrolledRecurrent, run_reference
 
 GATE_NAMES = {"LSTM": ("i", "f", "o", "g"), "LSTMSimple": ("i", "f", "o", "g"),
               "GRU": ("r", "z", "n"), "RNN": (), "MinGRU": ("z",), "MinLSTM": ("f", "i"),

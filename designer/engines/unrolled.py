@@ -26,17 +26,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .expansion import GATES, MIN_UNITS, STATES, SUFFIXES, Expansion, expand_params, \
-    read_levels
-from .fillers import fill_bias, fill_weight
-from .lstm_steps import UnrolledLSTMSteps, infer_steps
-from .min_recurrent import add_min_weights
-from .min_rnn import min_unit
-from .mlstm_cell import mlstm_unit
-from .recurrent_state import check_lengths, time_major, zero_state
-from .slstm import add_slstm_weights, fill_slstm
-from .slstm_cell import head_matmul, slstm_unit
-from .step_plans import compile_step_plan, run_step_plan
+from designer.engines.expansion import (GATES, MIN_UNITS, STATES, SUFFIXES, Expansion,
+                                         expand_params, read_levels)
+from designer.engines.fillers import fill_bias, fill_weight
+from designer.engines.lstm_steps import UnrolledLSTMSteps, infer_steps
+from designer.engines.min_recurrent import add_min_weights
+from designer.engines.min_rnn import min_unit
+from designer.engines.mlstm_cell import mlstm_unit
+from designer.engines.recurrent_state import check_lengths, time_major, zero_state
+from designer.engines.slstm import add_slstm_weights, fill_slstm
+from designer.engines.slstm_cell import head_matmul, slstm_unit
+from designer.engines.step_plans import compile_step_plan, run_step_plan
 
 
 def weight_key(blob_weight: str) -> str:

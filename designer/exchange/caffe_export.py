@@ -16,9 +16,9 @@ from designer.graph import dims as D
 from designer.graph.model import Graph, Layer
 from designer.graph.project import Project
 
-from .caffe_solver import solver_message
-from .errors import ExchangeError
-from .textformat import Enum, Message
+from designer.exchange.caffe_solver import solver_message
+from designer.exchange.errors import ExchangeError
+from designer.exchange.textformat import Enum, Message
 
 HIDDEN = "rnn_designer"
 CAFFE_TYPES = {"CharText": "Input", "WavAudio": "Input", "MnistRows": "Input",

@@ -23,10 +23,10 @@ from designer.graph.layout import layered_positions
 from designer.graph.model import Graph
 from designer.graph.project import Project
 
-from . import caffe_layers as L
-from .caffe_solver import solver_settings
-from .errors import ExchangeError
-from .textformat import Message, TextFormatError, parse
+from designer.exchange import caffe_layers as L
+from designer.exchange.caffe_solver import solver_settings
+from designer.exchange.errors import ExchangeError
+from designer.exchange.textformat import Message, TextFormatError, parse
 
 HIDDEN = "rnn_designer"  # the #@ block rnn-designer writes into each layer it exports
 RECURRENT = ("lstm", "gru", "rnn", "lstmsimple")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from .errors import ExchangeError
-from .textformat import Message
+from designer.exchange.errors import ExchangeError
+from designer.exchange.textformat import Message
 
 ENGINES = {"CUDNN": "CUDNN", "CAFFE": "CAFFE", "DEFAULT": "CAFFE"}  # MyCaffe: DEFAULT is CAFFE
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from designer.graph import settings
 from designer.graph.errors import ParamError
 
-from .errors import ExchangeError
-from .textformat import Enum, Message
+from designer.exchange.errors import ExchangeError
+from designer.exchange.textformat import Enum, Message
 
 HIDDEN = "rnn_designer"
 TYPES = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSProp"}

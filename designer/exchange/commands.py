@@ -7,7 +7,7 @@ from pathlib import Path
 
 from designer.graph.atomic import atomic_write_text
 
-from .errors import ExchangeError, run_taken, taken
+from designer.exchange.errors import ExchangeError, run_taken, taken
 
 FORMATS = ("onnx", "pytorch", "prototxt")
 
@@ -37,7 +37,7 @@ def export(args) -> int:
 def run_export(source_path, fmt: str, out, unrolled: bool = False, steps: int | None = None,
                which: str = "best") -> tuple[list[Path], list[str]]:
     """Export a project or run; returns the files written and notes."""
-    from .source import load_source
+    from designer.exchange.source import load_source
     if fmt not in FORMATS:
         raise ExchangeError(f"unknown format '{fmt}' (use {', '.join(FORMATS)})")
     if unrolled and fmt != "onnx":
@@ -62,7 +62,7 @@ def _export(source, fmt: str, out: Path, unrolled: bool, steps: int | None):
         return write_prototxt(source.project, out)  # the design only: no weights
     if fmt == "onnx":
         try:
-            from .onnx_export import export_onnx
+            from designer.exchange.onnx_export import export_onnx
         except ImportError:
             raise ExchangeError("the ONNX export needs the onnx package: pip install "
                                 "'rnn-designer[onnx]'") from None
@@ -71,7 +71,7 @@ def _export(source, fmt: str, out: Path, unrolled: bool, steps: int | None):
         out.parent.mkdir(parents=True, exist_ok=True)
         notes = export_onnx(source, out, unrolled, steps)
         return [out], notes
-    from .pytorch_code import export_pytorch
+    from designer.exchange.pytorch_code import export_pytorch
     notes = export_pytorch(source, out)
     return [out / "model.py", out / "weights.safetensors"], notes
 
@@ -79,8 +79,8 @@ def _export(source, fmt: str, out: Path, unrolled: bool, steps: int | None):
 def write_prototxt(project, out: Path) -> tuple[list[Path], list[str]]:
     """``train_val.prototxt`` and ``solver.prototxt`` into the folder ``out`` (or, when ``out``
     ends in .prototxt, the net there and the solver beside it)."""
-    from .caffe_export import export_messages
-    from .textformat import dumps
+    from designer.exchange.caffe_export import export_messages
+    from designer.exchange.textformat import dumps
     if out.suffix == ".prototxt":
         net_file, solver_file = out, out.with_name("solver.prototxt")
         if net_file == solver_file:
@@ -101,7 +101,7 @@ def write_prototxt(project, out: Path) -> tuple[list[Path], list[str]]:
 
 def import_(args) -> int:
     from designer.graph import commands as graph_commands
-    from .caffe_import import import_prototxt
+    from designer.exchange.caffe_import import import_prototxt
     out = Path(args.out)
     if os.path.lexists(out) and not out.is_dir():
         return _err(str(taken(out)))
@@ -174,7 +174,7 @@ def _import_onnx(args, out: Path, run: Path | None) -> int:
     if data is not None and Path(data).is_file():  # as the project file will find it
         data = os.path.relpath(Path(data).resolve(), out.resolve().parent)
     try:
-        from .onnx_import import import_onnx
+        from designer.exchange.onnx_import import import_onnx
         result = import_onnx(args.file, data, out.resolve().parent,
                              getattr(args, "normalize", False))
     except ImportError:
@@ -187,8 +187,8 @@ def _import_onnx(args, out: Path, run: Path | None) -> int:
         _notes(["no run folder is written: a run needs --data FILE, the data this model was "
                 "trained on"])
         run = None
-    from .onnx_import.save import save_import
-    from .onnx_import.scaling import describe_scaling
+    from designer.exchange.onnx_import.save import save_import
+    from designer.exchange.onnx_import.scaling import describe_scaling
     try:
         save_import(result, out, run, str(args.file))
     except ExchangeError as e:

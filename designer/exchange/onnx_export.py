@@ -33,11 +33,11 @@ from designer.engines.build import RECURRENT_TYPES
 from designer.graph.atomic import atomic_write_bytes
 from designer.graph.layers.mlstm import state_sizes
 
-from . import onnx_recurrent
-from .errors import ExchangeError
-from .onnx_metadata import metadata
-from .onnx_ops import CONVERTERS, OnnxBuilder
-from .source import ModelSource
+from designer.exchange import onnx_recurrent
+from designer.exchange.errors import ExchangeError
+from designer.exchange.onnx_metadata import metadata
+from designer.exchange.onnx_ops import CONVERTERS, OnnxBuilder
+from designer.exchange.source import ModelSource
 
 OPSET = 17
 IR_VERSION = 8

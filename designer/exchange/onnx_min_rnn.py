@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
-from .onnx_ops import OnnxBuilder, tensor
+from designer.exchange.onnx_ops import OnnxBuilder, tensor
 
 GATES = {"MinGRU": 2, "MinLSTM": 3}
 

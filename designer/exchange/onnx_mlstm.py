@@ -23,8 +23,8 @@ from onnx import TensorProto, helper
 
 from designer.engines.mlstm_cell import NORM_EPS
 
-from .onnx_ops import OnnxBuilder, tensor
-from .onnx_slstm import step_outputs, valid_steps
+from designer.exchange.onnx_ops import OnnxBuilder, tensor
+from designer.exchange.onnx_slstm import step_outputs, valid_steps
 
 STATES = ("C", "n", "m")
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from .onnx_pooling import sequence_pool
-from .onnx_rocket import mini_rocket
+from designer.exchange.onnx_pooling import sequence_pool
+from designer.exchange.onnx_rocket import mini_rocket
 
 INT64_MAX = np.iinfo(np.int64).max
 

@@ -39,8 +39,8 @@ from designer.engines.mlstm_expansion import expand_mlstm
 from designer.engines.unrolled import weight_key
 from designer.graph.layers.recurrent import MIN_KINDS
 
-from . import onnx_min_rnn, onnx_mlstm, onnx_slstm
-from .onnx_ops import OnnxBuilder, lstm_unit, tensor
+from designer.exchange import onnx_min_rnn, onnx_mlstm, onnx_slstm
+from designer.exchange.onnx_ops import OnnxBuilder, lstm_unit, tensor
 
 TORCH_TO_ONNX = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
 

@@ -24,17 +24,17 @@ from designer.graph.atomic import atomic_write_bytes, atomic_write_text
 from designer.graph.layers.recurrent import MIN_KINDS, weight_layout
 from designer.graph.shapes import resolve_params
 
-from .errors import ExchangeError
-from .pytorch_min_rnn import min_recurrent
-from .pytorch_mlstm import mlstm_recurrent
-from .pytorch_rocket import mini_rocket
-from .pytorch_sequence import conv1d, norm, sequence_pool
-from .pytorch_slstm import slstm_recurrent
+from designer.exchange.errors import ExchangeError
+from designer.exchange.pytorch_min_rnn import min_recurrent
+from designer.exchange.pytorch_mlstm import mlstm_recurrent
+from designer.exchange.pytorch_rocket import mini_rocket
+from designer.exchange.pytorch_sequence import conv1d, norm, sequence_pool
+from designer.exchange.pytorch_slstm import slstm_recurrent
 
 # the recurrent layers torch.nn lacks -> the writer of the class model.py gets for each
 OWN_CLASSES = {"MinRNN": min_recurrent, "sLSTM": slstm_recurrent, "mLSTM": mlstm_recurrent}
-from .pytorch_snippets import data_constant, helpers, main_block
-from .source import ModelSource
+from designer.exchange.pytorch_snippets import data_constant, helpers, main_block
+from designer.exchange.source import ModelSource
 
 RESERVED = {"self", "state", "new_state", "torch", "nn", "F", "tokens", "data", "cont", "Model",
             "load", "caffe_reshape", "lstm_unit", "Path", "VOCAB", "lengths", "packed",

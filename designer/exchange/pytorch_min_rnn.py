@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from designer.engines import min_rnn
 
-from .pytorch_copies import copied_functions
+from designer.exchange.pytorch_copies import copied_functions
 
 MODULE = '''
 

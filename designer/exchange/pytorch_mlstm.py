@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from designer.engines import mlstm_cell
 
-from .pytorch_copies import copied_functions
-from .pytorch_heads import head_cell
+from designer.exchange.pytorch_copies import copied_functions
+from designer.exchange.pytorch_heads import head_cell
 
 MODULE = '''
 

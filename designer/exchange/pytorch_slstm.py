@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from designer.engines import slstm_cell
 
-from .pytorch_copies import copied_functions
-from .pytorch_heads import head_cell
+from designer.exchange.pytorch_copies import copied_functions
+from designer.exchange.pytorch_heads import head_cell
 
 MODULE = '''
 

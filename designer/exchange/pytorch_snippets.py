@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
-from .pytorch_min_rnn import min_rnn_source
-from .pytorch_mlstm import mlstm_source
-from .pytorch_rocket import rocket_source
-from .pytorch_slstm import slstm_source
+from designer.exchange.pytorch_min_rnn import min_rnn_source
+from designer.exchange.pytorch_mlstm import mlstm_source
+from designer.exchange.pytorch_rocket import rocket_source
+from designer.exchange.pytorch_slstm import slstm_source
 
 CAFFE_RESHAPE = '''
 def caffe_reshape(x, shape, axis, num_axes):

@@ -9,7 +9,7 @@ from designer.graph import project as P
 from designer.graph.layers.recurrent import ENGINE_KINDS
 from designer.graph.project import Project
 
-from .errors import ExchangeError
+from designer.exchange.errors import ExchangeError
 
 
 @dataclass

@@ -2,11 +2,11 @@
 
 Imports neither torch nor Qt (a test checks ``sys.modules``).
 """
-from .errors import (CycleError, DataWarning, DesignWarning, DuplicateNameError, GraphError,
-                     GraphWarning, ParamError, PortError, RangeError, ShapeError,
-                     UnconnectedInputError, UnknownLayerError)
-from .model import Graph, Layer, LayerInfo, Link
-from .spec import LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph.errors import (CycleError, DataWarning, DesignWarning, DuplicateNameError,
+                                   GraphError, GraphWarning, ParamError, PortError, RangeError,
+                                   ShapeError, UnconnectedInputError, UnknownLayerError)
+from designer.graph.model import Graph, Layer, LayerInfo, Link
+from designer.graph.spec import LayerSpec, ParamSpec, PortSpec, TensorInfo
 
 __all__ = [
     "CycleError", "DataWarning", "DesignWarning", "DuplicateNameError", "Graph", "GraphError",

@@ -5,9 +5,9 @@ import json
 import sys
 from typing import Callable
 
-from . import memory as M
-from . import project as P
-from . import validate as V
+from designer.graph import memory as M
+from designer.graph import project as P
+from designer.graph import validate as V
 
 
 def validate(path: str, as_json: bool = False,

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from .errors import CycleError, GraphError, PortError
-from .shapes import infer_layer
-from .spec import ANY, FLOAT, INDEX
+from designer.graph.errors import CycleError, GraphError, PortError
+from designer.graph.shapes import infer_layer
+from designer.graph.spec import ANY, FLOAT, INDEX
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ shortest length and its file, and comes with its :class:`designer.graph.hints.Fi
 """
 from __future__ import annotations
 
-from . import dims as D
-from .elements import Link
-from .errors import DesignWarning
-from .hints import Fix
-from .layers.conv import span
-from .sequence_lengths import shortest_sequence
+from designer.graph import dims as D
+from designer.graph.elements import Link
+from designer.graph.errors import DesignWarning
+from designer.graph.hints import Fix
+from designer.graph.layers.conv import span
+from designer.graph.sequence_lengths import shortest_sequence
 
 
 def padded_source(graph, name: str, port: str) -> str | None:

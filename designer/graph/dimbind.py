@@ -1,8 +1,8 @@
 """The dims the data layers bind (T, N, V...), with a note for each that cannot be bound."""
 from __future__ import annotations
 
-from . import datasets
-from .errors import DataFileError, DataWarning, GraphError
+from designer.graph import datasets
+from designer.graph.errors import DataFileError, DataWarning, GraphError
 
 FILE_PARAMS = ("file", "corpus", "folder")  # what a data layer reads, by parameter name
 NO_FILE = "no data file yet: pick the file this model was trained on"
@@ -20,7 +20,7 @@ def _no_file_note(name: str, param: str) -> DataWarning:
 
 
 def _pick(note: GraphError, param: str) -> GraphError:
-    from .hints import Fix
+    from designer.graph.hints import Fix
     note.fix = Fix("pick_data", note.layer, f"pick the data file of {note.layer}", param=param)
     return note
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import registry
-from .spec import LayerSpec
+from designer.graph import registry
+from designer.graph.spec import LayerSpec
 
 
 @dataclass

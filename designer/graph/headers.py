@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .datasets import DataProblem, open_data
+from designer.graph.datasets import DataProblem, open_data
 
 SAMPLE_BYTES = 1 << 16      # what is read of a CSV to learn its columns
 SAMPLE_ROWS = 200

@@ -21,12 +21,12 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import dims as D
-from . import registry
-from .errors import GraphError, RangeError, ShapeError
-from .retype import replace_layer
-from .shapes import LayerInfo, infer_layer, resolve_params
-from .spec import FLOAT, INDEX
+from designer.graph import dims as D
+from designer.graph import registry
+from designer.graph.errors import GraphError, RangeError, ShapeError
+from designer.graph.retype import replace_layer
+from designer.graph.shapes import LayerInfo, infer_layer, resolve_params
+from designer.graph.spec import FLOAT, INDEX
 
 MAX_DEPTH = 4      # links upstream of the problem where fixes are looked for
 MAX_LAYERS = 24    # layers whose parameters are tried, per problem

@@ -4,13 +4,13 @@ Each comes with the fix (a :class:`designer.graph.hints.Fix`) the window offers 
 """
 from __future__ import annotations
 
-from .conv_checks import conv_warnings, padded_source
-from .elements import Link
-from .errors import DesignWarning
-from .hints import Fix
-from .min_checks import min_warnings
-from .norm_checks import norm_warnings
-from .rocket_checks import rocket_warnings
+from designer.graph.conv_checks import conv_warnings, padded_source
+from designer.graph.elements import Link
+from designer.graph.errors import DesignWarning
+from designer.graph.hints import Fix
+from designer.graph.min_checks import min_warnings
+from designer.graph.norm_checks import norm_warnings
+from designer.graph.rocket_checks import rocket_warnings
 
 LOSSES = ("SoftmaxWithLoss", "Accuracy")
 

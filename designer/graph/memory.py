@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from . import dims as D
-from .layers.recurrent import CHUNK_KINDS, MIN_KINDS, SLSTM_KINDS, engine_for
-from .memory_layers import RECURRENT, Context, rule
-from .shapes import resolve_params
+from designer.graph import dims as D
+from designer.graph.layers.recurrent import CHUNK_KINDS, MIN_KINDS, SLSTM_KINDS, engine_for
+from designer.graph.memory_layers import RECURRENT, Context, rule
+from designer.graph.shapes import resolve_params
 
 GIB, MIB = 1 << 30, 1 << 20
 INDEX_BYTES = 8  # ids and labels are int64

@@ -45,9 +45,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import prod
 
-from .layers.recurrent import weight_layout
-from .memory_mlstm import mlstm_kept
-from .memory_rocket import rocket_bytes
+from designer.graph.layers.recurrent import weight_layout
+from designer.graph.memory_mlstm import mlstm_kept
+from designer.graph.memory_rocket import rocket_bytes
 
 RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4, "MinGRU": 2, "MinLSTM": 3,

@@ -27,9 +27,9 @@ its first pass: a size of the data, not of a step.
 """
 from __future__ import annotations
 
-from .layers.rocket import CHUNK as ROCKET_CHUNK
-from .layers.rocket import KERNELS, dilations, features
-from .layers.rocket import SORT_ABOVE as ROCKET_SORT_ABOVE
+from designer.graph.layers.rocket import CHUNK as ROCKET_CHUNK
+from designer.graph.layers.rocket import KERNELS, dilations, features
+from designer.graph.layers.rocket import SORT_ABOVE as ROCKET_SORT_ABOVE
 
 
 def rocket_bytes(ctx) -> tuple[int, int]:

@@ -8,9 +8,9 @@ warning's fix raises ``num_layers`` to 2.
 """
 from __future__ import annotations
 
-from .errors import DesignWarning
-from .hints import Fix
-from .layers.recurrent import MIN_KINDS
+from designer.graph.errors import DesignWarning
+from designer.graph.hints import Fix
+from designer.graph.layers.recurrent import MIN_KINDS
 
 
 def min_warnings(graph, name: str) -> list[DesignWarning]:

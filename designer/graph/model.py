@@ -14,15 +14,16 @@ from typing import Iterable
 
 import networkx as nx
 
-from . import registry
-from .connecting import check_connect, connect_verdict
-from .dimbind import bind_dims
-from .elements import Layer, Link
-from .errors import DuplicateNameError, GraphError, GraphWarning, ParamError, PortError
-from .shapes import LayerInfo, infer_layer
-from .signals import Signal
-from .spec import LayerSpec, TensorInfo
-from .validate import collect
+from designer.graph import registry
+from designer.graph.connecting import check_connect, connect_verdict
+from designer.graph.dimbind import bind_dims
+from designer.graph.elements import Layer, Link
+from designer.graph.errors import (DuplicateNameError, GraphError, GraphWarning, ParamError,
+                                   PortError)
+from designer.graph.shapes import LayerInfo, infer_layer
+from designer.graph.signals import Signal
+from designer.graph.spec import LayerSpec, TensorInfo
+from designer.graph.validate import collect
 
 __all__ = ["Graph", "Layer", "LayerInfo", "Link"]
 

@@ -8,9 +8,9 @@ Called from :func:`designer.graph.lint.lint`; each warning names the layer, and 
 """
 from __future__ import annotations
 
-from . import dims as D
-from .errors import DesignWarning
-from .hints import Fix
+from designer.graph import dims as D
+from designer.graph.errors import DesignWarning
+from designer.graph.hints import Fix
 
 NORMS = ("BatchNorm", "LayerNorm")
 FALLBACK_BATCH = 32  # what a fix raises batch_size to when the data layer's default is 1

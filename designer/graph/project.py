@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import registry, settings
-from .atomic import atomic_write_text
-from .errors import GraphError
-from .model import Graph
-from .project_checks import (SCHEMA_VERSION, layer_problems, link_problems, settings_problems,
-                             structure_problems)
+from designer.graph import registry, settings
+from designer.graph.atomic import atomic_write_text
+from designer.graph.errors import GraphError
+from designer.graph.model import Graph
+from designer.graph.project_checks import (SCHEMA_VERSION, layer_problems, link_problems,
+                                           settings_problems, structure_problems)
 
 SUFFIX = ".json"
 

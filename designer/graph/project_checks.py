@@ -13,9 +13,9 @@ from typing import Any
 import jsonschema
 import networkx as nx
 
-from . import registry, settings
-from .errors import GraphError, ParamError
-from .model import Graph
+from designer.graph import registry, settings
+from designer.graph.errors import GraphError, ParamError
+from designer.graph.model import Graph
 
 SCHEMA_VERSION = 1
 

@@ -7,9 +7,9 @@ BatchNorm that trains on a batch of one becomes a LayerNorm, its 'lengths' link 
 """
 from __future__ import annotations
 
-from . import registry
-from .elements import Link
-from .errors import GraphError
+from designer.graph import registry
+from designer.graph.elements import Link
+from designer.graph.errors import GraphError
 
 
 def kept(graph, name: str, type_id: str, params: dict | None = None

@@ -11,8 +11,8 @@ Called from :func:`designer.graph.lint.lint`.
 """
 from __future__ import annotations
 
-from .errors import DesignWarning
-from .hints import Fix
+from designer.graph.errors import DesignWarning
+from designer.graph.hints import Fix
 
 
 def rocket_warnings(graph, name: str) -> list[DesignWarning]:

@@ -13,8 +13,8 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import datasets, headers
-from .layers.sequences import LABEL_SCAN_LIMIT, long_format_columns, paired_test_file
+from designer.graph import datasets, headers
+from designer.graph.layers.sequences import LABEL_SCAN_LIMIT, long_format_columns, paired_test_file
 
 TS_SCAN_LIMIT = 64 << 20  # a larger .ts file is not counted (its shortest stays unknown)
 

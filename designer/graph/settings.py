@@ -4,7 +4,7 @@ The same ``ParamSpec`` rules check them, the property form edits them and the tr
 """
 from __future__ import annotations
 
-from .spec import ParamSpec
+from designer.graph.spec import ParamSpec
 
 SOLVER = (
     ParamSpec("type", "choice", "Adam", "the optimiser", choices=("SGD", "Adam", "AdamW",

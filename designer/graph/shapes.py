@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import dims as D
-from .errors import GraphError, ParamError, ShapeError, UnconnectedInputError
-from .spec import ANY, FLOAT, INDEX, InferContext, LayerSpec, TensorInfo
+from designer.graph import dims as D
+from designer.graph.errors import GraphError, ParamError, ShapeError, UnconnectedInputError
+from designer.graph.spec import ANY, FLOAT, INDEX, InferContext, LayerSpec, TensorInfo
 
 
 @dataclass

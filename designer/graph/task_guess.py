@@ -11,7 +11,7 @@ import csv
 import io
 from pathlib import Path
 
-from . import headers
+from designer.graph import headers
 
 LABEL_NAMES = ("label", "class", "target", "y", "category", "activity", "classlabel")
 

@@ -8,11 +8,11 @@ are refused when loaded, with the JSON path.
 """
 from __future__ import annotations
 
-from . import dims as D
-from .errors import DataWarning, GraphError, GraphWarning
-from .hints import explain
-from .lint import lint
-from .memory import report_lines as memory_lines
+from designer.graph import dims as D
+from designer.graph.errors import DataWarning, GraphError, GraphWarning
+from designer.graph.hints import explain
+from designer.graph.lint import lint
+from designer.graph.memory import report_lines as memory_lines
 
 LOSS_TYPES = ("SoftmaxWithLoss", "EuclideanLoss", "L1Loss")
 REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")

@@ -11,11 +11,11 @@ Examples
 >>> sample.source in ("nvml", "cpu")
 True
 """
-from .base import Monitor
-from .cpu import CpuMonitor
-from .nvml import READINGS, NvmlMonitor, list_devices
-from .probe import open_monitor, training_gpu
-from .sample import CPU, GPU_FIELDS, HOST_FIELDS, NVML, DeviceInfo, Sample
+from designer.monitor.base import Monitor
+from designer.monitor.cpu import CpuMonitor
+from designer.monitor.nvml import READINGS, NvmlMonitor, list_devices
+from designer.monitor.probe import open_monitor, training_gpu
+from designer.monitor.sample import CPU, GPU_FIELDS, HOST_FIELDS, NVML, DeviceInfo, Sample
 
 __all__ = [
     "CPU", "CpuMonitor", "DeviceInfo", "GPU_FIELDS", "HOST_FIELDS", "Monitor", "NVML",

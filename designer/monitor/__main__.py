@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 
-from . import list_devices, open_monitor
+from designer.monitor import list_devices, open_monitor
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 
-from .sample import Sample
+from designer.monitor.sample import Sample
 
 
 class Monitor:

@@ -19,8 +19,8 @@ try:
 except ImportError:  # a declared dependency; without it the CPU's size is unknown
     psutil = None
 
-from .nvml import NvmlUnavailable, _find, _session, _text
-from .probe import training_gpu
+from designer.monitor.nvml import NvmlUnavailable, _find, _session, _text
+from designer.monitor.probe import training_gpu
 
 CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 # What a training process has mapped when it checks that a net fits: Python, torch, numpy,

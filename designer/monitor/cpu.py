@@ -14,8 +14,8 @@ try:
 except ImportError:  # a declared dependency, but the panel should still open without it
     psutil = None
 
-from .base import Monitor
-from .sample import CPU, Sample
+from designer.monitor.base import Monitor
+from designer.monitor.sample import CPU, Sample
 
 MIB = 1024 * 1024
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-from .base import Monitor
-from .cpu import HostReader
-from .sample import NVML, DeviceInfo, Sample
+from designer.monitor.base import Monitor
+from designer.monitor.cpu import HostReader
+from designer.monitor.sample import NVML, DeviceInfo, Sample
 
 MIB = 1024 * 1024
 

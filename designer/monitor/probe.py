@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from .base import Monitor
-from .cpu import CpuMonitor
-from .nvml import NvmlUnavailable, open_nvml
+from designer.monitor.base import Monitor
+from designer.monitor.cpu import CpuMonitor
+from designer.monitor.nvml import NvmlUnavailable, open_nvml
 
 INSTEAD = "; showing CPU utilisation and memory instead."
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .pick import Scored, pick
-from .where import OBJECTIVES as DIRECTIONS  # the view asks it here
-from .where import (damage, default_storage, default_study, is_url,  # noqa: F401
+from designer.search.pick import Scored, pick
+from designer.search.where import OBJECTIVES as DIRECTIONS  # the view asks it here
+from designer.search.where import (damage, default_storage, default_study, is_url,  # noqa: F401
                     storage_file, storage_url)
 
 if TYPE_CHECKING:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from designer.graph.project import Project
 
-from .design import apply
-from .pick import Scored, ensemble, pick
-from .space import Space
-from .study import SearchError, best_trials, finished
+from designer.search.design import apply
+from designer.search.pick import Scored, ensemble, pick
+from designer.search.space import Space
+from designer.search.study import SearchError, best_trials, finished
 
 
 def summary(study) -> dict:

@@ -19,16 +19,16 @@ from pathlib import Path
 from designer.graph import project as P
 from designer.training.data.csv_reader import size_limit
 
-from .best import check_best_out, ensemble_trials, summary, write_best
-from .design import drawn_values
-from .folds import plan_folds
-from .runner import Runner, cpu_threads, device_slots
-from .space import SpaceError, parse_space, read_space_file
-from .study import (INTERRUPTED, NEEDS_ACCURACY, SearchError, default_storage, directions,
-                    finished, open_study, owner_gone, parse_objectives, quiet_optuna,
-                    reap, storage_label)
-from .where import storage_url
-from .worker import Plan, trial_event
+from designer.search.best import check_best_out, ensemble_trials, summary, write_best
+from designer.search.design import drawn_values
+from designer.search.folds import plan_folds
+from designer.search.runner import Runner, cpu_threads, device_slots
+from designer.search.space import SpaceError, parse_space, read_space_file
+from designer.search.study import (INTERRUPTED, NEEDS_ACCURACY, SearchError, default_storage,
+                                   directions, finished, open_study, owner_gone, parse_objectives,
+                                   quiet_optuna, reap, storage_label)
+from designer.search.where import storage_url
+from designer.search.worker import Plan, trial_event
 
 
 def search(args) -> int:
@@ -115,7 +115,7 @@ def retrain(project, space, designs: list, plan, device: str, out, seeds: int = 
 
     from designer.training.run.control import StopToken
 
-    from .refit import refit_seeds
+    from designer.search.refit import refit_seeds
     token = StopToken()
     previous = signal.signal(signal.SIGINT, lambda signum, frame: token.stop())
     try:

@@ -13,8 +13,8 @@ from designer.graph.errors import GraphError
 from designer.graph.layout import layered_positions
 from designer.graph.retype import replace_layer
 
-from .residual import block_of, make_plain, make_residual, residual_parts
-from .space import BOTH, POOL_LAST, Space
+from designer.search.residual import block_of, make_plain, make_residual, residual_parts
+from designer.search.space import BOTH, POOL_LAST, Space
 
 RECURRENT = ("LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from designer.graph.project import Project
 
-from .study import SearchError
+from designer.search.study import SearchError
 
 AUTO_FOLDS = 3
 AUTO_BELOW = 200

@@ -26,9 +26,9 @@ from typing import Callable
 from designer.graph.atomic import atomic_write_text
 from designer.graph.project import Project
 
-from .design import apply
-from .space import Space
-from .study import SearchError
+from designer.search.design import apply
+from designer.search.space import Space
+from designer.search.study import SearchError
 
 
 def refit_folder(runs: str | Path, number: int, member: int = 1, kept: bool = True) -> Path:
@@ -91,8 +91,8 @@ def refit(project: Project, space: Space, best: dict, study: str, runs: str | Pa
     from designer.training.run.checkpoint import has_checkpoint
     from designer.training.run.loop import RunOptions, train
 
-    from .trial import FORESEEN
-    from .validation import data_layers_searched, whole_validation
+    from designer.search.trial import FORESEEN
+    from designer.search.validation import data_layers_searched, whole_validation
     run_dir = refit_folder(runs, best["number"], member, kept)
     if finished(run_dir):
         return run_dir

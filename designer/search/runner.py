@@ -21,8 +21,8 @@ import socket
 import time
 from typing import Callable
 
-from .study import INTERRUPTED, SearchError, counted, reap
-from .worker import Plan, trial_event, work
+from designer.search.study import INTERRUPTED, SearchError, counted, reap
+from designer.search.worker import Plan, trial_event, work
 
 POLL_S = 0.2
 DEATHS_IN_A_ROW = 3  # per worker: deaths with no trial finishing between, before giving up

@@ -351,7 +351,7 @@ def _inputs(key, target, kind, entry, graph) -> Dimension:
 
 def _residual(key, target, kind, entry, graph) -> Dimension:
     """``CONV.residual``: the convolution block that starts at ``CONV`` plain or residual."""
-    from .residual import block_of
+    from designer.search.residual import block_of
     layer = graph.layer(target)
     if block_of(graph, target) is None:
         raise _Bad(f"{target} ({layer.type}) does not start a convolution block (a Conv1D "

@@ -29,8 +29,8 @@ from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.trial import FrozenTrial, TrialState
 
-from . import where
-from .where import OBJECTIVES, damage, is_url, storage_url
+from designer.search import where
+from designer.search.where import OBJECTIVES, damage, is_url, storage_url
 
 # objective -> the direction Optuna optimises it in
 NEEDS_ACCURACY = ("val_accuracy", "test_accuracy")

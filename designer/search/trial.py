@@ -28,11 +28,11 @@ from designer.training.run.control import StopToken
 from designer.training.run.loop import RunOptions, TrainingError, train
 from designer.training.trained.generate import GenerateError
 
-from .design import DesignError, apply
-from .folds import Folds
-from .space import Space
-from .study import INTERRUPTED, owner
-from .validation import data_layers_searched, whole_validation
+from designer.search.design import DesignError, apply
+from designer.search.folds import Folds
+from designer.search.space import Space
+from designer.search.study import INTERRUPTED, owner
+from designer.search.validation import data_layers_searched, whole_validation
 
 # the validation metric reported to the pruner for each objective (none: never pruned)
 REPORTED = {"val_loss": "val_loss", "val_accuracy": "val_accuracy",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from designer.graph.project import Project
 
-from .space import Space
+from designer.search.space import Space
 
 # the data layers' parameters that change how many batches a split makes
 SHAPING = ("batch_size", "seq_len", "batching")
@@ -38,7 +38,7 @@ def whole_validation(project: Project, layers: tuple[str, ...]) -> Project:
         return project
     from designer.training.data import DataError, open_source
 
-    from .folds import data_folder
+    from designer.search.folds import data_folder
     folder = data_folder(project)
     asked = int(project.training_settings()["eval_batches"])
     needed = 0

@@ -23,9 +23,10 @@ from pathlib import Path
 
 from optuna.study import MaxTrialsCallback
 
-from .folds import Folds
-from .study import counted, make_pruner, make_sampler, open_study, quiet_optuna, requeue
-from .where import damage
+from designer.search.folds import Folds
+from designer.search.study import (counted, make_pruner, make_sampler, open_study, quiet_optuna,
+                                   requeue)
+from designer.search.where import damage
 
 CLAIM_WAIT_S = 120.0  # a worker that holds the claim longer than this is taken to be stuck
 
@@ -150,8 +151,8 @@ def _work(plan: Plan, slot: int, device: str, claim: Claim, events, state) -> No
 
     from designer.graph import project as P
 
-    from .space import parse_space
-    from .trial import PROGRESS, Interrupted, Objective, TrialFailed, TrialSetup
+    from designer.search.space import parse_space
+    from designer.search.trial import PROGRESS, Interrupted, Objective, TrialFailed, TrialSetup
     torch.set_num_threads(max(1, plan.threads))
     if device.startswith("cuda"):
         torch.cuda.set_device(torch.device(device))

@@ -11,13 +11,14 @@ from pathlib import Path
 from designer.graph import project as P
 from designer.graph.memory import size_text
 
-from .data import DataError
-from .run import checkpoint as C
-from .run.control import StopToken, read_commands
-from .run.launch import Heartbeat, Voice, last_checkpoint, launch, leave_now, lost_peer
-from .run.loop import RunOptions, TrainingError
-from .run.loop import train as run_training
-from .run.rundir import json_value
+from designer.training.data import DataError
+from designer.training.run import checkpoint as C
+from designer.training.run.control import StopToken, read_commands
+from designer.training.run.launch import (Heartbeat, Voice, last_checkpoint, launch, leave_now,
+                                          lost_peer)
+from designer.training.run.loop import RunOptions, TrainingError
+from designer.training.run.loop import train as run_training
+from designer.training.run.rundir import json_value
 
 
 def _err(message: str, code: int = 2) -> int:
@@ -51,7 +52,7 @@ class _Download:
 def train(args) -> int:
     """``rnn-designer train``: one process, the ``--nproc`` launcher, or one worker of a
     data-parallel run (started by the launcher or by torchrun)."""
-    from .run import distributed
+    from designer.training.run import distributed
     try:
         project = load_project(args)
     except P.ProjectError as e:
@@ -276,8 +277,8 @@ def unforeseen(error: BaseException, run_dir: str | None, rank: int = 0) -> str:
 
 
 def generate(args) -> int:
-    from .trained.generate import GenerateError
-    from .trained.generate_command import generate_from_run
+    from designer.training.trained.generate import GenerateError
+    from designer.training.trained.generate_command import generate_from_run
     try:
         return generate_from_run(args)
     except (C.CheckpointError, GenerateError) as e:
@@ -287,7 +288,7 @@ def generate(args) -> int:
 
 
 def init(args) -> int:
-    from .new_from_data.init import InitError, init_project
+    from designer.training.new_from_data.init import InitError, init_project
     try:
         path, lines = init_project(args.data, args.task, args.target, args.out, args.horizon,
                                    net=args.net)
@@ -301,8 +302,8 @@ def init(args) -> int:
 
 def evaluate(args) -> int:
     """``rnn-designer evaluate RUN [RUN2 ...]``: one run's report, or its ensemble's."""
-    from .trained.ensemble import evaluate_runs, format_runs
-    from .trained.generate import GenerateError
+    from designer.training.trained.ensemble import evaluate_runs, format_runs
+    from designer.training.trained.generate import GenerateError
     try:
         report = evaluate_runs(args.run_dir, args.data, args.checkpoint, args.device)
     except (C.CheckpointError, GenerateError, DataError) as e:
@@ -312,8 +313,8 @@ def evaluate(args) -> int:
 
 
 def predict(args) -> int:
-    from .trained.generate import GenerateError
-    from .trained.predict_sequences import predict_file
+    from designer.training.trained.generate import GenerateError
+    from designer.training.trained.predict_sequences import predict_file
     try:
         text, summary = predict_file(args.run_dir, args.input, args.out, args.checkpoint,
                                      args.device)
@@ -327,10 +328,10 @@ def predict(args) -> int:
 
 
 def inspect(args) -> int:
-    from .readout.inspect import InspectError
-    from .readout.probe import ProbeError
-    from .trained.generate import GenerateError
-    from .trained.inspect_run import inspect_command
+    from designer.training.readout.inspect import InspectError
+    from designer.training.readout.probe import ProbeError
+    from designer.training.trained.generate import GenerateError
+    from designer.training.trained.inspect_run import inspect_command
     try:
         return inspect_command(args)
     except KeyError as e:  # an unknown --layer: the message names the choices

@@ -24,10 +24,10 @@ from designer.graph.errors import GraphError
 from designer.graph.layout import layered_positions
 from designer.graph.project import Project
 
-from ..errors import ExchangeError
-from .read import check_operators, read_model
-from .values import Seq
-from .weights import state_dict
+from designer.exchange.errors import ExchangeError
+from designer.exchange.onnx_import.read import check_operators, read_model
+from designer.exchange.onnx_import.values import Seq
+from designer.exchange.onnx_import.weights import state_dict
 
 FILE_PARAMS = {"CharText": "corpus", "WavAudio": "file", "MnistRows": "folder",
                "TimeSeries": "file", "SequenceClasses": "file"}
@@ -121,7 +121,7 @@ def _own(model, props: dict, path: Path, project_dir, data: str | None) -> OnnxI
 
 
 def _foreign(model, path: Path, data, project_dir, normalize: bool) -> OnnxImport:
-    from .walk import Walker
+    from designer.exchange.onnx_import.walk import Walker
     for batch_major in (False, True):
         w = Walker(model, path, data, project_dir, batch_major, normalize)
         try:

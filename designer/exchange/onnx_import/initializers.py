@@ -12,7 +12,7 @@ import math
 import numpy as np
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
-from ..errors import ExchangeError
+from designer.exchange.errors import ExchangeError
 
 PACKED = {getattr(TensorProto, name) for name in ("INT4", "UINT4", "FLOAT4E2M1")
           if hasattr(TensorProto, name)}   # two numbers a byte

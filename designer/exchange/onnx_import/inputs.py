@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from ..errors import ExchangeError
-from .values import Seq, Zeros
+from designer.exchange.errors import ExchangeError
+from designer.exchange.onnx_import.values import Seq, Zeros
 
 INT_TYPES = (TensorProto.INT64, TensorProto.INT32)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .recurrent_ops import gru, lstm, rnn  # noqa: F401 - looked up by name
-from .values import Const, Dims, Seq, Zeros, as_int_list
+# looked up by name
+from designer.exchange.onnx_import.recurrent_ops import gru, lstm, rnn  # noqa: F401
+from designer.exchange.onnx_import.values import Const, Dims, Seq, Zeros, as_int_list
 
 INT64_BIG = 2 ** 31  # an "until the end" of a Slice
 

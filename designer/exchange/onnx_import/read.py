@@ -14,8 +14,8 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx.external_data_helper import uses_external_data
 
-from ..errors import ExchangeError
-from .initializers import check_initializers
+from designer.exchange.errors import ExchangeError
+from designer.exchange.onnx_import.initializers import check_initializers
 
 # what a layer is made of, and the glue around it that folds away
 SUPPORTED = frozenset((

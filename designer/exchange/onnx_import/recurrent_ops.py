@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .values import Const, Seq, Zeros
+from designer.exchange.onnx_import.values import Const, Seq, Zeros
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 

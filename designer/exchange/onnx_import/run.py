@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ExchangeError
+from designer.exchange.errors import ExchangeError
 
 
 def write_run(project, weights: dict, run_dir: Path, origin: str,

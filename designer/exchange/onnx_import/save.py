@@ -10,7 +10,7 @@ from pathlib import Path
 
 import onnx
 
-from ..errors import ExchangeError, run_taken, taken
+from designer.exchange.errors import ExchangeError, run_taken, taken
 
 
 def carries_design(path) -> bool:
@@ -66,7 +66,7 @@ def write_whole_run(result, run: Path, origin: str) -> None:
     """The run folder written under a temporary name beside ``run`` (``.NAME.*.partial``) and
     renamed to ``run`` once complete: whatever stops the import, even a kill that no cleanup
     outlives, leaves no half run folder under its name."""
-    from .run import write_run
+    from designer.exchange.onnx_import.run import write_run
     run.parent.mkdir(parents=True, exist_ok=True)
     part = run.with_name(f".{run.name}.{secrets.token_hex(4)}.partial")
     part.mkdir()

@@ -13,11 +13,11 @@ from onnx import helper, numpy_helper
 
 from designer.graph.model import Graph
 
-from ..errors import ExchangeError
-from . import layer_ops
-from .inputs import read_input
-from .recurrent_ops import LastState
-from .values import Const, Dims, Seq, Zeros, as_int_list, normal_axes
+from designer.exchange.errors import ExchangeError
+from designer.exchange.onnx_import import layer_ops
+from designer.exchange.onnx_import.inputs import read_input
+from designer.exchange.onnx_import.recurrent_ops import LastState
+from designer.exchange.onnx_import.values import Const, Dims, Seq, Zeros, as_int_list, normal_axes
 
 
 class Walker:

@@ -19,15 +19,15 @@ from pathlib import Path
 import numpy as np
 from onnx import numpy_helper
 
-from ..errors import ExchangeError
+from designer.exchange.errors import ExchangeError
 
 OFFSET = float(2 ** 20)  # tags sit above the constants an export writes (0, 1, 0.5...)
 LOW = 2 ** 12            # an index is written as two tags: index % LOW and index // LOW
 
 
 def _export(project, weights: dict, unrolled: bool, steps):
-    from ..onnx_export import build_model
-    from ..source import ModelSource
+    from designer.exchange.onnx_export import build_model
+    from designer.exchange.source import ModelSource
     source = ModelSource(project, Path(project.path or project.name), weights=weights)
     model, _ = build_model(source, unrolled, steps)
     return {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
@@ -50,7 +50,7 @@ def state_dict(project, arrays: dict, unrolled: bool = False, steps=None,
     """The ``Net`` state dict of ``project`` whose export has the initializers ``arrays``
     (name -> numpy array); raises ``ExchangeError`` when an array does not fit or a weight is
     not in them."""
-    from ..source import ModelSource
+    from designer.exchange.source import ModelSource
     need, held = project.graph.total_params(), sum(int(np.size(a)) for a in arrays.values())
     if need is not None and need > held:  # refused before a net of that size is built
         raise ExchangeError(f"{where}: the design needs {need:,} weights, but the model holds "

@@ -1,9 +1,9 @@
 """Element-wise activations and Softmax."""
 from __future__ import annotations
 
-from .. import dims as D
-from ..spec import LayerSpec, ParamSpec
-from .common import X, Y, axis_param, same_shape
+from designer.graph import dims as D
+from designer.graph.spec import LayerSpec, ParamSpec
+from designer.graph.layers.common import X, Y, axis_param, same_shape
 
 
 def _act(id, summary, help, params=(), flops_per=1):

@@ -1,8 +1,8 @@
 """Pieces several layer specs share: filler parameters and simple shape rules."""
 from __future__ import annotations
 
-from .. import dims as D
-from ..spec import FLOAT, INDEX, InferContext, ParamSpec, PortSpec, TensorInfo
+from designer.graph import dims as D
+from designer.graph.spec import FLOAT, INDEX, InferContext, ParamSpec, PortSpec, TensorInfo
 
 FILLERS = ("xavier", "uniform", "gaussian", "orthogonal", "zero", "torch_default")
 

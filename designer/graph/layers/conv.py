@@ -7,10 +7,10 @@ hold for the output too, and the next layers read the same ``lengths``.
 """
 from __future__ import annotations
 
-from .. import dims as D
-from ..errors import ShapeError
-from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
-from .common import bias_filler, num_output, weight_filler
+from designer.graph import dims as D
+from designer.graph.errors import ShapeError
+from designer.graph.spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph.layers.common import bias_filler, num_output, weight_filler
 
 PADDINGS = ("same", "causal", "valid")
 

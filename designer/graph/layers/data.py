@@ -5,8 +5,9 @@ A source binds the symbolic dims the rest of the net is written in: ``T`` (seque
 """
 from __future__ import annotations
 
-from .. import datasets
-from ..spec import FLOAT, INDEX, GenerationDefaults, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph import datasets
+from designer.graph.spec import (FLOAT, INDEX, GenerationDefaults, LayerSpec, ParamSpec, PortSpec,
+                                 TensorInfo)
 
 BATCHING = ParamSpec(
     "batching", "choice", "random",

@@ -1,10 +1,11 @@
 """Core layers: InnerProduct, Dropout, Clip, Scale and Eltwise."""
 from __future__ import annotations
 
-from .. import dims as D
-from ..errors import ParamError, ShapeError
-from ..spec import FLOAT, LayerSpec, ParamSpec, PortSpec
-from .common import X, Y, axis_param, bias_filler, num_output, numel_out, same_shape, weight_filler
+from designer.graph import dims as D
+from designer.graph.errors import ParamError, ShapeError
+from designer.graph.spec import FLOAT, LayerSpec, ParamSpec, PortSpec
+from designer.graph.layers.common import (X, Y, axis_param, bias_filler, num_output, numel_out,
+                                          same_shape, weight_filler)
 
 
 def _ip_infer(ctx):

@@ -1,10 +1,10 @@
 """Embed: token ids to learned vectors."""
 from __future__ import annotations
 
-from .. import dims as D
-from ..errors import RangeError
-from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec
-from .common import MAX_UNITS, bias_filler, num_output, weight_filler
+from designer.graph import dims as D
+from designer.graph.errors import RangeError
+from designer.graph.spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec
+from designer.graph.layers.common import MAX_UNITS, bias_filler, num_output, weight_filler
 
 
 def _infer(ctx):

@@ -2,10 +2,10 @@
 for real values."""
 from __future__ import annotations
 
-from .. import dims as D
-from ..errors import RangeError, ShapeError
-from ..spec import ANY, FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
-from .common import axis_param
+from designer.graph import dims as D
+from designer.graph.errors import RangeError, ShapeError
+from designer.graph.spec import ANY, FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph.layers.common import axis_param
 
 INPUTS = (
     PortSpec("logits", "unnormalised class scores, classes along 'axis'"),

@@ -11,11 +11,11 @@ LSTM's (:mod:`designer.graph.layers.recurrent`).
 """
 from __future__ import annotations
 
-from .. import dims as D
-from ..spec import LayerSpec, ParamSpec
-from .common import bias_filler, num_output, weight_filler
-from .recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS, OUTPUTS, STACK_DROPOUT, _directions,
-                        _infer, _layers)
+from designer.graph import dims as D
+from designer.graph.spec import LayerSpec, ParamSpec
+from designer.graph.layers.common import bias_filler, num_output, weight_filler
+from designer.graph.layers.recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS, OUTPUTS,
+                                             STACK_DROPOUT, _directions, _infer, _layers)
 
 ENGINES = ("SCAN", "CAFFE")
 GATES = {"MinGRU": 2, "MinLSTM": 3}  # blocks of H rows in W_xc: [z, h]; [f, i, h]

@@ -18,11 +18,12 @@ divide the hidden size is an error whose fix sets the nearest head count that do
 """
 from __future__ import annotations
 
-from .. import dims as D
-from ..errors import ShapeError
-from ..spec import LayerSpec, ParamSpec
-from .common import bias_filler, num_output, weight_filler
-from .recurrent import BATCH_FIRST, INPUTS, OUTPUTS, STACK_DROPOUT, _infer, _layers
+from designer.graph import dims as D
+from designer.graph.errors import ShapeError
+from designer.graph.spec import LayerSpec, ParamSpec
+from designer.graph.layers.common import bias_filler, num_output, weight_filler
+from designer.graph.layers.recurrent import (BATCH_FIRST, INPUTS, OUTPUTS, STACK_DROPOUT, _infer,
+                                             _layers)
 
 ENGINES = ("CHUNK", "CAFFE")
 FORGET_GATES = ("sigmoid", "exp")

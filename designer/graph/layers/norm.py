@@ -7,9 +7,9 @@ step's own channels, so padded steps never touch the valid ones.
 """
 from __future__ import annotations
 
-from .. import dims as D
-from ..errors import ShapeError
-from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec
+from designer.graph import dims as D
+from designer.graph.errors import ShapeError
+from designer.graph.spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec
 
 # forward FLOPs per value: the statistics (a sum for the mean; a difference, a square and a
 # sum for the variance) and the normalisation (a difference and a product); the affine scale

@@ -1,10 +1,10 @@
 """Pooling over time: SequencePool reads every valid step of each sequence into one vector."""
 from __future__ import annotations
 
-from .. import dims as D
-from ..errors import ShapeError
-from ..spec import INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
-from .common import MAX_UNITS
+from designer.graph import dims as D
+from designer.graph.errors import ShapeError
+from designer.graph.spec import INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph.layers.common import MAX_UNITS
 
 METHODS = ("mean", "max", "attention")
 

@@ -8,10 +8,10 @@ backward half, as torch's does).
 """
 from __future__ import annotations
 
-from .. import dims as D
-from ..errors import ShapeError
-from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
-from .common import bias_filler, num_output, weight_filler
+from designer.graph import dims as D
+from designer.graph.errors import ShapeError
+from designer.graph.spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph.layers.common import bias_filler, num_output, weight_filler
 
 ENGINES = ("AUTO", "CUDNN", "CAFFE")  # AUTO, the default: the fastest, timed on a GPU
 LSTM_ENGINES = ENGINES + ("PERSIST",)  # PERSIST: the persistent kernel, LSTM only

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from itertools import combinations
 
-from .. import dims as D
-from ..errors import ShapeError
-from ..spec import INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph import dims as D
+from designer.graph.errors import ShapeError
+from designer.graph.spec import INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
 
 KERNELS = 84  # every choice of the three taps of weight 2 among nine
 TAPS = 9

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import datasets, headers
-from ..errors import ParamError
-from ..spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
-from .data import _batch
+from designer.graph import datasets, headers
+from designer.graph.errors import ParamError
+from designer.graph.spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph.layers.data import _batch
 
 LABEL_SCAN_LIMIT = 4 << 20  # a long-format CSV up to this size is read for its classes
 STEP_NAMES = ("step", "timestep", "time_step", "position", "index", "frame", "tick", "seq")

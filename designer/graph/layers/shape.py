@@ -1,10 +1,10 @@
 """Shape layers: Reshape, Slice and Concat (Caffe semantics), and SequenceLast."""
 from __future__ import annotations
 
-from .. import dims as D
-from ..errors import ShapeError
-from ..spec import ANY, FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
-from .common import axis_param
+from designer.graph import dims as D
+from designer.graph.errors import ShapeError
+from designer.graph.spec import ANY, FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph.layers.common import axis_param
 
 XA = PortSpec("x", "the input tensor", ANY)
 

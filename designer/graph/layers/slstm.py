@@ -12,12 +12,12 @@ batch layout, ``cont``, ``lengths`` and ``bidirectional`` are the LSTM's
 """
 from __future__ import annotations
 
-from .. import dims as D
-from ..errors import ShapeError
-from ..spec import LayerSpec, ParamSpec
-from .common import bias_filler, num_output, weight_filler
-from .recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS, OUTPUTS, STACK_DROPOUT, _directions,
-                        _infer, _layers)
+from designer.graph import dims as D
+from designer.graph.errors import ShapeError
+from designer.graph.spec import LayerSpec, ParamSpec
+from designer.graph.layers.common import bias_filler, num_output, weight_filler
+from designer.graph.layers.recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS, OUTPUTS,
+                                             STACK_DROPOUT, _directions, _infer, _layers)
 
 ENGINES = ("FUSED", "CAFFE")
 GATES = 4  # blocks [i, f, z, o]

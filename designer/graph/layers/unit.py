@@ -1,8 +1,8 @@
 """LSTMUnit: one step of an LSTM cell (the building block of the unrolled net)."""
 from __future__ import annotations
 
-from .. import dims as D
-from ..spec import FLOAT, LayerSpec, PortSpec, TensorInfo
+from designer.graph import dims as D
+from designer.graph.spec import FLOAT, LayerSpec, PortSpec, TensorInfo
 
 
 def _infer(ctx):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 
-from .errors import DataError
-from .locate import locate
+from designer.training.data.errors import DataError
+from designer.training.data.locate import locate
 
 __all__ = ["DataError", "Source", "open_source", "AudioSource", "ClassesSource", "MnistSource",
            "SequenceSource", "SeriesSource", "TextSource"]
@@ -61,26 +61,26 @@ def open_source(layer, project_dir: str | os.PathLike | None = None,
     """
     params = layer.effective_params()
     if layer.type == "CharText":
-        from .text import TextSource
+        from designer.training.data.text import TextSource
         path = locate(params["corpus"], project_dir, corpus, "corpus", progress)
         return TextSource(path, params, seed)
     if layer.type == "WavAudio":
-        from .audio import AudioSource
+        from designer.training.data.audio import AudioSource
         path = locate(params["file"], project_dir, corpus, "audio file", progress)
         return AudioSource(path, params, seed)
     if layer.type == "MnistRows":
-        from .mnist import MnistSource
+        from designer.training.data.mnist import MnistSource
         path = locate(params["folder"], project_dir, corpus, "MNIST folder", progress,
                       folder=True)
         return MnistSource(path, params, seed)
     if layer.type == "TimeSeries":
-        from .series import SeriesSource
+        from designer.training.data.series import SeriesSource
         path = locate(params["file"], project_dir, corpus, "series file", progress)
         kept = run_meta or {}
         return SeriesSource(path, params, seed, kept.get("stats"), whole,
                             period=kept.get("period", 0), **options)
     if layer.type == "SequenceClasses":
-        from .classes import ClassesSource
+        from designer.training.data.classes import ClassesSource
         path = locate(params["file"], project_dir, corpus, "sequence file", progress)
         return ClassesSource(path, params, seed, run_meta, whole, **options)
     raise ValueError(f"layer {layer.name!r} is a {layer.type}, not a data layer "
@@ -89,11 +89,11 @@ def open_source(layer, project_dir: str | os.PathLike | None = None,
 
 def __getattr__(name: str):
     if name == "Source":  # torch: only when a source is wanted (the preview reads without it)
-        from .base import Source
+        from designer.training.data.base import Source
         return Source
     if name in ("TextSource", "AudioSource", "MnistSource", "SequenceSource", "SeriesSource",
                 "ClassesSource"):
-        from . import audio, classes, mnist, sequence, series, text
+        from designer.training.data import audio, classes, mnist, sequence, series, text
         for module in (text, audio, mnist, sequence, series, classes):
             if hasattr(module, name):
                 return getattr(module, name)

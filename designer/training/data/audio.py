@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .errors import DataError
-from .quantize import Quantizer
-from .sequence import SequenceSource
-from .wavfile import read_wav, write_wav
+from designer.training.data.errors import DataError
+from designer.training.data.quantize import Quantizer
+from designer.training.data.sequence import SequenceSource
+from designer.training.data.wavfile import read_wav, write_wav
 
 
 def _as_array(classes) -> np.ndarray:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .base import byte_state
+from designer.training.data.base import byte_state
 
 SALT = 3  # the splits' generators use 0, 1 and 2
 

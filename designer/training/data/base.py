@@ -8,7 +8,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from .errors import DataError
+from designer.training.data.errors import DataError
 
 STATE_VERSION = 1
 

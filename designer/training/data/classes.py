@@ -20,12 +20,13 @@ import torch
 
 from designer.graph.layers.sequences import paired_test_file, sort_classes
 
-from .augment import Augmentation
-from .base import Source, check_eval_count
-from .cursors import SPLITS, ShuffledSplits
-from .errors import DataError
-from .labelled import Sequences, read_sequences
-from .normalise import check_normalisable, finite_columns, moments, normalised, peaks
+from designer.training.data.augment import Augmentation
+from designer.training.data.base import Source, check_eval_count
+from designer.training.data.cursors import SPLITS, ShuffledSplits
+from designer.training.data.errors import DataError
+from designer.training.data.labelled import Sequences, read_sequences
+from designer.training.data.normalise import (check_normalisable, finite_columns, moments,
+                                              normalised, peaks)
 
 SPLIT_SEED = 0x53455143  # fixed: which sequences validate and test must not follow the seed
 

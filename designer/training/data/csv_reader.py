@@ -34,7 +34,7 @@ import pandas as pd
 
 from designer.graph import datasets, headers
 
-from .errors import DataError
+from designer.training.data.errors import DataError
 
 GB = 10**9
 MAX_TABLE_BYTES = 4 * GB    # the largest table read unless --max-table-gb allows more

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import STATE_VERSION, byte_state, split_generator
+from designer.training.data.base import STATE_VERSION, byte_state, split_generator
 
 SPLITS = ("train", "val", "test")
 

@@ -20,7 +20,7 @@ from typing import Callable
 from designer.graph import datasets
 from designer.graph.datasets import DATA_ENV, NamedData
 
-from .errors import DataError
+from designer.training.data.errors import DataError
 
 OFFLINE_ENV = "RNN_DESIGNER_OFFLINE"
 CHUNK = 1 << 16

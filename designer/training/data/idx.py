@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import DataError
+from designer.training.data.errors import DataError
 
 IMAGES, LABELS = 2051, 2049      # ubyte data (0x08) with 3 and 1 dimensions
 WHAT = {IMAGES: "images", LABELS: "labels"}

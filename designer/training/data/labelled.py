@@ -19,9 +19,9 @@ from designer.graph import headers
 from designer.graph.datasets import DataProblem
 from designer.graph.layers.sequences import long_format_columns, sort_classes
 
-from . import csv_reader
-from .errors import DataError
-from .normalise import F32_MAX
+from designer.training.data import csv_reader
+from designer.training.data.errors import DataError
+from designer.training.data.normalise import F32_MAX
 
 
 @dataclass

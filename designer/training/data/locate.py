@@ -6,8 +6,8 @@ from pathlib import Path
 
 from designer.graph import datasets
 
-from . import download
-from .errors import DataError
+from designer.training.data import download
+from designer.training.data.errors import DataError
 
 
 def locate(name: str, project_dir=None, override: str | os.PathLike | None = None,

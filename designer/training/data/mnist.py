@@ -20,10 +20,10 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from .base import STATE_VERSION, Source, check_eval_count, split_generator
-from .cursors import cursor_state, restore_cursors
-from .errors import DataError
-from .idx import IMAGES, LABELS, read_idx
+from designer.training.data.base import STATE_VERSION, Source, check_eval_count, split_generator
+from designer.training.data.cursors import cursor_state, restore_cursors
+from designer.training.data.errors import DataError
+from designer.training.data.idx import IMAGES, LABELS, read_idx
 
 SPLIT_SEED = 0x4D4E4953  # fixed: the held-out images must not depend on the run's seed
 SIDE = 28

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import DataError
+from designer.training.data.errors import DataError
 
 F32_MAX = float(np.finfo(np.float32).max)
 TINY_STD = 1e-12  # a column steadier than this is only centred (its deviation taken as 1)

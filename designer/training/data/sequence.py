@@ -26,8 +26,9 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from .base import STATE_VERSION, Source, byte_state, check_eval_count, split_generator
-from .errors import DataError
+from designer.training.data.base import (STATE_VERSION, Source, byte_state, check_eval_count,
+                                          split_generator)
+from designer.training.data.errors import DataError
 
 
 class SequenceSource(Source):

@@ -24,13 +24,13 @@ import torch
 from designer.graph import headers
 from designer.graph.datasets import DataProblem
 
-from .augment import Augmentation
-from .base import Source, check_eval_count
-from .cursors import SPLITS, ShuffledSplits
-from .errors import DataError
-from .normalise import (check_normalisable, finite_columns, finite_normalised, moments,
-                        normalised, peaks)
-from .table import detect_period, header_of, read_table
+from designer.training.data.augment import Augmentation
+from designer.training.data.base import Source, check_eval_count
+from designer.training.data.cursors import SPLITS, ShuffledSplits
+from designer.training.data.errors import DataError
+from designer.training.data.normalise import (check_normalisable, finite_columns,
+                                              finite_normalised, moments, normalised, peaks)
+from designer.training.data.table import detect_period, header_of, read_table
 
 
 class SeriesSource(ShuffledSplits, Source):

@@ -19,8 +19,8 @@ import numpy as np
 from designer.graph import headers
 from designer.graph.datasets import DataProblem
 
-from . import csv_reader
-from .errors import DataError
+from designer.training.data import csv_reader
+from designer.training.data.errors import DataError
 
 MISSING_CHOICES = ("interpolate", "drop", "error")
 

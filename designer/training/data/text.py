@@ -9,8 +9,8 @@ import torch
 
 from designer.graph import datasets
 
-from .errors import DataError
-from .sequence import SequenceSource
+from designer.training.data.errors import DataError
+from designer.training.data.sequence import SequenceSource
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 

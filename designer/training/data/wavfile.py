@@ -20,7 +20,7 @@ import numpy as np
 
 from designer.graph.atomic import atomic_write_bytes
 
-from .errors import DataError
+from designer.training.data.errors import DataError
 
 PCM, FLOAT, EXTENSIBLE = 0x0001, 0x0003, 0xFFFE
 TAG_NAMES = {0x0001: "PCM", 0x0002: "Microsoft ADPCM", 0x0003: "IEEE float", 0x0006: "A-law",

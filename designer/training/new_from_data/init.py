@@ -25,10 +25,10 @@ from designer.graph.datasets import DataProblem
 from designer.graph.model import Graph
 from designer.graph.project import Project
 
-from ..data.classes import ClassesSource
-from ..data.errors import DataError
-from ..data.series import SeriesSource
-from . import designs
+from designer.training.data.classes import ClassesSource
+from designer.training.data.errors import DataError
+from designer.training.data.series import SeriesSource
+from designer.training.new_from_data import designs
 
 BUDGET_MS = 100_000   # the training steps' share of "a couple of minutes" on a CPU
 FRAME_STEPS = 128     # sequences longer than this are read in frames that make them as long

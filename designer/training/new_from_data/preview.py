@@ -28,11 +28,12 @@ from designer.graph import datasets, headers
 from designer.graph.datasets import DataProblem
 from designer.graph.task_guess import guess_task
 
-from ..data import csv_reader
-from ..data.errors import DataError
+from designer.training.data import csv_reader
+from designer.training.data.errors import DataError
 
-from .preview_model import (CHECK_EVERY, HEAD_ROWS, MAX_DISTINCT, PROGRESS_EVERY, SAMPLE_TIMES,
-                            Column, Preview, PreviewError, Stopped, count)
+from designer.training.new_from_data.preview_model import (CHECK_EVERY, HEAD_ROWS, MAX_DISTINCT,
+                                                            PROGRESS_EVERY, SAMPLE_TIMES, Column,
+                                                            Preview, PreviewError, Stopped, count)
 
 __all__ = ["Column", "Preview", "PreviewError", "Stopped", "read_head", "scan"]
 
@@ -54,7 +55,7 @@ def read_head(path: str | Path) -> Preview:
         task = guess_task(path)
         suffix = path.suffix.lower()
         if suffix == ".ts":
-            from .preview_ts import ts_head
+            from designer.training.new_from_data.preview_ts import ts_head
             return ts_head(path, task)
         header = headers.read_table_header(path)
     except DataProblem as e:
@@ -121,7 +122,7 @@ def scan(look: Preview, stop: Callable[[], bool] = lambda: False,
     """
     try:
         if look.format == "ts":
-            from .preview_ts import scan_ts
+            from designer.training.new_from_data.preview_ts import scan_ts
             scan_ts(look, stop, progress)
         elif look.format == "npy":
             _scan_npy(look, stop)

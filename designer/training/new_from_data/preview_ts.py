@@ -9,7 +9,8 @@ from pathlib import Path
 from designer.graph import headers
 from designer.graph.layers.sequences import paired_test_file, sort_classes
 
-from .preview_model import CHECK_EVERY, HEAD_ROWS, Preview, PreviewError, Stopped
+from designer.training.new_from_data.preview_model import (CHECK_EVERY, HEAD_ROWS, Preview,
+                                                            PreviewError, Stopped)
 
 SHOWN_CHANNELS = 4       # channels shown in the first rows
 

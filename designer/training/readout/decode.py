@@ -24,7 +24,7 @@ import torch
 from designer.engines import graphs
 from designer.engines.build import Net
 
-from .sampling import draw, gumbel_noise
+from designer.training.readout.sampling import draw, gumbel_noise
 
 CHUNK = {"cpu": 32, "cuda": 512}   # steps between two reads of the symbols by the host
 STEPS_PER_GRAPH = 8                # steps captured in one graph (one replay)

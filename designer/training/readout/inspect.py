@@ -31,9 +31,9 @@ import torch.nn.functional as F
 from designer.engines.parity import step_parity
 from designer.engines.trace import TANH_GATES, caffe_weights, describe, trace_recurrent
 
-from .probe import InspectError, Probe
-from .sequences import leaning as class_leaning
-from .sequences import outputs as sequence_outputs
+from designer.training.readout.probe import InspectError, Probe
+from designer.training.readout.sequences import leaning as class_leaning
+from designer.training.readout.sequences import outputs as sequence_outputs
 
 HIGH, LOW = 0.95, 0.05   # a sigmoid gate above HIGH or below LOW is saturated (tanh: |v| > HIGH)
 TOP = 5

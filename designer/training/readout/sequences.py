@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .probe import InspectError, Probe
+from designer.training.readout.probe import InspectError, Probe
 
 BUDGET = 4_000_000   # values of held states per block of the leaning pass (memory bound)
 

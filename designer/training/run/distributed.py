@@ -31,9 +31,9 @@ import torch.distributed as dist
 
 from designer.engines.build import BuildError
 
-from ..data.errors import DataError
-from . import checkpoint as C
-from .errors import TrainingError
+from designer.training.data.errors import DataError
+from designer.training.run import checkpoint as C
+from designer.training.run.errors import TrainingError
 
 FORESEEN = (TrainingError, DataError, C.CheckpointError, BuildError)
 

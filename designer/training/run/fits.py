@@ -13,7 +13,7 @@ import torch
 from designer.graph.memory import MemoryEstimate, Setup, estimate, parts_text, refusal, size_text
 from designer.monitor.capacity import DeviceMemory, capacity
 
-from .errors import TrainingError
+from designer.training.run.errors import TrainingError
 
 
 def setup_for(device: torch.device, engine: str | None, solver: dict, cfg: dict) -> Setup:

@@ -145,8 +145,8 @@ def launch(args, project) -> int:
     """Start ``args.nproc`` workers for ``rnn-designer train`` and see them through."""
     import torch
 
-    from .errors import TrainingError
-    from .rundir import check_folder, default_path
+    from designer.training.run.errors import TrainingError
+    from designer.training.run.rundir import check_folder, default_path
     n = args.nproc
     device = args.device or project.training_settings()["device"]
     cuda = device.startswith("cuda") or (device == "auto" and torch.cuda.is_available())

@@ -21,12 +21,12 @@ from typing import Iterator
 
 from designer.graph.project import Project
 
-from .control import StopToken
-from .distributed import World
-from .errors import TrainingError
-from .options import RunOptions, resolve_device
-from .session import ENDED_BY, Session
-from .validation import evaluate
+from designer.training.run.control import StopToken
+from designer.training.run.distributed import World
+from designer.training.run.errors import TrainingError
+from designer.training.run.options import RunOptions, resolve_device
+from designer.training.run.session import ENDED_BY, Session
+from designer.training.run.validation import evaluate
 
 __all__ = ["RunOptions", "TrainingError", "evaluate", "resolve_device", "train"]
 

@@ -7,10 +7,10 @@ from typing import Callable
 
 import torch
 
-from ..readout.probe import DEFAULT_STEPS
-from .control import WeightsTap
-from .distributed import World
-from .errors import TrainingError
+from designer.training.readout.probe import DEFAULT_STEPS
+from designer.training.run.control import WeightsTap
+from designer.training.run.distributed import World
+from designer.training.run.errors import TrainingError
 
 
 @dataclass

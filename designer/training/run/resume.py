@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from designer.engines.convert import convert_state_dict
 from designer.graph.layers.recurrent import ENGINE_KINDS, weight_layout
 
-from ..data.errors import DataError
-from .checkpoint import Checkpoint, CheckpointError
-from .errors import TrainingError
+from designer.training.data.errors import DataError
+from designer.training.run.checkpoint import Checkpoint, CheckpointError
+from designer.training.run.errors import TrainingError
 
 RECURRENT = ENGINE_KINDS  # the layers whose engine, and so their tensors, may change
 

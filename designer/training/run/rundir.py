@@ -9,8 +9,8 @@ from pathlib import Path
 from designer.graph.atomic import atomic_write_text
 from designer.graph.project import Project
 
-from . import checkpoint as C
-from .errors import TrainingError
+from designer.training.run import checkpoint as C
+from designer.training.run.errors import TrainingError
 
 
 def json_value(value):

@@ -17,22 +17,22 @@ from designer.graph.project import Project
 from designer.graph.settings import adam_l2_note
 from designer.graph.validate import LOSS_TYPES
 
-from ..data import FILE_PARAMS, DataError, open_source
-from ..readout.decode import Sampler
-from ..readout.inspect import probe_record
-from ..readout.probe import held_out_probe
-from . import checkpoint as C
-from .distributed import World
-from .divergence import DivergenceWatch
-from .errors import TrainingError
-from .first_step import first_step_notes
-from .fits import check_fits
-from .options import RunOptions, resolve_device
-from .resume import restore
-from .rundir import RunDir
-from .schedule import learning_rate
-from .step_records import batch_tokens, streak, summarise
-from .validation import evaluate, to_device
+from designer.training.data import FILE_PARAMS, DataError, open_source
+from designer.training.readout.decode import Sampler
+from designer.training.readout.inspect import probe_record
+from designer.training.readout.probe import held_out_probe
+from designer.training.run import checkpoint as C
+from designer.training.run.distributed import World
+from designer.training.run.divergence import DivergenceWatch
+from designer.training.run.errors import TrainingError
+from designer.training.run.first_step import first_step_notes
+from designer.training.run.fits import check_fits
+from designer.training.run.options import RunOptions, resolve_device
+from designer.training.run.resume import restore
+from designer.training.run.rundir import RunDir
+from designer.training.run.schedule import learning_rate
+from designer.training.run.step_records import batch_tokens, streak, summarise
+from designer.training.run.validation import evaluate, to_device
 
 ENDED_BY = {"stop": "stopped", "time_limit": "time_limit"}  # a control action -> the reason
 

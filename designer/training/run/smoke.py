@@ -208,7 +208,7 @@ def _folder(project: Project):
 
 
 def _tiny_source(project: Project, data: str):
-    from ..data import open_source
+    from designer.training.data import open_source
     layer = project.graph.layer(data)
     key = (layer.type, tuple(sorted((k, repr(v)) for k, v in layer.effective_params().items())),
            str(_folder(project)))

@@ -11,7 +11,7 @@ import torch
 
 from designer.engines.build import Net
 
-from .distributed import World
+from designer.training.run.distributed import World
 
 
 def to_device(batch: dict, data_layer: str, device: torch.device) -> dict:

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .evaluate import (classify_arrays, classify_report, error_scores, evaluate_run, finish,
-                       forecast_arrays, forecast_report, format_report, open_for,
-                       test_source)
-from .generate import GenerateError, TrainedModel, load_trained
+from designer.training.trained.evaluate import (classify_arrays, classify_report, error_scores,
+                                                 evaluate_run, finish, forecast_arrays,
+                                                 forecast_report, format_report, open_for,
+                                                 test_source)
+from designer.training.trained.generate import GenerateError, TrainedModel, load_trained
 
 
 def load_members(run_dirs: Sequence[str | Path], which: str = "best",

@@ -21,9 +21,9 @@ import torch
 
 from designer.graph import project as P
 
-from ..data import open_source
-from .generate import GenerateError, TrainedModel, load_trained
-from .peers import classify_peer, forecast_peer, peer_beside, peer_words
+from designer.training.data import open_source
+from designer.training.trained.generate import GenerateError, TrainedModel, load_trained
+from designer.training.trained.peers import classify_peer, forecast_peer, peer_beside, peer_words
 
 TASKS = {"series": "forecast", "classes": "classify"}
 

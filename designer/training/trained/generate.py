@@ -26,9 +26,9 @@ from designer.graph import registry
 from designer.graph.layers.recurrent import ENGINE_KINDS
 from designer.graph.spec import GenerationDefaults
 
-from ..readout.decode import StreamDecoder
-from ..run import checkpoint as C
-from . import quality
+from designer.training.readout.decode import StreamDecoder
+from designer.training.run import checkpoint as C
+from designer.training.trained import quality
 
 FALLBACK_DEFAULTS = GenerationDefaults(1.0, why="the model's own distribution")
 
@@ -267,7 +267,7 @@ def generate(model: TrainedModel, n: int, prime: str = "", temperature: float | 
         start = model.encode(prime or ("\n" if "\n" in model.vocab else model.vocab[0]))
         quantizer = None
     else:
-        from ..data.quantize import Quantizer
+        from designer.training.data.quantize import Quantizer
         quantizer = Quantizer.from_dict(model.codec["quantizer"])
         start = [int(c) for c in model.codec.get("prime") or []] or \
             [int(quantizer.encode(np.zeros(1))[0])]
@@ -349,5 +349,5 @@ def wav_paths(path: str | Path, streams: int) -> list[Path]:
 
 def write_wavs(out: Generated, path: str | Path) -> list[Path]:
     """Write each audio stream as a 16-bit PCM WAV (atomically); returns the files."""
-    from ..data.wavfile import write_wav
+    from designer.training.data.wavfile import write_wav
     return [write_wav(p, s, out.rate) for p, s in zip(wav_paths(path, out.streams), out.samples)]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from . import quality
-from .generate import Generated, GenerateError, generate, load_trained, write_wavs
+from designer.training.trained import quality
+from designer.training.trained.generate import (Generated, GenerateError, generate, load_trained,
+                                                write_wavs)
 
 
 def _summary(out: Generated, unit: str) -> str:

@@ -23,10 +23,11 @@ import numpy as np
 
 from designer.graph import project as P
 
-from ..data import open_source
-from ..readout.inspect import Inspection, inspect
-from ..readout.probe import DEFAULT_STEPS, Probe, ProbeError, held_out_probe, text_probe
-from .generate import TrainedModel, load_trained
+from designer.training.data import open_source
+from designer.training.readout.inspect import Inspection, inspect
+from designer.training.readout.probe import (DEFAULT_STEPS, Probe, ProbeError, held_out_probe,
+                                             text_probe)
+from designer.training.trained.generate import TrainedModel, load_trained
 
 
 SEQUENCE_KINDS = ("classes", "series")

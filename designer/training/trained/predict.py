@@ -16,8 +16,8 @@ import torch
 
 from designer.graph import project as P
 
-from ..data import open_source
-from .generate import GenerateError, load_trained
+from designer.training.data import open_source
+from designer.training.trained.generate import GenerateError, load_trained
 
 
 @dataclass

@@ -20,9 +20,9 @@ import numpy as np
 from designer.graph import headers
 from designer.graph.atomic import atomic_write_text
 
-from .ensemble import load_members, mean_probs
-from .evaluate import open_for, outputs
-from .generate import GenerateError
+from designer.training.trained.ensemble import load_members, mean_probs
+from designer.training.trained.evaluate import open_for, outputs
+from designer.training.trained.generate import GenerateError
 
 
 def predict_file(run_dir: str | Path | Sequence[str | Path], input_file: str | Path,

@@ -20,9 +20,9 @@ import numpy as np
 
 from designer.graph import headers
 
-from .evaluate import (baseline_names, error_scores, forecast_arrays, forecast_report,
-                       open_for, outputs, with_peer)
-from .generate import GenerateError, load_trained
+from designer.training.trained.evaluate import (baseline_names, error_scores, forecast_arrays,
+                                                 forecast_report, open_for, outputs, with_peer)
+from designer.training.trained.generate import GenerateError, load_trained
 
 MAX_ROUNDS = 200
 

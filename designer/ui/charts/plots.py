@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QGraphicsItem
 from designer.ui.runs.run import Run
 from designer.ui.runs.run_list import RunList
 
-from .chart_range import RangeKeeper
-from .curves import PLOT_OF, CompactAxis, RunCurves
-from .pacing import MAX_LAG_S, PlotView, RedrawPacer
-from .runs_table import RunsTable
+from designer.ui.charts.chart_range import RangeKeeper
+from designer.ui.charts.curves import PLOT_OF, CompactAxis, RunCurves
+from designer.ui.charts.pacing import MAX_LAG_S, PlotView, RedrawPacer
+from designer.ui.charts.runs_table import RunsTable
 
 REFRESH_MS = 100             # 10 Hz at most
 LIVE = ("starting", "running", "stopping")  # a run in these states may still send points

@@ -17,9 +17,9 @@ from designer.graph.errors import GraphError, ParamError
 from designer.graph.model import Link
 from designer.graph.retype import kept
 
-from . import commands as C
-from .commands import UNSET
-from .layout import spread_clashes
+from designer.ui.editor import commands as C
+from designer.ui.editor.commands import UNSET
+from designer.ui.editor.layout import spread_clashes
 
 PROJECT_FIELDS = ("name", "description")
 

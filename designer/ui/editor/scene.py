@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QGraphicsScene
 from designer.graph.errors import GraphWarning
 from designer.ui.look import theme
 
-from .link_item import LinkItem, separate_labels
-from .node_item import H, W, NodeItem, PortItem
-from .wiring import WireDrag
+from designer.ui.editor.link_item import LinkItem, separate_labels
+from designer.ui.editor.node_item import H, W, NodeItem, PortItem
+from designer.ui.editor.wiring import WireDrag
 
 MARGIN = 1500.0
 

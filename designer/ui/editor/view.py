@@ -11,8 +11,8 @@ from designer.graph.errors import GraphError
 from designer.ui.editor import mime
 from designer.ui.look import theme
 
-from .layout import ROW
-from .node_item import GRID, H, W
+from designer.ui.editor.layout import ROW
+from designer.ui.editor.node_item import GRID, H, W
 
 MIN_ZOOM, MAX_ZOOM = 0.1, 3.0
 LABELS_FROM = 0.45  # zoomed out further, links are drawn without their shape labels

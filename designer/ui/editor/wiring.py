@@ -15,8 +15,8 @@ from designer.graph.errors import GraphError
 from designer.ui.editor import describe
 from designer.ui.look import theme
 
-from .link_item import route
-from .node_item import PortItem
+from designer.ui.editor.link_item import route
+from designer.ui.editor.node_item import PortItem
 
 SNAP = 16.0  # how near the cursor must be to a port to aim at it
 TIP_FONT = theme.font(8.5)

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDialog, QDia
                                QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QRadioButton, QSpinBox, QVBoxLayout, QWidget)
 
-from .worker import ExportRequest
+from designer.ui.exchange.worker import ExportRequest
 
 FORMATS = {"onnx": "ONNX model (.onnx)", "pytorch": "PyTorch code (model.py + weights)",
            "prototxt": "Caffe / MyCaffe prototxt (train_val + solver)"}

@@ -9,9 +9,9 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from designer.ui.look import theme
 
-from .dialog import ExportDialog
-from .picture import save_picture
-from .worker import ExportRequest, ExportWorker
+from designer.ui.exchange.dialog import ExportDialog
+from designer.ui.exchange.picture import save_picture
+from designer.ui.exchange.worker import ExportRequest, ExportWorker
 
 IMPORT_FILTER = ("Models (*.onnx *.prototxt *.pt *.txt);;ONNX models (*.onnx);;"
                  "Caffe / MyCaffe nets (*.prototxt *.pt *.txt);;All files (*)")
@@ -68,7 +68,7 @@ class ExchangeActions:
 
     def import_onnx(self, path, out=None, data=None, ask_data: bool = True) -> dict | None:
         """Import an ONNX model as a saved project and its run folder (see :mod:`onnx_in`)."""
-        from .onnx_in import import_onnx_model
+        from designer.ui.exchange.onnx_in import import_onnx_model
         return import_onnx_model(self.w, path, out, data, ask_data)
 
     def import_path(self, path, solver=None, data=None, confirmed: bool = False) -> bool:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication
 
 from designer.search.analysis import Parallel, fmt
 
-from .charts import BEST, ChartBox, alpha, small_font
+from designer.ui.experiments.charts import BEST, ChartBox, alpha, small_font
 
 # worst to best: pale to deep blue (readable on light and dark backgrounds alike)
 COLORS = pg.ColorMap([0.0, 0.5, 1.0], ["#c9d3df", "#6f9fd8", "#1f4e9c"])

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget
 
 from designer.search import analysis as A
 
-from .charts import HistoryChart, ParetoChart
-from .parallel import ImportanceChart, ParallelChart
+from designer.ui.experiments.charts import HistoryChart, ParetoChart
+from designer.ui.experiments.parallel import ImportanceChart, ParallelChart
 
 WIDE = 1150          # pixels: at least this wide, the charts stand side by side
 TITLES = ("History", "Parallel coordinates", "Importance", "Pareto front")

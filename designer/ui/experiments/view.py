@@ -24,12 +24,12 @@ from designer.graph.errors import GraphError
 from designer.search import analysis as A
 from designer.ui.look import resources
 
-from .launch import SearchDialog, SearchOptions, gpu_count, space_problem
-from .process import SearchProcess, search_command
-from .reader import StudyReader
-from .shelf import ChartShelf
-from .table import TrialsTable, ensemble_note, summary
-from .use_best import use_params
+from designer.ui.experiments.launch import SearchDialog, SearchOptions, gpu_count, space_problem
+from designer.ui.experiments.process import SearchProcess, search_command
+from designer.ui.experiments.reader import StudyReader
+from designer.ui.experiments.shelf import ChartShelf
+from designer.ui.experiments.table import TrialsTable, ensemble_note, summary
+from designer.ui.experiments.use_best import use_params
 
 REDRAW_MS = 100     # charts redraw at most this often while lines stream in
 REREAD_MS = 400     # the study is read again this long after the last finished trial

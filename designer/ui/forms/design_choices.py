@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QToolButton, QVBoxLayout, QWidget
 from designer.graph.spec import ParamSpec
 from designer.ui.look import resources, theme
 
-from .param_form import caption
-from .search_over import check_entry, describe, edit_search
+from designer.ui.forms.param_form import caption
+from designer.ui.forms.search_over import check_entry, describe, edit_search
 
 TEXT = {"type": "Search its type", "inputs": "Search its branches",
         "residual": "Search plain or residual"}

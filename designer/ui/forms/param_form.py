@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QGridLayout, QLabel, QSizePolicy, QStackedWidget,
 from designer.ui.editor.commands import UNSET
 from designer.ui.look import resources, theme
 
-from .param_editors import make_editor
+from designer.ui.forms.param_editors import make_editor
 
 SEARCHABLE = ("int", "dim", "float", "choice", "bool")  # kinds a search can vary
 

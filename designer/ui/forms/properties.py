@@ -17,10 +17,10 @@ from designer.graph.errors import GraphError
 from designer.ui.editor import describe
 from designer.ui.look import resources, theme
 
-from .design_choices import DesignChoices
-from .param_form import PageSized, ParamForm, caption
-from .search_over import describe as describe_range
-from .search_over import edit_search, rename_layer
+from designer.ui.forms.design_choices import DesignChoices
+from designer.ui.forms.param_form import PageSized, ParamForm, caption
+from designer.ui.forms.search_over import describe as describe_range
+from designer.ui.forms.search_over import edit_search, rename_layer
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:

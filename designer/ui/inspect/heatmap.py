@@ -23,8 +23,8 @@ from PySide6.QtWidgets import QApplication, QGraphicsRectItem
 
 from designer.ui.look import theme
 
-from .reading import draw_leaning, draw_window
-from .surprise import surprise_color
+from designer.ui.inspect.reading import draw_leaning, draw_window
+from designer.ui.inspect.surprise import surprise_color
 
 MEAN_COLOR, LAST_COLOR = "#2f7de1", "#e8590c"
 MIN_PX_PER_CHAR = 7     # below this, the x axis shows step numbers instead of characters

@@ -13,8 +13,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from .charts import ParityChart
-from .worker import InspectService
+from designer.ui.inspect.charts import ParityChart
+from designer.ui.inspect.worker import InspectService
 
 
 class ParityPanel(QWidget):

@@ -15,9 +15,9 @@ from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
                                QPushButton, QSpinBox, QTextEdit, QVBoxLayout, QWidget)
 
-from .heatmap import QUANTITIES, color_map, glyph, levels_for
-from .search import PRESETS, PatternError, correlate, find_units
-from .surprise import CharToolTips
+from designer.ui.inspect.heatmap import QUANTITIES, color_map, glyph, levels_for
+from designer.ui.inspect.search import PRESETS, PatternError, correlate, find_units
+from designer.ui.inspect.surprise import CharToolTips
 
 
 def value_color(value: float, lo: float, hi: float) -> QColor:

@@ -24,12 +24,12 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from .captions import answer, cannot_inspect, level_name
-from .charts import SaturationChart
-from .controls import InspectControls
-from .heatmap import QUANTITIES, StepCharts
-from .unit_panel import UnitPanel
-from .worker import InspectService
+from designer.ui.inspect.captions import answer, cannot_inspect, level_name
+from designer.ui.inspect.charts import SaturationChart
+from designer.ui.inspect.controls import InspectControls
+from designer.ui.inspect.heatmap import QUANTITIES, StepCharts
+from designer.ui.inspect.unit_panel import UnitPanel
+from designer.ui.inspect.worker import InspectService
 
 REST = 30            # the worker rests this many times as long as its last live job took
 DEFAULT_EVERY = 50   # steps between live updates

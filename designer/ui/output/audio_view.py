@@ -25,7 +25,7 @@ class AudioView(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        from .generation.playback import Player
+        from designer.ui.output.generation.playback import Player
         self.result: dict | None = None
         self.folder: QTemporaryDir | None = None  # where generated WAVs wait to be saved
         self.player = Player(self)
@@ -93,7 +93,7 @@ class AudioView(QWidget):
         ``result`` holds ``samples`` (one float array per stream), ``paths`` (their WAVs),
         ``rate`` and, when the run recorded it, ``reference_rms``.
         """
-        from .generation.waveforms import WaveformView
+        from designer.ui.output.generation.waveforms import WaveformView
         self.result = result
         if self.wave is None:
             self.wave = WaveformView()

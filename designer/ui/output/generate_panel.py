@@ -28,10 +28,10 @@ from designer.ui.runs.run_list import RunList
 from designer.ui.runs.worker import GenerateWorker, Job
 from designer.ui.sequences.results import SEQUENCE_KINDS, SequenceResults
 
-from .audio_view import AudioView
-from .digits import DigitGrid
-from .generation.settings_form import SettingsForm
-from .generation.text_streams import TextStreams
+from designer.ui.output.audio_view import AudioView
+from designer.ui.output.digits import DigitGrid
+from designer.ui.output.generation.settings_form import SettingsForm
+from designer.ui.output.generation.text_streams import TextStreams
 
 KINDS = ("text", "audio", "mnist") + SEQUENCE_KINDS
 BUTTONS = {"mnist": "Predict", "series": "Evaluate", "classes": "Evaluate"}

@@ -21,7 +21,7 @@ from designer.ui.look import resources
 from designer.ui.runs.run import Run, device_text, engines_text
 from designer.ui.runs.run_list import RunList
 
-from .generate_panel import GeneratePanel
+from designer.ui.output.generate_panel import GeneratePanel
 
 MAX_BLOCKS = 20_000
 PROGRESS_EVERY_S = 5.0

@@ -1,6 +1,6 @@
 """The Problems dock: every error and warning in words, one-click fixes, and the smoke step
 that runs the net on a real batch after each edit."""
-from .panel import ProblemsPanel
-from .smoke import SmokeChecker
+from designer.ui.problems.panel import ProblemsPanel
+from designer.ui.problems.smoke import SmokeChecker
 
 __all__ = ["ProblemsPanel", "SmokeChecker"]

@@ -82,7 +82,7 @@ def ask_and_continue(controller, folder, ask=None) -> Run | None:
     """Ask until which step (``ask(window, folder, meta, project, default, controller)`` ->
     int or ``None``; by default the `ContinueDialog`), then continue."""
     if ask is None:
-        from .dialog import ask_until as ask
+        from designer.ui.resume.dialog import ask_until as ask
     meta = last_checkpoint(folder)
     project = _read(Path(folder) / "project.json") or (meta or {}).get("project")
     if meta is None or not isinstance(project, dict):

@@ -96,7 +96,7 @@ class Run:
         self.targets: list | None = None    # forecasting runs: the columns forecast
         self.probe: dict | None = None      # the held-out snippet inspected (a Probe dict)
         self.saturation: list = []          # [(step, {level: {gate: fraction}})], by step
-        from .series import Series  # numpy: not on the way to the first paint
+        from designer.ui.runs.series import Series  # numpy: not on the way to the first paint
         self.series: dict[str, Series] = {m: Series() for m in METRICS.values()}
 
     # --------------------------------------------------------------------------- facts --
@@ -116,7 +116,7 @@ class Run:
 
     def tokens_per_s(self) -> float | None:
         """The median tokens/s of the run (its first record, the warm-up, left out)."""
-        from .series import median_rate
+        from designer.ui.runs.series import median_rate
         s = self.series["tokens_per_s"]
         return median_rate(s.column("value")) if len(s) else None
 

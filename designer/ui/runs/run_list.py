@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QStandardPaths, Signal
 
-from .run import Run
+from designer.ui.runs.run import Run
 
 RUNS_ENV = "RNN_DESIGNER_RUNS"
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QToolTip, QVBoxLayout, QWidget
 
-from .peer_text import peer_html
+from designer.ui.sequences.peer_text import peer_html
 
 ACCENT = "#2f7de1"
 PROMPT = ("Press Evaluate to score the run on its test split: its confusion matrix and each "

@@ -16,7 +16,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (QApplication, QComboBox, QFormLayout, QLabel, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
-from .peer_text import peer_html
+from designer.ui.sequences.peer_text import peer_html
 
 COLORS = {"history": "#8d96a0", "model": "#2f7de1", "baseline": "#e8590c",
           "rollout": "#9c36b5", "test": (47, 125, 225, 22)}

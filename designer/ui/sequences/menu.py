@@ -18,7 +18,7 @@ def add_to_file_menu(w, menu, actions, before: QAction) -> None:
 def new_from_data(w, path=None):
     """Show the dialog (after the unsaved-changes question); the project it makes opens in
     ``w``. Returns the dialog (``None`` when the user kept the current project)."""
-    from .new_from_data import NewFromDataDialog
+    from designer.ui.sequences.new_from_data import NewFromDataDialog
     if not w.files.confirm_discard():
         return None
     dialog = NewFromDataDialog(w.files._last_folder(), w)

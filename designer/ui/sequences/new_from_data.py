@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHBoxLayo
 from designer.graph.project import SUFFIX
 
 from designer.ui.runs.worker import Job
-from .preview_table import PreviewTable
-from .task_choice import TaskChoice
-from .workers import InitWorker, PreviewWorker
+from designer.ui.sequences.preview_table import PreviewTable
+from designer.ui.sequences.task_choice import TaskChoice
+from designer.ui.sequences.workers import InitWorker, PreviewWorker
 
 DATA_FILTER = ("Data files (*.csv *.tsv *.txt *.npy *.ts);;CSV tables (*.csv *.tsv *.txt);;"
                "NumPy arrays (*.npy);;UEA/UCR sequences (*.ts);;All files (*)")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject
 
-from .confusion_chart import ConfusionChart
-from .forecast_chart import ForecastChart, baseline_label, number
-from .peer_text import peer_status
-from .workers import ScoreWorker
+from designer.ui.sequences.confusion_chart import ConfusionChart
+from designer.ui.sequences.forecast_chart import ForecastChart, baseline_label, number
+from designer.ui.sequences.peer_text import peer_status
+from designer.ui.sequences.workers import ScoreWorker
 
 SEQUENCE_KINDS = ("series", "classes")
 

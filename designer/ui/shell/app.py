@@ -87,7 +87,7 @@ def run_window(path: str | None, unrolled: str | None = None,
                device: str | None = None, inspect: str | None = None) -> int:
     from PySide6.QtCore import QTimer
 
-    from .main_window import MainWindow
+    from designer.ui.shell.main_window import MainWindow
 
     app = make_app()
     window = MainWindow()
@@ -135,7 +135,7 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
     from PySide6.QtWidgets import QApplication
 
     from designer.graph.project import ProjectError, load
-    from .main_window import MainWindow
+    from designer.ui.shell.main_window import MainWindow
 
     out_path = Path(out)
     if not out_path.resolve().parent.is_dir():
@@ -183,7 +183,7 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
                 window.close()
                 return 2
         if train_steps is not None:
-            from .trainer_script import train_then_generate
+            from designer.ui.shell.trainer_script import train_then_generate
             code = train_then_generate(window, train_steps, device)
             if code == 2:
                 window.close()
@@ -206,7 +206,7 @@ def _inspect_run(window, folder: str) -> int:
     from PySide6.QtCore import Qt
 
     from designer.ui.runs.run import RunError
-    from .trainer_script import wait_for
+    from designer.ui.shell.trainer_script import wait_for
     try:
         run = window.training.runs.add_folder(folder)
     except RunError as e:

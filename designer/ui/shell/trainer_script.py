@@ -7,7 +7,7 @@ import sys
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
-from . import actions
+from designer.ui.shell import actions
 
 PRIMES = ("ROMEO:\n", "First Citizen:\n", "\n")
 

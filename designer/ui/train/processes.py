@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from designer.graph.atomic import atomic_write_text
 
-from ..runs.worker import TrainRequest, failure
+from designer.ui.runs.worker import TrainRequest, failure
 
 KILL_AFTER_S = 60  # a run asked to stop that has not ended by then is killed
 

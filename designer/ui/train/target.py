@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QLabel
 
-from .pickers import DevicePicker, EnginePicker, device_choices
+from designer.ui.train.pickers import DevicePicker, EnginePicker, device_choices
 
 
 class TrainTarget(QObject):

@@ -22,9 +22,9 @@ from designer.ui.runs.run import Run, status_text
 from designer.ui.runs.run_list import RunList, new_run_dir, runs_root
 from designer.ui.runs.worker import Job, TrainRequest, TrainWorker
 
-from . import states
-from .states import IDLE, PAUSED, RUNNING, STARTING, STOPPING
-from .target import TrainTarget
+from designer.ui.train import states
+from designer.ui.train.states import IDLE, PAUSED, RUNNING, STARTING, STOPPING
+from designer.ui.train.target import TrainTarget
 
 log = logging.getLogger("designer.ui")
 
@@ -51,7 +51,7 @@ class TrainingController(QObject):
     def __init__(self, window) -> None:
         super().__init__(window)
         from designer.ui.output.window import OutputPanel
-        from .panels import ChartsHost, DeviceHost
+        from designer.ui.train.panels import ChartsHost, DeviceHost
         self.w = window
         self.runs = RunList(self)
         from designer.ui.resume import ask_and_continue
@@ -152,7 +152,7 @@ class TrainingController(QObject):
         Inspect view reads its checkpoints)."""
         self.tap = None
         if request.processes > 1:
-            from .processes import ProcessControl, ProcessTrainWorker
+            from designer.ui.train.processes import ProcessControl, ProcessTrainWorker
             self.token = ProcessControl()
             worker = ProcessTrainWorker(request, self.token)
         else:
@@ -356,7 +356,7 @@ class TrainingController(QObject):
             job.done.connect(loop.quit)
             kill = getattr(self.token, "kill", None)  # child processes: the last resort
             if kill is not None:
-                from .processes import KILL_AFTER_S
+                from designer.ui.train.processes import KILL_AFTER_S
                 QTimer.singleShot(KILL_AFTER_S * 1000, loop, kill)
             if job.running:
                 loop.exec(QEventLoop.ExcludeUserInputEvents)

@@ -21,8 +21,8 @@ from designer.ui.forms.param_form import caption
 from designer.ui.look import resources, theme
 from designer.ui.unrolled import layout as U
 
-from .canvas import Overview, UnrolledCanvas
-from .items import Caption, StepGroup, UnrolledNode, node_tooltip, short
+from designer.ui.unrolled.canvas import Overview, UnrolledCanvas
+from designer.ui.unrolled.items import Caption, StepGroup, UnrolledNode, node_tooltip, short
 
 MAX_STEPS = 500
 
