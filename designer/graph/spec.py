@@ -10,8 +10,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from . import dims as D
-from .errors import ParamError, ShapeError
+from designer.graph import dims as D
+from designer.graph.cell import CellSpec
+from designer.graph.errors import ParamError, ShapeError
 
 FLOAT, INDEX, ANY = "float", "index", "any"
 
@@ -262,6 +263,7 @@ class LayerSpec:
     source_dims: Callable[[dict, Any], dict] | None = None  # data layers: dims they bind
     check_params: Callable[[dict], None] | None = None  # relations between parameters
     generation: GenerationDefaults | None = None  # data layers a model can write like
+    cell: CellSpec | None = None  # recurrent layers: their gates, states and engines
 
     # -- derived helpers ---------------------------------------------------------------------
     @property
