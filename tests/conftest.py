@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from designer.cells import load
+
+load()  # the recurrent cells, as the command line and the window load them
+
 ROOT = Path(__file__).resolve().parent.parent
 PROJECTS = ROOT / "projects"
 

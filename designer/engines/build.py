@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from designer.graph.layers.recurrent import ENGINE_KINDS, engine_for, weight_layout
+from designer.graph import registry
 from designer.graph.model import Graph
 from designer.graph.shapes import resolve_params
 
@@ -76,8 +76,8 @@ class Net(nn.Module):
             layer = graph.layer(name)
             spec = layer.spec
             params = resolve_params(spec, layer.params, graph.dims)
-            if engine is not None and layer.type in ENGINE_KINDS:
-                params["engine"] = engine_for(layer.type, ENGINE_NAMES[engine])
+            if engine is not None and layer.type in registry.engine_kinds():
+                params["engine"] = registry.engine_for(layer.type, ENGINE_NAMES[engine])
             if layer.type in RECURRENT_TYPES:
                 self.engines[name] = params.get("engine", "CAFFE")
             ctx = BuildContext(name, layer, params, graph.info(name), dict(graph.dims))
@@ -159,7 +159,7 @@ class Net(nn.Module):
                 form = "parallel scan" if self.engines[name] == "SCAN" else "chunkwise form"
                 out.append(f"{name} runs the {form} with a 'cont' input, whose resets "
                            "are found on the host")
-            if weight_layout(self.engines[name]) != "CUDNN":
+            if registry.weight_layout(self.engines[name]) != "CUDNN":
                 continue
             if len(wires) > 2 and wires[2] is not None and carries_state:
                 out.append(f"{name} runs on cuDNN with a 'lengths' input: packing the padded "

@@ -6,7 +6,7 @@ import sys
 
 from designer.graph import dims as D
 from designer.graph import project as P
-from designer.graph.layers.recurrent import ENGINE_KINDS
+from designer.graph import registry
 
 from designer.engines.expansion import UNROLLS, expand
 
@@ -35,7 +35,7 @@ def parity(args) -> int:
     if _errors_block(proj):
         return 1
     from designer.engines.parity import TOLERANCE, layer_parity
-    names = [n for n in proj.graph.names() if proj.graph.layer(n).type in ENGINE_KINDS]
+    names = [n for n in proj.graph.names() if proj.graph.layer(n).type in registry.engine_kinds()]
     if not names:
         print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, MinGRU, MinLSTM, mLSTM or "
               "sLSTM layer to compare", file=sys.stderr)

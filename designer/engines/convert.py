@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from designer.graph.layers.recurrent import weight_layout
+from designer.graph.registry import weight_layout
 
 TORCH_TO_CAFFE_LSTM = (0, 1, 3, 2)  # torch blocks [i, f, g, o] -> caffe [i, f, o, g]
 SUFFIXES = ("", "_reverse")  # the forward and the backward direction, as torch names them

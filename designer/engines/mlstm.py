@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from designer.graph.layers.mlstm import rows, state_sizes
+from designer.cells.mlstm.spec import rows, state_sizes
 
 from designer.engines.fillers import fill_bias, fill_weight
 from designer.engines.mlstm_cell import CHUNK, mlstm_layers

@@ -13,7 +13,7 @@ The same :class:`designer.engines.expansion.Expansion` as the other recurrent la
 """
 from __future__ import annotations
 
-from designer.graph.layers.mlstm import rows, state_sizes
+from designer.cells.mlstm.spec import rows, state_sizes
 
 from designer.engines.expansion_data import Expansion, Node, step_rails
 

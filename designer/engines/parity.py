@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from designer.graph.layers.recurrent import MIN_KINDS, SLSTM_KINDS
+from designer.graph import registry
 
 from designer.engines.convert import convert_layer, cudnn_to_caffe
 from designer.engines.expansion import GATES
@@ -55,7 +55,7 @@ def _grads_as_caffe(kind: str, grads: dict, levels: int) -> dict:
     db_c (b_c = b_ih + b_hh), so the b_hh gradients must not be added in again (except for the
     GRU, whose b_hc stays its own tensor).
     """
-    if kind in MIN_KINDS + SLSTM_KINDS:  # both engines hold the same tensors
+    if registry.cell(kind).fused:  # both engines hold the same tensors
         return dict(grads)
     zero = {k: torch.zeros_like(v) for k, v in grads.items() if k.startswith("bias_hh")}
     return cudnn_to_caffe(kind, grads if kind == "GRU" else {**grads, **zero}, levels)
@@ -198,7 +198,7 @@ def fused_module(kind: str, input_size: int, hidden: int, levels: int = 1,
     if kind == "sLSTM":
         return FusedSLSTM(input_size, hidden, heads, levels, bidirectional=bidirectional,
                           forget_gate=forget_gate), "FUSED"
-    if kind in MIN_KINDS:
+    if kind in ("MinGRU", "MinLSTM"):
         return ScanRecurrent(kind, input_size, hidden, levels,
                              bidirectional=bidirectional), "SCAN"
     return CudnnRecurrent(kind, input_size, hidden, levels, 0.0, False, nonlinearity,

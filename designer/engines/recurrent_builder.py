@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from designer.graph.layers.recurrent import weight_layout
+from designer.graph.registry import weight_layout
 
 from designer.engines.auto import AutoRecurrent
 from designer.engines.builders import BuildContext, builder

@@ -31,7 +31,7 @@ from onnx import TensorProto, checker, helper, shape_inference
 from designer import __version__
 from designer.engines.build import RECURRENT_TYPES
 from designer.graph.atomic import atomic_write_bytes
-from designer.graph.layers.mlstm import state_sizes
+from designer.cells.mlstm.spec import state_sizes
 
 from designer.exchange import onnx_recurrent
 from designer.exchange.errors import ExchangeError

@@ -37,7 +37,6 @@ from designer.engines.convert import caffe_to_cudnn, cudnn_to_caffe
 from designer.engines.expansion import expand_params
 from designer.engines.mlstm_expansion import expand_mlstm
 from designer.engines.unrolled import weight_key
-from designer.graph.layers.recurrent import MIN_KINDS
 
 from designer.exchange import onnx_min_rnn, onnx_mlstm, onnx_slstm
 from designer.exchange.onnx_ops import OnnxBuilder, lstm_unit, tensor
@@ -92,7 +91,7 @@ def _directions(w: dict, key: str, kind: str, dirs: int) -> np.ndarray:
 
 def fused(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=None):
     """ONNX LSTM/GRU/RNN ops, one per level; returns (y, final states)."""
-    if module.kind in MIN_KINDS:
+    if module.kind in ("MinGRU", "MinLSTM"):
         return onnx_min_rnn.scan(b, name, module, x, states, lengths)
     if module.kind == "sLSTM":
         return onnx_slstm.scan(b, name, module, x, states, lengths)

@@ -21,7 +21,7 @@ from designer import __version__
 from designer.engines.build import RECURRENT_TYPES
 from designer.engines.convert import caffe_to_cudnn
 from designer.graph.atomic import atomic_write_bytes, atomic_write_text
-from designer.graph.layers.recurrent import MIN_KINDS, weight_layout
+from designer.graph.registry import weight_layout
 from designer.graph.shapes import resolve_params
 
 from designer.exchange.errors import ExchangeError
@@ -182,7 +182,7 @@ class _Writer:
         self._assign(name, var, layer, expr)
 
     def _recurrent(self, name, var, layer, module, p, x, comment) -> str:
-        own = OWN_CLASSES.get("MinRNN" if layer.type in MIN_KINDS else layer.type)
+        own = OWN_CLASSES.get("MinRNN" if layer.type in ("MinGRU", "MinLSTM") else layer.type)
         if own is not None:  # torch.nn has none: a class of its own written into the file
             return own(self, name, var, layer, module, p, x, comment)
         kind, cls = layer.type, TORCH_RNN[layer.type]
@@ -336,7 +336,7 @@ def torch_state(module) -> dict:
     if hasattr(module, "rnn"):
         return dict(module.rnn.state_dict())
     sd = {k: v.detach() for k, v in module.named_parameters()}
-    if module.kind in MIN_KINDS + ("sLSTM", "mLSTM"):  # MinRNN, SLSTM, MLSTM: the designer's
+    if module.kind in ("MinGRU", "MinLSTM", "sLSTM", "mLSTM"):  # MinRNN, SLSTM, MLSTM: the designer's
         return sd
     return caffe_to_cudnn("LSTM" if module.kind == "LSTMSimple" else module.kind, sd,
                           module.levels)

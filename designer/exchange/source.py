@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from designer.graph import project as P
-from designer.graph.layers.recurrent import ENGINE_KINDS
+from designer.graph import registry
 from designer.graph.project import Project
 
 from designer.exchange.errors import ExchangeError
@@ -97,7 +97,7 @@ def _from_run(path: Path, which: str) -> ModelSource:
     from designer.training.trained.generate import trained_dims
     graph.pin_dims(trained_dims(ck.meta.get("data", {})))
     for name, engine in ck.meta.get("engines", {}).items():
-        if name in graph and graph.layer(name).type in ENGINE_KINDS:
+        if name in graph and graph.layer(name).type in registry.engine_kinds():
             graph.set_param(name, "engine", engine)
     project.path = path / "project.json"
     return ModelSource(project, path, ck.weights, ck.meta)

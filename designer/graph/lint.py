@@ -1,35 +1,39 @@
 """Warnings about nets that are valid but almost certainly not what was meant.
 
 Each comes with the fix (a :class:`designer.graph.hints.Fix`) the window offers in one click.
+The checks register per layer type (:func:`warns`); a cell registers its own when it loads.
 """
 from __future__ import annotations
+
+from typing import Callable
 
 from designer.graph.conv_checks import conv_warnings, padded_source
 from designer.graph.elements import Link
 from designer.graph.errors import DesignWarning
 from designer.graph.hints import Fix
-from designer.graph.min_checks import min_warnings
 from designer.graph.norm_checks import norm_warnings
 from designer.graph.rocket_checks import rocket_warnings
 
-LOSSES = ("SoftmaxWithLoss", "Accuracy")
+Check = Callable[[object, str], list]  # (graph, layer name) -> its warnings
+CHECKS: dict[str, list[Check]] = {}  # layer type -> the checks of its layers
+
+
+def warns(*type_ids: str):
+    """Register ``check(graph, name) -> [DesignWarning]`` for the layers of ``type_ids``."""
+    def register(check: Check) -> Check:
+        for t in type_ids:
+            CHECKS.setdefault(t, []).append(check)
+        return check
+    return register
 
 
 def lint(graph) -> list[DesignWarning]:
     """Every design warning of ``graph``, in layer order."""
     out: list[DesignWarning] = []
     for layer in graph.layers():
-        if layer.type in LOSSES:
-            out.extend(_softmax_before(graph, layer.name))
-            out.extend(_labels_are_inputs(graph, layer.name))
-        elif layer.type == "SequencePool":
-            out.extend(_pool_without_lengths(graph, layer.name))
-        elif layer.type == "Conv1D":
-            out.extend(conv_warnings(graph, layer.name))
-        elif layer.type == "MiniRocket":
-            out.extend(rocket_warnings(graph, layer.name))
+        for check in CHECKS.get(layer.type, ()):
+            out.extend(check(graph, layer.name))
         out.extend(norm_warnings(graph, layer.name))
-        out.extend(min_warnings(graph, layer.name))
     return out
 
 
@@ -39,6 +43,7 @@ def _warn(message: str, layer: str, fix: Fix) -> DesignWarning:
     return w
 
 
+@warns("SoftmaxWithLoss", "Accuracy")
 def _softmax_before(graph, name: str) -> list[DesignWarning]:
     """A Softmax feeding a loss that applies its own softmax (probabilities squashed twice)."""
     k = graph.link_into(name, "logits")
@@ -52,6 +57,7 @@ def _softmax_before(graph, name: str) -> list[DesignWarning]:
                   f"slowly, if at all; {fix.text}", k.src, fix)]
 
 
+@warns("SoftmaxWithLoss", "Accuracy")
 def _labels_are_inputs(graph, name: str) -> list[DesignWarning]:
     """A loss whose labels are the very ids the net reads (it would learn to copy them)."""
     k = graph.link_into(name, "label")
@@ -78,6 +84,7 @@ POOLED_PADDING = {
 }
 
 
+@warns("SequencePool")
 def _pool_without_lengths(graph, name: str) -> list[DesignWarning]:
     """A SequencePool over padded sequences whose 'lengths' input is left unconnected."""
     if graph.link_into(name, "lengths") is not None:
@@ -91,3 +98,7 @@ def _pool_without_lengths(graph, name: str) -> list[DesignWarning]:
     return [_warn(f"{name} pools {src}'s sequences over every step, but {src} pads them to "
                   f"the longest and {name} is not given their lengths: "
                   f"{POOLED_PADDING[method]}; {text}", name, fix)]
+
+
+warns("Conv1D")(conv_warnings)
+warns("MiniRocket")(rocket_warnings)

@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from designer.graph import dims as D
-from designer.graph.layers.recurrent import CHUNK_KINDS, MIN_KINDS, SLSTM_KINDS, engine_for
-from designer.graph.memory_layers import RECURRENT, Context, rule
+from designer.graph import registry
+from designer.graph.memory_layers import Context, rule
 from designer.graph.shapes import resolve_params
 
 GIB, MIB = 1 << 30, 1 << 20
@@ -192,7 +192,7 @@ def estimate(graph, setup: Setup | None = None) -> MemoryEstimate | None:
 
 def _any_unrolled(graph, setup: Setup) -> bool:
     """Whether a recurrent layer runs on the unrolled (CAFFE) engine."""
-    return any(layer.type in RECURRENT and _engine(layer, setup) == "CAFFE"
+    return any(registry.cell(layer.type) is not None and _engine(layer, setup) == "CAFFE"
                for layer in graph.layers())
 
 
@@ -201,7 +201,7 @@ def _capture_blocked(graph, setup: Setup) -> bool:
     host, so the step is not captured in a CUDA graph (as ``Net.capture_blockers`` says)."""
     return any(_engine(layer, setup) in ("AUTO", "CUDNN", "PERSIST", "SCAN", "CHUNK") and
                graph.link_into(layer.name, "cont")
-               for layer in graph.layers() if layer.type in RECURRENT)
+               for layer in graph.layers() if registry.cell(layer.type) is not None)
 
 
 def _bound(tensors) -> list | None:
@@ -235,12 +235,12 @@ def _out_bytes(type_id: str, act_bytes: int) -> int:
 
 
 def _engine(layer, setup: Setup) -> str:
-    if layer.type not in RECURRENT:
+    if registry.cell(layer.type) is None:
         return ""
     if layer.type == "LSTMSimple":
         return "CAFFE"
     if setup.engine is not None:
-        return engine_for(layer.type, setup.engine)
+        return registry.engine_for(layer.type, setup.engine)
     return layer.get("engine")
 
 
@@ -293,11 +293,12 @@ def training_report(graph, device: str, solver: dict, training: dict,
         return None
     out = {"device": device, "estimate": est.to_json(), "engines": {}, "capacity": None,
            "where": None, "fits": True, "message": None}
-    if any(layer.type in ("LSTM", "GRU", "RNN") + MIN_KINDS + CHUNK_KINDS + SLSTM_KINDS
-           for layer in graph.layers()):
+    kinds = registry.engine_kinds()
+    cells = [registry.cell(layer.type) for layer in graph.layers() if layer.type in kinds]
+    if cells:
         engines = ("cudnn", "caffe") + (
-            ("persist",) if device == "cuda" and any(layer.type == "LSTM"
-                                                     for layer in graph.layers()) else ())
+            ("persist",) if device == "cuda" and any("PERSIST" in c.engines for c in cells)
+            else ())
         for engine in engines:
             other = estimate(graph, setup(engine))
             out["engines"][engine] = None if other is None else other.total

@@ -45,11 +45,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import prod
 
-from designer.graph.layers.recurrent import weight_layout
+from designer.graph import registry
 from designer.graph.memory_mlstm import mlstm_kept
 from designer.graph.memory_rocket import rocket_bytes
 
-RECURRENT = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4, "MinGRU": 2, "MinLSTM": 3,
          "sLSTM": 4}
 
@@ -105,7 +104,7 @@ def rule(ctx: Context, params: int) -> Kept:
     """The :class:`Kept` of one layer; ``params`` is its count of learned parameters."""
     fn = RULES.get(ctx.type)
     if fn is None:
-        if ctx.type in RECURRENT:
+        if registry.cell(ctx.type) is not None:
             return _recurrent(ctx, params)
         return _elementwise(ctx, params)
     return fn(ctx, params)
@@ -353,7 +352,7 @@ def _recurrent(ctx: Context, params: int) -> Kept:
     seq = tokens * h  # values of one (T, N, H) sequence
     # AUTO is counted as CUDNN: where it picks PERSIST, PERSIST keeps less (its gates and c_t
     # against cuDNN's reserve space and workspace), so the cuDNN figure bounds both
-    cudnn = kind != "LSTMSimple" and weight_layout(ctx.engine) == "CUDNN"
+    cudnn = kind != "LSTMSimple" and registry.weight_layout(ctx.engine) == "CUDNN"
     gpu = ctx.device == "cuda"
     b = ctx.act_bytes if cudnn and gpu else 4  # the unrolled steps run in float32
     masks = (levels - 1) * seq * ctx.mask_bytes() if dropout else 0

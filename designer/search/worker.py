@@ -122,6 +122,8 @@ def work(plan: Plan, slot: int, device: str, claim: tuple, events) -> None:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     _watch_parent(lambda: on_signal(None, None))
+    from designer.cells import load
+    load()  # a spawned process starts with no cell registered
     from designer.training.data.csv_reader import size_limit_of
     try:
         with size_limit_of(plan.table_limit):

@@ -14,7 +14,7 @@ from designer.engines.convert import convert_layer
 from designer.engines.recurrent import CudnnRecurrent
 from designer.graph import Graph
 from designer.graph import project as P
-from designer.graph.layers.recurrent import engine_for, weight_layout
+from designer.graph.registry import engine_for, weight_layout
 from tests.conftest import PROJECTS, need_data
 
 

@@ -18,7 +18,7 @@ from designer.engines.convert import convert_layer, convert_state_dict
 from designer.engines.persist import PersistRecurrent
 from designer.engines.recurrent import CudnnRecurrent
 from designer.graph import project as P
-from designer.graph.layers.recurrent import weight_layout
+from designer.graph.registry import weight_layout
 from tests.conftest import PROJECTS, need_data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

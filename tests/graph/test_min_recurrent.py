@@ -4,7 +4,7 @@ import pytest
 from designer.graph import Graph, registry
 from designer.graph.errors import DesignWarning, ParamError
 from designer.graph.hints import apply
-from designer.graph.layers.recurrent import engine_for, weight_layout
+from designer.graph.registry import engine_for, weight_layout
 from designer.graph.memory import Setup, estimate
 
 KINDS = ["MinGRU", "MinLSTM"]

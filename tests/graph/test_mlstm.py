@@ -4,8 +4,8 @@ import pytest
 from designer.graph import Graph, registry
 from designer.graph.errors import ParamError
 from designer.graph.hints import apply
-from designer.graph.layers.mlstm import nearest_divisor
-from designer.graph.layers.recurrent import engine_for, weight_layout
+from designer.cells.mlstm.spec import nearest_divisor
+from designer.graph.registry import engine_for, weight_layout
 from designer.graph.memory import Setup, estimate
 
 

@@ -5,8 +5,8 @@ import pytest
 from designer.graph import Graph, registry
 from designer.graph.errors import ParamError
 from designer.graph.hints import apply
-from designer.graph.layers.recurrent import engine_for, weight_layout
-from designer.graph.layers.slstm import nearest_divisor
+from designer.graph.registry import engine_for, weight_layout
+from designer.cells.slstm.spec import nearest_divisor
 from designer.graph.memory import Setup, estimate
 from designer.graph.validate import problem_json
 

@@ -6,14 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from designer.engines.convert import convert_state_dict
-from designer.graph.layers.recurrent import ENGINE_KINDS, weight_layout
+from designer.graph import registry
+from designer.graph.cell import article
 
 from designer.training.data.errors import DataError
 from designer.training.run.checkpoint import Checkpoint, CheckpointError
 from designer.training.run.errors import TrainingError
-
-RECURRENT = ENGINE_KINDS  # the layers whose engine, and so their tensors, may change
-
 
 def _structure(graph_dict: dict) -> tuple[dict, set]:
     layers = {lay["name"]: lay["type"] for lay in graph_dict["layers"]}
@@ -24,14 +22,7 @@ def _structure(graph_dict: dict) -> tuple[dict, set]:
 def _directions(graph_dict: dict) -> dict:
     """Recurrent layer -> whether it is bidirectional, as a project graph records it."""
     return {lay["name"]: bool((lay.get("params") or {}).get("bidirectional", False))
-            for lay in graph_dict["layers"] if lay["type"] in RECURRENT}
-
-
-def _a(kind: str) -> str:
-    """'an LSTM', 'a GRU', 'a MinGRU', 'an mLSTM', 'an sLSTM': a layer type with its article (an
-    acronym is read letter by letter)."""
-    spoken_vowel = "AEFHILMNORSX" if kind[1:2].isupper() else "AEIOU"
-    return f"{'an' if kind[:1].upper() in spoken_vowel else 'a'} {kind}"
+            for lay in graph_dict["layers"] if lay["type"] in registry.engine_kinds()}
 
 
 def check_compatible(ck: Checkpoint, graph, source) -> None:
@@ -55,7 +46,7 @@ def check_compatible(ck: Checkpoint, graph, source) -> None:
     for name, kind in ours.items():
         if theirs[name] != kind:
             raise CheckpointError(f"{where} was trained with a different graph: {name} is "
-                                  f"{_a(theirs[name])} there and {_a(kind)} in the project")
+                                  f"{article(theirs[name])} there and {article(kind)} in the project")
     their_dirs = _directions(ck.meta["project"]["graph"])
     for name, both in their_dirs.items():
         if both != bool(graph.layer(name).get("bidirectional")):
@@ -89,7 +80,7 @@ def convert_for(ck: Checkpoint, graph, net) -> dict:
     """The checkpoint's weights in the engines ``net`` runs, checked key by key and shape by
     shape against ``net``."""
     layers = {n: (graph.layer(n).type, graph.layer(n).get("num_layers"))
-              for n in net.recurrent if graph.layer(n).type in RECURRENT}
+              for n in net.recurrent if graph.layer(n).type in registry.engine_kinds()}
     src = {n: ck.meta.get("engines", {}).get(n, net.engines[n]) for n in layers}
     dst = {n: net.engines[n] for n in layers}
     weights = convert_state_dict(ck.weights, layers, src, dst)
@@ -140,7 +131,8 @@ def restore(ck: Checkpoint, graph, net, opt, source, world, seed: int, device) -
             net.load_state_dict(convert_for(ck, graph, net))
             before = ck.meta.get("engines", {})
             switched = {n: e for n, e in net.engines.items() if before.get(n, e) != e}
-            if all(weight_layout(before[n]) == weight_layout(e) for n, e in switched.items()):
+            if all(registry.weight_layout(before[n]) == registry.weight_layout(e)
+                   for n, e in switched.items()):
                 # no tensor changed (a MinGRU from SCAN to CAFFE): the moments still fit
                 switched = {}
                 opt.load_state_dict(ck.state["optimizer"])

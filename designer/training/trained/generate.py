@@ -23,7 +23,7 @@ import torch
 from designer.engines.build import BuildError, Net
 from designer.graph import project as P
 from designer.graph import registry
-from designer.graph.layers.recurrent import ENGINE_KINDS
+from designer.graph import registry
 from designer.graph.spec import GenerationDefaults
 
 from designer.training.readout.decode import StreamDecoder
@@ -144,7 +144,7 @@ def net_for(meta: dict, weights: dict, where: Path | str) -> Net:
     graph = project.graph
     graph.pin_dims(trained_dims(meta.get("data", {})))
     for name, engine in meta.get("engines", {}).items():
-        if name in graph and graph.layer(name).type in ENGINE_KINDS:
+        if name in graph and graph.layer(name).type in registry.engine_kinds():
             graph.set_param(name, "engine", engine)
     try:
         net = Net(graph)

@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 from designer.graph.atomic import remove_leftovers
-from designer.graph.layers.recurrent import CHUNK_KINDS, ENGINE_KINDS, MIN_KINDS, SLSTM_KINDS
+from designer.graph import registry
 
 ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
                  "AUTO": "auto", "SCAN": "parallel scan", "CHUNK": "chunkwise",
@@ -214,11 +214,10 @@ class Run:
             run.steps = meta.get("step")
             run.targets = (meta.get("data") or {}).get("targets")
         elif project:
+            kinds = registry.engine_kinds()
             run.engines = {la["name"]: la.get("params", {}).get(
-                "engine", "SCAN" if la["type"] in MIN_KINDS else
-                "CHUNK" if la["type"] in CHUNK_KINDS else
-                "FUSED" if la["type"] in SLSTM_KINDS else "AUTO")
-                for la in project["graph"]["layers"] if la["type"] in ENGINE_KINDS}
+                "engine", registry.get(la["type"]).param("engine").default)
+                for la in project["graph"]["layers"] if la["type"] in kinds}
         try:
             lines = metrics.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as e:

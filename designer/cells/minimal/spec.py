@@ -12,16 +12,19 @@ LSTM's (:mod:`designer.graph.layers.recurrent`).
 from __future__ import annotations
 
 from designer.graph import dims as D
+from designer.graph.cell import CellSpec
 from designer.graph.spec import LayerSpec, ParamSpec
 from designer.graph.layers.common import bias_filler, num_output, weight_filler
 from designer.graph.layers.recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS, OUTPUTS,
-                                             STACK_DROPOUT, _directions, _infer, _layers)
+                                             STACK_DROPOUT, directions, infer, levels)
 
-ENGINES = ("SCAN", "CAFFE")
-GATES = {"MinGRU": 2, "MinLSTM": 3}  # blocks of H rows in W_xc: [z, h]; [f, i, h]
+# the same tensors on both engines (SCAN holds the unrolled net's); the element-wise FLOPs of
+# one unit step per hidden value (activations, normalising, mixing)
+CELLS = {kind: CellSpec(gates=gates, engines=("SCAN", "CAFFE"), holds={"SCAN": "CAFFE"},
+                        fused="SCAN", unit=unit, unit_flops=flops)
+         for kind, gates, unit, flops in (("MinGRU", ("z", "h"), "MIN_GRU_UNIT", 8),
+                                          ("MinLSTM", ("f", "i", "h"), "MIN_LSTM_UNIT", 12))}
 CAFFE_TYPES = {"MinGRU": "MIN_GRU", "MinLSTM": "MIN_LSTM"}  # no Caffe has them: our names
-# element-wise FLOPs of one unit step per hidden value (activations, normalising, mixing)
-UNIT_FLOPS = {"MinGRU": 8, "MinLSTM": 12}
 G_WORDS = ("g(v) = v + 0.5 for v >= 0 and sigmoid(v) below, so the candidate is always "
            "positive, which the log-space scan needs")
 
@@ -39,9 +42,9 @@ def _count(kind: str):
         e = ctx.input("x").shape[2]
         if not D.known(e):
             return None
-        h, g, d = ctx.params["num_output"], GATES[kind], _directions(ctx)
+        h, g, d = ctx.params["num_output"], len(CELLS[kind].gates), directions(ctx)
         total = 0
-        for level in range(_layers(ctx)):
+        for level in range(levels(ctx)):
             inp = e if level == 0 else d * h
             total += d * (g * h * inp + g * h)
         return total
@@ -51,13 +54,13 @@ def _count(kind: str):
 def _flops(kind: str):
     def flops(ctx, outs):
         x = ctx.input("x").shape
-        e, h, g, d = x[2], ctx.params["num_output"], GATES[kind], _directions(ctx)
+        e, h, g, d = x[2], ctx.params["num_output"], len(CELLS[kind].gates), directions(ctx)
         if not D.known(e):
             return None
         per_step = 0
-        for level in range(_layers(ctx)):
+        for level in range(levels(ctx)):
             inp = e if level == 0 else d * h
-            per_step += d * (2 * g * h * inp + (g + UNIT_FLOPS[kind]) * h)
+            per_step += d * (2 * g * h * inp + (g + CELLS[kind].unit_flops) * h)
         return D.mul(x[0], x[1], per_step)
     return flops
 
@@ -78,7 +81,7 @@ def _params(kind: str) -> tuple:
                   "log-cumsum-exp, in chunks of 16 steps chained one after another), on any "
                   f"device; CAFFE: the unrolled net, one SCALE and one {unit} per time step, "
                   "run one step after another. Both hold the same tensors, so a checkpoint of "
-                  "one loads into the other", choices=ENGINES),
+                  "one loads into the other", choices=CELLS[kind].engines),
         weight_filler("uniform"),
         bias_filler(),
     )
@@ -88,7 +91,7 @@ def _spec(kind: str, summary: str, help: str) -> LayerSpec:
     return LayerSpec(
         id=kind, category="Recurrent", caffe_type=CAFFE_TYPES[kind], summary=summary, help=help,
         inputs=INPUTS, outputs=OUTPUTS, params=_params(kind),
-        infer=_infer, count_params=_count(kind), flops=_flops(kind),
+        infer=infer, count_params=_count(kind), flops=_flops(kind), cell=CELLS[kind],
     )
 
 

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from designer.graph import dims as D
 from designer.graph.errors import ShapeError
+from designer.graph.cell import CellSpec
 from designer.graph.spec import LayerSpec, ParamSpec
 from designer.graph.layers.common import bias_filler, num_output, weight_filler
 from designer.graph.layers.recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS, OUTPUTS,
-                                             STACK_DROPOUT, _directions, _infer, _layers)
+                                             STACK_DROPOUT, directions, infer, levels)
 
-ENGINES = ("FUSED", "CAFFE")
-GATES = 4  # blocks [i, f, z, o]
-UNIT_FLOPS = 16  # element-wise FLOPs of one unit step per hidden value (approximate)
+# the same tensors on both engines: FUSED holds the unrolled net's
+CELL = CellSpec(gates=("i", "f", "z", "o"), states=("h", "c", "n", "m"),
+                engines=("FUSED", "CAFFE"), holds={"FUSED": "CAFFE"}, fused="FUSED",
+                unit="SLSTM_UNIT", unit_flops=16)
+GATES, UNIT_FLOPS = len(CELL.gates), CELL.unit_flops
 FORGET_GATES = ("sigmoid", "exp")
 
 
@@ -32,7 +35,7 @@ def nearest_divisor(hidden: int, heads: int) -> int:
 
 
 def _infer_slstm(ctx):
-    outs = _infer(ctx)
+    outs = infer(ctx)
     h, heads = ctx.params["num_output"], ctx.params.get("num_heads", 1)
     if h % heads:
         best = nearest_divisor(h, heads)
@@ -47,10 +50,10 @@ def _count(ctx, outs):
     e = ctx.input("x").shape[2]
     if not D.known(e):
         return None
-    h, d = ctx.params["num_output"], _directions(ctx)
+    h, d = ctx.params["num_output"], directions(ctx)
     per_head = h // ctx.params.get("num_heads", 1)
     total = 0
-    for level in range(_layers(ctx)):
+    for level in range(levels(ctx)):
         inp = e if level == 0 else d * h
         total += d * (GATES * h * inp + GATES * h + GATES * h * per_head)
     return total
@@ -58,12 +61,12 @@ def _count(ctx, outs):
 
 def _flops(ctx, outs):
     x = ctx.input("x").shape
-    e, h, d = x[2], ctx.params["num_output"], _directions(ctx)
+    e, h, d = x[2], ctx.params["num_output"], directions(ctx)
     if not D.known(e):
         return None
     per_head = h // ctx.params.get("num_heads", 1)
     per_step = 0
-    for level in range(_layers(ctx)):
+    for level in range(levels(ctx)):
         inp = e if level == 0 else d * h
         per_step += d * (2 * GATES * h * (inp + per_head) + (GATES + UNIT_FLOPS) * h)
     return D.mul(x[0], x[1], per_step)
@@ -90,7 +93,7 @@ PARAMS = (
               "recurrence with the heads' matrices batched into one product a step (on any "
               "device); CAFFE: the unrolled net, one SCALE, HEAD_INNER_PRODUCT, ELTWISE and "
               "SLSTM_UNIT per time step. Both hold the same tensors, so a checkpoint of one "
-              "loads into the other", choices=ENGINES),
+              "loads into the other", choices=CELL.engines),
     weight_filler("uniform"),
     bias_filler(),
     ParamSpec("forget_bias", "choice", "constant",
@@ -119,7 +122,7 @@ SLSTM = LayerSpec(
         "and both outputs are joined, the forward half first."
     ),
     inputs=INPUTS, outputs=OUTPUTS, params=PARAMS,
-    infer=_infer_slstm, count_params=_count, flops=_flops,
+    infer=_infer_slstm, count_params=_count, flops=_flops, cell=CELL,
 )
 
 SPECS = (SLSTM,)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from designer.graph.errors import DesignWarning
 from designer.graph.hints import Fix
-from designer.graph.layers.recurrent import MIN_KINDS
+from designer.graph.lint import warns
 
 
+@warns("MinGRU", "MinLSTM")
 def min_warnings(graph, name: str) -> list[DesignWarning]:
-    """The warning of one MinGRU or MinLSTM layer (none for other layers)."""
+    """The warning of one MinGRU or MinLSTM layer of one level alone."""
     layer = graph.layer(name)
-    if layer.type not in MIN_KINDS or layer.effective_params().get("num_layers", 1) > 1:
+    if layer.effective_params().get("num_layers", 1) > 1:
         return []
     if _recurrent_around(graph, name):
         return []

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from designer.graph import dims as D
 from designer.graph.errors import ShapeError
+from designer.graph.cell import CellSpec
 from designer.graph.spec import LayerSpec, ParamSpec
 from designer.graph.layers.common import bias_filler, num_output, weight_filler
-from designer.graph.layers.recurrent import (BATCH_FIRST, INPUTS, OUTPUTS, STACK_DROPOUT, _infer,
-                                             _layers)
+from designer.graph.layers.recurrent import (BATCH_FIRST, INPUTS, OUTPUTS, STACK_DROPOUT, infer,
+                                             levels)
 
-ENGINES = ("CHUNK", "CAFFE")
 FORGET_GATES = ("sigmoid", "exp")
 CELL_NORMS = ("head", "none")
 # element-wise FLOPs per hidden value of one step outside the matrix products (gates,
@@ -42,6 +42,14 @@ def rows(h: int, heads: int) -> int:
 def state_sizes(h: int, heads: int) -> tuple[int, int, int]:
     """Values per sequence and level of C, n and m."""
     return h * h // heads, h, heads
+
+
+# W_xc's blocks [q, k, v, o] of H rows, then [i, f] of one row per head; the state (C, n, m);
+# the same tensors on both engines: CHUNK holds the unrolled net's
+CELL = CellSpec(gates=("q", "k", "v", "o", "i", "f"), states=("C", "n", "m"),
+                engines=("CHUNK", "CAFFE"), holds={"CHUNK": "CAFFE"}, fused="CHUNK",
+                unit="MLSTM_UNIT",
+                state_sizes=lambda p: state_sizes(p["num_output"], p.get("num_heads", 1)))
 
 
 def nearest_divisor(h: int, heads: int) -> int:
@@ -68,7 +76,7 @@ def _check(ctx) -> None:
 
 def _infer_mlstm(ctx):
     _check(ctx)
-    return _infer(ctx)
+    return infer(ctx)
 
 
 def _count(ctx, outs):
@@ -77,7 +85,7 @@ def _count(ctx, outs):
         return None
     h, heads = ctx.params["num_output"], ctx.params["num_heads"]
     total = 0
-    for level in range(_layers(ctx)):
+    for level in range(levels(ctx)):
         inp = e if level == 0 else h
         total += rows(h, heads) * (inp + 1)
     return total
@@ -89,7 +97,7 @@ def _flops(ctx, outs):
     if not D.known(e):
         return None
     per_step = 0
-    for level in range(_layers(ctx)):
+    for level in range(levels(ctx)):
         inp = e if level == 0 else h
         # the input transform; C's update (f C + i v k^T) and read (C q): 5 dk dv per head
         per_step += 2 * rows(h, heads) * inp + 5 * h * h // heads
@@ -127,7 +135,7 @@ PARAMS = (
               "products (the decay matrix in log space, stabilised per row), the state (C, n, "
               "m) carried from chunk to chunk, on any device; CAFFE: the unrolled net, one "
               "MLSTM_UNIT per time step, run one step after another. Both hold the same "
-              "tensors, so a checkpoint of one loads into the other", choices=ENGINES),
+              "tensors, so a checkpoint of one loads into the other", choices=CELL.engines),
     weight_filler("uniform"),
     bias_filler(),
 )
@@ -154,7 +162,7 @@ MLSTM = LayerSpec(
         "(C, n, m), outputs zero and passes no gradient, on both engines."
     ),
     inputs=INPUTS, outputs=OUTPUTS, params=PARAMS,
-    infer=_infer_mlstm, count_params=_count, flops=_flops,
+    infer=_infer_mlstm, count_params=_count, flops=_flops, cell=CELL,
 )
 
 SPECS = (MLSTM,)
