@@ -30,7 +30,7 @@ from __future__ import annotations
 from designer.graph import dims as D
 
 from designer.engines.expansion_data import Expansion, Node, step_rails  # noqa: F401  (public here)
-from designer.engines.mlstm_expansion import expand_mlstm
+from designer.cells.mlstm.engines.unrolled import expand_mlstm
 
 GATES = {"LSTM": 4, "LSTMSimple": 4, "GRU": 3, "RNN": 1, "MinGRU": 2, "MinLSTM": 3,
          "sLSTM": 4}

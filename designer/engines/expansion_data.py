@@ -1,5 +1,5 @@
 """The data of an unrolled net: its nodes (:class:`Node`) and the whole (:class:`Expansion`),
-as :mod:`designer.engines.expansion` and :mod:`designer.engines.mlstm_expansion` build them."""
+as :mod:`designer.engines.expansion` and :mod:`designer.cells.mlstm.engines.unrolled` build them."""
 from __future__ import annotations
 
 from collections import Counter

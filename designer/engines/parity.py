@@ -20,10 +20,10 @@ from designer.graph import registry
 
 from designer.engines.convert import convert_layer, cudnn_to_caffe
 from designer.engines.expansion import GATES
-from designer.engines.min_recurrent import ScanRecurrent
-from designer.engines.mlstm import ChunkMLSTM, UnrolledMLSTM
-from designer.engines.recurrent import CudnnRecurrent
-from designer.engines.slstm import FusedSLSTM
+from designer.cells.minimal.engines.scan import ScanRecurrent
+from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
+from designer.cells.slstm.engines.fused import FusedSLSTM
 from designer.engines.unrolled import UnrolledRecurrent
 
 TOLERANCE = 1e-5

@@ -15,14 +15,14 @@ from torch import nn
 
 from designer.graph.registry import weight_layout
 
-from designer.engines.auto import AutoRecurrent
+from designer.cells.classic.engines.auto import AutoRecurrent
 from designer.engines.builders import BuildContext, builder
-from designer.engines.min_recurrent import ScanRecurrent
-from designer.engines.mlstm import ChunkMLSTM, UnrolledMLSTM
+from designer.cells.minimal.engines.scan import ScanRecurrent
+from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM
 from designer.engines.fillers import fill_bias, fill_weight
-from designer.engines.persist import PersistRecurrent
-from designer.engines.slstm import FusedSLSTM
-from designer.engines.recurrent import DIRECTION_SUFFIXES, GATES, CudnnRecurrent
+from designer.cells.classic.engines.persist import PersistRecurrent
+from designer.cells.slstm.engines.fused import FusedSLSTM
+from designer.cells.classic.engines.cudnn import DIRECTION_SUFFIXES, GATES, CudnnRecurrent
 from designer.engines.unrolled import UnrolledRecurrent
 
 

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from designer.engines.build import Net, detach_state
-from designer.engines.recurrent import CaptureUnsupported, CudnnRecurrent
+from designer.cells.classic.engines.cudnn import CaptureUnsupported, CudnnRecurrent
 
 FUSED = ("Adam", "AdamW", "SGD")
 

@@ -15,7 +15,7 @@ read by name:
 - sLSTM: ``gate_input_t`` with the normaliser and stabiliser the step found, which give the
   stabilised gates i' and f' (each in [0, 1]), the cell input z = tanh(z~) (named ``g`` here,
   as the LSTM's candidate) and o, and ``c_t``, ``n_t`` (the normaliser) and ``h_t``;
-- mLSTM: its own unrolled net (:mod:`designer.engines.mlstm_expansion`), read per step and
+- mLSTM: its own unrolled net (:mod:`designer.cells.mlstm.engines.unrolled`), read per step and
   head as the stabilised input and forget gates, o, and the norm of the matrix memory as c.
 
 A layer on the CUDNN engine is read the same way after its weights are converted
@@ -32,14 +32,14 @@ import torch
 
 from designer.engines.convert import cudnn_to_caffe
 from designer.engines.expansion import Expansion, expand_params
-from designer.engines.min_recurrent import ScanRecurrent
-from designer.engines.mlstm import MLSTMLayer
-from designer.engines.mlstm_cell import terms
-from designer.engines.mlstm_expansion import STATES, expand_mlstm
-from designer.engines.recurrent import CudnnRecurrent
+from designer.cells.minimal.engines.scan import ScanRecurrent
+from designer.cells.mlstm.engines.chunk import MLSTMLayer
+from designer.cells.mlstm.arithmetic import terms
+from designer.cells.mlstm.engines.unrolled import STATES, expand_mlstm
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.engines.recurrent_state import zero_state
-from designer.engines.slstm import FusedSLSTM
-from designer.engines.slstm_cell import gates as slstm_gates
+from designer.cells.slstm.engines.fused import FusedSLSTM
+from designer.cells.slstm.arithmetic import gates as slstm_gates
 from designer.engines.unrolled import UnrolledRecurrent, run_reference
 
 GATE_NAMES = {"LSTM": ("i", "f", "o", "g"), "LSTMSimple": ("i", "f", "o", "g"),

@@ -9,7 +9,7 @@ The net that runs is the :mod:`designer.engines.expansion` of the layer (the sam
 - the **fast executor** (LSTM and LSTMSimple) first checks that the expansion has exactly the
   per-step pattern SCALE -> INNER_PRODUCT -> ELTWISE -> LSTM_UNIT with the expected wiring, then
   runs the input transform as one GEMM over all steps and the steps with fused kernels
-  (:mod:`designer.engines.lstm_steps`). A backward chain runs on the same kernels over the
+  (:mod:`designer.cells.classic.engines.lstm_steps`). A backward chain runs on the same kernels over the
   steps in reverse order (its per-step net is the forward one's, read from T down to 1). If the
   check fails it falls back to the reference: so does a layer given ``lengths``, whose HOLD
   nodes the fused kernels do not implement.
@@ -29,14 +29,14 @@ from torch import nn
 from designer.engines.expansion import (GATES, MIN_UNITS, STATES, SUFFIXES, Expansion,
                                          expand_params, read_levels)
 from designer.engines.fillers import fill_bias, fill_weight
-from designer.engines.lstm_steps import UnrolledLSTMSteps, infer_steps
-from designer.engines.min_recurrent import add_min_weights
-from designer.engines.min_rnn import min_unit
-from designer.engines.mlstm_cell import mlstm_unit
+from designer.cells.classic.engines.lstm_steps import UnrolledLSTMSteps, infer_steps
+from designer.cells.minimal.engines.scan import add_min_weights
+from designer.cells.minimal.arithmetic import min_unit
+from designer.cells.mlstm.arithmetic import mlstm_unit
 from designer.engines.recurrent_state import check_lengths, time_major, zero_state
-from designer.engines.slstm import add_slstm_weights, fill_slstm
-from designer.engines.slstm_cell import head_matmul, slstm_unit
-from designer.engines.step_plans import compile_step_plan, run_step_plan
+from designer.cells.slstm.engines.fused import add_slstm_weights, fill_slstm
+from designer.cells.slstm.arithmetic import head_matmul, slstm_unit
+from designer.cells.classic.engines.step_plans import compile_step_plan, run_step_plan
 
 
 def weight_key(blob_weight: str) -> str:

@@ -35,10 +35,14 @@ from onnx import TensorProto
 
 from designer.engines.convert import caffe_to_cudnn, cudnn_to_caffe
 from designer.engines.expansion import expand_params
-from designer.engines.mlstm_expansion import expand_mlstm
+from designer.cells.mlstm.engines.unrolled import expand_mlstm
 from designer.engines.unrolled import weight_key
 
-from designer.exchange import onnx_min_rnn, onnx_mlstm, onnx_slstm
+from designer.cells.minimal.exports import onnx as onnx_min_rnn
+
+from designer.cells.mlstm.exports import onnx as onnx_mlstm
+
+from designer.cells.slstm.exports import onnx as onnx_slstm
 from designer.exchange.onnx_ops import OnnxBuilder, lstm_unit, tensor
 
 TORCH_TO_ONNX = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}

@@ -25,11 +25,11 @@ from designer.graph.registry import weight_layout
 from designer.graph.shapes import resolve_params
 
 from designer.exchange.errors import ExchangeError
-from designer.exchange.pytorch_min_rnn import min_recurrent
-from designer.exchange.pytorch_mlstm import mlstm_recurrent
+from designer.cells.minimal.exports.pytorch import min_recurrent
+from designer.cells.mlstm.exports.pytorch import mlstm_recurrent
 from designer.exchange.pytorch_rocket import mini_rocket
 from designer.exchange.pytorch_sequence import conv1d, norm, sequence_pool
-from designer.exchange.pytorch_slstm import slstm_recurrent
+from designer.cells.slstm.exports.pytorch import slstm_recurrent
 
 # the recurrent layers torch.nn lacks -> the writer of the class model.py gets for each
 OWN_CLASSES = {"MinRNN": min_recurrent, "sLSTM": slstm_recurrent, "mLSTM": mlstm_recurrent}

@@ -2,7 +2,7 @@
 
 ``model.py`` needs no rnn-designer, so the layers torch.nn lacks (MinGRU and MinLSTM, the sLSTM,
 the mLSTM) come with the functions of the engine that computes them, copied as they are. The
-copies are package data, ``model_py/<engine>.py.txt`` for ``designer.engines.<engine>``, not
+copies are package data, ``model_py/<cell>.py.txt`` for ``designer.cells.<cell>.arithmetic``, not
 read from the running functions: the packaged app holds no ``.py`` sources, so
 ``inspect.getsource`` fails there. ``tests/exchange/test_pytorch_copies.py`` checks that each
 file holds its engine's functions as the app runs them.
@@ -18,5 +18,5 @@ FOLDER = files(__package__) / "model_py"
 def copied_functions(engine: ModuleType) -> str:
     """The functions of ``engine`` (a ``designer.engines`` module) that ``model.py`` holds,
     two blank lines apart."""
-    name = engine.__name__.rsplit(".", 1)[-1]
+    name = engine.__name__.split(".")[2]  # designer.cells.<cell>.arithmetic
     return (FOLDER / f"{name}.py.txt").read_text(encoding="utf-8")

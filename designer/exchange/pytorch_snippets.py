@@ -2,16 +2,16 @@
 ``__main__`` block.
 
 Each helper is written out only when a layer of the net needs it, and computes what the
-designer's engine computes (``designer.engines.layers`` and ``designer.engines.recurrent``).
+designer's engine computes (``designer.engines.layers`` and ``designer.cells.classic.engines.cudnn``).
 """
 from __future__ import annotations
 
 import json
 
-from designer.exchange.pytorch_min_rnn import min_rnn_source
-from designer.exchange.pytorch_mlstm import mlstm_source
+from designer.cells.minimal.exports.pytorch import min_rnn_source
+from designer.cells.mlstm.exports.pytorch import mlstm_source
 from designer.exchange.pytorch_rocket import rocket_source
-from designer.exchange.pytorch_slstm import slstm_source
+from designer.cells.slstm.exports.pytorch import slstm_source
 
 CAFFE_RESHAPE = '''
 def caffe_reshape(x, shape, axis, num_axes):

@@ -35,7 +35,7 @@ on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak o
   fp32 whatever the run's type), unmeasured on a GPU;
 - on top of what they keep, what the newer cells' forward holds at its peak (``_held``): the
   input transform and the engine's copies of it, or the unrolled net's blobs;
-- the mLSTM on either engine: see :mod:`designer.graph.memory_mlstm`;
+- the mLSTM on either engine: see :mod:`designer.cells.mlstm.memory`;
 - MiniRocket keeps nothing (no gradient flows through it): see
   :mod:`designer.graph.memory_rocket` for its buffers and what its forward holds;
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from designer.graph import registry
-from designer.graph.memory_mlstm import mlstm_kept
+from designer.cells.mlstm.memory import mlstm_kept
 from designer.graph.memory_rocket import rocket_bytes
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4, "MinGRU": 2, "MinLSTM": 3,
@@ -62,7 +62,7 @@ CPU_FUSED_PER_LEVEL = {"GRU": 7, "RNN": 1}
 MIN_PER_LEVEL = {("SCAN", "cuda"): {"MinGRU": (5.25, 4.125), "MinLSTM": (6.25, 4.125)},
                  ("SCAN", "cpu"): {"MinGRU": (3.25, 4.0), "MinLSTM": (7.25, 4.0)},
                  "CAFFE": {"MinGRU": (5.25, 0.0), "MinLSTM": (9.25, 0.0)}}
-SCAN_CHUNK = 16  # designer.engines.min_rnn.SCAN_CHUNK (the graph imports no engine)
+SCAN_CHUNK = 16  # designer.cells.minimal.arithmetic.SCAN_CHUNK (the graph imports no engine)
 ONEDNN_H, ONEDNN_MAX_EH = 6.5, 4.0  # the oneDNN LSTM workspace per level and step, as
 # much of it as is written to (it reserves about half as much again, never touched)
 
@@ -308,7 +308,7 @@ def _slstm(ctx, params):
 
 
 def _mlstm(ctx, params):
-    """The mLSTM (:mod:`designer.graph.memory_mlstm`)."""
+    """The mLSTM (:mod:`designer.cells.mlstm.memory`)."""
     extra, backward, forward = mlstm_kept(ctx)
     return Kept(inputs=[0], extra=extra, backward=backward, forward=forward)
 

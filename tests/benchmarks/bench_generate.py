@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from designer.engines.build import Net
-from designer.engines.recurrent import CudnnRecurrent
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.graph import project as P
 from designer.training.readout.decode import StreamDecoder
 

@@ -26,8 +26,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-from designer.engines.min_recurrent import ScanRecurrent
-from designer.engines.recurrent import CudnnRecurrent
+from designer.cells.minimal.engines.scan import ScanRecurrent
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
 
 
 def count(module: torch.nn.Module) -> int:

@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_min_rnn import count, lstm_units, time_layer  # noqa: E402
 
 from designer.engines.bench import bench_engine  # noqa: E402
-from designer.engines.mlstm import ChunkMLSTM, UnrolledMLSTM  # noqa: E402
-from designer.engines.recurrent import CudnnRecurrent  # noqa: E402
+from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM  # noqa: E402
+from designer.cells.classic.engines.cudnn import CudnnRecurrent  # noqa: E402
 from designer.graph import Graph  # noqa: E402
 from designer.graph.memory import Setup, estimate  # noqa: E402
 

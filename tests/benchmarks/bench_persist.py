@@ -20,8 +20,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from designer.engines import persist  # noqa: E402
-from designer.engines.persist import PersistRecurrent  # noqa: E402
-from designer.engines.recurrent import CudnnRecurrent  # noqa: E402
+from designer.cells.classic.engines.persist import PersistRecurrent  # noqa: E402
+from designer.cells.classic.engines.cudnn import CudnnRecurrent  # noqa: E402
 
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
@@ -46,7 +46,7 @@ def step(m, x, w, bf16):
 
 
 def check():
-    from designer.engines import persist_cuda
+    from designer.cells.classic.kernels import persist_launch as persist_cuda
     for e, h, levels, t, n in ((512, 512, 2, 100, 64), (512, 512, 2, 50, 16),
                                (300, 200, 2, 30, 5), (64, 1024, 1, 20, 3), (80, 256, 2, 40, 33)):
         ref, per = pair(e, h, levels)
@@ -85,7 +85,7 @@ def time_all():
     import os
     sizes = json.loads(os.environ.get("PERSIST_TIME", "null")) or \
         [[2, 512, 16], [2, 512, 64], [2, 512, 256]]
-    from designer.engines import persist_cuda
+    from designer.cells.classic.kernels import persist_launch as persist_cuda
     kinds = os.environ.get("PERSIST_KERNELS", "cuda,triton").split(",")
     # plan overrides for the CUDA kernels, one timing each (e.g. '[{"GBAR": 0}, {}]')
     variants = json.loads(os.environ.get("PERSIST_CUDA_TUNE", "null")) or [{}]
@@ -135,8 +135,8 @@ def barrier_cost():
     grid-wide barrier and the CUDA kernels' (the grid of the bench layer at N = 64: 128 blocks
     of 512 threads, 4 batch blocks of 32; one counter for the whole grid, or one per batch
     block), and a grid of 32."""
-    from designer.engines import persist_cuda
-    from designer.engines import triton_persist as k
+    from designer.cells.classic.kernels import persist_launch as persist_cuda
+    from designer.cells.classic.kernels import persist_triton as k
     dev = torch.device("cuda")
     runs = [("triton", (32, 1), lambda bar, g: k._barriers_only[g](bar, 1000)),
             ("triton", (128, 1), lambda bar, g: k._barriers_only[g](bar, 1000))]

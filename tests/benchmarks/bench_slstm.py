@@ -9,7 +9,7 @@ a step is forward, a linear head back to E, the mean squared error against a fix
 backward and an Adam update. Rows, each in its own process (a peer that fails to build or
 crashes is a row with its reason, not an abort):
 
-- ``persist``: our FUSED engine (:class:`designer.engines.slstm.FusedSLSTM`) as it runs on a
+- ``persist``: our FUSED engine (:class:`designer.cells.slstm.engines.fused.FusedSLSTM`) as it runs on a
   GPU, on its persistent Triton kernels (one launch a level forward, one backward), eager;
 - ``persist+graph``: the same step captured in one CUDA graph (as the training loop captures it);
 - ``fused``, ``fused+graph``: the FUSED engine with its kernels switched off: its step loop
@@ -25,7 +25,7 @@ crashes is a row with its reason, not an abort):
 Prints one table: ms per step and each row's time over ours (``persist+graph``, else
 ``fused+graph``) of the same configuration (> 1: ours is faster). Exits 1 when one of our own
 rows fails (a ``persist`` row whose kernels did not run fails). ``--tune '{"BN": 8}'`` overrides
-the kernels' block sizes and choices (:data:`designer.engines.slstm_kernel.TUNE`: ``"split"``,
+the kernels' block sizes and choices (:data:`designer.cells.slstm.kernels.launch.TUNE`: ``"split"``,
 the programs a head is spread over, 1 for one a head; ``"precision"``: ``"ieee"`` for fp32
 products on the FMA units). ``--check`` compares the kernels (as planned, and at one program a
 head where the plan splits) and the step loop, each with the step loop in float64, at the
@@ -101,8 +101,8 @@ def one(cfg: dict) -> dict:
     graph = row.endswith("+graph")
     layer = None
     if row.startswith(("fused", "persist")):
-        from designer.engines import slstm_kernel
-        from designer.engines.slstm import FusedSLSTM, fill_slstm
+        from designer.cells.slstm.kernels import launch as slstm_kernel
+        from designer.cells.slstm.engines.fused import FusedSLSTM, fill_slstm
         slstm_kernel.TUNE.update(cfg.get("tune", {}))
         layer = FusedSLSTM(h, h, heads).to(dev)
         fill_slstm(layer, "uniform", 0.0)
@@ -224,8 +224,8 @@ def check(a) -> int:
 
     import torch
 
-    from designer.engines import slstm_kernel
-    from designer.engines.slstm import FusedSLSTM, fill_slstm
+    from designer.cells.slstm.kernels import launch as slstm_kernel
+    from designer.cells.slstm.engines.fused import FusedSLSTM, fill_slstm
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     dev, bad = torch.device(a.device), False

@@ -9,7 +9,7 @@ import sys
 import torch
 
 from designer.engines.convert import convert_layer
-from designer.engines.recurrent import CudnnRecurrent
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.engines.unrolled import UnrolledRecurrent
 
 torch.manual_seed(0)

@@ -15,7 +15,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from designer.engines import persist_cuda  # noqa: E402
-from designer.engines.persist import PersistRecurrent  # noqa: E402
+from designer.cells.classic.engines.persist import PersistRecurrent  # noqa: E402
 
 torch.backends.cuda.matmul.allow_tf32 = False
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 64

@@ -14,7 +14,9 @@ import time
 import torch
 import triton
 
-from designer.engines import triton_gru, triton_lstm
+from designer.cells.classic.kernels import gru as triton_gru
+
+from designer.cells.classic.kernels import lstm as triton_lstm
 from designer.engines.unrolled import UnrolledRecurrent
 
 extra = sys.argv[1] == "extra"

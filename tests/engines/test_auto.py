@@ -7,11 +7,15 @@ import json
 import pytest
 import torch
 
-from designer.engines import auto, auto_timing, persist
-from designer.engines.auto import AutoRecurrent
+from designer.cells.classic.engines import auto_timing
+
+from designer.cells.classic.engines import auto
+
+from designer.cells.classic.engines import persist
+from designer.cells.classic.engines.auto import AutoRecurrent
 from designer.engines.build import Net
 from designer.engines.convert import convert_layer
-from designer.engines.recurrent import CudnnRecurrent
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.graph import Graph
 from designer.graph import project as P
 from designer.graph.registry import engine_for, weight_layout

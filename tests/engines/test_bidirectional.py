@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from designer.engines.parity import TOLERANCE, compare, spread_lengths
-from designer.engines.recurrent import CudnnRecurrent
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.engines.unrolled import UnrolledRecurrent, compile_lstm_plan
 from designer.engines.convert import convert_layer
 

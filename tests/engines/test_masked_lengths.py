@@ -6,9 +6,13 @@ forced on (``ON_CPU``)."""
 import pytest
 import torch
 
-from designer.engines import recurrent, recurrent_masked, recurrent_state
+from designer.engines import recurrent_state
+
+from designer.cells.classic.engines import masked as recurrent_masked
+
+from designer.cells.classic.engines import cudnn as recurrent
 from designer.engines.build import Net
-from designer.engines.recurrent import CudnnRecurrent
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.engines.step import TrainStep, discarding_state, make_optimizer
 from designer.graph import Graph, settings
 from designer.training.new_from_data.designs import classifier

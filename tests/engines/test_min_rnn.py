@@ -6,8 +6,8 @@ import torch
 from designer.engines.build import Net
 from designer.engines.convert import convert_state_dict
 from designer.engines.expansion import expand_params
-from designer.engines.min_recurrent import ScanRecurrent
-from designer.engines.min_rnn import min_layers
+from designer.cells.minimal.engines.scan import ScanRecurrent
+from designer.cells.minimal.arithmetic import min_layers
 from designer.engines.parity import TOLERANCE, compare, spread_lengths
 from designer.engines.unrolled import UnrolledRecurrent
 from designer.graph import Graph
@@ -360,7 +360,7 @@ def test_the_layers_memory_rule_matches_what_it_keeps(kind, engine, device, meth
 
 
 def test_the_graph_knows_the_scans_chunk():
-    from designer.engines.min_rnn import SCAN_CHUNK
+    from designer.cells.minimal.arithmetic import SCAN_CHUNK
     from designer.graph.memory_layers import SCAN_CHUNK as GRAPH_CHUNK
     assert GRAPH_CHUNK == SCAN_CHUNK  # the memory rule fills the last chunk up as the scan does
 

@@ -8,8 +8,8 @@ import torch
 
 from designer.engines.build import Net
 from designer.engines.expansion import expand
-from designer.engines.mlstm import ChunkMLSTM, UnrolledMLSTM
-from designer.engines.mlstm_expansion import expand_mlstm
+from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM
+from designer.cells.mlstm.engines.unrolled import expand_mlstm
 from designer.engines.parity import TOLERANCE, compare_mlstm, layer_parity
 from designer.graph import Graph
 
@@ -246,8 +246,8 @@ def test_the_memory_rule_matches_what_the_layer_keeps(engine, t_):
 
 
 def test_the_graph_knows_the_chunk():
-    from designer.engines.mlstm_cell import CHUNK
-    from designer.graph.memory_mlstm import MLSTM_CHUNK
+    from designer.cells.mlstm.arithmetic import CHUNK
+    from designer.cells.mlstm.memory import MLSTM_CHUNK
     assert MLSTM_CHUNK == CHUNK
 
 
@@ -271,7 +271,7 @@ def test_the_head_norm_keeps_the_read_out_bounded_where_the_normaliser_vanishes(
     the bound exp(-m) small) reads out values thousands of times the memory's size with
     cell_norm 'none': what made training diverge. With 'head' every head's read-out has
     zero mean and unit variance over its d values, so no value passes sqrt(d)."""
-    from designer.engines.mlstm_cell import mlstm_unit
+    from designer.cells.mlstm.arithmetic import mlstm_unit
     d = H // HEADS
     torch.manual_seed(3)
     xw = torch.zeros(1, 4 * H + 2 * HEADS, dtype=torch.float64)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from designer.engines.lstm_steps import UnrolledLSTMSteps
+from designer.cells.classic.engines.lstm_steps import UnrolledLSTMSteps
 from designer.engines.parity import TOLERANCE, compare
 from designer.engines.unrolled import UnrolledRecurrent
 

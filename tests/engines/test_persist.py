@@ -12,11 +12,11 @@ import warnings
 import pytest
 import torch
 
-from designer.engines import persist
+from designer.cells.classic.engines import persist
 from designer.engines.build import Net
 from designer.engines.convert import convert_layer, convert_state_dict
-from designer.engines.persist import PersistRecurrent
-from designer.engines.recurrent import CudnnRecurrent
+from designer.cells.classic.engines.persist import PersistRecurrent
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.graph import project as P
 from designer.graph.registry import weight_layout
 from tests.conftest import PROJECTS, need_data
@@ -89,8 +89,8 @@ def test_a_launch_fits_the_gpu_and_covers_every_unit_and_row(monkeypatch, hidden
 
 INTERPRETED = textwrap.dedent("""
     import json, sys, torch
-    from designer.engines.recurrent import CudnnRecurrent
-    from designer.engines.persist import PersistRecurrent
+    from designer.cells.classic.engines.cudnn import CudnnRecurrent
+    from designer.cells.classic.engines.persist import PersistRecurrent
     out = []
     for e, h, levels, t, n in json.loads(sys.argv[1]):
         torch.manual_seed(h + n)

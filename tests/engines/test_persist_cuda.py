@@ -11,9 +11,11 @@ import warnings
 import pytest
 import torch
 
-from designer.engines import persist, persist_cuda
-from designer.engines.persist_cu import SOURCE
-from designer.engines.persist_tc import SOURCE as TC_SOURCE
+from designer.cells.classic.kernels import persist_launch as persist_cuda
+
+from designer.cells.classic.engines import persist
+from designer.cells.classic.kernels.persist_fp32 import SOURCE
+from designer.cells.classic.kernels.persist_bf16 import SOURCE as TC_SOURCE
 
 H100 = {"sms": 132, "smem_limit": 227 * 1024}
 

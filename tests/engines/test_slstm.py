@@ -10,8 +10,8 @@ from designer.engines.build import Net
 from designer.engines.convert import convert_state_dict
 from designer.engines.expansion import expand_params
 from designer.engines.parity import TOLERANCE, compare, spread_lengths
-from designer.engines.slstm import FusedSLSTM, fill_slstm
-from designer.engines.slstm_cell import slstm_layers
+from designer.cells.slstm.engines.fused import FusedSLSTM, fill_slstm
+from designer.cells.slstm.arithmetic import slstm_layers
 from designer.engines.unrolled import UnrolledRecurrent
 from designer.graph import Graph
 

@@ -14,8 +14,8 @@ import warnings
 import pytest
 import torch
 
-from designer.engines import slstm_kernel
-from designer.engines.slstm import FusedSLSTM, fill_slstm
+from designer.cells.slstm.kernels import launch as slstm_kernel
+from designer.cells.slstm.engines.fused import FusedSLSTM, fill_slstm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -131,9 +131,9 @@ def test_the_split_is_a_tune_choice_and_never_under_the_interpreter(monkeypatch)
 
 INTERPRETED = textwrap.dedent("""
     import json, sys, torch
-    from designer.engines import slstm_kernel
-    from designer.engines.slstm import FusedSLSTM, fill_slstm
-    from designer.engines.slstm_cell import slstm_direction, slstm_layers
+    from designer.cells.slstm.kernels import launch as slstm_kernel
+    from designer.cells.slstm.engines.fused import FusedSLSTM, fill_slstm
+    from designer.cells.slstm.arithmetic import slstm_direction, slstm_layers
 
     def rel(a, b):
         return float((a.detach().double() - b.detach().double()).abs().max() /
@@ -224,7 +224,7 @@ INTERPRETED = textwrap.dedent("""
 
     def dw():
         # dW_hc's kernel against the einsum: shares of the rows (one partial), restarts
-        from designer.engines.triton_slstm_dw import dw_hc
+        from designer.cells.slstm.kernels.dw_hc import dw_hc
         torch.manual_seed(3)
         t, n, heads, d = 20, 13, 3, 20
         dpre = torch.randn(t, n, 4 * heads * d)
@@ -330,7 +330,9 @@ def hopper_build(kernel, cfg, dtype, masks, extra=None):
 def test_the_kernels_build_for_hopper_without_a_gpu_and_hardly_spill(d, dtype, masks, sms,
                                                                      tune, monkeypatch):
     pytest.importorskip("triton.backends.nvidia.compiler")
-    from designer.engines import triton_slstm, triton_slstm_resident, triton_slstm_split
+    from designer.cells.slstm.kernels import split as triton_slstm_split
+    from designer.cells.slstm.kernels import resident as triton_slstm_resident
+    from designer.cells.slstm.kernels import steps as triton_slstm
     monkeypatch.setattr(slstm_kernel, "TUNE", {"resident": False, **tune})
     cfg = slstm_kernel.plan(d, 64, 512 // d, sms, fp32=dtype == "*fp32")
     kernels = (triton_slstm._forward, triton_slstm._backward) if cfg["split"] == 1 else \
@@ -350,7 +352,7 @@ def test_the_recurrent_weights_gradient_builds_for_hopper_without_spilling():
     pytest.importorskip("triton.backends.nvidia.compiler")
     import triton.language as tl
 
-    from designer.engines import triton_slstm_dw
+    from designer.cells.slstm.kernels import dw_hc as triton_slstm_dw
     cfg = slstm_kernel.plan(64, 64, 8, 132)
     for low, prec in ((tl.float32, "tf32x3"), (tl.bfloat16, "ieee")):
         report = hopper_build(triton_slstm_dw._dw_part, {**cfg, "warps": 4, "precision": prec},

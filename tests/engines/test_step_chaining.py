@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-triton_lstm = pytest.importorskip("designer.engines.triton_lstm")
+triton_lstm = pytest.importorskip("designer.cells.classic.kernels.lstm")
 if triton_lstm.triton is None:
     pytest.skip("Triton is not installed", allow_module_level=True)
 
@@ -54,7 +54,7 @@ def test_every_step_tile_is_one_tl_dot_accepts():
 def test_the_step_kernels_keep_their_autotuning_on_disk_where_triton_can():
     import inspect
 
-    from designer.engines import triton_gru
+    from designer.cells.classic.kernels import gru as triton_gru
     kernels = (triton_lstm._step_fwd, triton_lstm._step_bwd, triton_gru._gru_step_fwd,
                triton_gru._gru_step_bwd, triton_gru._rnn_step_fwd, triton_gru._rnn_step_bwd)
     import os

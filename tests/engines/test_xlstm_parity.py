@@ -43,8 +43,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from designer.engines.mlstm_cell import chunk_level, mlstm_unit
-from designer.engines.slstm_cell import slstm_layers
+from designer.cells.mlstm.arithmetic import chunk_level, mlstm_unit
+from designer.cells.slstm.arithmetic import slstm_layers
 
 TOL64 = 1e-10  # float64: both sides do the same arithmetic in a different order
 TOL32 = 1e-5

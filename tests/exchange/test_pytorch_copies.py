@@ -21,14 +21,14 @@ COPIES = sorted(p.name for p in FOLDER.iterdir())
 
 
 def test_every_engine_the_export_copies_has_its_file():
-    assert COPIES == ["min_rnn.py.txt", "mlstm_cell.py.txt", "slstm_cell.py.txt"]
+    assert COPIES == ["minimal.py.txt", "mlstm.py.txt", "slstm.py.txt"]
 
 
 @pytest.mark.parametrize("file", COPIES)
 def test_a_copy_holds_its_engines_functions_as_they_are(file):
-    """``min_rnn.py.txt`` holds functions of ``designer.engines.min_rnn``, each its source as
-    the engine runs it, two blank lines apart and nothing else."""
-    engine = importlib.import_module(f"designer.engines.{file.removesuffix('.py.txt')}")
+    """``minimal.py.txt`` holds functions of ``designer.cells.minimal.arithmetic``, each its
+    source as the engine runs it, two blank lines apart and nothing else."""
+    engine = importlib.import_module(f"designer.cells.{file.removesuffix('.py.txt')}.arithmetic")
     text = copied_functions(engine)
     names = [node.name for node in ast.parse(text).body]
     assert names, f"{file} holds no function"
@@ -48,10 +48,11 @@ def frozen(monkeypatch):
 
     for name in ("getsource", "getsourcelines", "findsource"):
         monkeypatch.setattr(inspect, name, no_source)
-    package = sys.modules["designer.exchange"]
-    for name in [n for n in sys.modules if n.startswith("designer.exchange.pytorch")]:
+    for name in [n for n in sys.modules if n.startswith("designer.exchange.pytorch")
+                 or (n.startswith("designer.cells.") and n.endswith(".exports.pytorch"))]:
+        parent, _, child = name.rpartition(".")
         monkeypatch.delitem(sys.modules, name)
-        monkeypatch.delattr(package, name.rsplit(".", 1)[1], raising=False)
+        monkeypatch.delattr(sys.modules[parent], child, raising=False)
 
 
 @pytest.mark.parametrize("kind, engine", [("MinGRU", "SCAN"), ("sLSTM", "FUSED"),

@@ -1,5 +1,7 @@
 """LSTM, GRU, RNN and LSTMSimple: the classic recurrent cells."""
 from designer.cells.classic import spec
-from designer.graph import registry
+from designer.graph import parts, registry
 
 registry.register(*spec.SPECS)
+parts.defer(parts.ENGINES, "designer.cells.classic.engines")
+parts.defer(parts.EXPORTS, "designer.cells.classic.exports")

@@ -1,5 +1,7 @@
 """MinGRU and MinLSTM: recurrent cells whose gates read only the input."""
 from designer.cells.minimal import checks, spec  # noqa: F401  (checks: its design warning)
-from designer.graph import registry
+from designer.graph import parts, registry
 
 registry.register(*spec.SPECS)
+parts.defer(parts.ENGINES, "designer.cells.minimal.engines")
+parts.defer(parts.EXPORTS, "designer.cells.minimal.exports")

@@ -1,5 +1,7 @@
 """The mLSTM: xLSTM's matrix-memory cell."""
 from designer.cells.mlstm import spec
-from designer.graph import registry
+from designer.graph import parts, registry
 
 registry.register(*spec.SPECS)
+parts.defer(parts.ENGINES, "designer.cells.mlstm.engines")
+parts.defer(parts.EXPORTS, "designer.cells.mlstm.exports")

@@ -1,5 +1,7 @@
 """The sLSTM: xLSTM's scalar cell with exponential gating."""
 from designer.cells.slstm import spec
-from designer.graph import registry
+from designer.graph import parts, registry
 
 registry.register(*spec.SPECS)
+parts.defer(parts.ENGINES, "designer.cells.slstm.engines")
+parts.defer(parts.EXPORTS, "designer.cells.slstm.exports")

@@ -25,13 +25,13 @@ import warnings
 import torch
 from torch import nn
 
-from designer.engines.recurrent import CudnnRecurrent
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
 
-from designer.engines import persist_cuda
+from designer.cells.classic.kernels import persist_launch as persist_cuda
 
 try:
-    from designer.engines import triton_persist as kernels
-    from designer.engines.triton_persist import triton
+    from designer.cells.classic.kernels import persist_triton as kernels
+    from designer.cells.classic.kernels.persist_triton import triton
 except Exception:  # noqa: BLE001
     kernels, triton = None, None
 

@@ -17,8 +17,8 @@ import warnings
 
 import torch
 
-from designer.engines import persist_tc
-from designer.engines.persist_cu import SOURCE
+from designer.cells.classic.kernels import persist_bf16 as persist_tc
+from designer.cells.classic.kernels.persist_fp32 import SOURCE
 
 THREADS = 512
 MAX_WEIGHTS_PER_THREAD = 64    # registers a thread gives to its slice of W_hh

@@ -2,7 +2,7 @@
 what the FUSED engine runs on a CUDA device, in place of its step loop.
 
 :func:`kernel_direction` takes and returns what
-:func:`designer.engines.slstm_cell.slstm_direction` does (so ``slstm_layers`` runs either),
+:func:`designer.cells.slstm.arithmetic.slstm_direction` does (so ``slstm_layers`` runs either),
 and computes the same numbers: forward is one launch for all steps, backward one launch and
 one more for ``dW_hc`` (:mod:`triton_slstm_dw`); the input transform's gradient is the
 kernel's ``dpre`` as it is. Nothing is read on the host, so a step with the kernels is
@@ -60,14 +60,14 @@ import os
 
 import torch
 
-from designer.engines.slstm_cell import reverse_valid
+from designer.cells.slstm.arithmetic import reverse_valid
 
 try:
-    from designer.engines import triton_slstm as kernels
-    from designer.engines import triton_slstm_resident as resident_kernels
-    from designer.engines import triton_slstm_split as split_kernels
-    from designer.engines.triton_slstm import triton
-    from designer.engines.triton_slstm_dw import dw_hc
+    from designer.cells.slstm.kernels import steps as kernels
+    from designer.cells.slstm.kernels import resident as resident_kernels
+    from designer.cells.slstm.kernels import split as split_kernels
+    from designer.cells.slstm.kernels.steps import triton
+    from designer.cells.slstm.kernels.dw_hc import dw_hc
 except Exception:  # noqa: BLE001
     kernels, resident_kernels, split_kernels, triton, dw_hc = None, None, None, None, None
 
@@ -223,7 +223,7 @@ class _Direction(torch.autograd.Function):
 
 def kernel_direction(xw, w_hc, state, cont=None, lengths=None, reverse=False,
                      exp_forget=False):
-    """:func:`designer.engines.slstm_cell.slstm_direction` on the kernels: (every h_t
+    """:func:`designer.cells.slstm.arithmetic.slstm_direction` on the kernels: (every h_t
     (T, N, H), the final state (h, c, n, m))."""
     if reverse:
         xw = reverse_valid(xw, lengths)

@@ -1,7 +1,7 @@
 """The ``MLSTM`` module an exported ``model.py`` holds for its mLSTM layers.
 
 No ``torch.nn`` class computes the mLSTM, so the export writes one: the functions of the CHUNK
-engine (:mod:`designer.engines.mlstm_cell`, which imports torch and math alone) copied as they
+engine (:mod:`designer.cells.mlstm.arithmetic`, which imports torch and math alone) copied as they
 are (:mod:`pytorch_copies`), and a small module holding the same tensors as the designer's
 layers (``W_xc_l{k}``, ``b_c_l{k}``). The exported net therefore computes what the CHUNK engine
 does, operation for operation, whichever engine trained it (the CAFFE engine holds the same
@@ -9,7 +9,7 @@ tensors).
 """
 from __future__ import annotations
 
-from designer.engines import mlstm_cell
+from designer.cells.mlstm import arithmetic as mlstm_cell
 
 from designer.exchange.pytorch_copies import copied_functions
 from designer.exchange.pytorch_heads import head_cell

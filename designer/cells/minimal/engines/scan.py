@@ -2,7 +2,7 @@
 
 The layer holds what its unrolled net holds (``W_xc_l{k}`` and ``b_c_l{k}`` per level, the
 backward direction's suffixed ``_reverse``), so a checkpoint of either engine loads into the
-other as it is. :func:`designer.engines.min_rnn.min_layers` does the arithmetic; this module adds
+other as it is. :func:`designer.cells.minimal.arithmetic.min_layers` does the arithmetic; this module adds
 what every recurrent layer here takes: batch-first input, a carried state ``(h,)`` of shape
 ``(num_layers * directions, N, H)``, per-sequence ``lengths``, and ``cont``.
 
@@ -18,8 +18,8 @@ import torch
 from torch import nn
 
 from designer.engines.fillers import fill_bias, fill_weight
-from designer.engines.min_rnn import SCAN_CHUNK, min_layers
-from designer.engines.recurrent import reset_points
+from designer.cells.minimal.arithmetic import SCAN_CHUNK, min_layers
+from designer.cells.classic.engines.cudnn import reset_points
 from designer.engines.recurrent_state import check_lengths, time_major, zero_state
 
 GATES = {"MinGRU": 2, "MinLSTM": 3}

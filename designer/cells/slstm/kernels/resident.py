@@ -26,7 +26,7 @@ try:
     import triton
     import triton.language as tl
 
-    from designer.engines.triton_slstm import (_cell, _cell_backward, _keep, _put_gates,
+    from designer.cells.slstm.kernels.steps import (_cell, _cell_backward, _keep, _put_gates,
                                                 _skip_padded)
 except Exception:  # noqa: BLE001 - no Triton: the FUSED engine keeps its step loop
     triton = None

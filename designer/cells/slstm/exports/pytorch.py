@@ -1,14 +1,14 @@
 """The ``SLSTM`` module an exported ``model.py`` holds for its sLSTM layers.
 
 No ``torch.nn`` class computes the sLSTM, so the export writes one: the functions of the FUSED
-engine (:mod:`designer.engines.slstm_cell`, which imports torch alone) copied as they are
+engine (:mod:`designer.cells.slstm.arithmetic`, which imports torch alone) copied as they are
 (:mod:`pytorch_copies`), and a small module holding the same tensors as the designer's layers
 (``W_xc_l{k}``, ``b_c_l{k}``, ``W_hc_l{k}``, ``..._reverse``). The exported net therefore
 computes what the FUSED engine does, operation for operation.
 """
 from __future__ import annotations
 
-from designer.engines import slstm_cell
+from designer.cells.slstm import arithmetic as slstm_cell
 
 from designer.exchange.pytorch_copies import copied_functions
 from designer.exchange.pytorch_heads import head_cell

@@ -27,8 +27,8 @@ staging from L2 and the global counter.
 Gate order is torch's (i, f, g, o). bf16 values are passed as 16-bit integers (no headers under
 NVRTC): widened with a shift, narrowed with ``cvt.rn.bf16.f32`` (round to nearest even).
 """
-from designer.engines.persist_cu import COMMON
-from designer.engines.persist_tc_parts import HELPERS
+from designer.cells.classic.kernels.persist_fp32 import COMMON
+from designer.cells.classic.kernels.persist_bf16_parts import HELPERS
 
 SOURCE = COMMON + HELPERS + r"""
 KERNEL

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import torch
 
-from designer.engines import auto_timing as timing
-from designer.engines import persist
-from designer.engines.persist import PersistRecurrent
-from designer.engines.recurrent import CudnnRecurrent
+from designer.cells.classic.engines import auto_timing as timing
+from designer.cells.classic.engines import persist
+from designer.cells.classic.engines.persist import PersistRecurrent
+from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.engines.recurrent_state import zero_state
 
 TIMER: timing.Timer | None = None   # None: CUDA events on a GPU, the host's clock elsewhere

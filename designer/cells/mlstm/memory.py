@@ -20,7 +20,7 @@ GPU is checked by ``tests/benchmarks/bench_mlstm.py``.
 """
 from __future__ import annotations
 
-MLSTM_CHUNK = 64  # designer.engines.mlstm_cell.CHUNK (the graph imports no engine)
+MLSTM_CHUNK = 64  # designer.cells.mlstm.arithmetic.CHUNK (the graph imports no engine)
 CHUNK_PER_STEP = (1.25, 0.0)              # x H, x NH
 CHUNK_PER_FILLED_STEP = (4.0, 7.0, 11.5)   # x NH L, x H, x NH
 CHUNK_PER_CHUNK = 2.0                      # x NH d^2

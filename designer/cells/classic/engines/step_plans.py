@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from designer.engines.expansion import read_levels
-from designer.engines.gru_steps import UnrolledGRUSteps, UnrolledRNNSteps
+from designer.cells.classic.engines.gru_steps import UnrolledGRUSteps, UnrolledRNNSteps
 
 
 @dataclass

@@ -26,7 +26,7 @@ def _triton():
     global _TRITON
     if _TRITON is None:
         try:
-            from designer.engines import triton_gru
+            from designer.cells.classic.kernels import gru as triton_gru
             _TRITON = triton_gru if triton_gru.available() else False
         except Exception:  # noqa: BLE001 - any import problem means: use the torch ops
             _TRITON = False
@@ -39,7 +39,7 @@ def _kernels(t: torch.Tensor):
 
 def _fused(k, gemm_dtype) -> bool:
     """The step's product and unit as one Triton kernel (see ``lstm_steps.fused_steps``)."""
-    from designer.engines.lstm_steps import fused_steps
+    from designer.cells.classic.engines.lstm_steps import fused_steps
     return k is not _TorchUnits and fused_steps(gemm_dtype)
 
 

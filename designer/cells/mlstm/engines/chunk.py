@@ -20,9 +20,9 @@ from torch import nn
 from designer.cells.mlstm.spec import rows, state_sizes
 
 from designer.engines.fillers import fill_bias, fill_weight
-from designer.engines.mlstm_cell import CHUNK, mlstm_layers
-from designer.engines.mlstm_expansion import STATES, expand_mlstm
-from designer.engines.recurrent import reset_points
+from designer.cells.mlstm.arithmetic import CHUNK, mlstm_layers
+from designer.cells.mlstm.engines.unrolled import STATES, expand_mlstm
+from designer.cells.classic.engines.cudnn import reset_points
 from designer.engines.recurrent_state import check_lengths, time_major
 from designer.engines.unrolled import run_reference
 

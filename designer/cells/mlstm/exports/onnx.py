@@ -1,7 +1,7 @@
 """The mLSTM in ONNX: one ``Scan`` per level, or the unrolled net's MLSTM_UNIT nodes.
 
 ONNX has no mLSTM operator, and the chunkwise-parallel form needs a loop over chunks anyway, so
-the export writes the recurrent form (:func:`designer.engines.mlstm_cell.mlstm_unit`), which
+the export writes the recurrent form (:func:`designer.cells.mlstm.arithmetic.mlstm_unit`), which
 computes the same function: the input transform once over all steps, blocks [q, k, v, o, i~,
 f~], then a ``Scan`` whose body is one step (:func:`unit`: per head, log f = -softplus(-f~) or
 f~, m = max(log f + m_prev, i~), f' = exp(log f + m_prev - m), i' = exp(i~ - m); C = f' C + i'
@@ -21,10 +21,10 @@ import math
 import numpy as np
 from onnx import TensorProto, helper
 
-from designer.engines.mlstm_cell import NORM_EPS
+from designer.cells.mlstm.arithmetic import NORM_EPS
 
 from designer.exchange.onnx_ops import OnnxBuilder, tensor
-from designer.exchange.onnx_slstm import step_outputs, valid_steps
+from designer.cells.slstm.exports.onnx import step_outputs, valid_steps
 
 STATES = ("C", "n", "m")
 

@@ -1,13 +1,13 @@
 """The FUSED engine of the sLSTM: the input transform of all steps as one GEMM, then the
 recurrence: on a CUDA device with Triton, one launch of a persistent kernel per level and
-direction (:mod:`designer.engines.slstm_kernel`; backward one launch and one GEMM), else a step
+direction (:mod:`designer.cells.slstm.kernels.launch`; backward one launch and one GEMM), else a step
 loop with the heads' recurrent blocks batched into one product a step. Both compute the same
 numbers (within 1e-5 in fp32, tested); ``ran`` and ``fallback`` say which ran the last call and
 why not the kernels, and a CUDA call that cannot run them warns once per reason.
 
 The layer holds what its unrolled net holds (``W_xc_l{k}``, ``b_c_l{k}`` and ``W_hc_l{k}`` per
 level, the backward direction's suffixed ``_reverse``), so a checkpoint of either engine loads
-into the other as it is. :func:`designer.engines.slstm_cell.slstm_layers` does the arithmetic;
+into the other as it is. :func:`designer.cells.slstm.arithmetic.slstm_layers` does the arithmetic;
 this module adds what every recurrent layer here takes: batch-first input, a carried state
 ``(h, c, n, m)``, each ``(num_layers * directions, N, H)``, per-sequence ``lengths``, and
 ``cont`` (read on the device, step by step: nothing is found on the host, so a training step
@@ -20,10 +20,10 @@ import warnings
 import torch
 from torch import nn
 
-from designer.engines import slstm_kernel
+from designer.cells.slstm.kernels import launch as slstm_kernel
 from designer.engines.fillers import fill_bias, fill_weight
 from designer.engines.recurrent_state import check_lengths, time_major, zero_state
-from designer.engines.slstm_cell import slstm_direction, slstm_layers
+from designer.cells.slstm.arithmetic import slstm_direction, slstm_layers
 
 SUFFIXES = ("", "_reverse")
 GATES = 4

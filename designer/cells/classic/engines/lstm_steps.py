@@ -28,7 +28,7 @@ def _triton():
     global _TRITON
     if _TRITON is None:
         try:
-            from designer.engines import triton_lstm
+            from designer.cells.classic.kernels import lstm as triton_lstm
             _TRITON = triton_lstm if triton_lstm.available() else False
         except Exception:  # noqa: BLE001 - any import problem means: use the torch ops
             _TRITON = False

@@ -15,7 +15,7 @@ import torch
 try:
     import triton
     import triton.language as tl
-    from designer.engines.triton_lstm import await_previous_step, chain_launch, step_autotune
+    from designer.cells.classic.kernels.lstm import await_previous_step, chain_launch, step_autotune
 except Exception:  # noqa: BLE001 - no Triton: the torch ops are used instead
     triton = None
 

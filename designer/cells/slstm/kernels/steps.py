@@ -12,7 +12,7 @@ Forward, per step t, for each chunk of ``JC`` of the head's units (gate blocks [
 :func:`_unit_forward`): ``pre = xw[t] + (keep_t h_{t-1}) W_hc[k]^T`` (fp32 accumulation,
 ``KC`` units of h at a time; ``tl.dot`` where the blocks are 16 wide, a broadcast product for
 heads of fewer than 16 units), then the stabilised unit of
-:func:`designer.engines.slstm_cell.slstm_unit`. The pre-activations (fp32) and the state after
+:func:`designer.cells.slstm.arithmetic.slstm_unit`. The pre-activations (fp32) and the state after
 each step (h, c, n, m, fp32, ``(T+1, N, H)``, row 0 the initial state) are written out: they
 are what backward reads, and the next step reads its state back from them (this program wrote
 it; a ``debug_barrier`` ends each step), which keeps the registers to one chunk whatever the

@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from designer.engines.recurrent_masked import run_masked, usable
+from designer.cells.classic.engines.masked import run_masked, usable
 from designer.engines.recurrent_state import capturing, check_lengths, time_major, zero_state
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}

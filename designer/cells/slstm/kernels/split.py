@@ -33,8 +33,8 @@ try:
     import triton
     import triton.language as tl
 
-    from designer.engines.triton_persist import _grid_sync
-    from designer.engines.triton_slstm import (_dh_chunk, _rows, _step, _unit_backward,
+    from designer.cells.classic.kernels.persist_triton import _grid_sync
+    from designer.cells.slstm.kernels.steps import (_dh_chunk, _rows, _step, _unit_backward,
                                                _unit_forward)
 except Exception:  # noqa: BLE001 - no Triton: the FUSED engine keeps its step loop
     triton = None

@@ -1,14 +1,14 @@
 """The ``MinRNN`` module an exported ``model.py`` holds for its MinGRU and MinLSTM layers.
 
 No ``torch.nn`` class computes these layers, so the export writes one: the functions of the
-parallel-scan engine (:mod:`designer.engines.min_rnn`, which imports torch alone) copied as they
+parallel-scan engine (:mod:`designer.cells.minimal.arithmetic`, which imports torch alone) copied as they
 are (:mod:`pytorch_copies`), and a small module holding the same tensors as the designer's
 layers (``W_xc_l{k}``, ``b_c_l{k}``, ``..._reverse``). The exported net therefore computes what
 the SCAN engine does, operation for operation.
 """
 from __future__ import annotations
 
-from designer.engines import min_rnn
+from designer.cells.minimal import arithmetic as min_rnn
 
 from designer.exchange.pytorch_copies import copied_functions
 

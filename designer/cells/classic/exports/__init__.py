@@ -1,0 +1,1 @@
+"""The classic cells' exports; importing this package registers them."""

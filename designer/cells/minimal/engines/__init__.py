@@ -1,0 +1,2 @@
+"""MinGRU's and MinLSTM's engines: SCAN (the parallel scan) and their unrolled units; importing
+this package registers them."""

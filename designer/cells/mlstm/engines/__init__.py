@@ -1,0 +1,2 @@
+"""The mLSTM's engines: CHUNK (the chunkwise-parallel form) and its unrolled net; importing this
+package registers them."""

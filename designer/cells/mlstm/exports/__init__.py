@@ -1,0 +1,1 @@
+"""The mLSTM's exports: ONNX and PyTorch code; importing this package registers them."""

@@ -1,0 +1,1 @@
+"""The sLSTM's exports: ONNX and PyTorch code; importing this package registers them."""
