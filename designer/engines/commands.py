@@ -36,8 +36,8 @@ def parity(args) -> int:
     from .parity import DTYPES, KINDS, TOLERANCES, layer_parity
     names = [n for n in proj.graph.names() if proj.graph.layer(n).type in KINDS]
     if not names:
-        print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, MinGRU, MinLSTM, mLSTM or "
-              "sLSTM layer to compare", file=sys.stderr)
+        print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, LSTMSimple, MinGRU, MinLSTM, "
+              "mLSTM or sLSTM layer to compare", file=sys.stderr)
         return 2
     dtype = DTYPES[args.dtype]
     rows = [layer_parity(proj.graph, n, steps=args.steps, dtype=dtype) for n in names]
@@ -45,8 +45,9 @@ def parity(args) -> int:
         print(json.dumps({"dtype": args.dtype, "tolerance": TOLERANCES[dtype], "layers": rows},
                          indent=1))
     else:
-        print(f"cuDNN (MinGRU, MinLSTM: parallel scan; mLSTM: chunkwise form; sLSTM: fused) "
-              f"vs unrolled engine, {args.dtype} on the CPU, same weights; tolerance {TOLERANCES[dtype]:g} of each tensor's largest "
+        print(f"fused engine (cuDNN; MinGRU, MinLSTM: parallel scan; mLSTM: chunkwise form; "
+              f"sLSTM: fused; LSTMSimple: fused steps) vs unrolled engine, {args.dtype} on the "
+              f"CPU, same weights; tolerance {TOLERANCES[dtype]:g} of each tensor's largest "
               "value, or its floor where more (what rounding alone can put between the two)")
         for r in rows:
             verdict = "ok" if r["ok"] else "ABOVE TOLERANCE"
@@ -54,6 +55,7 @@ def parity(args) -> int:
             print(f"\n{r['layer']} ({r['type']}, {r['levels']} layer(s){both}, T={r['steps']}, "
                   f"N={r['batch']}): max abs {r['max_abs']:.2e}, max rel {r['max_rel']:.2e}  "
                   f"{verdict}")
+            print(f"  compared: {r['compared'][0]}; {r['compared'][1]}")
             if r["lengths"] is not None:
                 print(f"  padded to lengths {r['lengths']}")
             for d in r["diffs"]:

@@ -1,12 +1,14 @@
 """Parity between the engines: the same weights give the same outputs, states and gradients.
 
 For a recurrent layer, a CUDNN module (for MinGRU and MinLSTM: a SCAN module, the parallel scan;
-for the sLSTM: a FUSED module; for the mLSTM: a CHUNK module, the chunkwise form) is built with
-random weights, the weights are converted to the CAFFE (unrolled) module, both run forward and
-backward on the same random input, continuation flags (with resets in the middle of the
-sequence; none for a bidirectional layer, which takes no ``cont``), lengths (padded sequences,
-when asked) and initial state, and every difference is measured (with lengths, each engine's
-outputs and input gradients at the padded steps also against zero).
+for the sLSTM: a FUSED module; for the mLSTM: a CHUNK module, the chunkwise form; for
+LSTMSimple, which has no such engine: its fused steps) is built with random weights, the
+weights are converted to the CAFFE (unrolled) module, both run forward and backward on the
+same random input, continuation flags (with resets in the middle of the sequence; none for a
+bidirectional layer, which takes no ``cont``), lengths (padded sequences, when asked) and
+initial state, and every difference is measured (with lengths, each engine's outputs and
+input gradients at the padded steps also against zero). ``compared`` names what ran on each
+side: two different computations, never the same code twice.
 
 The measure. A tensor's difference ``max|a - b|`` passes when it is within the tolerance (1e-5
 in float32, 1e-10 in float64) of the tensor's largest value ``max|b|`` (an element-wise ratio
@@ -50,7 +52,7 @@ TOLERANCES = {torch.float32: 1e-5, torch.float64: 1e-10}
 TOLERANCE = TOLERANCES[torch.float32]
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 FLOAT64_SHARE = 2.0 ** -29  # float64's unit roundoff over float32's
-KINDS = ENGINE_KINDS  # the layers parity compares
+KINDS = ENGINE_KINDS + ("LSTMSimple",)  # the layers parity compares
 STATE_NAMES = ("h_T", "c_T", "n_T", "m_T")  # the sLSTM's; an LSTM has the first two
 PADDING_LABELS = {"CUDNN": "cuDNN", "SCAN": "scan", "FUSED": "fused", "CHUNK": "chunkwise"}
 
@@ -65,6 +67,12 @@ class Diff:
     rel: float
     scale: float = 0.0
     floor: float = 0.0
+
+
+class Diffs(list):
+    """The :class:`Diff` of every quantity, and ``compared``: what ran on each side."""
+
+    compared: tuple = ()
 
 
 def _diff(name: str, a: torch.Tensor, b: torch.Tensor, floor: float = 0.0,
@@ -130,7 +138,7 @@ def _rounding(nets: dict, problem, named) -> tuple[dict, dict]:
 
 
 def _measure(engine, reference, problem, dtype, states: str, grads_as=dict,
-             padding: str = "fused") -> list[Diff]:
+             padding: str = "fused") -> Diffs:
     """Run the fused ``engine(type)`` and the unrolled ``reference(type)`` in float32 and in
     float64 on ``problem`` (x, cont, state, lens, weight), and measure every difference of
     the ``dtype`` runs, each against its rounding floor (see the module's doc)."""
@@ -148,7 +156,7 @@ def _measure(engine, reference, problem, dtype, states: str, grads_as=dict,
         return _diff(name, a[name], b[name], scale * (e_eng[name] + e_ref[name]),
                      TOLERANCES[dtype])
 
-    diffs = [diff("output")]
+    diffs = Diffs([diff("output")])
     lens = problem[3]
     if lens is not None:
         padded = torch.arange(problem[0].shape[0], device=lens.device).unsqueeze(1) >= \
@@ -158,11 +166,12 @@ def _measure(engine, reference, problem, dtype, states: str, grads_as=dict,
                 t = named[what][padded]
                 diffs.append(_diff(f"{side} {what} at padding", t, torch.zeros_like(t)))
     diffs += [diff(name) for name in b if name != "output"]
+    diffs.compared = (describe(engines[dtype]), describe(nets[dtype]))
     return diffs
 
 
 def describe(m) -> str:
-    """What computed a fused engine's last call (or computes its next one), in words."""
+    """What computed a module's last call (or computes its next one), in words."""
     engine = getattr(m, "engine_name", "CUDNN" if isinstance(m, CudnnRecurrent) else "CAFFE")
     what = {"CUDNN": lambda: f"torch.nn.{getattr(m, 'kind', '')}",
             "SCAN": lambda: "the parallel scan",
@@ -176,12 +185,13 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
             dtype=torch.float32, device: str = "cpu", seed: int = 0,
             fast: bool = True, bidirectional: bool = False,
             lengths: list[int] | None = None, scan_method: str | None = None,
-            heads: int = 1, forget_gate: str = "sigmoid") -> list[Diff]:
+            heads: int = 1, forget_gate: str = "sigmoid") -> Diffs:
     """Run both engines on the same random problem and list every difference.
 
     The problem is drawn in float32 whatever ``dtype`` (so a float64 run measures the same
     problem) and each engine's weights are converted in ``dtype``. ``fast``: the unrolled net
-    runs its fused steps where it has them. ``lengths`` (one per sequence, 0 to ``steps``) pads the
+    runs its fused steps where it has them (LSTMSimple's are its fused side: its unrolled side
+    is always the reference executor). ``lengths`` (one per sequence, 0 to ``steps``) pads the
     sequences; a bidirectional layer gets no continuation flags (``resets`` is then ignored).
     ``scan_method`` picks how the SCAN engine scans its chunks (``log`` or ``linear``; None: by
     device). ``heads`` and ``forget_gate``: an sLSTM's (its starting normaliser is drawn
@@ -203,7 +213,7 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
                                 forget_gate=forget_gate).to(device, dt)
         unr.load_state_dict(convert_layer(kind, {k: v.to(device, dt) for k, v in
                                                  weights.items()}, levels, fused, "CAFFE"))
-        unr.fast = fast
+        unr.fast = fast and kind != "LSTMSimple"
         return unr
 
     x = torch.randn(steps, batch, input_size, generator=g).to(device)
@@ -215,7 +225,7 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
             cont[steps - 1, batch - 1] = 0
         cont = cont.to(device)
     lens = None if lengths is None else torch.tensor(lengths, dtype=torch.long, device=device)
-    n_state = {"LSTM": 2, "sLSTM": 4}.get(kind, 1)
+    n_state = {"LSTM": 2, "LSTMSimple": 2, "sLSTM": 4}.get(kind, 1)
     dirs = 2 if bidirectional else 1
     state = [torch.randn(levels * dirs, batch, hidden, generator=g).to(device) * 0.5
              for _ in range(n_state)]
@@ -238,7 +248,7 @@ def compare_mlstm(input_size: int, hidden: int, heads: int = 1, levels: int = 1,
                   steps: int = 10, batch: int = 4, resets: bool = True,
                   forget: str = "sigmoid", dtype=torch.float32, device: str = "cpu",
                   seed: int = 0, lengths: list[int] | None = None,
-                  chunk: int | None = None, norm: str = "head") -> list[Diff]:
+                  chunk: int | None = None, norm: str = "head") -> Diffs:
     """:func:`compare` for an mLSTM: the CHUNK engine (chunks of ``chunk`` steps; None: its
     own) against the unrolled net, on the same tensors, with a random carried state (C, n,
     m), resets and lengths."""
@@ -275,7 +285,11 @@ def fused_module(kind: str, input_size: int, hidden: int, levels: int = 1,
                  forget_gate: str = "sigmoid"):
     """The fused engine's module of ``kind`` and that engine's name: ``CudnnRecurrent``
     (CUDNN), ``ScanRecurrent`` (SCAN) for MinGRU and MinLSTM, ``FusedSLSTM`` (FUSED) for the
-    sLSTM."""
+    sLSTM; for LSTMSimple, which has no other engine, the unrolled net on its fused steps
+    (CAFFE)."""
+    if kind == "LSTMSimple":
+        return UnrolledRecurrent(kind, input_size, hidden, levels,
+                                 nonlinearity=nonlinearity), "CAFFE"
     if kind == "sLSTM":
         return FusedSLSTM(input_size, hidden, heads, levels, bidirectional=bidirectional,
                           forget_gate=forget_gate), "FUSED"
@@ -317,7 +331,7 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
     return {"layer": name, "type": kind, "steps": steps, "batch": batch,
             "levels": p.get("num_layers", 1), "bidirectional": bidirectional,
             "lengths": lengths, "dtype": str(dtype).removeprefix("torch."),
-            "tolerance": tolerance,
+            "tolerance": tolerance, "compared": list(diffs.compared),
             "max_abs": max(d.abs for d in diffs), "max_rel": worst, "ok": worst <= tolerance,
             "diffs": [asdict(d) for d in diffs]}
 

@@ -101,7 +101,7 @@ def test_unroll_shows_the_backward_chain(tmp_path):
     assert "HOLD x12" in out.stdout and "SEQUENCE_MASK x1" in out.stdout
 
 
-def test_parity_in_float64_holds_the_engines_to_1e_10(tmp_path):
+def test_parity_in_float64_holds_the_engines_to_1e_10_and_names_them(tmp_path):
     proj = P.load(PROJECTS / "char-rnn-shakespeare.json")
     replace_layer(proj.graph, "lstm1", "mLSTM")
     proj.graph.set_param("lstm1", "num_output", 32)
@@ -113,6 +113,8 @@ def test_parity_in_float64_holds_the_engines_to_1e_10(tmp_path):
     assert report["dtype"] == "float64" and report["tolerance"] == 1e-10
     (row,) = report["layers"]
     assert row["ok"] and row["max_rel"] <= 1e-10
+    assert row["compared"] == ["CHUNK: the chunkwise form, chunks of 2 steps",
+                               "CAFFE: the reference executor, node by node"]
     text = run("parity", path, "--steps", "6", "--dtype", "float64").stdout
     assert "float64 on the CPU" in text and "tolerance 1e-10" in text
-    assert "floor" in text
+    assert "compared: CHUNK: the chunkwise form" in text and "floor" in text
