@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--json", action="store_true")
     pa.add_argument("--steps", type=int, default=None, help="sequence length to test "
                     "(default: the project's, at most 20)")
+    pa.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                    help="the type both engines run in (default float32, tolerance 1e-5; "
+                    "float64: tolerance 1e-10, where only a difference of the functions shows)")
 
     u = sub.add_parser("unroll", help="show the unrolled (Caffe) net of a recurrent layer")
     u.add_argument("project")

@@ -24,7 +24,7 @@ from designer.cells.mlstm.arithmetic import CHUNK, mlstm_layers
 from designer.cells.mlstm.engines.unrolled import STATES, expand_mlstm
 from designer.cells.classic.engines.cudnn import reset_points
 from designer.engines.recurrent_state import check_lengths, time_major
-from designer.engines.unrolled import run_reference
+from designer.engines.unrolled import REFERENCE, run_reference
 
 FORGET_BIAS = (3.0, 6.0)  # the forget gates' biases start spread over this range (xLSTM's)
 
@@ -128,6 +128,7 @@ class UnrolledMLSTM(MLSTMLayer):
     """An mLSTM layer on the CAFFE engine: its unrolled net, node by node."""
 
     engine_name = "CAFFE"
+    ran = REFERENCE
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
