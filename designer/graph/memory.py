@@ -227,18 +227,24 @@ def _bytes(t, float_bytes: int) -> int:
 
 
 def _out_bytes(type_id: str, act_bytes: int) -> int:
-    """Bytes per value of what a layer outputs (autocast: GEMMs and cuDNN give bf16)."""
-    if act_bytes < 4 and type_id in ("InnerProduct", "LSTM", "GRU", "RNN",
-                                      "Conv1D"):
+    """Bytes per value of what a layer outputs (autocast: GEMMs and cuDNN give bf16: a
+    recurrent layer whose cell runs on cuDNN among them)."""
+    if act_bytes >= 4:
+        return 4
+    cell = registry.cell(type_id)
+    if type_id in ("InnerProduct", "Conv1D") or (cell is not None and "CUDNN" in cell.engines):
         return act_bytes
     return 4
 
 
 def _engine(layer, setup: Setup) -> str:
-    if registry.cell(layer.type) is None:
+    """The engine a recurrent layer runs on in ``setup`` ("" for any other layer); a cell
+    whose engine is no parameter runs on its one engine."""
+    cell = registry.cell(layer.type)
+    if cell is None:
         return ""
-    if layer.type == "LSTMSimple":
-        return "CAFFE"
+    if not layer.spec.has_param("engine"):
+        return cell.engines[0]
     if setup.engine is not None:
         return registry.engine_for(layer.type, setup.engine)
     return layer.get("engine")

@@ -88,7 +88,7 @@ def test_the_mlstm_counts_its_state_whatever_the_length():
 
 
 def test_the_cpus_logsigmoid_keeps_a_buffer_the_size_of_its_input():
-    """What the sLSTM's rule takes off on a GPU (``SLSTM_PER_LEVEL["CAFFE cuda"]``): on the CPU
+    """What the sLSTM's rule takes off on a GPU (``memory.PER_LEVEL["CAFFE cuda"]``): on the CPU
     logsigmoid saves its input and a buffer as large (torch's CUDA kernel saves an empty one)."""
     x = torch.randn(4, 16, requires_grad=True)
     saved = []

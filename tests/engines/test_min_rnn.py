@@ -361,7 +361,7 @@ def test_the_layers_memory_rule_matches_what_it_keeps(kind, engine, device, meth
 
 def test_the_graph_knows_the_scans_chunk():
     from designer.cells.minimal.arithmetic import SCAN_CHUNK
-    from designer.graph.memory_layers import SCAN_CHUNK as GRAPH_CHUNK
+    from designer.cells.minimal.memory import SCAN_CHUNK as GRAPH_CHUNK
     assert GRAPH_CHUNK == SCAN_CHUNK  # the memory rule fills the last chunk up as the scan does
 
 

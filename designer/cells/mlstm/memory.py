@@ -20,6 +20,8 @@ GPU is checked by ``tests/benchmarks/bench_mlstm.py``.
 """
 from __future__ import annotations
 
+from designer.graph.memory_layers import Context, Kept, memory_rule
+
 MLSTM_CHUNK = 64  # designer.cells.mlstm.arithmetic.CHUNK (the graph imports no engine)
 CHUNK_PER_STEP = (1.25, 0.0)              # x H, x NH
 CHUNK_PER_FILLED_STEP = (4.0, 7.0, 11.5)   # x NH L, x H, x NH
@@ -65,3 +67,10 @@ def mlstm_kept(ctx) -> tuple[int, int, int]:
     extra = 4 * (levels * per_level + (levels - 1) * seq) + masks
     backward = 4 * (seq * 6 + t_ * n * x[2])  # the output's and input's gradients, dq/dk/dv/do
     return int(extra), int(backward), int(4 * held)
+
+
+@memory_rule("mLSTM")
+def mlstm_rule(ctx: Context, params: int) -> Kept:
+    """The mLSTM on its engine (see the module doc)."""
+    extra, backward, forward = mlstm_kept(ctx)
+    return Kept(inputs=[0], extra=extra, backward=backward, forward=forward)

@@ -1,5 +1,5 @@
 """The sLSTM: xLSTM's scalar cell with exponential gating."""
-from designer.cells.slstm import spec
+from designer.cells.slstm import memory, spec  # noqa: F401  (memory: its rule registers)
 from designer.graph import parts, registry
 
 registry.register(*spec.SPECS)
