@@ -1,8 +1,12 @@
 """``rnn-designer bench``: time training steps of a project on each engine, in one run.
 
-Every engine trains the same net (the project's graph with all LSTM/GRU/RNN layers switched to
-that engine) on the same fixed random batch with Adam and gradient clipping, as the bare PyTorch
-baselines do, so the figures compare directly.
+Every engine trains the same net (the project's graph with every recurrent layer switched to
+that engine, or to its cell's own fused engine) on the same fixed random batch with Adam and
+gradient clipping, as the bare PyTorch baselines do, so the figures compare directly.
+
+A layer's module reports the kernels that ran it by declaring ``reports_kernels``, the words
+its layers are named under ("PERSIST layers"), and saying in ``ran`` what ran its last call and
+in ``fallback`` why that was not its kernels (:func:`kernels_ran`).
 """
 from __future__ import annotations
 
@@ -115,6 +119,17 @@ def allocated_peak(fn) -> int:
     return peak
 
 
+def kernels_ran(net: torch.nn.Module, fallbacks: bool = True) -> dict[str, list[str]]:
+    """What ran each kind of layer that reports its kernels, by the words it is reported under
+    (in order); without ``fallbacks``, only the layers that ran on their kernels."""
+    ran: dict[str, set] = {}
+    for m in net.modules():
+        words = getattr(m, "reports_kernels", "")
+        if words and getattr(m, "ran", None) and (fallbacks or not m.fallback):
+            ran.setdefault(words, set()).add(m.ran)
+    return {words: sorted(ran[words]) for words in sorted(ran)}
+
+
 def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 20,
                  warmup: int = 3, graphs: bool = True, mode: str = "fp32",
                  seed: int = 0) -> dict:
@@ -146,9 +161,7 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
             out = step(feeds)
         _sync(device)
         dt = (time.perf_counter() - t2) / steps
-        ran = sorted({m.ran for m in net.modules()
-                      if (getattr(m, "engine_name", "") == "PERSIST" or
-                          getattr(m, "kind", "") == "sLSTM") and getattr(m, "ran", None)})
+        ran = sorted({r for rs in kernels_ran(net).values() for r in rs})
         chose = [d for m in net.modules() if getattr(m, "engine_name", "") == "AUTO"
                  for d in m.decisions]
     tokens = 1
@@ -164,7 +177,7 @@ def bench_engine(graph: Graph, engine: str, device: torch.device, steps: int = 2
         "note": step.graph_note,
     }
     if ran:
-        row["kernels"] = "; ".join(ran)   # what ran the PERSIST and sLSTM layers, timed
+        row["kernels"] = "; ".join(ran)   # what ran the layers that report it, timed
     if chose:
         row["auto"] = chose               # which engine each AUTO layer chose, and why
     del net, opt, step

@@ -6,7 +6,7 @@ from designer.training.run.first_step import SLOW_FIRST_STEP_S, first_step_notes
 
 
 class Persist(torch.nn.Module):
-    engine_name = "PERSIST"
+    engine_name, reports_kernels = "PERSIST", "PERSIST layers"
 
     def __init__(self, ran, fallback=None):
         super().__init__()
@@ -32,7 +32,7 @@ def test_a_fallback_is_not_said_twice_and_other_engines_say_nothing():
 
 
 class SLSTM(torch.nn.Module):
-    engine_name, kind = "FUSED", "sLSTM"
+    engine_name, kind, reports_kernels = "FUSED", "sLSTM", "sLSTM layers (FUSED)"
 
     def __init__(self, ran, fallback=None):
         super().__init__()

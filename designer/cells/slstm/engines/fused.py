@@ -81,6 +81,8 @@ class FusedSLSTM(nn.Module):
 
     engine_name = "FUSED"
     kind = "sLSTM"
+    # the first step's notes and ``bench`` say what ran it (``ran``), under these words
+    reports_kernels = "sLSTM layers (FUSED)"
 
     def __init__(self, input_size: int, hidden: int, heads: int = 1, levels: int = 1,
                  dropout: float = 0.0, batch_first: bool = False, bidirectional: bool = False,
