@@ -38,8 +38,8 @@ def parity(args) -> int:
     kinds = registry.recurrent_kinds()  # the layers parity compares
     names = [n for n in proj.graph.names() if proj.graph.layer(n).type in kinds]
     if not names:
-        print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, LSTMSimple, MinGRU, MinLSTM, "
-              "mLSTM or sLSTM layer to compare", file=sys.stderr)
+        print(f"rnn-designer: {proj.path} has no recurrent layer ({', '.join(kinds)}) to "
+              "compare", file=sys.stderr)
         return 2
     dtype = DTYPES[args.dtype]
     rows = [layer_parity(proj.graph, n, steps=args.steps, dtype=dtype) for n in names]
@@ -47,8 +47,7 @@ def parity(args) -> int:
         print(json.dumps({"dtype": args.dtype, "tolerance": TOLERANCES[dtype], "layers": rows},
                          indent=1))
     else:
-        print(f"fused engine (cuDNN; MinGRU, MinLSTM: parallel scan; mLSTM: chunkwise form; "
-              f"sLSTM: fused; LSTMSimple: fused steps) vs unrolled engine, {args.dtype} on the "
+        print(f"each recurrent layer's own engine vs its unrolled net, {args.dtype} on the "
               f"CPU, same weights; tolerance {TOLERANCES[dtype]:g} of each tensor's largest "
               "value, or its floor where more (what rounding alone can put between the two)")
         for r in rows:

@@ -131,6 +131,8 @@ def expand_params(kind: str, params: dict, steps: int, batch, features, name: st
     ``lengths``: the layer gets each sequence's valid length, and its padded steps are masked
     (a SEQUENCE_MASK once, a HOLD per step keeping the state, a SCALE zeroing the outputs).
     """
+    if kind == "mLSTM":  # its own expansion (until the cells register theirs)
+        return expand_mlstm(params, steps, batch, features, name, lengths)
     if kind not in GATES:
         raise ValueError(f"{name} ({kind}) is not a recurrent layer")
     if steps < 1:

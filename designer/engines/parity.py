@@ -1,14 +1,13 @@
 """Parity between the engines: the same weights give the same outputs, states and gradients.
 
-For a recurrent layer, a CUDNN module (for MinGRU and MinLSTM: a SCAN module, the parallel scan;
-for the sLSTM: a FUSED module; for the mLSTM: a CHUNK module, the chunkwise form; for
-LSTMSimple, which has no such engine: its fused steps) is built with random weights, the
-weights are converted to the CAFFE (unrolled) module, both run forward and backward on the
-same random input, continuation flags (with resets in the middle of the sequence; none for a
-bidirectional layer, which takes no ``cont``), lengths (padded sequences, when asked) and
-initial state, and every difference is measured (with lengths, each engine's outputs and
-input gradients at the padded steps also against zero). ``compared`` names what ran on each
-side: two different computations, never the same code twice.
+For a recurrent layer, the module of one of its engines (its pair, registered by its cell:
+:mod:`designer.engines.parity_pairs`; by default its own fused engine) is built with random
+weights, the weights are converted to the CAFFE (unrolled) module, both run forward and
+backward on the same random input, continuation flags (with resets in the middle of the
+sequence; none for a bidirectional layer, which takes no ``cont``), lengths (padded sequences,
+when asked) and initial state, and every difference is measured (with lengths, each engine's
+outputs and input gradients at the padded steps also against zero). ``compared`` names what
+ran on each side: two different computations, never the same code twice.
 
 The measure. A tensor's difference ``max|a - b|`` passes when it is within the tolerance (1e-5
 in float32, 1e-10 in float64) of the tensor's largest value ``max|b|`` (an element-wise ratio
@@ -21,15 +20,14 @@ element by element, and ``|a64 - b64|`` is float64's rounding where the function
 the floor is ``(e_a + e_b)(1 + 2^-29)`` (2^-29: float64's unit roundoff over float32's), and
 a difference beyond it is, at least in part, a difference of the functions, which float64
 shows at once. In float64 the floor is ``(e_a + e_b) 2^-29``. Where an engine's float64 run is
-another computation than its float32 one (the sLSTM's kernels run fp32 and bf16 only), its
-rounding is taken to be the unrolled net's.
+another computation than its float32 one (kernels that run fp32 and bf16 only), its rounding
+is taken to be the unrolled net's.
 
 Only a tensor summed from terms far larger than itself has a floor above the tolerance of its
-largest value: the mLSTM's gradient of its starting normaliser, which its per-head norm all but
-cancels (some 1e-4 beside gradients near 10, rounded at about 1e-6 by either engine), and where
-a head's read-out is nearly uniform, what the norm divides by its small spread (the chunkwise
-form then rounds several times more than the step-by-step one). In float64 they agree within
-some 1e-11 of the normaliser's gradient's largest value, 1e-13 elsewhere.
+largest value: a gradient that a normalisation all but cancels (some 1e-4 beside gradients
+near 10, rounded at about 1e-6 by either engine), or what a normalisation divides by a small
+spread. In float64 such engines agree within some 1e-11 of that gradient's largest value,
+1e-13 elsewhere (``tests/engines/test_parity_cells.py``).
 """
 from __future__ import annotations
 
@@ -40,20 +38,13 @@ import torch
 
 from designer.graph import registry
 
-from designer.engines.convert import convert_layer, cudnn_to_caffe
-from designer.engines.expansion import GATES
-from designer.cells.minimal.engines.scan import ScanRecurrent
-from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM
-from designer.cells.classic.engines.cudnn import CudnnRecurrent
-from designer.cells.slstm.engines.fused import FusedSLSTM
-from designer.engines.unrolled import UnrolledRecurrent
+from designer.engines.convert import convert_layer
+from designer.engines.parity_pairs import ParityPair, build, pair_of
 
 TOLERANCES = {torch.float32: 1e-5, torch.float64: 1e-10}
 TOLERANCE = TOLERANCES[torch.float32]
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 FLOAT64_SHARE = 2.0 ** -29  # float64's unit roundoff over float32's
-STATE_NAMES = ("h_T", "c_T", "n_T", "m_T")  # the sLSTM's; an LSTM has the first two
-PADDING_LABELS = {"CUDNN": "cuDNN", "SCAN": "scan", "FUSED": "fused", "CHUNK": "chunkwise"}
 
 
 @dataclass
@@ -83,17 +74,6 @@ def _diff(name: str, a: torch.Tensor, b: torch.Tensor, floor: float = 0.0,
     scale = b.abs().max().item()
     against = max(scale, floor / tolerance)
     return Diff(name, d, d / against if against > 0 else d, scale, floor)
-
-
-def _grads_as_caffe(kind: str, grads: dict, levels: int) -> dict:
-    """torch parameter gradients in the Caffe layout.
-
-    The weight conversion applies with one change: each torch bias gradient already equals
-    db_c (b_c = b_ih + b_hh), so the b_hh gradients must not be added in again (except for the
-    GRU, whose b_hc stays its own tensor).
-    """
-    zero = {k: torch.zeros_like(v) for k, v in grads.items() if k.startswith("bias_hh")}
-    return cudnn_to_caffe(kind, grads if kind == "GRU" else {**grads, **zero}, levels)
 
 
 def spread_lengths(steps: int, batch: int, seed: int = 0) -> list[int]:
@@ -136,17 +116,17 @@ def _rounding(nets: dict, problem, named) -> tuple[dict, dict]:
                   if low[k].numel() else 0.0 for k in low}
 
 
-def _measure(engine, reference, problem, dtype, states: str, grads_as=dict,
-             padding: str = "fused") -> Diffs:
-    """Run the fused ``engine(type)`` and the unrolled ``reference(type)`` in float32 and in
-    float64 on ``problem`` (x, cont, state, lens, weight), and measure every difference of
+def _measure(engine, reference, problem, dtype, states: tuple, pair: ParityPair,
+             grads_as=dict) -> Diffs:
+    """Run the ``engine(type)`` of ``pair`` and the unrolled ``reference(type)`` in float32 and
+    in float64 on ``problem`` (x, cont, state, lens, weight), and measure every difference of
     the ``dtype`` runs, each against its rounding floor (see the module's doc)."""
     types = (torch.float32, torch.float64)
     nets = {dt: reference(dt) for dt in types}
     engines = {dt: engine(dt) for dt in types}
     runs, e_ref = _rounding(nets, problem, lambda r: _named(r, states))
     ran, e_eng = _rounding(engines, problem, lambda r: _named(r, states, grads_as))
-    if describe(engines[torch.float32]) != describe(engines[torch.float64]):
+    if pair.says(engines[torch.float32]) != pair.says(engines[torch.float64]):
         e_eng = e_ref  # its float64 is another computation (no fp64 kernels): not its rounding
     scale = FLOAT64_SHARE if dtype == torch.float64 else 1.0 + FLOAT64_SHARE
     a, b = ran[dtype], runs[dtype]
@@ -160,59 +140,61 @@ def _measure(engine, reference, problem, dtype, states: str, grads_as=dict,
     if lens is not None:
         padded = torch.arange(problem[0].shape[0], device=lens.device).unsqueeze(1) >= \
             lens.unsqueeze(0)
-        for side, named in ((padding, a), ("unrolled", b)):
+        for side, named in ((pair.padding, a), ("unrolled", b)):
             for what in ("output", "grad input"):
                 t = named[what][padded]
                 diffs.append(_diff(f"{side} {what} at padding", t, torch.zeros_like(t)))
     diffs += [diff(name) for name in b if name != "output"]
-    diffs.compared = (describe(engines[dtype]), describe(nets[dtype]))
+    diffs.compared = (pair.engine_words(engines[dtype]), unrolled_words(nets[dtype]))
     return diffs
 
 
-def describe(m) -> str:
-    """What computed a module's last call (or computes its next one), in words."""
-    engine = getattr(m, "engine_name", "CUDNN" if isinstance(m, CudnnRecurrent) else "CAFFE")
-    what = {"CUDNN": lambda: f"torch.nn.{getattr(m, 'kind', '')}",
-            "SCAN": lambda: "the parallel scan",
-            "CHUNK": lambda: f"the chunkwise form, chunks of {m.chunk} steps"}.get(
-                engine, lambda: m.ran)
-    return f"{engine}: {what()}"
+def unrolled_words(m) -> str:
+    """What computed the unrolled net's last call, in words."""
+    return f"CAFFE: {m.ran}"
+
 
 
 def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int = 10,
             batch: int = 4, resets: bool = True, nonlinearity: str = "tanh",
             dtype=torch.float32, device: str = "cpu", seed: int = 0,
             fast: bool = True, bidirectional: bool = False,
-            lengths: list[int] | None = None, scan_method: str | None = None,
-            heads: int = 1, forget_gate: str = "sigmoid") -> Diffs:
-    """Run both engines on the same random problem and list every difference.
+            lengths: list[int] | None = None, settings: dict | None = None,
+            heads: int = 1, forget_gate: str = "sigmoid", params: dict | None = None) -> Diffs:
+    """Run both sides of ``kind``'s parity pair on the same random problem and list every
+    difference.
 
     The problem is drawn in float32 whatever ``dtype`` (so a float64 run measures the same
-    problem) and each engine's weights are converted in ``dtype``. ``fast``: the unrolled net
-    runs its fused steps where it has them (LSTMSimple's are its fused side: its unrolled side
-    is always the reference executor). ``lengths`` (one per sequence, 0 to ``steps``) pads the
-    sequences; a bidirectional layer gets no continuation flags (``resets`` is then ignored).
-    ``scan_method`` picks how the SCAN engine scans its chunks (``log`` or ``linear``; None: by
-    device). ``heads`` and ``forget_gate``: an sLSTM's (its starting normaliser is drawn
-    positive, as any n the layer makes is).
+    problem) and each side's weights are converted in ``dtype``. ``fast``: the unrolled net
+    runs its fused steps where it has them (and where its pair allows: where the fused steps
+    are the other side, it always runs node by node). ``lengths`` (one per sequence, 0 to
+    ``steps``) pads the sequences; a bidirectional layer gets no continuation flags
+    (``resets`` is then ignored). ``settings`` are set on the engine's module (the scan's
+    ``method``, the chunkwise form's ``chunk``; None leaves one as it is). ``nonlinearity``,
+    ``heads`` and ``forget_gate`` are the layer's ``nonlinearity``, ``num_heads`` and
+    ``forget_gate`` where it has them; ``params`` any other of its parameters.
     """
+    pair, cell = pair_of(kind), registry.cell(kind)
     g = torch.Generator().manual_seed(seed)
-    engine, fused = fused_module(kind, input_size, hidden, levels, nonlinearity, bidirectional,
-                                 heads, forget_gate)
-    if fused == "SCAN":
-        engine.method = scan_method
+    p = {"num_output": hidden, "num_layers": levels, "bidirectional": bidirectional,
+         "nonlinearity": nonlinearity, "num_heads": heads, "forget_gate": forget_gate,
+         **(params or {}), "dropout_ratio": 0.0, "batch_first": False}
+    engine = build(kind, {**p, "engine": pair.engine}, input_size)
+    for key, value in (settings or {}).items():
+        if value is not None:
+            setattr(engine, key, value)
     with torch.no_grad():
-        for p in engine.parameters():
-            p.copy_(torch.rand(p.shape, generator=g) * 0.2 - 0.1)
+        for w in engine.parameters():
+            w.copy_(torch.rand(w.shape, generator=g) * (2 * pair.spread) - pair.spread)
     weights = engine.state_dict()
 
     def unrolled(dt):
-        unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity,
-                                bidirectional=bidirectional, heads=heads,
-                                forget_gate=forget_gate).to(device, dt)
+        unr = build(kind, {**p, "engine": "CAFFE"}, input_size).to(device, dt)
         unr.load_state_dict(convert_layer(kind, {k: v.to(device, dt) for k, v in
-                                                 weights.items()}, levels, fused, "CAFFE"))
-        unr.fast = fast and kind != "LSTMSimple"
+                                                 weights.items()}, levels, pair.engine,
+                                          "CAFFE"))
+        if hasattr(unr, "fast"):
+            unr.fast = fast and pair.reference_steps
         return unr
 
     x = torch.randn(steps, batch, input_size, generator=g).to(device)
@@ -224,79 +206,18 @@ def compare(kind: str, input_size: int, hidden: int, levels: int = 1, steps: int
             cont[steps - 1, batch - 1] = 0
         cont = cont.to(device)
     lens = None if lengths is None else torch.tensor(lengths, dtype=torch.long, device=device)
-    n_state = {"LSTM": 2, "LSTMSimple": 2, "sLSTM": 4}.get(kind, 1)
     dirs = 2 if bidirectional else 1
-    state = [torch.randn(levels * dirs, batch, hidden, generator=g).to(device) * 0.5
-             for _ in range(n_state)]
-    if kind == "sLSTM":
-        state[2] = state[2].abs() + 1.0
+    state = [torch.randn(levels * dirs, batch, size, generator=g).to(device) * 0.5
+             for size in cell.sizes({**registry.get(kind).defaults(), **p})]
+    if pair.start is not None:
+        state = pair.start(state)
     weight = torch.randn(steps, batch, dirs * hidden, generator=g).to(device)
 
     def grads_as(grads):
-        if fused != "CUDNN":  # both engines hold the same tensors
-            return grads
-        return _grads_as_caffe(kind, {k.removeprefix("rnn."): v for k, v in grads.items()},
-                               levels)
+        return grads if pair.grads is None else pair.grads(kind, grads, levels)
 
     return _measure(lambda dt: copy.deepcopy(engine).to(device, dt), unrolled,
-                    (x, cont, state, lens, weight), dtype, "hcnm"[:n_state], grads_as,
-                    PADDING_LABELS.get(fused, "fused"))
-
-
-def compare_mlstm(input_size: int, hidden: int, heads: int = 1, levels: int = 1,
-                  steps: int = 10, batch: int = 4, resets: bool = True,
-                  forget: str = "sigmoid", dtype=torch.float32, device: str = "cpu",
-                  seed: int = 0, lengths: list[int] | None = None,
-                  chunk: int | None = None, norm: str = "head") -> Diffs:
-    """:func:`compare` for an mLSTM: the CHUNK engine (chunks of ``chunk`` steps; None: its
-    own) against the unrolled net, on the same tensors, with a random carried state (C, n,
-    m), resets and lengths."""
-    g = torch.Generator().manual_seed(seed)
-    engine = ChunkMLSTM(input_size, hidden, heads, levels, forget=forget, norm=norm)
-    engine.chunk = chunk or engine.chunk
-    with torch.no_grad():
-        for p in engine.parameters():
-            p.copy_(torch.rand(p.shape, generator=g) * 0.4 - 0.2)
-    weights = engine.state_dict()
-
-    def unrolled(dt):
-        unr = UnrolledMLSTM(input_size, hidden, heads, levels, forget=forget,
-                            norm=norm).to(device, dt)
-        unr.load_state_dict({k: v.to(device, dt) for k, v in weights.items()})
-        return unr
-
-    x = torch.randn(steps, batch, input_size, generator=g).to(device)
-    cont = torch.ones(steps, batch)
-    if resets and steps > 2:
-        cont[steps // 2, 0] = 0
-        cont[steps - 1, batch - 1] = 0
-    cont = cont.to(device)
-    lens = None if lengths is None else torch.tensor(lengths, dtype=torch.long, device=device)
-    state = [torch.randn(s.shape, generator=g).to(device) * 0.5
-             for s in engine.initial_state(batch, device, torch.float32)]
-    weight = torch.randn(steps, batch, hidden, generator=g).to(device)
-    return _measure(lambda dt: copy.deepcopy(engine).to(device, dt), unrolled,
-                    (x, cont, state, lens, weight), dtype, "Cnm", padding="chunkwise")
-
-
-def fused_module(kind: str, input_size: int, hidden: int, levels: int = 1,
-                 nonlinearity: str = "tanh", bidirectional: bool = False, heads: int = 1,
-                 forget_gate: str = "sigmoid"):
-    """The fused engine's module of ``kind`` and that engine's name: ``CudnnRecurrent``
-    (CUDNN), ``ScanRecurrent`` (SCAN) for MinGRU and MinLSTM, ``FusedSLSTM`` (FUSED) for the
-    sLSTM; for LSTMSimple, which has no other engine, the unrolled net on its fused steps
-    (CAFFE)."""
-    if kind == "LSTMSimple":
-        return UnrolledRecurrent(kind, input_size, hidden, levels,
-                                 nonlinearity=nonlinearity), "CAFFE"
-    if kind == "sLSTM":
-        return FusedSLSTM(input_size, hidden, heads, levels, bidirectional=bidirectional,
-                          forget_gate=forget_gate), "FUSED"
-    if kind in ("MinGRU", "MinLSTM"):
-        return ScanRecurrent(kind, input_size, hidden, levels,
-                             bidirectional=bidirectional), "SCAN"
-    return CudnnRecurrent(kind, input_size, hidden, levels, 0.0, False, nonlinearity,
-                          bidirectional), "CUDNN"
+                    (x, cont, state, lens, weight), dtype, cell.states, pair, grads_as)
 
 
 def layer_parity(graph, name: str, steps: int | None = None, batch: int | None = None,
@@ -311,20 +232,14 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
     steps = steps or min(int(t_) if isinstance(t_, int) else 20, 20)
     batch = batch or min(int(n_) if isinstance(n_, int) else 4, 8)
     kind = layer.type
+    pair = pair_of(kind)
     bidirectional = p.get("bidirectional", False)
     padded = graph.link_into(name, "lengths") is not None
     lengths = spread_lengths(steps, batch, seed) if padded else None
-    if kind == "mLSTM":
-        diffs = compare_mlstm(int(e), p["num_output"], p["num_heads"], p.get("num_layers", 1),
-                              steps, batch, forget=p["forget_gate"], dtype=dtype, seed=seed,
-                              lengths=lengths, chunk=max(2, steps // 3),
-                              norm=p.get("cell_norm", "head"))
-    else:
-        diffs = compare(kind, int(e), p["num_output"], p.get("num_layers", 1), steps, batch,
-                        nonlinearity=p.get("nonlinearity", "tanh"), dtype=dtype, seed=seed,
-                        bidirectional=bidirectional, lengths=lengths,
-                        heads=p.get("num_heads", 1),
-                        forget_gate=p.get("forget_gate", "sigmoid"))
+    diffs = compare(kind, int(e), p["num_output"], p.get("num_layers", 1), steps, batch,
+                    dtype=dtype, seed=seed, bidirectional=bidirectional, lengths=lengths,
+                    params={k: p[k] for k in pair.carries if k in p},
+                    settings=pair.settings(steps) if pair.settings else None)
     worst = max(d.rel for d in diffs)
     tolerance = TOLERANCES[dtype]
     return {"layer": name, "type": kind, "steps": steps, "batch": batch,
@@ -333,76 +248,3 @@ def layer_parity(graph, name: str, steps: int | None = None, batch: int | None =
             "tolerance": tolerance, "compared": list(diffs.compared),
             "max_abs": max(d.abs for d in diffs), "max_rel": worst, "ok": worst <= tolerance,
             "diffs": [asdict(d) for d in diffs]}
-
-
-def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | None = None,
-                state: tuple | None = None, nonlinearity: str = "tanh", seed: int = 0,
-                heads: int = 1, forget_gate: str = "sigmoid", cell_norm: str = "head") -> dict:
-    """Per time step, how far apart the two engines are for these weights and this input.
-
-    The unrolled module takes ``weights`` (Caffe layout, e.g. a trained layer's) as they are
-    and the CUDNN module takes them converted; both run forward and backward on the same input
-    ``x`` (T, N, E), continuation flags and initial state, with a fixed random weighting of
-    the outputs as the loss. LSTMSimple has no cuDNN form: its fused step executor is compared
-    with the per-step nodes instead. An mLSTM's chunkwise form is compared with its unrolled
-    net (``heads`` its heads, ``nonlinearity`` its forget gate).
-
-    Returns
-    -------
-    dict
-        ``pair`` (the two names compared), ``steps``, per step the largest absolute difference
-        of the output (``output``) and of the gradient reaching the input (``grad_input``),
-        the largest magnitudes they are measured against (``output_scale``, ``grad_scale``),
-        and the differences of the final states (``final``).
-    """
-    levels = sum(1 for k in weights if k.startswith("W_xc_l"))
-    hidden, input_size = weights["W_xc_l0"].shape[0] // GATES.get(kind, 1), \
-        weights["W_xc_l0"].shape[1]
-    sd = {k: v.detach() for k, v in weights.items()}
-    if kind == "mLSTM":  # ``nonlinearity`` names its forget gate
-        hidden = (weights["W_xc_l0"].shape[0] - 2 * heads) // 4
-        ref, unr = (cls(input_size, hidden, heads, levels, forget=nonlinearity,
-                        norm=cell_norm) for cls in (ChunkMLSTM, UnrolledMLSTM))
-        pair = ("chunkwise", "unrolled")
-        ref.load_state_dict(sd)
-        unr.load_state_dict(sd)
-    else:
-        if kind == "sLSTM":  # its heads are its recurrent matrices'
-            heads = weights["W_hc_l0"].shape[0]
-        unr = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity,
-                                heads=heads, forget_gate=forget_gate)
-        unr.load_state_dict(sd)
-    if kind == "LSTMSimple":
-        ref = UnrolledRecurrent(kind, input_size, hidden, levels, nonlinearity=nonlinearity)
-        ref.load_state_dict(sd)
-        ref.fast, pair = False, ("per-step nodes", "fused steps")
-    elif kind != "mLSTM":
-        ref, fused = fused_module(kind, input_size, hidden, levels, nonlinearity,
-                                  heads=heads, forget_gate=forget_gate)
-        ref.load_state_dict(convert_layer(kind, sd, levels, "CAFFE", fused))
-        pair = ({"SCAN": "parallel scan", "FUSED": "fused sLSTM"}.get(fused, "cuDNN"),
-                "unrolled")
-    ref, unr = ref.to(x.device, x.dtype).eval(), unr.to(x.device, x.dtype).eval()
-    g = torch.Generator().manual_seed(seed)
-    t_, n = x.shape[0], x.shape[1]
-    weight = torch.randn(t_, n, hidden, generator=g).to(x.device, x.dtype)
-    results = []
-    for m in (ref, unr):
-        xi = x.detach().clone().requires_grad_()
-        si = None if state is None else tuple(s.detach().clone() for s in state)
-        with torch.enable_grad():
-            y, final = m(xi, cont, si)
-            (y * weight).sum().backward()
-        results.append((y.detach(), final, xi.grad))
-    (ya, fa, da), (yb, fb, db) = results
-
-    def per_step(a, b):
-        return (a - b).abs().flatten(1).max(1).values.double().cpu().tolist()
-
-    names = ("C_T", "n_T", "m_T") if kind == "mLSTM" else STATE_NAMES
-    return {"pair": list(pair), "steps": t_, "output": per_step(ya, yb),
-            "grad_input": per_step(da, db), "output_scale": float(ya.abs().max()),
-            "grad_scale": float(da.abs().max()),
-            "final": {names[i]: float((fa[i] - fb[i]).detach().abs().max())
-                      for i in range(len(fa))},
-            "tolerance": TOLERANCE}

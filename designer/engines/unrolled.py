@@ -241,6 +241,8 @@ class UnrolledRecurrent(nn.Module):
     """An LSTM, GRU, RNN, LSTMSimple, MinGRU or MinLSTM layer on the CAFFE engine (the
     unrolled net; MinGRU and MinLSTM hold no W_hc)."""
 
+    engine_name = "CAFFE"
+
     def __init__(self, kind: str, input_size: int, hidden: int, levels: int = 1,
                  dropout: float = 0.0, batch_first: bool = False, nonlinearity: str = "tanh",
                  clip: float = 0.0, name: str = "rnn", bidirectional: bool = False,

@@ -105,7 +105,7 @@ def test_both_engines_compute_the_papers_equations(kind, levels, both, padded):
 @pytest.mark.parametrize("method", ["log", "linear"])
 def test_the_scan_and_the_unrolled_net_agree_in_float32(kind, levels, resets, method):
     diffs = compare(kind, input_size=7, hidden=16, levels=levels, steps=40, batch=4,
-                    resets=resets, seed=levels, scan_method=method)
+                    resets=resets, seed=levels, settings={"method": method})
     worst = max(diffs, key=lambda d: d.rel)
     assert worst.rel <= TOLERANCE, worst
     names = {d.name for d in diffs}
@@ -120,7 +120,7 @@ def test_parity_with_padded_lengths_bidirectional_and_stacked(kind, levels, both
     lengths = spread_lengths(37, 5, seed=levels)
     lengths[0] = 0  # a sequence with no step: no output, its state as it came in
     diffs = compare(kind, 6, 8, levels, 37, 5, bidirectional=both, lengths=lengths,
-                    scan_method=method)
+                    settings={"method": method})
     assert max(d.rel for d in diffs) <= TOLERANCE, max(diffs, key=lambda d: d.rel)
     padding = [d for d in diffs if "at padding" in d.name]
     assert len(padding) == 4 and all(d.abs == 0.0 for d in padding)

@@ -10,7 +10,7 @@ from designer.engines.build import Net
 from designer.engines.expansion import expand
 from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM
 from designer.cells.mlstm.engines.unrolled import expand_mlstm
-from designer.engines.parity import TOLERANCE, compare_mlstm, layer_parity
+from designer.engines.parity import TOLERANCE, compare, layer_parity
 from designer.graph import Graph
 
 E, H, HEADS = 5, 8, 2
@@ -124,8 +124,8 @@ def test_every_gradient_matches_the_papers_recurrence():
 def test_both_engines_agree_in_float32(forget, levels, lengths, chunk):
     """Outputs, final C, n and m, the input's, the carried state's and every weight's
     gradient within 1e-5, with resets mid-sequence and padded sequences."""
-    diffs = compare_mlstm(E, H, HEADS, levels, steps=12, batch=4, forget=forget,
-                          lengths=lengths, chunk=chunk)
+    diffs = compare("mLSTM", E, H, levels, steps=12, batch=4, heads=HEADS, forget_gate=forget,
+                    lengths=lengths, settings={"chunk": chunk})
     names = {d.name for d in diffs}
     assert {"final C_T", "final n_T", "final m_T", "grad input", "grad initial C",
             "grad W_xc_l0", "grad b_c_l0"} <= names

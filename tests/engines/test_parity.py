@@ -92,3 +92,25 @@ def test_the_unrolled_engine_trains_under_bf16_autocast(kind):
         y, _ = m(x)
         y.float().sum().backward()
     assert torch.isfinite(m.W_hc_l0.grad).all() and m.W_hc_l0.grad.dtype == torch.float32
+
+
+def test_every_recurrent_type_compares_two_different_computations():
+    """Each cell's parity pair builds, from the same parameters, a module of another engine
+    than the unrolled net's, or the unrolled net's fused steps against its node-by-node
+    executor."""
+    from designer.engines.parity_pairs import build, pair_of
+    from designer.graph import registry
+    for kind in registry.recurrent_kinds():
+        pair = pair_of(kind)
+        params = {"num_output": 8, "num_heads": 2}
+        engine = build(kind, {**params, "engine": pair.engine}, 4)
+        unrolled = build(kind, {**params, "engine": "CAFFE"}, 4)
+        assert type(engine) is not type(unrolled) or not pair.reference_steps, kind
+        assert engine.state_dict().keys() == unrolled.state_dict().keys() or pair.grads, kind
+
+
+def test_a_layer_with_no_second_engine_is_refused_in_one_sentence():
+    from designer.engines.parity_pairs import pair_of
+    with pytest.raises(ValueError, match="^an InnerProduct layer has no second engine to "
+                                         "compare with its unrolled net$"):
+        pair_of("InnerProduct")

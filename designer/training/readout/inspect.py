@@ -15,7 +15,7 @@ Every recurrent layer is read through its unrolled net's per-step nodes
 (:func:`designer.engines.trace.trace_recurrent`); a layer that trains on the CUDNN engine is
 read the same way after its weights are converted, so the numbers are the same whichever
 engine the run used (tested). ``parity=True`` also measures, per step, how far apart the two
-engines are for these weights and this input (:func:`designer.engines.parity.step_parity`).
+engines are for these weights and this input (:func:`designer.engines.step_parity.step_parity`).
 
 Everything returned is numpy or plain Python: it crosses threads and goes into JSON as is.
 """
@@ -28,8 +28,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from designer.engines.parity import step_parity
-from designer.engines.trace import TANH_GATES, caffe_weights, describe, trace_recurrent
+from designer.engines.step_parity import step_parity
+from designer.engines.trace import caffe_weights, describe, reading_of, trace_recurrent
 
 from designer.training.readout.probe import InspectError, Probe
 from designer.training.readout.sequences import leaning as class_leaning
@@ -48,15 +48,13 @@ class LevelInspection:
     name : str
         ``lstm1`` for a single-level layer, ``lstm1/L0``, ``lstm1/L1``... for stacked levels.
     layer, level, kind, engine
-        The layer's name, the 0-based level, LSTM/GRU/RNN/LSTMSimple/MinGRU/MinLSTM/mLSTM/
-        sLSTM, CUDNN, SCAN, CHUNK, FUSED or CAFFE.
+        The layer's name, the 0-based level, its type and the engine it trains on.
     gates : dict
-        Gate name -> ``(T, H)`` activations: i, f, o, g (LSTM); r, z, n (GRU); none (RNN);
-        z (MinGRU); the normalised f and i (MinLSTM); per head the stabilised i and f, and
-        o (mLSTM); the stabilised i and f, the cell input g (the paper's z) and o (sLSTM).
+        Gate name -> ``(T, H)`` activations (or ``(T, heads)``, per head), the gates its
+        cell's reading names (:class:`designer.engines.trace.Reading`).
     c : ndarray or None
-        ``(T, H)`` cell state (LSTM, sLSTM); ``(T, NH)`` the norm of each head's matrix
-        memory (mLSTM).
+        ``(T, H)`` cell state, or ``(T, heads)`` the norm of each head's matrix memory, for
+        a cell that keeps one.
     h : ndarray
         ``(T, H)`` hidden state.
     grad_norm, grad_norm_last : ndarray or None
@@ -66,7 +64,8 @@ class LevelInspection:
         Per gate, the fractions of values ``low`` (below 0.05; tanh gates: below -0.95) and
         ``high`` (above 0.95), and ``all`` (either, over every gate of the level).
     n : ndarray or None
-        ``(T, H)`` normaliser (sLSTM): the input gates' running weight, c / n the average.
+        ``(T, H)`` normaliser, for a cell that keeps one: the input gates' running weight,
+        c / n the average.
     """
 
     name: str
@@ -87,7 +86,7 @@ class LevelInspection:
         return int(self.h.shape[1])
 
     def quantities(self) -> dict:
-        """Every ``(T, H)`` array of the level by name: the gates, then c (and the sLSTM's
+        """Every ``(T, H)`` array of the level by name: the gates, then c (and the
         normaliser) and h."""
         out = dict(self.gates)
         if self.c is not None:
@@ -206,7 +205,8 @@ def inspect(net, probe: Probe, grads: bool = True, parity: bool = False) -> Insp
             levels.append(LevelInspection(
                 full, name, lv.level, steps.kind, steps.engine, gates,
                 None if lv.c is None else _numpy(lv.c), _numpy([h[0] for h in lv.h]),
-                *norms.get(key, (None, None)), saturation=saturation(gates),
+                *norms.get(key, (None, None)),
+                saturation=saturation(gates, reading_of(steps.kind).tanh),
                 n=None if lv.n is None else _numpy(lv.n)))
     total = [None if any(n[i] is None for n in norms.values()) else
              np.sqrt(sum(n[i] ** 2 for n in norms.values())) for i in (0, 1)] if norms \
@@ -227,10 +227,7 @@ def layer_parity(module, x, cont=None, state=None) -> dict:
         cont = None if cont is None else cont.transpose(0, 1)
     weights = {k: v.detach() for k, v in caffe_weights(module).items()}
     with torch.enable_grad():
-        return step_parity(info["kind"], weights, x.detach(), cont, state,
-                           info["nonlinearity"], heads=info.get("heads", 1),
-                           forget_gate=info.get("forget_gate", "sigmoid"),
-                           cell_norm=info.get("cell_norm", "head"))
+        return step_parity(info["kind"], weights, x.detach(), cont, state, info["params"])
 
 
 def _log_probs(net, logits: torch.Tensor) -> torch.Tensor:
@@ -326,12 +323,13 @@ def gate_saturation(seen: Inspection, digits: int = 6) -> dict:
             for lv in seen.layers if lv.saturation}
 
 
-def saturation(gates: dict) -> dict:
-    """Per gate the fractions below LOW (tanh gates: below -HIGH) and above HIGH, and ``all``:
-    the fraction of every gate value of the level that is saturated either way."""
+def saturation(gates: dict, tanh: tuple = ()) -> dict:
+    """Per gate the fractions below LOW (the ``tanh`` gates, in [-1, 1]: below -HIGH) and
+    above HIGH, and ``all``: the fraction of every gate value of the level that is saturated
+    either way."""
     out, hit, count = {}, 0, 0
     for name, a in gates.items():
-        low = float((a < -HIGH).mean()) if name in TANH_GATES else float((a < LOW).mean())
+        low = float((a < -HIGH).mean()) if name in tanh else float((a < LOW).mean())
         high = float((a > HIGH).mean())
         out[name] = {"low": low, "high": high}
         hit += (low + high) * a.size

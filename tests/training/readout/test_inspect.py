@@ -175,7 +175,7 @@ def test_parity_per_step_for_the_current_weights(tmp_path, kind):
 def test_saturation_counts_values_near_the_ends():
     gates = {"f": np.array([[0.01, 0.5], [0.97, 0.99]]), "g": np.array([[-0.99, 0.0],
                                                                         [0.5, 0.96]])}
-    s = saturation(gates)
+    s = saturation(gates, tanh=("g",))
     assert s["f"] == {"low": 0.25, "high": 0.5}
     assert s["g"] == {"low": 0.25, "high": 0.25}  # tanh: below -0.95 or above 0.95
     assert s["all"] == pytest.approx(5 / 8)
@@ -311,3 +311,14 @@ def test_a_forecaster_is_inspected_on_a_window_with_its_forecast_in_units(tmp_pa
     assert seen.leaning is None and seen.prediction is None and seen.grad_norm.shape == (12,)
     assert seen.loss == pytest.approx(float(((out - batch["label"].numpy().reshape(1, -1))
                                              ** 2).mean()), rel=1e-4)
+
+
+def test_every_recurrent_type_is_read_step_by_step_by_its_cells_reading():
+    """Each cell registers how its steps are read: the gates, and which lie in [-1, 1]."""
+    from designer.engines.readings import reading_of
+    from designer.graph import registry
+    for kind in registry.recurrent_kinds():
+        seen = reading_of(kind)
+        assert set(seen.tanh) <= set(seen.gates), kind
+    with pytest.raises(TypeError, match="^an InnerProduct layer cannot be read step by step$"):
+        reading_of("InnerProduct")

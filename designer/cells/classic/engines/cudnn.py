@@ -59,12 +59,14 @@ def host_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> to
 class CudnnRecurrent(nn.Module):
     """``torch.nn.LSTM``/``GRU``/``RNN`` with Caffe's continuation input and padded lengths."""
 
+    engine_name = "CUDNN"
+
     def __init__(self, kind: str, input_size: int, hidden: int, levels: int, dropout: float,
                  batch_first: bool, nonlinearity: str = "tanh", bidirectional: bool = False,
                  name: str = "rnn"):
         super().__init__()
         self.kind, self.hidden, self.levels, self.batch_first = kind, hidden, levels, batch_first
-        self.directions, self.name = (2 if bidirectional else 1), name
+        self.input_size, self.directions, self.name = input_size, (2 if bidirectional else 1), name
         self.state_layers = levels * self.directions
         extra = {"nonlinearity": nonlinearity} if kind == "RNN" else {}
         self.rnn = TORCH_CLASSES[kind](input_size, hidden, levels, dropout=dropout,
