@@ -34,6 +34,9 @@ class CellSpec:
         The engine the layer runs on when a run asks every recurrent layer for an engine
         other than ``CAFFE`` (the unrolled net): its own fused engine. Empty: the engine
         asked for.
+    fused_words
+        That engine in a few words, as the engine pickers say where the layer runs ("the
+        parallel scan", "its chunkwise form"); empty: "its own engine".
     unit
         The type of its unit node in the unrolled net (``LSTM_UNIT``).
     unit_flops
@@ -47,6 +50,7 @@ class CellSpec:
     engines: tuple = ("CAFFE",)
     holds: Mapping = field(default_factory=dict)
     fused: str = ""
+    fused_words: str = ""
     unit: str = ""
     unit_flops: int = 0
     state_sizes: Callable[[dict], tuple] | None = None
@@ -71,7 +75,7 @@ class CellSpec:
 
 
 def article(kind: str) -> str:
-    """'an LSTM', 'a GRU', 'a MinGRU', 'an mLSTM', 'an sLSTM': a layer type with its article (an
-    acronym is read letter by letter)."""
+    """A layer type with its article, an acronym read letter by letter: 'an RBF', 'a ReLU',
+    'an xLayer', 'a Conv1D', 'an Embed'."""
     spoken_vowel = "AEFHILMNORSX" if kind[1:2].isupper() else "AEIOU"
     return f"{'an' if kind[:1].upper() in spoken_vowel else 'a'} {kind}"

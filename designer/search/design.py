@@ -9,6 +9,7 @@ design is not valid: ip1 expects ..."): the trial fails with it and the study go
 from __future__ import annotations
 
 from designer.graph import project as P
+from designer.graph import registry
 from designer.graph.errors import GraphError
 from designer.graph.layout import layered_positions
 from designer.graph.retype import replace_layer
@@ -16,7 +17,17 @@ from designer.graph.retype import replace_layer
 from designer.search.residual import block_of, make_plain, make_residual, residual_parts
 from designer.search.space import BOTH, POOL_LAST, Space
 
-RECURRENT = ("LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
+
+
+def retyping_kinds() -> tuple[str, ...]:
+    """The recurrent types a search may make a recurrent layer into (``LAYER.type``), in the
+    registry's order: every registered cell that takes padded sequences ('lengths'), as the
+    recurrent layers drawn for sequences do, so that a retyped layer keeps every link. A cell
+    without a 'lengths' input (the caffe-lstm layer, kept to read and write Caffe's models,
+    which always runs unrolled) is none: retyping into it would let go of the layer's
+    'lengths' link and count the padding as steps."""
+    return tuple(k for k in registry.recurrent_kinds()
+                 if any(port.name == "lengths" for port in registry.get(k).inputs))
 
 
 class DesignError(Exception):
@@ -109,7 +120,9 @@ def follow_bidirectional(graph, explicit: set) -> None:
         if layer.type != "SequenceLast" or (layer.name, "bidirectional") in explicit:
             continue
         link = graph.link_into(layer.name, "x")
-        if link is None or graph.layer(link.src).type not in RECURRENT:
+        src = None if link is None else graph.layer(link.src)
+        if src is None or registry.cell(src.type) is None or \
+                not src.spec.has_param("bidirectional"):
             continue
         both = bool(graph.layer(link.src).get("bidirectional"))
         if bool(layer.get("bidirectional")) != both:

@@ -1,7 +1,7 @@
 """``LAYER.residual``: a search choice that turns a convolution block into a residual block.
 
 A convolution block is a Conv1D whose only reader is a BatchNorm whose only reader is a ReLU
-(the blocks of the LSTM-FCN that ``rnn-designer init`` draws). Made residual, as in the
+(the blocks ``rnn-designer init --net lstm-fcn`` draws). Made residual, as in the
 residual net of Wang, Yan and Oates (2017), the block reads::
 
     x -> Conv1D (the drawn one) -> BatchNorm -> ReLU

@@ -3,7 +3,7 @@ form), checked against the project, and suggested for an Optuna trial.
 
     {"solver.base_lr": {"float": [1e-4, 1e-2], "log": true},
      "lstm1.num_output": {"int": [16, 128], "step": 16},
-     "lstm1.type": {"choice": ["LSTM", "GRU"]},
+     "rnn1.type": {"choice": [two recurrent layer types]},
      "pool.method": {"choice": ["last", "mean", "attention"]},
      "features.inputs": {"choice": ["a", "b", "both"]}}
 
@@ -307,7 +307,8 @@ def _choices(entry: dict, spec: ParamSpec) -> tuple:
 
 def _types(key, target, kind, entry, layer) -> Dimension:
     if kind != "choice" or set(entry) != {"choice"}:
-        raise _Bad("a layer's type is searched as {\"choice\": [\"LSTM\", \"GRU\"]}")
+        example = json.dumps({"choice": list(registry.recurrent_kinds()[:2])})
+        raise _Bad(f"a layer's type is searched as {example}")
     values = entry["choice"]
     if not isinstance(values, list) or not values:
         raise _Bad("choice must be a non-empty list of layer types")

@@ -113,3 +113,26 @@ def test_a_captured_fp32_step_on_the_unrolled_engine_counts_one_workspace_less()
     assert captured_more("caffe") == 32 * MIB
     assert captured_more("caffe", "bf16") == 64 * MIB
     assert captured_more("caffe", device="cpu") == 0
+
+
+def test_every_recurrent_cell_registers_its_own_memory_rule():
+    from designer.graph import registry
+    from designer.graph.memory_layers import RULES
+    assert all(kind in RULES for kind in registry.recurrent_kinds())
+
+
+def test_a_cell_that_registers_no_rule_keeps_its_gates_and_states_every_step(monkeypatch):
+    """What its unrolled net keeps at the least: per level, direction and step its gates and
+    its states, H values each; the gradients of its gates and two more in its backward."""
+    import dataclasses
+
+    from designer.graph import registry
+    from designer.graph.memory_layers import Context, rule
+    toy = dataclasses.replace(registry.get("MinGRU"), id="ToyCell")  # gates (z, h), state h
+    monkeypatch.setitem(registry._SPECS, "ToyCell", toy)
+    params = {**toy.defaults(), "num_output": 8}
+    ctx = Context("ToyCell", params, [((5, 3, 4), "float"), None, None],
+                  [((5, 3, 8), "float")], "cpu", "SCAN", 4)
+    kept, seq = rule(ctx, 0), 5 * 3 * 8
+    assert kept.inputs == [0] and kept.extra == 4 * (2 + 1) * seq
+    assert kept.backward == 4 * ((2 + 2) * seq + 5 * 3 * 4)

@@ -155,3 +155,14 @@ def test_trials_of_different_lengths_report_at_the_same_share_of_their_schedules
     from designer.search.trial import PROGRESS, progress
     assert progress(120, 750) == progress(240, 1500) == 160
     assert progress(1500, 1500) == PROGRESS and progress(7, None) == 7
+
+
+def test_a_search_retypes_into_every_registered_cell_that_takes_padded_sequences():
+    """The retyping targets come from the registry, in its order; the caffe-lstm layer (no
+    'lengths' input, no engine, no stacking) is none, as a retype into it would let go of the
+    layer's 'lengths' link."""
+    from designer.graph import registry
+    from designer.search.design import retyping_kinds
+    kinds = retyping_kinds()
+    assert kinds == tuple(k for k in registry.recurrent_kinds() if k != "LSTMSimple")
+    assert {"LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "mLSTM", "sLSTM"} == set(kinds)

@@ -94,3 +94,17 @@ def test_a_long_entry_picked_is_elided_and_given_in_full_in_the_tool_tip(qtbot):
     assert not picker.tip().startswith("<b>")  # "Auto (GPU if present)" fits
     picker.select("cuda:0")
     assert picker.tip().startswith("<b>GPU 0: NVIDIA H100 80GB HBM3 (80 GiB)</b><br>The device")
+
+
+def test_the_engine_picker_names_the_registered_cells_and_where_each_runs():
+    """The tool-tips come from the cells' facts: which run on the engine picked, and which on
+    their own fused engine, in the cells' own words."""
+    from designer.graph import registry
+    from designer.ui.train.pickers import engine_choices
+    tips = {value: tip for value, _, tip in engine_choices()}
+    assert tips["caffe"].startswith("Every " + "/".join(registry.engine_kinds()) + " runs as")
+    assert tips["cudnn"].startswith("Every LSTM/GRU/RNN runs on the fused cuDNN kernel")
+    assert tips["auto"].endswith("MinGRU and MinLSTM on the parallel scan, the mLSTM on its "
+                                 "chunkwise form, the sLSTM on its fused engine")
+    assert "GRU and RNN layers, and any layer the kernel cannot run" in tips["persist"]
+    assert "LSTMSimple" not in " ".join(tips.values())  # no engine parameter: always unrolled

@@ -21,7 +21,8 @@ from designer.graph.layers.recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS,
 # the same tensors on both engines (SCAN holds the unrolled net's); the element-wise FLOPs of
 # one unit step per hidden value (activations, normalising, mixing)
 CELLS = {kind: CellSpec(gates=gates, engines=("SCAN", "CAFFE"), holds={"SCAN": "CAFFE"},
-                        fused="SCAN", unit=unit, unit_flops=flops)
+                        fused="SCAN", fused_words="the parallel scan", unit=unit,
+                        unit_flops=flops)
          for kind, gates, unit, flops in (("MinGRU", ("z", "h"), "MIN_GRU_UNIT", 8),
                                           ("MinLSTM", ("f", "i", "h"), "MIN_LSTM_UNIT", 12))}
 CAFFE_TYPES = {"MinGRU": "MIN_GRU", "MinLSTM": "MIN_LSTM"}  # no Caffe has them: our names

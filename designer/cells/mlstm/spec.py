@@ -48,7 +48,7 @@ def state_sizes(h: int, heads: int) -> tuple[int, int, int]:
 # the same tensors on both engines: CHUNK holds the unrolled net's
 CELL = CellSpec(gates=("q", "k", "v", "o", "i", "f"), states=("C", "n", "m"),
                 engines=("CHUNK", "CAFFE"), holds={"CHUNK": "CAFFE"}, fused="CHUNK",
-                unit="MLSTM_UNIT",
+                fused_words="its chunkwise form", unit="MLSTM_UNIT",
                 state_sizes=lambda p: state_sizes(p["num_output"], p.get("num_heads", 1)))
 
 

@@ -23,7 +23,7 @@ from designer.graph.layers.recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS,
 # the same tensors on both engines: FUSED holds the unrolled net's
 CELL = CellSpec(gates=("i", "f", "z", "o"), states=("h", "c", "n", "m"),
                 engines=("FUSED", "CAFFE"), holds={"FUSED": "CAFFE"}, fused="FUSED",
-                unit="SLSTM_UNIT", unit_flops=16)
+                fused_words="its fused engine", unit="SLSTM_UNIT", unit_flops=16)
 GATES, UNIT_FLOPS = len(CELL.gates), CELL.unit_flops
 FORGET_GATES = ("sigmoid", "exp")
 

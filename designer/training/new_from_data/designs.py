@@ -22,6 +22,9 @@ from designer.graph.layout import layered_positions
 from designer.graph.model import Graph
 
 # the convolution blocks of the classifier: (filters, kernel)
+# the classifiers ``init`` draws (its ``net``), in words for a picker
+NET_WORDS = {"rocket": "MiniRocket features -> BatchNorm -> InnerProduct",
+             "lstm-fcn": "LSTM-FCN (convolutions beside an LSTM)"}
 FCN_BLOCKS = ((128, 8), (256, 5), (128, 3))
 FCN_LSTM = 8          # the LSTM beside them: a few units read the order the convolutions miss
 FCN_DROPOUT = 0.5

@@ -133,7 +133,7 @@ def restore(ck: Checkpoint, graph, net, opt, source, world, seed: int, device) -
             switched = {n: e for n, e in net.engines.items() if before.get(n, e) != e}
             if all(registry.weight_layout(before[n]) == registry.weight_layout(e)
                    for n, e in switched.items()):
-                # no tensor changed (a MinGRU from SCAN to CAFFE): the moments still fit
+                # no tensor changed (engines that hold the same tensors): the moments still fit
                 switched = {}
                 opt.load_state_dict(ck.state["optimizer"])
             source.load_state_dict(ck.state["data"])

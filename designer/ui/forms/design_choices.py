@@ -24,21 +24,22 @@ TEXT = {"type": "Search its type", "inputs": "Search its branches",
 def choices_of(doc, name: str) -> list[ParamSpec]:
     """The design choices ``name`` allows (those ``rnn-designer search`` takes for it), each
     as the spec the range editor edits."""
-    from designer.search.design import RECURRENT
+    from designer.search.design import retyping_kinds
     from designer.search.residual import residual_parts
     graph = doc.graph
     layer = graph.layer(name)
+    kinds = retyping_kinds()
     ports = tuple(p.name for p in layer.spec.inputs if not p.optional)
     candidates = [
         ParamSpec("type", "choice", layer.type, "each trial makes the layer one of these "
-                  "types, keeping its links and the parameters they share", choices=RECURRENT),
+                  "types, keeping its links and the parameters they share", choices=kinds),
         ParamSpec("inputs", "choice", "both", "a trial keeps one branch (what fed only the "
                   "other goes) or both", choices=ports + ("both",)),
         ParamSpec("residual", "bool", residual_parts(graph, name) is not None, "true makes "
                   "the Conv1D -> BatchNorm -> ReLU block a residual block: two more "
                   "convolutions and a shortcut added around it"),
     ]
-    offered = {"type": layer.type in RECURRENT, "residual": True,
+    offered = {"type": layer.type in kinds, "residual": True,
                "inputs": not layer.spec.has_param("inputs")}  # a data layer's own parameter
     return [s for s in candidates if offered[s.name] and not check_entry(
         doc.project, f"{name}.{s.name}", {"choice": list(s.choices) or [False, True]})]

@@ -1,4 +1,5 @@
-"""Icons from ``resources/icons``: the application icon and line icons tinted for the theme.
+"""The application's name, and icons from ``resources/icons``: the application icon and line
+icons tinted for the theme.
 
 The line icons are SVGs drawn with ``currentColor``; :func:`icon` substitutes the palette's text
 colour so they read well on light and dark themes. A missing file gives an empty icon rather
@@ -14,6 +15,7 @@ from PySide6.QtCore import QByteArray, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication
 
+APP_NAME = "RNN Designer"  # what the window's title, the About box and the desktop call it
 ROOT = Path(__file__).resolve().parents[3] / "resources"   # beside the package
 ICONS = ROOT / "icons"
 SIZES = (16, 24, 32, 48)

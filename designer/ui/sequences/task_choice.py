@@ -8,6 +8,8 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QFormLayout, QGroupBox, 
                                QLabel, QListWidget, QListWidgetItem, QRadioButton, QSpinBox,
                                QStackedWidget, QVBoxLayout, QWidget)
 
+from designer.training.new_from_data.designs import NET_WORDS
+
 SHOWN_CLASSES = 12
 TARGET_ROWS = 5   # the target list grows to this many rows, then scrolls
 
@@ -52,11 +54,12 @@ class TaskChoice(QGroupBox):
         self.label.setToolTip("The column that holds each sequence's class")
         self.label.currentIndexChanged.connect(lambda *_: self.changed.emit())
         self.net = QComboBox()
-        self.net.addItem("MiniRocket features -> BatchNorm -> InnerProduct", "rocket")
-        self.net.addItem("LSTM-FCN (convolutions beside an LSTM)", "lstm-fcn")
+        for value, words in NET_WORDS.items():
+            self.net.addItem(words, value)
         self.net.setToolTip("The classifier init draws: MiniRocket's 9,996 random convolution "
                             "features with a learned classifier over them (the strongest on "
-                            "the UCR/UEA sets measured), or a recurrent LSTM-FCN")
+                            "the UCR/UEA sets measured), or convolutions beside a recurrent "
+                            "layer")
         self.classes = QLabel()
         self.classes.setWordWrap(True)
         self.classes.setTextFormat(Qt.PlainText)

@@ -107,7 +107,7 @@ def build(w) -> SimpleNamespace:
                         None, "open", "Overlay a previous run's curves on the charts")
     a.generate = _action(w, "&Generate\u2026", lambda: show_generate(w), "Ctrl+G", "generate",
                          "Make the latest run write text (or audio, or read digits)")
-    a.about = _action(w, "&About RNN Designer", lambda: about(w))
+    a.about = _action(w, f"&About {resources.APP_NAME}", lambda: about(w))
     a.smoke = _action(w, "&Check Each Edit on a Real Batch", None, None, None,
                       "After each edit, run the net forward and backward on a tiny real batch "
                       "(the smoke step), so that what is called valid trains")
@@ -337,7 +337,7 @@ def auto_layout(w) -> None:
 
 
 def about(w) -> None:
-    QMessageBox.about(w, "About RNN Designer",
-                      f"<b>RNN Designer {__version__}</b><p>Design, train and compare recurrent "
-                      "networks by drawing them: a Char-RNN's LSTM on the fused cuDNN engine or "
-                      "on Caffe's unrolled net, one small layer per time step.</p>")
+    QMessageBox.about(w, f"About {resources.APP_NAME}",
+                      f"<b>{resources.APP_NAME} {__version__}</b><p>Design, train and compare "
+                      "recurrent networks by drawing them: each recurrent layer on a fused "
+                      "engine or on Caffe's unrolled net, one small layer per time step.</p>")

@@ -30,7 +30,7 @@ def make_app(argv: list[str] | None = None):
         app = QApplication(argv if argv is not None else [sys.argv[0]])
     app.setOrganizationName("rnn-designer")
     app.setApplicationName("rnn-designer")
-    app.setApplicationDisplayName("RNN Designer")
+    app.setApplicationDisplayName(resources.APP_NAME)
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("rnn-designer")
     app.setWindowIcon(resources.app_icon())

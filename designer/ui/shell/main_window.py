@@ -29,7 +29,7 @@ from designer.ui.shell import actions, files
 from designer.ui.shell.experiments_tab import ExperimentsTab
 from designer.ui.shell.tabs import ViewTabs
 
-APP_NAME = "RNN Designer"
+APP_NAME = resources.APP_NAME
 
 
 class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):

@@ -17,6 +17,8 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QStyle, QStyleOptionComboBox, QStylePainter,
                                QToolTip)
 
+from designer.graph import registry
+
 
 @dataclass(frozen=True)
 class DeviceChoice:
@@ -177,25 +179,49 @@ class DevicePicker(CompactPicker):
             self.select("auto")
 
 
-ENGINES = (
-    (None, "Engines as drawn", "Each recurrent layer runs on the engine set in its properties"),
-    ("auto", "All AUTO (fastest, timed)", "Every LSTM/GRU/RNN runs on the engine that trains it "
-     "fastest: on a GPU the first step times cuDNN and the persistent kernel on the layer's "
-     "shapes and keeps the faster (remembered for this GPU and these shapes; the log says "
-     "which and why); on the CPU, cuDNN's fused kernel. MinGRU and MinLSTM on the parallel "
-     "scan, the mLSTM on its chunkwise form, the sLSTM on its fused engine"),
-    ("cudnn", "All cuDNN (fused)", "Every LSTM/GRU/RNN runs on the fused cuDNN kernel "
-     "(torch.nn.LSTM); MinGRU and MinLSTM on theirs, the parallel scan; the mLSTM on its "
-     "chunkwise-parallel form; the sLSTM on its fused engine"),
-    ("caffe", "All unrolled (Caffe)", "Every LSTM/GRU/RNN/MinGRU/MinLSTM/mLSTM/sLSTM runs as "
-     "Caffe's unrolled net: one small layer per time step"),
-    ("persist", "All persistent (LSTM, experimental)", "Every LSTM runs its recurrence in one "
-     "persistent kernel per level, the recurrent weights held on the chip, one barrier a "
-     "step (CUDA GPUs, bf16 on tensor cores; faster than cuDNN up to batch 64); GRU and RNN "
-     "layers, and any layer the kernel cannot run, run on cuDNN and the log says why (MinGRU "
-     "and MinLSTM on the parallel scan, the mLSTM on its chunkwise form, the sLSTM on its "
-     "fused engine)"),
-)
+def _listed(kinds: list[str]) -> str:
+    return "/".join(kinds)
+
+
+def _own_engines(kinds: list[str], engine: str) -> str:
+    """Where the layers of ``kinds`` that have their own fused engine run when every recurrent
+    layer is asked for ``engine``: 'A and B on the parallel scan, the C on its chunkwise form'
+    (the cells' own words, ``CellSpec.fused_words``)."""
+    by_words: dict[str, list[str]] = {}
+    for kind in kinds:
+        cell = registry.cell(kind)
+        if cell.runs_on(engine) == cell.fused != engine:
+            by_words.setdefault(cell.fused_words or "its own engine", []).append(kind)
+    return ", ".join((" and ".join(group) if len(group) > 1 else f"the {group[0]}") + f" on {w}"
+                     for w, group in by_words.items())
+
+
+def engine_choices() -> tuple:
+    """``(value, label, tool-tip)`` per choice of the engine picker, the tool-tips naming the
+    registered cells: which run on the engine picked, and which on their own."""
+    kinds = list(registry.engine_kinds())  # a cell without an engine parameter stays unrolled
+    torch_nn = [k for k in kinds if "CUDNN" in registry.cell(k).engines]
+    persist = [k for k in torch_nn if "PERSIST" in registry.cell(k).engines]
+    on_cudnn = " and ".join(k for k in torch_nn if k not in persist)
+    on_cudnn = f"{on_cudnn} layers, and any layer" if on_cudnn else "any layer"
+    return (
+        (None, "Engines as drawn", "Each recurrent layer runs on the engine set in its "
+         "properties"),
+        ("auto", "All AUTO (fastest, timed)", f"Every {_listed(torch_nn)} runs on the engine "
+         "that trains it fastest: on a GPU the first step times cuDNN and the persistent "
+         "kernel on the layer's shapes and keeps the faster (remembered for this GPU and these "
+         "shapes; the log says which and why); on the CPU, cuDNN's fused kernel. "
+         f"{_own_engines(kinds, 'AUTO')}"),
+        ("cudnn", "All cuDNN (fused)", f"Every {_listed(torch_nn)} runs on the fused cuDNN "
+         f"kernel (torch.nn's); {_own_engines(kinds, 'CUDNN')}"),
+        ("caffe", "All unrolled (Caffe)", f"Every {_listed(kinds)} runs as Caffe's unrolled "
+         "net: one small layer per time step"),
+        ("persist", f"All persistent ({_listed(persist)}, experimental)", f"Every "
+         f"{_listed(persist)} runs its recurrence in one persistent kernel per level, the "
+         "recurrent weights held on the chip, one barrier a step (CUDA GPUs, bf16 on tensor "
+         f"cores; faster than cuDNN up to batch 64); {on_cudnn} the kernel cannot run, run on "
+         f"cuDNN and the log says why ({_own_engines(kinds, 'PERSIST')})"),
+    )
 
 
 class EnginePicker(CompactPicker):
@@ -207,7 +233,7 @@ class EnginePicker(CompactPicker):
 
     def __init__(self, parent=None) -> None:
         super().__init__("All unrolled (Caffe)", parent)
-        for value, label, tip in ENGINES:
+        for value, label, tip in engine_choices():
             self.addItem(label, value)
             self.setItemData(self.count() - 1, tip, 3)  # Qt.ToolTipRole
         self.setToolTip("The engine of the recurrent layers in the next run; pick each layer's "
