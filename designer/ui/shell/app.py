@@ -16,12 +16,16 @@ STARTUP_PROBE = "RNN_DESIGNER_STARTUP_PROBE"  # benchmarks: print when visible, 
 
 
 def make_app(argv: list[str] | None = None):
-    """The QApplication, set up once: names, icon, Fusion style and the chosen theme."""
+    """The QApplication, set up once: names, icon, Fusion style and the chosen theme; the
+    recurrent cells loaded (their specs: the window reads projects)."""
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     from designer import __version__
+    from designer.cells import load
     from designer.ui.look import resources, theme
+
+    load()
 
     _quiet_qt_warnings()
     _log_to_stderr()
