@@ -41,7 +41,6 @@ import torch
 from designer.graph import registry
 
 from designer.engines.convert import convert_layer, cudnn_to_caffe
-from designer.engines.expansion import GATES
 from designer.cells.minimal.engines.scan import ScanRecurrent
 from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM
 from designer.cells.classic.engines.cudnn import CudnnRecurrent
@@ -356,7 +355,7 @@ def step_parity(kind: str, weights: dict, x: torch.Tensor, cont: torch.Tensor | 
         and the differences of the final states (``final``).
     """
     levels = sum(1 for k in weights if k.startswith("W_xc_l"))
-    hidden, input_size = weights["W_xc_l0"].shape[0] // GATES.get(kind, 1), \
+    hidden, input_size = weights["W_xc_l0"].shape[0] // len(registry.cell(kind).gates), \
         weights["W_xc_l0"].shape[1]
     sd = {k: v.detach() for k, v in weights.items()}
     if kind == "mLSTM":  # ``nonlinearity`` names its forget gate
