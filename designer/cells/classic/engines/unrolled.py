@@ -18,6 +18,7 @@ import torch
 
 from designer.engines.expansion import Step, chain
 from designer.engines.unrolled import fast_steps, fill_chains, fills, lstm_unit, unit_op
+from designer.cells.classic.spec import CELLS
 from designer.cells.classic.engines.step_plans import (compile_lstm_plan, compile_step_plan,
                                                        run_lstm_plan, run_step_plan)
 
@@ -33,13 +34,13 @@ def _w_hc_b_hc(params: dict, hidden: int, rows: int) -> dict:
 @chain("LSTM", "LSTMSimple", weights=_w_hc)
 def _lstm_step(step: Step) -> None:
     gates = step.sum(step.product())
-    step.unit("LSTM_UNIT", step.found + (gates, step.cont), step.made + (step.h,))
+    step.unit(step.cell.unit, step.found + (gates, step.cont), step.made + (step.h,))
 
 
 @chain("GRU", weights=_w_hc_b_hc)
 def _gru_step(step: Step) -> None:
     recurrent = step.product(weights=("W_hc", "b_hc"))
-    step.unit("GRU_UNIT", (step.h_conted, recurrent, step.x), (step.h,))
+    step.unit(step.cell.unit, (step.h_conted, recurrent, step.x), (step.h,))
 
 
 @chain("RNN", weights=_w_hc)
@@ -61,7 +62,7 @@ class _ClipGrad(torch.autograd.Function):
         return g.clamp(-ctx.threshold, ctx.threshold), None
 
 
-@unit_op("LSTM_UNIT")
+@unit_op(CELLS["LSTM"].unit)
 def _lstm_unit(node, b: list, run) -> tuple:
     gates = _ClipGrad.apply(b[1], run.clip) if run.clip > 0 else b[1]
     return lstm_unit(b[0], gates, b[2])
@@ -79,7 +80,7 @@ def gru_unit(h_conted, h_lin, x_lin):
     return (1 - z) * n + z * h_conted
 
 
-@unit_op("GRU_UNIT")
+@unit_op(CELLS["GRU"].unit)
 def _gru_unit(node, b: list, run) -> tuple:
     return (gru_unit(*b),)
 

@@ -16,12 +16,12 @@ reference executor.
 from __future__ import annotations
 
 from designer.cells.mlstm.arithmetic import mlstm_unit
-from designer.cells.mlstm.spec import rows, state_sizes
+from designer.cells.mlstm.spec import CELL, rows, state_sizes
 
 from designer.engines.expansion import Expansion, Node, own_expansion, step_rails
 from designer.engines.unrolled import unit_op
 
-STATES = ("C", "n", "m")
+STATES = CELL.states  # (C, n, m): what a step reads and makes
 
 
 @own_expansion("mLSTM")
@@ -71,7 +71,7 @@ def expand_mlstm(params: dict, steps: int, batch, features, name: str = "rnn",
             for blob, size in zip(made, sizes):
                 shapes[blob] = (1, n_, size)
             shapes[h_t] = (1, n_, h)
-            add(f"{p}unit_{t}", "MLSTM_UNIT",
+            add(f"{p}unit_{t}", CELL.unit,
                 state + (per_step["W_xc_x"][t - 1], per_step["cont"][t - 1]), made + (h_t,), t,
                 unit)
             if lengths:  # padded steps keep the state they found
@@ -101,7 +101,7 @@ def expand_mlstm(params: dict, steps: int, batch, features, name: str = "rnn",
                      (bottom,) + tuple(outputs), weights, 1)
 
 
-@unit_op("MLSTM_UNIT")
+@unit_op(CELL.unit)
 def _mlstm_unit(node, b: list, run) -> tuple:
     """(C, n, m, the step's input transform, cont) -> (C, n, m, h)."""
     return mlstm_unit(*b, **node.params)

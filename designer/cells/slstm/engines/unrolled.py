@@ -12,6 +12,7 @@ from designer.engines.expansion import Step, chain
 from designer.engines.unrolled import fills, unit_op
 from designer.cells.slstm.arithmetic import head_matmul, slstm_unit
 from designer.cells.slstm.engines.fused import fill_slstm
+from designer.cells.slstm.spec import CELL
 
 
 def _weights(params: dict, hidden: int, rows: int) -> dict:
@@ -22,7 +23,7 @@ def _weights(params: dict, hidden: int, rows: int) -> dict:
 @chain("sLSTM", weights=_weights)
 def _slstm_step(step: Step) -> None:
     pre = step.sum(step.product("HEAD_INNER_PRODUCT"))
-    step.unit("SLSTM_UNIT", step.found + (pre, step.cont), step.made + (step.h,),
+    step.unit(step.cell.unit, step.found + (pre, step.cont), step.made + (step.h,),
               {"forget_gate": step.params.get("forget_gate", "sigmoid")})
 
 
@@ -31,7 +32,7 @@ def _head_inner_product(node, b: list, run) -> tuple:
     return (head_matmul(b[0], run.weight(node.params["weights"][0])),)
 
 
-@unit_op("SLSTM_UNIT")
+@unit_op(CELL.unit)
 def _slstm_unit(node, b: list, run) -> tuple:
     """(c, n, m, pre-activations, cont) -> (c, n, m, h)."""
     keep = b[4].unsqueeze(-1)
