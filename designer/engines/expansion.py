@@ -84,6 +84,7 @@ def own_expansion(*kinds: str):
 def drawn_as(node_type: str) -> str:
     """The generic node type a cell's node type is drawn as (``UNIT`` for its units); a
     generic node type is drawn as itself."""
+    parts.need(parts.ENGINES)
     return DRAWN_AS.get(node_type, node_type)
 
 
@@ -227,9 +228,9 @@ def expand(graph, layer: str, steps: int | None = None) -> Expansion:
     lay = graph.layer(layer)
     kinds = unrolling_kinds()
     if lay.type not in kinds:
-        named = ", ".join(kinds[:-1]) + f" and {kinds[-1]}" if len(kinds) > 1 else \
-            "".join(kinds) or "no"
-        raise ValueError(f"{layer} is {article(lay.type)} layer; only {named} layers unroll")
+        named = " and ".join(filter(None, (", ".join(kinds[:-1]), kinds[-1]))) if kinds else ""
+        raise ValueError(f"{layer} is {article(lay.type)} layer; only {named or 'recurrent'} "
+                         "layers unroll")
     x = graph.info(layer).inputs[0] if graph.info(layer).inputs else None
     if x is None or x.rank != 3:
         raise ValueError(f"{layer} has no input sequence yet, so it cannot be unrolled; connect "
