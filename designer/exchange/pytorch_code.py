@@ -2,11 +2,10 @@
 
 The generated module is a plain ``nn.Module`` with one attribute per layer as drawn (a comment
 names each), built from ``torch.nn`` alone: ``model.py`` imports torch and safetensors, never
-rnn-designer. Recurrent layers become ``nn.LSTM``/``nn.GRU``/``nn.RNN`` whatever engine trained
-them: weights of the unrolled engine are converted to torch's gate order
-(:mod:`designer.engines.convert`), which computes the same function. MinGRU and MinLSTM, which
-torch.nn lacks, become a ``MinRNN`` written into the file (:mod:`pytorch_min_rnn`); the sLSTM
-an ``SLSTM`` (:mod:`pytorch_slstm`) and the mLSTM an ``MLSTM`` (:mod:`pytorch_mlstm`).
+rnn-designer. A recurrent layer is written by the writer its cell registers in
+:data:`RECURRENT` (from ``designer/cells/<cell>/exports/pytorch.py``): a torch.nn layer whatever
+engine trained it, or, for a cell torch.nn lacks, a class of the cell's own written into the
+file with the functions of its arithmetic (:mod:`pytorch_copies`).
 ``python model.py`` loads the weights and prints a test output.
 """
 from __future__ import annotations
@@ -18,30 +17,25 @@ import re
 from pathlib import Path
 
 from designer import __version__
-from designer.engines.build import RECURRENT_TYPES
-from designer.engines.convert import caffe_to_cudnn
 from designer.graph.atomic import atomic_write_bytes, atomic_write_text
-from designer.graph.registry import weight_layout
 from designer.graph.shapes import resolve_params
 
 from designer.exchange.errors import ExchangeError
-from designer.cells.minimal.exports.pytorch import min_recurrent
-from designer.cells.mlstm.exports.pytorch import mlstm_recurrent
 from designer.exchange.pytorch_rocket import mini_rocket
 from designer.exchange.pytorch_sequence import conv1d, norm, sequence_pool
-from designer.cells.slstm.exports.pytorch import slstm_recurrent
-
-# the recurrent layers torch.nn lacks -> the writer of the class model.py gets for each
-OWN_CLASSES = {"MinRNN": min_recurrent, "sLSTM": slstm_recurrent, "mLSTM": mlstm_recurrent}
-from designer.exchange.pytorch_snippets import data_constant, helpers, main_block
+from designer.exchange.pytorch_snippets import (data_constant, helper_names, helpers, imports,
+                                                main_block)
+from designer.exchange.registry import Writers
 from designer.exchange.source import ModelSource
 
+# layer type -> writer(writer, name, var, layer, module, p, x, comment) -> the call's expression:
+# writes a recurrent layer's attribute and weights into the _Writer (its cell registers it)
+RECURRENT = Writers("PyTorch form")
 RESERVED = {"self", "state", "new_state", "torch", "nn", "F", "tokens", "data", "cont", "Model",
             "load", "caffe_reshape", "lstm_unit", "Path", "VOCAB", "lengths", "packed",
             "sequence_last", "DATA", "test_input", "batch_norm", "conv_over_time",
-            "sequence_pool", "MinRNN", "SLSTM", "MLSTM", "math", "CHUNK", "MiniRocket"}
+            "sequence_pool", "math", "MiniRocket"}
 TRAINING_ONLY = ("SoftmaxWithLoss", "Accuracy", "EuclideanLoss", "L1Loss")
-TORCH_RNN = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN", "LSTMSimple": "nn.LSTM"}
 
 
 def export_pytorch(source: ModelSource, folder: str | os.PathLike) -> list[str]:
@@ -62,7 +56,7 @@ def _ident(name: str, taken: set) -> str:
     base = re.sub(r"\W", "_", name)
     if not base or base[0].isdigit():
         base = "l_" + base
-    if keyword.iskeyword(base) or base in RESERVED:
+    if keyword.iskeyword(base) or base in RESERVED or base in helper_names():
         base += "_"
     out, i = base, 2
     while out in taken:
@@ -162,8 +156,8 @@ class _Writer:
             if lin.bias is not None:
                 self.weights[f"{var}.bias"] = lin.bias
             expr = f"self.{var}({x})" if a == rank - 1 else f"self.{var}({x}.flatten({a}))"
-        elif t in RECURRENT_TYPES:
-            expr = self._recurrent(name, var, layer, module, p, x, comment)
+        elif layer.spec.cell is not None:  # written as its cell says
+            expr = RECURRENT.of_type(t)(self, name, var, layer, module, p, x, comment)
         elif t == "Conv1D":
             expr = conv1d(self, name, var, module, p, x, comment)
         elif t in ("BatchNorm", "LayerNorm"):
@@ -180,43 +174,6 @@ class _Writer:
             if t not in ("Slice", "LSTMUnit"):
                 self.body.append(f"{comment}")
         self._assign(name, var, layer, expr)
-
-    def _recurrent(self, name, var, layer, module, p, x, comment) -> str:
-        own = OWN_CLASSES.get("MinRNN" if layer.type in ("MinGRU", "MinLSTM") else layer.type)
-        if own is not None:  # torch.nn has none: a class of its own written into the file
-            return own(self, name, var, layer, module, p, x, comment)
-        kind, cls = layer.type, TORCH_RNN[layer.type]
-        rnn = getattr(module, "rnn", None)  # cuDNN and PERSIST hold a torch.nn layer
-        e = (rnn if rnn is not None else module).input_size
-        h, levels = module.hidden, module.levels
-        args = [str(e), str(h)]
-        if levels > 1:
-            args.append(f"num_layers={levels}")
-        dropout = p.get("dropout_ratio", 0.0)
-        if levels > 1 and dropout:
-            args.append(f"dropout={dropout!r}")
-        if p.get("batch_first"):
-            args.append("batch_first=True")
-        if kind == "RNN" and p.get("nonlinearity") == "relu":
-            args.append("nonlinearity='relu'")
-        if p.get("bidirectional"):
-            args.append("bidirectional=True")
-        engine = self.net.engines.get(name, "CAFFE")
-        how = "the cuDNN engine" if weight_layout(engine) == "CUDNN" else \
-            "the unrolled Caffe engine; its weights are converted to torch's gate order"
-        if kind == "LSTMSimple":
-            how = "the caffe-lstm LSTM_SIMPLE layer; its weights are converted to torch's " \
-                  "gate order\n# (its gradient clipping only mattered while training)"
-        self.init += [f"{comment}: {e} -> {h}" + (f", {levels} stacked layers" if levels > 1
-                                                   else ""), f"# trained on {how}",
-                      f"self.{var} = {cls}({', '.join(args)})"]
-        for key, value in torch_state(module).items():
-            self.weights[f"{var}.{key}"] = value
-        wires = self.net.wiring[name]
-        if len(wires) > 2 and wires[2] is not None:  # padded sequences of different lengths
-            self.helpers.add("packed")
-            return f"packed(self.{var}, {x}, state.get({name!r}), {self._in(name, 2)})"
-        return f"self.{var}({x}, state.get({name!r}))"
 
     def _function(self, name, var, layer, p, x, info) -> str:
         t = layer.type
@@ -276,7 +233,7 @@ class _Writer:
 
     def _assign(self, name, var, layer, expr) -> None:
         outs = [port.name for port in layer.spec.outputs]
-        if layer.type in RECURRENT_TYPES:
+        if layer.spec.cell is not None:
             self.body.append(f"{var}, new_state[{name!r}] = {expr}")
             self.values[(name, 0)] = var
             return
@@ -295,6 +252,7 @@ class _Writer:
         project = self.source.project
         vocab = self.source.data_meta.get("vocab")
         args = ", ".join(self.inputs)
+        needs = imports(self.helpers)  # what the helpers read besides torch and nn
         lines = [f'"""{project.name}: exported by rnn-designer {__version__} as plain PyTorch.',
                  "",
                  "Run ``python model.py`` to load ``weights.safetensors`` (next to this file) and "
@@ -303,15 +261,15 @@ class _Writer:
                  "",
                  f"``Model()({args}, state)`` returns the output and the recurrent state of "
                  "every recurrent",
-                 "layer (torch's own form: ``(h, c)`` for an LSTM, ``h`` otherwise); pass the "
-                 "state back in to",
-                 "continue the sequences. Input layout: (T, N) ids or (T, N, F) values, unless a "
-                 "layer is",
-                 "batch-first.",
+                 "layer (as its class gives it back: one tensor, or a tuple of the states it "
+                 "carries); pass the",
+                 "state back in to continue the sequences. Input layout: (T, N) ids or (T, N, F) "
+                 "values, unless",
+                 "a layer is batch-first.",
                  '"""',
-                 *["import math"] * ("mlstm" in self.helpers), "from pathlib import Path", "",
+                 *["import math"] * ("math" in needs), "from pathlib import Path", "",
                  "import torch"]
-        if self.helpers & {"min_rnn", "slstm", "mlstm"}:
+        if "F" in needs:
             lines.append("import torch.nn.functional as F")
         lines += ["from torch import nn", ""]
         if vocab is not None:
@@ -329,17 +287,6 @@ class _Writer:
         lines += [f"        {line}" for line in self.body]
         lines += main_block(self.inputs, self.g, vocab)
         return "\n".join(lines) + "\n"
-
-
-def torch_state(module) -> dict:
-    """The recurrent layer's weights as ``nn.LSTM/GRU/RNN`` keys (converted from Caffe's)."""
-    if hasattr(module, "rnn"):
-        return dict(module.rnn.state_dict())
-    sd = {k: v.detach() for k, v in module.named_parameters()}
-    if module.kind in ("MinGRU", "MinLSTM", "sLSTM", "mLSTM"):  # MinRNN, SLSTM, MLSTM: the designer's
-        return sd
-    return caffe_to_cudnn("LSTM" if module.kind == "LSTMSimple" else module.kind, sd,
-                          module.levels)
 
 
 def generate(source: ModelSource) -> tuple[str, dict]:
