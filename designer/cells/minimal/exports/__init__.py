@@ -1,3 +1,3 @@
 """MinGRU's and MinLSTM's exports: ONNX and PyTorch code; importing this package registers
 them."""
-from designer.cells.minimal.exports import onnx, pytorch  # noqa: F401  (registers its writers)
+from designer.cells.minimal.exports import caffe, onnx, pytorch  # noqa: F401  (registers its writers)

@@ -1,2 +1,2 @@
 """The sLSTM's exports: ONNX and PyTorch code; importing this package registers them."""
-from designer.cells.slstm.exports import onnx, pytorch  # noqa: F401  (registers its writers)
+from designer.cells.slstm.exports import caffe, onnx, pytorch  # noqa: F401  (registers its writers)
