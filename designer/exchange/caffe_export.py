@@ -4,7 +4,7 @@ Each layer becomes the Caffe/MyCaffe layer of the same meaning (``Embed``, ``Inn
 a recurrent layer as its cell writes it, e.g. ``Lstm`` with ``recurrent_param { engine:
 CUDNN|CAFFE ... }``: :data:`PARAMS`, :data:`CAFFE_TYPES`),
 blobs are named after the layers that make them, and a data layer becomes an ``Input`` layer
-with the shapes of its tops, as MyCaffe's own Char-RNN does. Every layer also carries a
+with the shapes of its tops, as MyCaffe's own character model does. Every layer also carries a
 ``#@ rnn_designer { ... }`` line, a comment to Caffe and MyCaffe, holding its exact type and
 parameters, so that importing the file gives back the same graph. What MyCaffe would run
 differently is said in the returned notes.

@@ -1,8 +1,8 @@
 """The pieces a recurrent layer written as ONNX ``Scan`` ops shares with the others: the valid
 steps of padded sequences, and a Scan body's outputs that keep the state over padding.
 
-ONNX has operators for the classic recurrent cells only; every other cell writes its
-recurrence as a ``Scan`` whose body is one step (its cell's ``exports/onnx.py``).
+ONNX's own recurrent operators cover few cells; every other cell writes its recurrence as a
+``Scan`` whose body is one step (its cell's ``exports/onnx.py``).
 """
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ data (``importlib.resources``: the packaged app holds no ``.py`` sources for ``i
 them out of that text as they are.
 
 Every definition copied is written under its cell's prefix, and every use of it renamed
-alike (``terms`` -> ``min_terms``, ``CHUNK`` -> ``MLSTM_CHUNK``, ``ReverseValid`` ->
-``MinReverseValid``; a name that already starts with it stays), so that the functions of two
-cells in one ``model.py`` never take each other's place.
+alike (with the prefix ``toy``: ``terms`` -> ``toy_terms``, ``CHUNK`` -> ``TOY_CHUNK``,
+``ReverseValid`` -> ``ToyReverseValid``; a name that already starts with it stays), so that the
+functions of two cells in one ``model.py`` never take each other's place.
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def cell_source(package: str, prefix: str, uses: str, module: str = "arithmetic"
 
 
 def prefixed(name: str, prefix: str) -> str:
-    """``name`` under the cell's prefix: ``min_terms``, ``MIN_SCAN_CHUNK``, ``MinReverseValid``
+    """``name`` under the cell's prefix: ``toy_terms``, ``TOY_CHUNK``, ``ToyReverseValid``
     (leading underscores kept in front; a name that starts with the prefix stays)."""
     bare = name.lstrip("_")
     under = name[:len(name) - len(bare)]

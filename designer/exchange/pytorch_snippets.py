@@ -128,8 +128,8 @@ def batch_norm(bn, x, lengths, batch_first):
     return y.to(x.dtype)
 '''
 
-HELPERS = {"batch_norm": BATCH_NORM, "caffe_reshape": CAFFE_RESHAPE, "lstm_unit": LSTM_UNIT, "packed": PACKED,
-           "sequence_last": SEQUENCE_LAST, "conv_over_time": CONV_OVER_TIME}
+HELPERS = {"batch_norm": BATCH_NORM, "caffe_reshape": CAFFE_RESHAPE, "lstm_unit": LSTM_UNIT,
+           "packed": PACKED, "sequence_last": SEQUENCE_LAST, "conv_over_time": CONV_OVER_TIME}
 
 SEQUENCE_POOL = '''
 def sequence_pool(x, lengths, method, batch_first, score=None):

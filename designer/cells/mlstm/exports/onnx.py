@@ -21,8 +21,6 @@ import math
 import numpy as np
 from onnx import TensorProto, helper
 
-from designer.cells.mlstm.arithmetic import NORM_EPS
-
 from designer.exchange.onnx_ops import OnnxBuilder, tensor
 from designer.exchange.onnx_recurrent import FUSED, NODES, UnrolledLayer
 from designer.exchange.onnx_scan import step_outputs, valid_steps
@@ -71,6 +69,7 @@ def unit(b: OnnxBuilder, hint: str, xw: str, c: str, n: str, m: str, hidden: int
                                 f"{hint}/floor")], f"{hint}/den")
     read = b.op("Div", [num, b.op("Unsqueeze", [den, last], f"{hint}/den_d")], f"{hint}/read")
     if norm == "head":  # each head's d values to zero mean and unit variance
+        from designer.cells.mlstm.arithmetic import NORM_EPS  # (torch: imported when written)
         read = b.op("LayerNormalization", [read, b.const(f"{hint}/norm_scale",
                                                          np.ones(d, np.float32))],
                     f"{hint}/read_norm", axis=-1, epsilon=float(NORM_EPS))

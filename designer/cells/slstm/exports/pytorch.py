@@ -2,9 +2,10 @@
 
 No ``torch.nn`` class computes the sLSTM, so the export writes one: the functions of the FUSED
 engine (:mod:`designer.cells.slstm.arithmetic`, which imports torch alone) as they are, read
-from it under the prefix ``slstm`` (:mod:`designer.exchange.pytorch_copies`), and a small module holding the same tensors as the designer's layers
-(``W_xc_l{k}``, ``b_c_l{k}``, ``W_hc_l{k}``, ``..._reverse``). The exported net therefore
-computes what the FUSED engine does, operation for operation.
+from it under the prefix ``slstm`` (:mod:`designer.exchange.pytorch_copies`), and a small module
+holding the same tensors as the designer's layers (``W_xc_l{k}``, ``b_c_l{k}``, ``W_hc_l{k}``,
+``..._reverse``). The exported net therefore computes what the FUSED engine does, operation for
+operation.
 """
 from __future__ import annotations
 
