@@ -2,10 +2,10 @@
 
 The generated module is a plain ``nn.Module`` with one attribute per layer as drawn (a comment
 names each), built from ``torch.nn`` alone: ``model.py`` imports torch and safetensors, never
-rnn-designer. A recurrent layer is written by the writer its cell registers in
-:data:`RECURRENT` (from ``designer/cells/<cell>/exports/pytorch.py``): a torch.nn layer whatever
-engine trained it, or, for a cell torch.nn lacks, a class of the cell's own written into the
-file with the functions of its arithmetic (:mod:`pytorch_copies`).
+rnn-designer. Each layer is written by the writer of its type (:mod:`pytorch_layers`); a
+recurrent layer's is its cell's (``designer/cells/<cell>/exports/pytorch.py``): a torch.nn layer
+whatever engine trained it, or, for a cell torch.nn lacks, a class of the cell's own written
+into the file with the functions of its arithmetic (:mod:`pytorch_copies`).
 ``python model.py`` loads the weights and prints a test output.
 """
 from __future__ import annotations
@@ -21,16 +21,11 @@ from designer.graph.atomic import atomic_write_bytes, atomic_write_text
 from designer.graph.shapes import resolve_params
 
 from designer.exchange.errors import ExchangeError
-from designer.exchange.pytorch_rocket import mini_rocket
-from designer.exchange.pytorch_sequence import conv1d, norm, sequence_pool
+from designer.exchange.pytorch_layers import LAYERS
 from designer.exchange.pytorch_snippets import (data_constant, helper_names, helpers, imports,
                                                 main_block)
-from designer.exchange.registry import Writers
 from designer.exchange.source import ModelSource
 
-# layer type -> writer(writer, name, var, layer, module, p, x, comment) -> the call's expression:
-# writes a recurrent layer's attribute and weights into the _Writer (its cell registers it)
-RECURRENT = Writers("PyTorch form")
 RESERVED = {"self", "state", "new_state", "torch", "nn", "F", "tokens", "data", "cont", "Model",
             "load", "caffe_reshape", "lstm_unit", "Path", "VOCAB", "lengths", "packed",
             "sequence_last", "DATA", "test_input", "batch_norm", "conv_over_time",
@@ -129,107 +124,12 @@ class _Writer:
         p = resolve_params(layer.spec, layer.params, self.g.dims)
         var = _ident(name, self.attrs)
         module = self.net.layers[name]
-        info = self.g.info(name)
         x = self._in(name)
         comment = f"# {name} ({layer.type})"
-        t = layer.type
-        if t == "Embed":
-            k, m = module.embedding.num_embeddings, module.embedding.embedding_dim
-            self.init += [f"{comment}: ids in [0, {k}) -> vectors of {m}"
-                          + (", plus a learned bias" if module.bias is not None else ""),
-                          f"self.{var} = nn.Embedding({k}, {m})"]
-            self.weights[f"{var}.weight"] = module.embedding.weight
-            expr = f"self.{var}({x})"
-            if module.bias is not None:
-                self.init.append(f"self.{var}_bias = nn.Parameter(torch.zeros({m}))")
-                self.weights[f"{var}_bias"] = module.bias
-                expr += f" + self.{var}_bias"
-        elif t == "InnerProduct":
-            lin = module.linear
-            rank = len(info.inputs[0].shape)
-            a = p["axis"] + rank if p["axis"] < 0 else p["axis"]
-            self.init += [f"{comment}: {lin.in_features} -> {lin.out_features}, flattening the "
-                          f"dims from axis {p['axis']} on",
-                          f"self.{var} = nn.Linear({lin.in_features}, {lin.out_features}"
-                          f"{'' if lin.bias is not None else ', bias=False'})"]
-            self.weights[f"{var}.weight"] = lin.weight
-            if lin.bias is not None:
-                self.weights[f"{var}.bias"] = lin.bias
-            expr = f"self.{var}({x})" if a == rank - 1 else f"self.{var}({x}.flatten({a}))"
-        elif layer.spec.cell is not None:  # written as its cell says
-            expr = RECURRENT.of_type(t)(self, name, var, layer, module, p, x, comment)
-        elif t == "Conv1D":
-            expr = conv1d(self, name, var, module, p, x, comment)
-        elif t in ("BatchNorm", "LayerNorm"):
-            expr = norm(self, name, var, module, p, x, comment)
-        elif t == "MiniRocket":
-            expr = mini_rocket(self, name, var, module, p, x, comment)
-        elif t == "Dropout":
-            self.init += [f"{comment}: zeroes values with probability {p['dropout_ratio']:g} "
-                          "while training",
-                          f"self.{var} = nn.Dropout({p['dropout_ratio']!r})"]
-            expr = f"self.{var}({x})"
-        else:
-            expr = self._function(name, var, layer, p, x, info)
-            if t not in ("Slice", "LSTMUnit"):
-                self.body.append(f"{comment}")
-        self._assign(name, var, layer, expr)
-
-    def _function(self, name, var, layer, p, x, info) -> str:
-        t = layer.type
-        if t == "ReLU":
-            s = p["negative_slope"]
-            return f"torch.nn.functional.leaky_relu({x}, {s!r})" if s else f"torch.relu({x})"
-        if t in ("TanH", "Sigmoid"):
-            return f"torch.{t.lower()}({x})"
-        if t == "Softmax":
-            return f"torch.softmax({x}, {p['axis']})"
-        if t == "Clip":
-            return f"{x}.clamp({p['min']!r}, {p['max']!r})"
-        if t == "Reshape":
-            self.helpers.add("caffe_reshape")
-            return f"caffe_reshape({x}, {p['shape']!r}, {p['axis']}, {p['num_axes']})"
-        if t == "Eltwise":
-            y = self._in(name, 1)
-            return {"SUM": f"{x} + {y}", "PROD": f"{x} * {y}",
-                    "MAX": f"torch.maximum({x}, {y})"}[p["operation"]]
-        if t == "Concat":
-            return f"torch.cat([{x}, {self._in(name, 1)}], {p['axis']})"
-        if t == "Slice":
-            a, point = p["axis"], p["slice_point"]
-            return f"{x}.narrow({a}, 0, {point}), {x}.narrow({a}, {point}, {x}.shape[{a}] - " \
-                   f"{point})"
-        if t == "Scale":
-            return self._scale(name, var, p, x, info)
-        if t == "LSTMUnit":
-            self.helpers.add("lstm_unit")
-            return f"lstm_unit({x}, {self._in(name, 1)}, {self._in(name, 2)})"
-        if t == "SequencePool":
-            return sequence_pool(self, name, var, p, x)
-        if t == "SequenceLast":
-            self.helpers.add("sequence_last")
-            return (f"sequence_last({x}, {self._in(name, 1)}, batch_first={p['batch_first']}, "
-                    f"bidirectional={p['bidirectional']})")
-        raise ExchangeError(f"{name}: a {t} layer has no PyTorch form yet")
-
-    def _scale(self, name, var, p, x, info) -> str:
-        rank = len(info.inputs[0].shape)
-        a = p["axis"] + rank if p["axis"] < 0 else p["axis"]
-        if info.inputs[1] is not None:
-            k = rank - a - len(info.inputs[1].shape)
-            return f"{x} * {self._in(name, 1)}[(...,) + (None,) * {k}]"
-        module = self.net.layers[name]
-        shape = tuple(module.weight.shape)
-        view = shape + (1,) * (rank - a - len(shape))
-        self.init += [f"# {name} (Scale): a learned scale over dims {shape}",
-                      f"self.{var}_weight = nn.Parameter(torch.ones({shape!r}))"]
-        self.weights[f"{var}_weight"] = module.weight
-        expr = f"{x} * self.{var}_weight.view({view!r})"
-        if module.bias is not None:
-            self.init.append(f"self.{var}_bias = nn.Parameter(torch.zeros({shape!r}))")
-            self.weights[f"{var}_bias"] = module.bias
-            expr += f" + self.{var}_bias.view({view!r})"
-        return expr
+        write = LAYERS.known().get(layer.type)
+        if write is None:
+            raise ExchangeError(f"{name}: a {layer.type} layer has no PyTorch form yet")
+        self._assign(name, var, layer, write(self, name, var, layer, module, p, x, comment))
 
     def _assign(self, name, var, layer, expr) -> None:
         outs = [port.name for port in layer.spec.outputs]

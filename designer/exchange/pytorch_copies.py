@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import io
 import re
 import symtable
+import tokenize
 from functools import lru_cache
 from importlib.resources import files
 
@@ -152,9 +154,38 @@ def _renamed_text(text: str, names: dict) -> str:
 
 def _apply(lines: list[str], first: int, spots: list) -> str:
     """``lines`` (the first numbered ``first``) with each spot (line, start and end column in
-    UTF-8 bytes, as ``ast`` counts them) replaced, from the right of each line."""
+    UTF-8 bytes, as ``ast`` counts them) replaced, from the right of each line; a line aligned
+    with an opening bracket (PEP 8's visual indent) moves along with it."""
     raw = [line.encode("utf-8") for line in lines]
+    grown: dict = {}  # line -> [(byte column, bytes added there)]
+    for line, start, end, new in spots:
+        grown.setdefault(line - first, []).append((start, len(new.encode("utf-8")) - end + start))
+    shift = _visual_shifts(lines, grown)
     for line, start, end, new in sorted(spots, reverse=True):
         i = line - first
         raw[i] = raw[i][:start] + new.encode("utf-8") + raw[i][end:]
-    return "\n".join(r.decode("utf-8") for r in raw)
+    return "\n".join(" " * shift.get(i, 0) + r.decode("utf-8") for i, r in enumerate(raw))
+
+
+def _visual_shifts(lines: list[str], grown: dict) -> dict:
+    """Line -> the spaces it moves right by: a continuation line that starts one column after
+    the bracket it is in moves as far as that bracket does (the names grown before it on its
+    line, and its own line's move)."""
+    shift: dict = {}
+    opened: list = []  # (line, byte column) of each bracket open
+    started: set = set()
+    skip = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT)
+    tokens = tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline)
+    for tok in tokens:
+        i = tok.start[0] - 1
+        col = len(lines[i][:tok.start[1]].encode("utf-8")) if i < len(lines) else 0
+        if tok.type not in skip and i not in started:
+            started.add(i)
+            if opened and opened[-1][0] < i and col == opened[-1][1] + 1:
+                at, bracket = opened[-1]
+                shift[i] = shift.get(at, 0) + sum(g for c, g in grown.get(at, ()) if c < bracket)
+        if tok.type == tokenize.OP and tok.string in "([{":
+            opened.append((i, col))
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            opened.pop()
+    return shift

@@ -4,8 +4,10 @@ inspect, ships it as data too), cut into its definitions with ast and written un
 prefix, so that two cells in one model.py keep their own functions."""
 import ast
 import inspect
+import io
 import re
 import sys
+import tokenize
 import tomllib
 from pathlib import Path
 
@@ -27,6 +29,12 @@ def cell_helpers() -> dict:
     """Helper name -> (the cell's package, its prefix): the helpers the cells add."""
     helpers(set())  # the cells' exports registered
     return {name: (made.args[0], made.args[1]) for name, made in CELL_HELPERS.items()}
+
+
+def tokens(text: str) -> list:
+    """The tokens of ``text``, its comments and strings among them, whatever its spacing."""
+    return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)]
 
 
 def test_the_cells_with_a_class_of_their_own_add_their_functions():
@@ -55,7 +63,8 @@ def test_each_copied_definition_is_the_running_one_but_for_its_name(name):
         if node.name not in back:  # the cell's class, written by its exports
             continue
         original = re.sub(r"\b\w+\b", lambda m: back.get(m.group(), m.group()), segment)
-        assert original == inspect.getsource(getattr(arithmetic, back[node.name])).rstrip("\n")
+        running = inspect.getsource(getattr(arithmetic, back[node.name]))
+        assert tokens(original) == tokens(running)  # a continuation line may have moved
 
 
 def test_the_helpers_of_every_cell_define_each_name_once_and_read_what_model_py_imports():
@@ -78,7 +87,7 @@ def test_a_function_that_binds_a_copied_name_for_itself_is_refused(tmp_path, mon
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError, match="layers binds terms for itself"):
         cell_source("toycell", "toy", "\n\nclass Toy:\n    def f(self, x):\n"
-                    "        return toy_layers(terms(x))\n")
+                    "        return layers(x)\n")
 
 
 def test_every_cells_arithmetic_ships_with_the_app_as_data(monkeypatch):
@@ -99,6 +108,23 @@ def test_every_cells_arithmetic_ships_with_the_app_as_data(monkeypatch):
         path = ROOT.joinpath(*package.split("."), "arithmetic.py")
         assert path in shipped
         assert (path, str(path.parent.relative_to(ROOT))) in datas
+
+
+def test_a_copy_keeps_its_continuation_lines_aligned_with_their_bracket(tmp_path, monkeypatch):
+    package = tmp_path / "aligned"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "arithmetic.py").write_text(
+        "def scale(x):\n    return 2 * x\n\n\n"
+        "def layers(x, levels,\n           more=None):\n"
+        "    return scale(x,\n                 ) * levels\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    text = cell_source("aligned", "toy", "\n\nclass Toy:\n    def f(self, x):\n"
+                       "        return layers(x, 1)\n")
+    assert ("def toy_layers(x, levels,\n"
+            "               more=None):\n"
+            "    return toy_scale(x,\n"
+            "                     ) * levels\n") in text
 
 
 @pytest.fixture

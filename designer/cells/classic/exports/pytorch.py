@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from designer.graph.registry import weight_layout
 
-from designer.exchange.pytorch_code import RECURRENT
+from designer.exchange.pytorch_layers import LAYERS
 
 TORCH_RNN = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN", "LSTMSimple": "nn.LSTM"}
 
@@ -24,7 +24,7 @@ def torch_state(module) -> dict:
                           module.levels)
 
 
-@RECURRENT.register(*TORCH_RNN)
+@LAYERS.register(*TORCH_RNN)
 def torch_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
     """Write the layer into ``writer`` (a ``pytorch_code`` writer) as a torch.nn layer: its
     attribute and weights; returns the expression of its call."""

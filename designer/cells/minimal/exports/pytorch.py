@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import partial
 
 from designer.cells.minimal.spec import CELLS
-from designer.exchange.pytorch_code import RECURRENT
+from designer.exchange.pytorch_layers import LAYERS
 from designer.exchange.pytorch_copies import cell_source
 from designer.exchange.pytorch_snippets import CELL_HELPERS
 
@@ -56,7 +56,7 @@ class MinRNN(nn.Module):
 CELL_HELPERS["min_rnn"] = partial(cell_source, "designer.cells.minimal", "min", MODULE)
 
 
-@RECURRENT.register(*CELLS)
+@LAYERS.register(*CELLS)
 def min_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
     """Write a MinGRU or MinLSTM layer into ``writer`` (a ``pytorch_code`` writer): its
     ``MinRNN`` attribute and weights; returns the expression of its call."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from designer.exchange.pytorch_code import RECURRENT
+from designer.exchange.pytorch_layers import LAYERS
 from designer.exchange.pytorch_copies import cell_source
 from designer.exchange.pytorch_heads import head_cell
 from designer.exchange.pytorch_snippets import CELL_HELPERS
@@ -57,7 +57,7 @@ class MLSTM(nn.Module):
 CELL_HELPERS["mlstm"] = partial(cell_source, "designer.cells.mlstm", "mlstm", MODULE)
 
 
-@RECURRENT.register("mLSTM")
+@LAYERS.register("mLSTM")
 def mlstm_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
     """Write an mLSTM layer into ``writer`` (a ``pytorch_code`` writer): its ``MLSTM``
     attribute and weights; returns the expression of its call."""

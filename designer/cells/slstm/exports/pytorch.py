@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from designer.exchange.pytorch_code import RECURRENT
+from designer.exchange.pytorch_layers import LAYERS
 from designer.exchange.pytorch_copies import cell_source
 from designer.exchange.pytorch_heads import head_cell
 from designer.exchange.pytorch_snippets import CELL_HELPERS
@@ -60,7 +60,7 @@ class SLSTM(nn.Module):
 CELL_HELPERS["slstm"] = partial(cell_source, "designer.cells.slstm", "slstm", MODULE)
 
 
-@RECURRENT.register("sLSTM")
+@LAYERS.register("sLSTM")
 def slstm_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
     """Write an sLSTM layer into ``writer`` (a ``pytorch_code`` writer): its ``SLSTM``
     attribute and weights; returns the expression of its call."""
