@@ -35,7 +35,7 @@ NODES = Writers("ONNX form", "unrolled node")
 
 def fused(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=None):
     """The layer over time-major ``x`` in its cell's own form; returns (y, final states)."""
-    return FUSED.of_type(module.kind)(b, name, module, x, states, lengths)
+    return FUSED.of_type(module.kind, name)(b, name, module, x, states, lengths)
 
 
 def caffe_weights(module) -> dict:
@@ -107,7 +107,7 @@ def unrolled(b: OnnxBuilder, name: str, module, graph, x: str, states: list[str]
             for j, x0 in enumerate(names):
                 blobs[f"{p}{x0}_0{sfx}"] = inits[j][k * dirs + d]
     for node in exp.nodes:
-        write = NODES.of_type(node.type)
+        write = NODES.of_type(node.type, name)
         tops = write(layer, node, f"{name}/{node.name}", [blobs[v] for v in node.bottoms])
         blobs.update(zip(node.tops, tops))
     per = len(names)

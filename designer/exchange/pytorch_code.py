@@ -126,9 +126,7 @@ class _Writer:
         module = self.net.layers[name]
         x = self._in(name)
         comment = f"# {name} ({layer.type})"
-        write = LAYERS.known().get(layer.type)
-        if write is None:
-            raise ExchangeError(f"{name}: a {layer.type} layer has no PyTorch form yet")
+        write = LAYERS.of_type(layer.type, name)
         self._assign(name, var, layer, write(self, name, var, layer, module, p, x, comment))
 
     def _assign(self, name, var, layer, expr) -> None:

@@ -40,11 +40,12 @@ class Writers(dict):
         parts.need(parts.EXPORTS)
         return self
 
-    def of_type(self, kind: str) -> Callable:
-        """The writer of ``kind``; ``ExchangeError`` when it has none."""
+    def of_type(self, kind: str, name: str) -> Callable:
+        """The writer of ``kind``; ``ExchangeError`` naming ``name`` (the layer whose type it
+        is) when it has none."""
         writer = self.known().get(kind)
         if writer is None:
-            raise ExchangeError(f"{article(kind)} {self.of} has no {self.what} yet")
+            raise ExchangeError(f"{name}: {article(kind)} {self.of} has no {self.what} yet")
         return writer
 
 
