@@ -9,7 +9,7 @@
 - :mod:`commands` holds the ``export`` and ``import`` commands.
 
 Each recurrent cell writes (and reads) its own layers: it registers its writers into the
-registries here (:mod:`registry`: ``onnx_recurrent.FUSED`` and ``NODES``,
+registries here (:mod:`writers`: ``onnx_recurrent.FUSED`` and ``NODES``,
 ``pytorch_layers.LAYERS``, ``caffe_export.PARAMS``, ``caffe_layers.CONVERTERS``) from its folder,
 ``designer/cells/<cell>/exports/``; nothing here imports a cell.
 

@@ -19,7 +19,7 @@ from designer.graph.project import Project
 
 from designer.exchange.caffe_solver import solver_message
 from designer.exchange.errors import ExchangeError
-from designer.exchange.registry import Writers
+from designer.exchange.writers import Writers
 from designer.exchange.textformat import Enum, Message
 
 HIDDEN = "rnn_designer"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from designer.exchange.errors import ExchangeError
-from designer.exchange.registry import Writers
+from designer.exchange.writers import Writers
 from designer.exchange.textformat import Message
 
 ENGINES = {"CUDNN": "CUDNN", "CAFFE": "CAFFE", "DEFAULT": "CAFFE"}  # MyCaffe: DEFAULT is CAFFE

@@ -27,7 +27,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from designer.exchange.onnx_ops import OnnxBuilder, tensor
-from designer.exchange.registry import Writers
+from designer.exchange.writers import Writers
 
 FUSED = Writers("ONNX form")
 NODES = Writers("ONNX form", "unrolled node")

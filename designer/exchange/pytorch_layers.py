@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from designer.exchange.pytorch_rocket import mini_rocket
 from designer.exchange.pytorch_sequence import conv1d, norm, sequence_pool
-from designer.exchange.registry import Writers
+from designer.exchange.writers import Writers
 
 # layer type -> writer(writer, name, var, layer, module, p, x, comment) -> its call's expression
 LAYERS = Writers("PyTorch form")
