@@ -25,23 +25,20 @@ import tokenize
 from functools import lru_cache
 from importlib.resources import files
 
-DEFINITIONS = (ast.FunctionDef, ast.ClassDef, ast.Assign)
-
-
 def cell_source(package: str, prefix: str, uses: str, module: str = "arithmetic") -> str:
     """The text ``model.py`` holds for a cell: the constants, functions and classes of
     ``package.module`` that ``uses`` (the text of the cell's class) reaches, in the module's
     order, under the cell's ``prefix``; then ``uses``, its names renamed alike."""
+    where = f"{package}.{module}"
     source = _module_text(package, module)
     tree = ast.parse(source)
     defined = {_name(node): node for node in tree.body if _name(node)}
     reached = _reached(defined, _names(ast.parse(uses)) & set(defined))
     names = {n: prefixed(n, prefix) for n in reached}
-    taken = [n for n in set(names.values()) if list(names.values()).count(n) > 1]
-    if taken:
-        raise ValueError(f"{package}.{module}: two definitions become {taken[0]} under the "
-                         f"prefix {prefix}")
-    where = f"{package}.{module}"
+    twice = sorted(n for n in set(names.values()) if list(names.values()).count(n) > 1)
+    if twice:
+        raise ValueError(f"{where}: two definitions become {twice[0]} under the prefix "
+                         f"{prefix}")
     _unshadowed(source, where, names)
     _unshadowed(uses, f"{package} (the class model.py holds)", names)
     lines = source.splitlines()
