@@ -8,7 +8,7 @@ from designer.graph import dims as D
 from designer.graph import project as P
 from designer.graph import registry
 
-from designer.engines.expansion import UNROLLS, expand
+from designer.engines.expansion import expand, unrolls
 
 
 def _load(path: str):
@@ -71,7 +71,7 @@ def unroll(args) -> int:
         return 2
     g = proj.graph
     if args.layer not in g:
-        names = [n for n in g.names() if g.layer(n).type in UNROLLS]
+        names = [n for n in g.names() if unrolls(g.layer(n).type)]
         print(f"rnn-designer: {proj.path} has no layer '{args.layer}' (recurrent layers: "
               f"{', '.join(names) or 'none'})", file=sys.stderr)
         return 2

@@ -1,15 +1,13 @@
-"""The unrolled (Caffe engine) net of a recurrent layer, as data.
+"""The unrolled (CAFFE engine) net of a recurrent layer, as data.
 
-``expand`` builds, for one LSTM/GRU/RNN/LSTMSimple layer, the same per-time-step net MyCaffe's
-RecurrentLayer builds: once an INNER_PRODUCT ``x_transform`` over all T steps and SLICEs of it and
-of the continuation flags; then for every step SCALE (h_conted = cont_t x h_{t-1}),
-INNER_PRODUCT (W_hc x h_conted, no bias), ELTWISE sum with the step's input transform and the
-unit (LSTM_UNIT, GRU_UNIT, or TANH/RELU for a plain RNN); finally a CONCAT of the h_t over time.
-A MinGRU or MinLSTM step, whose gates read only the input, is SCALE and the unit alone
-(MIN_GRU_UNIT or MIN_LSTM_UNIT of h_conted and the step's input transform): no W_hc. An sLSTM
-step is SCALE, HEAD_INNER_PRODUCT (W_hc, one block per head, times h_conted), ELTWISE and
-SLSTM_UNIT, which reads the cell c, normaliser n and stabiliser m and the step's cont (zeroing
-them as LSTM_UNIT zeroes c) and gives the new c, n, m and h.
+A recurrent layer unrolls as MyCaffe's RecurrentLayer does, one small layer per time step. Per
+stacked level and direction it is one **chain**: once an INNER_PRODUCT ``x_transform`` (``W_xc``
+and ``b_c``, one block of rows per gate) over all T steps and SLICEs of it and of the
+continuation flags; then for every step a SCALE (h_conted = cont_t x h_{t-1}) and the nodes the
+cell adds for its step (its product of h_conted by its recurrent weights, the ELTWISE sum with
+the step's input transform, its unit: :class:`Step`), which read the states the step found and
+make the step's new h and other states; finally a CONCAT of the h_t over time. A cell may give a
+whole expansion of its own instead (:func:`own_expansion`).
 
 Two additions go beyond MyCaffe, which has neither:
 
@@ -22,48 +20,96 @@ Two additions go beyond MyCaffe, which has neither:
   valid step and the backward chain starts at it; a SCALE by ``valid`` zeroes the output at
   padded steps (and with it every gradient through them).
 
-This module is pure Python (no torch): the unrolled engine (``designer.engines.unrolled``) runs
-exactly these nodes, and the ``unroll`` command and the designer's unrolled view show them.
+The cells register how they unroll (:func:`chain`, :func:`own_expansion`) from their engines
+(:mod:`designer.graph.parts`); their facts (gates, carried states) come from their specs
+(:class:`designer.graph.cell.CellSpec`). This module is pure Python (no torch): the unrolled
+engine (:mod:`designer.engines.unrolled`) runs exactly these nodes, and the ``unroll`` command
+and the designer's unrolled view show them.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 from designer.graph import dims as D
+from designer.graph import parts, registry
+from designer.graph.cell import article
 
-from designer.engines.expansion_data import Expansion, Node, step_rails  # noqa: F401  (public here)
-from designer.cells.mlstm.engines.unrolled import expand_mlstm
-
-GATES = {"LSTM": 4, "LSTMSimple": 4, "GRU": 3, "RNN": 1, "MinGRU": 2, "MinLSTM": 3,
-         "sLSTM": 4}
-MIN_UNITS = {"MinGRU": "MIN_GRU_UNIT", "MinLSTM": "MIN_LSTM_UNIT"}
-RECURRENT = tuple(GATES)
-UNROLLS = RECURRENT + ("mLSTM",)  # the layers with an unrolled net (the mLSTM's: its own)
-# the states besides h each chain carries, named as its blobs are (c_t, n_t, m_t)
-STATES = {"LSTM_UNIT": ("c",), "SLSTM_UNIT": ("c", "n", "m")}
-SUFFIXES = ("", "_reverse")  # of the blobs, nodes and weights of each direction
+from designer.engines.expansion_data import (SUFFIXES, Expansion, Node, Step,  # noqa: F401
+                                              step_rails)  # (public here)
 
 
-def _unit_type(kind: str, params: dict) -> str:
-    if kind in ("LSTM", "LSTMSimple"):
-        return "LSTM_UNIT"
-    if kind == "GRU":
-        return "GRU_UNIT"
-    if kind in MIN_UNITS:
-        return MIN_UNITS[kind]
-    if kind == "sLSTM":
-        return "SLSTM_UNIT"
-    return "RELU" if params.get("nonlinearity") == "relu" else "TANH"
+@dataclass(frozen=True)
+class Chain:
+    """How one chain of a recurrent layer type unrolls.
+
+    ``step(step)`` adds the nodes of one step (:class:`Step`); ``weights(params, hidden,
+    rows)`` names the weights a chain holds besides its input transform's ``W_xc`` (rows x E)
+    and ``b_c`` (rows), each with its shape, in the order the layer holds them.
+    """
+
+    step: Callable[[Step], None]
+    weights: Callable[[dict, int, int], dict]
 
 
-def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, steps: int, n_,
-           h: int, g: int, bottom: str, lengths: bool, unit_params: dict) -> tuple:
+CHAINS: dict[str, Chain] = {}            # layer type -> how its chains unroll
+EXPANSIONS: dict[str, Callable] = {}     # layer type -> its own whole expansion
+DRAWN_AS: dict[str, str] = {}            # a cell's node type -> the generic node drawn alike
+
+
+def _no_weights(params: dict, hidden: int, rows: int) -> dict:
+    return {}
+
+
+def chain(*kinds: str, weights: Callable[[dict, int, int], dict] = _no_weights):
+    """Decorator: the function adds the nodes of one step of a ``kinds`` chain (see
+    :class:`Chain`); ``weights`` names the recurrent weights of one chain and their shapes."""
+    def register(step: Callable[[Step], None]):
+        for kind in kinds:
+            CHAINS[kind] = Chain(step, weights)
+        return step
+    return register
+
+
+def own_expansion(*kinds: str):
+    """Decorator: the function is the whole expansion of a ``kinds`` layer, called as
+    ``expand(params, steps, batch, features, name, lengths)`` -> :class:`Expansion`."""
+    def register(expand_kind: Callable):
+        for kind in kinds:
+            EXPANSIONS[kind] = expand_kind
+        return expand_kind
+    return register
+
+
+def drawn_as(node_type: str) -> str:
+    """The generic node type a cell's node type is drawn as (``UNIT`` for its units); a
+    generic node type is drawn as itself."""
+    parts.need(parts.ENGINES)
+    return DRAWN_AS.get(node_type, node_type)
+
+
+def unrolls(kind: str) -> bool:
+    """Whether a layer type has an unrolled net: every recurrent layer has (its CAFFE
+    engine). Reads the specs alone, so the window asks without loading an engine."""
+    return registry.cell(kind) is not None
+
+
+def unrolling_kinds() -> tuple[str, ...]:
+    """The layer types whose unrolled net is registered, in the registry's order."""
+    parts.need(parts.ENGINES)
+    return tuple(k for k in registry.recurrent_kinds() if k in CHAINS or k in EXPANSIONS)
+
+
+def _chain(add, shapes, cell, chain_of: Chain, params: dict, p: str, s: str, reverse: bool,
+           steps: int, n_, h: int, g: int, bottom: str, lengths: bool) -> tuple:
     """One direction of one level: the input transform, the rails and the per-step nodes.
 
     Returns the blob of the outputs over time, the final h blob and the final blobs of the
-    other states (``STATES``: c for an LSTM; c, n and m for an sLSTM).
+    other states the chain carries (the cell's ``states`` after h).
     """
-    wx, bx = f"{p}W_xc{s}", f"{p}b_c{s}"
-    per_step = step_rails(add, shapes, p, s, bottom, g, steps, n_, lengths, (wx, bx))
-    extra = STATES.get(unit, ())
+    per_step = step_rails(add, shapes, p, s, bottom, g, steps, n_, lengths,
+                          (f"{p}W_xc{s}", f"{p}b_c{s}"))
+    extra = cell.states[1:]
     h_prev, prevs = f"{p}h_0{s}", [f"{p}{x}_0{s}" for x in extra]
     hs = {}
     prev = 0  # the step whose state the next step reads (0: the initial state)
@@ -78,11 +124,8 @@ def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, ste
         shapes[h_t] = (1, n_, h)
         for b in news:
             shapes[b] = (1, n_, h)
-        if unit in MIN_UNITS.values():  # the gates read x_t alone: no recurrent transform
-            add(f"{p}unit_{t}{s}", unit, (hc, x_t), (h_t,), t)
-        else:
-            _recurrent_step(add, shapes, kind, unit, p, s, t, prev, n_, g, hc, x_t, cont_t,
-                            prevs, h_t, news, unit_params)
+        chain_of.step(Step(add, shapes, cell, params, p, s, t, prev, n_, g, hc, x_t, cont_t,
+                           tuple(prevs), tuple(news), h_t))
         if lengths:  # padded steps keep the state they found
             held_h, held = f"{p}h_{t}{s}", [f"{p}{x}_{t}{s}" for x in extra]
             for b in [held_h] + held:
@@ -99,30 +142,6 @@ def _chain(add, shapes, kind: str, unit: str, p: str, s: str, reverse: bool, ste
     return out, h_prev, prevs
 
 
-def _recurrent_step(add, shapes, kind, unit, p, s, t, prev, n_, g, hc, x_t, cont_t, prevs,
-                    h_t, news, unit_params) -> None:
-    """A step that reads the state through W_hc: its INNER_PRODUCT (an sLSTM's
-    HEAD_INNER_PRODUCT, one block per head), then the unit."""
-    wh_h = f"{p}W_hc_h_{prev}{s}"
-    shapes[wh_h] = (1, n_, g)
-    bias = (f"{p}b_hc{s}",) if kind == "GRU" else ()
-    ip = "HEAD_INNER_PRODUCT" if unit == "SLSTM_UNIT" else "INNER_PRODUCT"
-    add(f"{p}transform_{t}{s}", ip, (hc,), (wh_h,), t,
-        {"num_output": g, "axis": 2, "bias_term": kind == "GRU", "weights": (f"{p}W_hc{s}",)
-         + bias})
-    if unit == "GRU_UNIT":
-        add(f"{p}unit_{t}{s}", "GRU_UNIT", (hc, wh_h, x_t), (h_t,), t)
-        return
-    gi = f"{p}gate_input_{t}{s}"
-    shapes[gi] = (1, n_, g)
-    add(gi, "ELTWISE", (wh_h, x_t), (gi,), t, {"operation": "SUM"})
-    if unit in STATES:  # LSTM_UNIT: (c, h); SLSTM_UNIT: (c, n, m, h)
-        add(f"{p}unit_{t}{s}", unit, tuple(prevs) + (gi, cont_t), tuple(news) + (h_t,), t,
-            unit_params)
-    else:
-        add(f"{p}unit_{t}{s}", unit, (gi,), (h_t,), t)
-
-
 def expand_params(kind: str, params: dict, steps: int, batch, features, name: str = "rnn",
                   lengths: bool = False) -> Expansion:
     """Expand a recurrent layer of ``kind`` with effective ``params`` over ``steps`` steps.
@@ -131,14 +150,16 @@ def expand_params(kind: str, params: dict, steps: int, batch, features, name: st
     ``lengths``: the layer gets each sequence's valid length, and its padded steps are masked
     (a SEQUENCE_MASK once, a HOLD per step keeping the state, a SCALE zeroing the outputs).
     """
-    if kind == "mLSTM":  # its own expansion (until the cells register theirs)
-        return expand_mlstm(params, steps, batch, features, name, lengths)
-    if kind not in GATES:
+    parts.need(parts.ENGINES)
+    cell, chain_of = registry.cell(kind), CHAINS.get(kind)
+    if cell is None or (chain_of is None and kind not in EXPANSIONS):
         raise ValueError(f"{name} ({kind}) is not a recurrent layer")
     if steps < 1:
         raise ValueError(f"{name}: the number of steps must be at least 1, not {steps}")
+    if chain_of is None:
+        return EXPANSIONS[kind](params, steps, batch, features, name, lengths)
     h = params["num_output"]
-    g = GATES[kind] * h
+    g = len(cell.gates) * h
     levels = params.get("num_layers", 1)
     dirs = 2 if params.get("bidirectional", False) else 1
     dropout = params.get("dropout_ratio", 0.0)
@@ -148,9 +169,6 @@ def expand_params(kind: str, params: dict, steps: int, batch, features, name: st
     weights: dict = {}
     inputs = ["x", "cont"]
     outputs = []
-    unit = _unit_type(kind, params)
-    unit_params = {"forget_gate": params.get("forget_gate", "sigmoid")} if kind == "sLSTM" \
-        else {}
     level, direction = 0, 0
 
     def add(node_name, node_type, bottoms, tops, step, node_params=None):
@@ -170,19 +188,14 @@ def expand_params(kind: str, params: dict, steps: int, batch, features, name: st
         for d in range(dirs):
             direction = d
             s = SUFFIXES[d]
-            for x0 in ("h",) + STATES.get(unit, ()):
+            for x0 in cell.states:
                 shapes[f"{p}{x0}_0{s}"] = (1, n_, h)
                 inputs.append(f"{p}{x0}_0{s}")
             weights[f"{p}W_xc{s}"], weights[f"{p}b_c{s}"] = (g, e), (g,)
-            if kind == "sLSTM":
-                heads = params.get("num_heads", 1)
-                weights[f"{p}W_hc{s}"] = (heads, g // heads, h // heads)
-            elif kind not in MIN_UNITS:
-                weights[f"{p}W_hc{s}"] = (g, h)
-            if kind == "GRU":
-                weights[f"{p}b_hc{s}"] = (g,)
-            out, h_last, lasts = _chain(add, shapes, kind, unit, p, s, d == 1, t_, n_, h, g,
-                                        bottom, lengths, unit_params)
+            for stem, shape in chain_of.weights(params, h, g).items():
+                weights[f"{p}{stem}{s}"] = shape
+            out, h_last, lasts = _chain(add, shapes, cell, chain_of, params, p, s, d == 1, t_,
+                                        n_, h, g, bottom, lengths)
             outs.append(out)
             outputs.extend([h_last] + lasts)
         direction = 0
@@ -213,10 +226,11 @@ def expand(graph, layer: str, steps: int | None = None) -> Expansion:
     for a layer that is not recurrent or whose input shape is not known yet.
     """
     lay = graph.layer(layer)
-    if lay.type not in UNROLLS:
-        article = "an" if lay.type[:1] in "AEIOU" else "a"
-        raise ValueError(f"{layer} is {article} {lay.type} layer; only LSTM, GRU, RNN, "
-                         "LSTMSimple, MinGRU, MinLSTM, mLSTM and sLSTM layers unroll")
+    kinds = unrolling_kinds()
+    if lay.type not in kinds:
+        named = " and ".join(filter(None, (", ".join(kinds[:-1]), kinds[-1]))) if kinds else ""
+        raise ValueError(f"{layer} is {article(lay.type)} layer; only {named or 'recurrent'} "
+                         "layers unroll")
     x = graph.info(layer).inputs[0] if graph.info(layer).inputs else None
     if x is None or x.rank != 3:
         raise ValueError(f"{layer} has no input sequence yet, so it cannot be unrolled; connect "
@@ -230,8 +244,6 @@ def expand(graph, layer: str, steps: int | None = None) -> Expansion:
         steps = t_
     lengths = any(port.name == "lengths" for port in lay.spec.inputs) and \
         graph.link_into(layer, "lengths") is not None
-    if lay.type == "mLSTM":
-        return expand_mlstm(params, int(steps), n_, x.shape[2], layer, lengths)
     return expand_params(lay.type, params, int(steps), n_, x.shape[2], layer, lengths)
 
 
@@ -259,10 +271,10 @@ def read_levels(exp: Expansion, read_chain, make_level) -> list | None:
             p = f"L{lv}/" if exp.levels > 1 else ""
             chains = []
             for d in range(exp.directions):
-                chain = read_chain(take, bottom, p, SUFFIXES[d], d == 1)
-                if chain is None:
+                chain_read = read_chain(take, bottom, p, SUFFIXES[d], d == 1)
+                if chain_read is None:
                     return None
-                chains.append(chain)
+                chains.append(chain_read)
             out = chains[0].out
             if exp.directions == 2:
                 cat = take("CONCAT")

@@ -1,9 +1,13 @@
-"""The data of an unrolled net: its nodes (:class:`Node`) and the whole (:class:`Expansion`),
-as :mod:`designer.engines.expansion` and :mod:`designer.cells.mlstm.engines.unrolled` build them."""
+"""The data of an unrolled net: its nodes (:class:`Node`), the whole (:class:`Expansion`) and
+one step of a chain as a cell adds its nodes to it (:class:`Step`), as
+:mod:`designer.engines.expansion` and the cells' own expansions build them."""
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
+
+SUFFIXES = ("", "_reverse")  # of the blobs, nodes and weights of each direction
 
 
 @dataclass(frozen=True)
@@ -97,8 +101,8 @@ class Expansion:
 def step_rails(add, shapes: dict, p: str, s: str, bottom: str, g: int, steps: int, n,
                lengths: bool, weights: tuple[str, str]) -> dict:
     """The input transform of all steps as one INNER_PRODUCT (``weights``: W_xc and b_c,
-    ``g`` outputs, ``n`` sequences), then that, ``cont`` and (with ``lengths``) ``valid`` sliced into one blob a
-    step; returns ``{rail: (its blob at step 1, 2, ...)}``. ``p`` and ``s``: the level's
+    ``g`` outputs, ``n`` sequences), then that, ``cont`` and (with ``lengths``) ``valid``
+    sliced into one blob a step; returns ``{rail: (its blob at step 1, 2, ...)}``. ``p`` and ``s``: the level's
     prefix and the direction's suffix of every name."""
     xt = f"{p}W_xc_x{s}"
     shapes[xt] = (steps, n, g)
@@ -115,3 +119,60 @@ def step_rails(add, shapes: dict, p: str, s: str, bottom: str, g: int, steps: in
         add(f"{p}{rail}_slice{s}", "SLICE", (blob,), tops, None, {"axis": 0})
         per_step[rail] = tops
     return per_step
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a chain as a cell's step function sees it
+    (:func:`designer.engines.expansion.chain`): the blobs the step reads and those it must
+    make, and helpers that add its nodes under the names every executor and export reads.
+
+    The generic chain has added the step's SCALE (``h_conted``) and adds the HOLD after it
+    (with lengths); the cell adds what lies between: its product of ``h_conted`` by its
+    recurrent weights, the sum with the step's input transform ``x``, and its unit, which
+    reads the states the step ``found`` and makes ``h`` and the ``made`` states.
+    """
+
+    add: Callable       # the expansion's add(name, type, bottoms, tops, step, params)
+    shapes: dict        # blob -> shape, where a new blob's shape goes
+    cell: object        # the layer's CellSpec
+    params: dict        # the layer's effective parameters
+    prefix: str         # the level's ("L1/"; "" for a single level)
+    suffix: str         # the direction's ("", or "_reverse" for the backward chain)
+    t: int              # this step, 1-based
+    prev: int           # the step whose state it reads (0: the initial state)
+    batch: object       # N
+    rows: int           # G: the rows of W_xc (a block of H per gate)
+    h_conted: str       # the h the step found, times its cont (1, N, H)
+    x: str              # the step's slice of the input transform (1, N, G)
+    cont: str           # the step's continuation flags (1, N)
+    found: tuple        # the other states the step found (the cell's states after h)
+    made: tuple         # the blobs of those states the step makes
+    h: str              # the blob of the h the step makes
+
+    def weight(self, stem: str) -> str:
+        """The chain's weight ``stem`` (``W_hc`` -> ``L1/W_hc_reverse``)."""
+        return f"{self.prefix}{stem}{self.suffix}"
+
+    def product(self, node_type: str = "INNER_PRODUCT", weights: tuple = ("W_hc",)) -> str:
+        """The node ``transform_t`` multiplying ``h_conted`` by ``weights`` (a matrix, and a
+        bias when two); returns its top, ``W_hc_h_{prev}`` (1, N, G)."""
+        top = f"{self.prefix}W_hc_h_{self.prev}{self.suffix}"
+        self.shapes[top] = (1, self.batch, self.rows)
+        names = tuple(self.weight(w) for w in weights)
+        self.add(f"{self.prefix}transform_{self.t}{self.suffix}", node_type, (self.h_conted,),
+                 (top,), self.t, {"num_output": self.rows, "axis": 2,
+                                  "bias_term": len(names) > 1, "weights": names})
+        return top
+
+    def sum(self, product: str) -> str:
+        """The ELTWISE ``gate_input_t``: ``product`` plus the step's input transform."""
+        top = f"{self.prefix}gate_input_{self.t}{self.suffix}"
+        self.shapes[top] = (1, self.batch, self.rows)
+        self.add(top, "ELTWISE", (product, self.x), (top,), self.t, {"operation": "SUM"})
+        return top
+
+    def unit(self, node_type: str, bottoms: tuple, tops: tuple, params: dict | None = None):
+        """The step's unit node ``unit_t`` of ``node_type``."""
+        self.add(f"{self.prefix}unit_{self.t}{self.suffix}", node_type, bottoms, tops, self.t,
+                 params)

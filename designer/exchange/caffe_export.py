@@ -1,9 +1,10 @@
 """Write a project as a MyCaffe-style ``train_val.prototxt`` and ``solver.prototxt``.
 
-Each layer becomes the Caffe/MyCaffe layer of the same meaning (``Lstm`` with
-``recurrent_param { engine: CUDNN|CAFFE ... }``, ``LstmSimple``, ``Embed``, ``InnerProduct``...),
+Each layer becomes the Caffe/MyCaffe layer of the same meaning (``Embed``, ``InnerProduct``...;
+a recurrent layer as its cell writes it, e.g. ``Lstm`` with ``recurrent_param { engine:
+CUDNN|CAFFE ... }``: :data:`PARAMS`, :data:`CAFFE_TYPES`),
 blobs are named after the layers that make them, and a data layer becomes an ``Input`` layer
-with the shapes of its tops, as MyCaffe's own Char-RNN does. Every layer also carries a
+with the shapes of its tops, as MyCaffe's own character model does. Every layer also carries a
 ``#@ rnn_designer { ... }`` line, a comment to Caffe and MyCaffe, holding its exact type and
 parameters, so that importing the file gives back the same graph. What MyCaffe would run
 differently is said in the returned notes.
@@ -18,12 +19,13 @@ from designer.graph.project import Project
 
 from designer.exchange.caffe_solver import solver_message
 from designer.exchange.errors import ExchangeError
+from designer.exchange.writers import Writers
 from designer.exchange.textformat import Enum, Message
 
 HIDDEN = "rnn_designer"
+# layer type -> Caffe's (MyCaffe's) type, where the names differ; the cells add theirs
 CAFFE_TYPES = {"CharText": "Input", "WavAudio": "Input", "MnistRows": "Input",
-               "TimeSeries": "Input", "SequenceClasses": "Input", "LSTM": "Lstm",
-               "LSTMSimple": "LstmSimple", "GRU": "GRU", "RNN": "RNN", "L1Loss": "MAELoss",
+               "TimeSeries": "Input", "SequenceClasses": "Input", "L1Loss": "MAELoss",
                "Conv1D": "Convolution1D"}
 DATA_BLOBS = {"data": "data", "cont": "clip", "label": "label"}
 
@@ -32,6 +34,7 @@ def export_messages(project: Project, net_file: str = "train_val.prototxt",
                     ) -> tuple[Message, Message, list[str]]:
     """(net message, solver message naming ``net_file``, notes) for ``project``."""
     g = project.graph
+    PARAMS.known()  # with the cells' writers
     errors = g.errors()
     if errors:
         raise ExchangeError(f"the net is not valid, so it cannot be written: {errors[0]}")
@@ -107,7 +110,7 @@ def _int(value, layer: Layer, what: str) -> int:
     return int(value)
 
 
-def _filler(p: dict, units: int, fan_in: int, default_kind: str = "xavier") -> Message:
+def filler(p: dict, units: int, fan_in: int, default_kind: str = "xavier") -> Message:
     kind = p.get("weight_filler", default_kind)
     f = Message()
     if kind == "xavier":
@@ -127,7 +130,7 @@ def _filler(p: dict, units: int, fan_in: int, default_kind: str = "xavier") -> M
     return f
 
 
-def _bias(p: dict) -> Message:
+def bias(p: dict) -> Message:
     return Message().add("type", "constant").add("value", float(p.get("bias_filler", 0.0)))
 
 
@@ -155,8 +158,8 @@ def _embed(msg, g, layer, p, notes):
     if p["weight_filler"] == "torch_default":  # nn.Embedding starts at N(0, 1)
         e.add("weight_filler", Message().add("type", "gaussian").add("mean", 0.0).add("std", 1.0))
     else:
-        e.add("weight_filler", _filler(p, n, p["input_dim"]))
-    e.add("bias_filler", _bias(p))
+        e.add("weight_filler", filler(p, n, p["input_dim"]))
+    e.add("bias_filler", bias(p))
     msg.add("embed_param", e)
 
 
@@ -166,62 +169,14 @@ def _inner_product(msg, g, layer, p, notes):
     a = p["axis"] + len(x) if p["axis"] < 0 else p["axis"]
     k = _int(D.numel(x[a:]), layer, "the input size")
     ip = Message().add("num_output", m).add("bias_term", p["bias_term"])
-    ip.add("weight_filler", _filler(p, m, k)).add("bias_filler", _bias(p)).add("axis", p["axis"])
+    ip.add("weight_filler", filler(p, m, k)).add("bias_filler", bias(p)).add("axis", p["axis"])
     msg.add("inner_product_param", ip)
 
 
-def _recurrent(msg, g, layer, p, notes):
-    h = p["num_output"]
-    if p["engine"] == "PERSIST":
-        notes.append(f"{layer.name}: Caffe and MyCaffe have no PERSIST engine; the file says "
-                     "CUDNN, whose weights PERSIST holds")
-        p = dict(p, engine="CUDNN")
-    if p["engine"] == "AUTO":   # the default: cuDNN's layout, which AUTO holds (the #@ line
-        p = dict(p, engine="CUDNN")   # keeps AUTO for rnn-designer)
-    r = Message().add("engine", Enum(p["engine"])).add("num_output", h)
-    r.add("weight_filler", _filler(p, h, h, "uniform")).add("bias_filler", _bias(p))
-    r.add("debug_info", False).add("expose_hidden", False)
-    if p["engine"] == "CUDNN" or p["num_layers"] > 1:
-        r.add("dropout_ratio", p["dropout_ratio"]).add("dropout_seed", 0)
-        r.add("num_layers", p["num_layers"])
-    if p["engine"] == "CAFFE" and p["num_layers"] > 1:
-        notes.append(f"{layer.name}: MyCaffe stacks num_layers only on the CUDNN engine; on "
-                     "CAFFE it runs one level")
-    if p["batch_first"]:
-        notes.append(f"{layer.name}: batch_first has no Caffe field; MyCaffe reads (T, N, ...)")
-    if p.get("bidirectional"):
-        notes.append(f"{layer.name}: Caffe and MyCaffe run one direction; the file keeps "
-                     "bidirectional on its #@ line, which rnn-designer reads back")
-    if g.link_into(layer.name, "lengths") is not None:
-        notes.append(f"{layer.name}: Caffe and MyCaffe have no sequence lengths (their third "
-                     "bottom is a static input); the lengths bottom is for rnn-designer")
-    if layer.type == "GRU":
-        notes.append(f"{layer.name}: Caffe and MyCaffe have no GRU layer; the file names it GRU, "
-                     "which rnn-designer reads back")
-    if layer.type == "RNN" and not (p["engine"] == "CUDNN" and p["nonlinearity"] == "relu"):
-        notes.append(f"{layer.name}: MyCaffe's RNN adds an output transform tanh(W_ho h + b_o) "
-                     "on the CAFFE engine and uses ReLU on CUDNN; it will not compute this "
-                     f"{p['nonlinearity']} RNN exactly")
-    msg.add("recurrent_param", r)
-
-
-def _min_recurrent(msg, g, layer, p, notes):
+def own_layer(msg, g, layer, p, notes):
+    """A layer no Caffe has: the file names it by its own type, and says so."""
     notes.append(f"{layer.name}: Caffe and MyCaffe have no {layer.type} layer; the file names "
                  f"it {layer.type}, which rnn-designer reads back")
-
-
-def _lstm_simple(msg, g, layer, p, notes):
-    h = p["num_output"]
-    s = Message().add("num_output", h)
-    if p["clipping_threshold"]:
-        s.add("clipping_threshold", p["clipping_threshold"])
-    s.add("weight_filler", _filler(p, h, h, "uniform")).add("bias_filler", _bias(p))
-    n = g.dims.get("N")
-    if isinstance(n, int):
-        s.add("batch_size", n)
-    if p["enable_clockwork_forgetgate_bias"]:
-        s.add("enable_clockwork_forgetgate_bias", True)
-    msg.add("lstm_simple_param", s)
 
 
 def _loss(msg, g, layer, p, notes):
@@ -264,7 +219,7 @@ def _conv1d(msg, g, layer, p, notes):
     c.add("dilation", p["dilation"]).add("group", p["groups"])
     fan_in = _int(g.info(layer.name).inputs[0].shape[2], layer, "the input channels") \
         // p["groups"] * p["kernel_size"]
-    c.add("weight_filler", _filler(p, p["num_output"], fan_in)).add("bias_filler", _bias(p))
+    c.add("weight_filler", filler(p, p["num_output"], fan_in)).add("bias_filler", bias(p))
     msg.add("convolution_param", c)
     notes.append(f"{layer.name}: Caffe and MyCaffe have no convolution over the steps of a "
                  f"(T, N, C) blob; the file names it Convolution1D, which rnn-designer reads "
@@ -345,15 +300,16 @@ def _relu(msg, g, layer, p, notes):
         msg.add("relu_param", Message().add("negative_slope", p["negative_slope"]))
 
 
-PARAMS = {
+# layer type -> writer(msg, g, layer, p, notes) of its parameter block and notes; the cells add
+# their recurrent layers' (designer/cells/<cell>/exports/caffe.py)
+PARAMS = Writers("prototxt form")
+PARAMS.update({
     "CharText": _data, "WavAudio": _data, "MnistRows": _data, "TimeSeries": _data,
     "SequenceClasses": _data, "EuclideanLoss": _regression_loss, "L1Loss": _regression_loss,
     "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
     "SequenceLast": _sequence_last, "Conv1D": _conv1d,
     "SequencePool": _sequence_pool, "MiniRocket": _mini_rocket,
     "Embed": _embed, "InnerProduct": _inner_product,
-    "LSTM": _recurrent, "GRU": _recurrent, "RNN": _recurrent, "LSTMSimple": _lstm_simple,
-    "MinGRU": _min_recurrent, "MinLSTM": _min_recurrent, "sLSTM": _min_recurrent,
     "SoftmaxWithLoss": _loss, "Reshape": _reshape, "ReLU": _relu,
     "Dropout": _block("dropout_param", "dropout_ratio"),
     "Softmax": _block("softmax_param", "axis"),
@@ -363,4 +319,4 @@ PARAMS = {
     "Eltwise": _block("eltwise_param", "operation", enums=("operation",)),
     "Slice": _block("slice_param", "axis", "slice_point"),
     "Concat": _block("concat_param", "axis"),
-}
+})

@@ -29,7 +29,6 @@ from designer.exchange.errors import ExchangeError
 from designer.exchange.textformat import Message, TextFormatError, parse
 
 HIDDEN = "rnn_designer"  # the #@ block rnn-designer writes into each layer it exports
-RECURRENT = ("lstm", "gru", "rnn", "lstmsimple")
 DATA_PORTS = ("data", "cont", "label")
 
 
@@ -226,6 +225,7 @@ class _Builder:
 
     # ----------------------------------------------------------------------- walk --
     def build(self, net: Message) -> None:
+        L.CONVERTERS.known()  # with the cells' converters
         layers = self.caffe_layers = _layers(net)
         if not layers:
             raise ExchangeError("holds no layers that run in training")
@@ -329,9 +329,10 @@ def _top_roles(layer: CaffeLayer, layers: list[CaffeLayer]) -> list[str]:
     """For each top of a data layer: data, cont or label, from the layers that read it."""
     roles = []
     for i, top in enumerate(layer.tops):
-        if _feeds(top, layers, ("embed",) + RECURRENT, 0):
+        recurrent = tuple(L.RECURRENT)
+        if _feeds(top, layers, ("embed",) + recurrent, 0):
             roles.append("data")
-        elif _feeds(top, layers, RECURRENT, 1) or _feeds(top, layers, ("lstmunit",), 2):
+        elif _feeds(top, layers, recurrent, 1) or _feeds(top, layers, ("lstmunit",), 2):
             roles.append("cont")
         elif _feeds(top, layers, ("softmaxwithloss", "accuracy"), 1):
             roles.append("label")

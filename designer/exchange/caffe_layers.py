@@ -1,19 +1,26 @@
 """Caffe and MyCaffe layer types, and how each becomes rnn-designer layers on import.
 
 One converter per Caffe type (matched without regard to case or underscores, so ``Lstm``,
-``LSTM`` and ``lstm`` are one type). A converter reads the layer's parameter block with Caffe's
-defaults, adds the equivalent layer(s) through the importer's builder, links the bottoms and
-registers the tops. What the file says that rnn-designer computes differently is written into
-the import notes; what it cannot compute at all is refused with one sentence.
+``LSTM`` and ``lstm`` are one type); the recurrent layers' come from their cells. A converter
+reads the layer's parameter block with Caffe's defaults, adds the equivalent layer(s) through
+the importer's builder, links the bottoms and registers the tops. What the file says that
+rnn-designer computes differently is written into the import notes; what it cannot compute at
+all is refused with one sentence.
 """
 from __future__ import annotations
 
 import math
 
 from designer.exchange.errors import ExchangeError
+from designer.exchange.writers import Writers
 from designer.exchange.textformat import Message
 
 ENGINES = {"CUDNN": "CUDNN", "CAFFE": "CAFFE", "DEFAULT": "CAFFE"}  # MyCaffe: DEFAULT is CAFFE
+# Caffe type (its key) -> converter(b, layer); the cells add their recurrent layers' readers
+# (designer/cells/<cell>/exports/caffe.py) and name them in RECURRENT, the types whose first
+# bottom is a sequence and second the continuation flags
+CONVERTERS = Writers("converter", "Caffe type")
+RECURRENT: set[str] = set()
 
 
 def key(caffe_type: str) -> str:
@@ -21,11 +28,11 @@ def key(caffe_type: str) -> str:
     return caffe_type.lower().replace("_", "")
 
 
-def _param(layer, block: str) -> Message:
+def param(layer, block: str) -> Message:
     return layer.msg.message(block) or Message()
 
 
-def _num(msg: Message, name: str, default, kind=float):
+def num(msg: Message, name: str, default, kind=float):
     value = msg.get(name, default)
     if kind is bool:
         return str(value).lower() in ("true", "t", "1")
@@ -43,14 +50,14 @@ def weight_filler(b, layer, msg: Message, units: int = 0) -> str | None:
         return None
     kind = str(f.get("type", "constant")).lower()
     if kind == "uniform":
-        lo, hi = _num(f, "min", 0.0), _num(f, "max", 1.0)
+        lo, hi = num(f, "min", 0.0), num(f, "max", 1.0)
         bound = 1.0 / math.sqrt(units) if units > 0 else None
         if bound is None or not (math.isclose(hi, bound, rel_tol=1e-5) and
                                  math.isclose(-lo, bound, rel_tol=1e-5)):
             b.filler_note(layer.name, f"uniform [{lo:g}, {hi:g}]", "U(-1/sqrt(H), 1/sqrt(H))")
         return "uniform"
     if kind == "gaussian":
-        std = _num(f, "std", 1.0)
+        std = num(f, "std", 1.0)
         if std != 0.01:
             b.filler_note(layer.name, f"gaussian std {std:g}", "std 0.01")
         return "gaussian"
@@ -61,7 +68,7 @@ def weight_filler(b, layer, msg: Message, units: int = 0) -> str | None:
         return "xavier"
     if kind == "orthogonal":
         return "orthogonal"
-    if kind == "constant" and _num(f, "value", 0.0) == 0.0:
+    if kind == "constant" and num(f, "value", 0.0) == 0.0:
         return "zero"
     b.filler_note(layer.name, kind, "xavier")
     return "xavier"
@@ -74,11 +81,11 @@ def bias_filler(b, layer, msg: Message) -> float | None:
     kind = str(f.get("type", "constant")).lower()
     if kind != "constant":
         b.filler_note(layer.name, f"bias {kind}", "a constant bias")
-        return _num(f, "mean", 0.0) if kind == "gaussian" else 0.0
-    return _num(f, "value", 0.0)
+        return num(f, "mean", 0.0) if kind == "gaussian" else 0.0
+    return num(f, "value", 0.0)
 
 
-def _fillers(b, layer, msg, params: dict) -> dict:
+def fillers(b, layer, msg, params: dict) -> dict:
     units = params.get("num_output", 0)  # our uniform filler's bound is 1/sqrt(outputs)
     w, bias = weight_filler(b, layer, msg, units), bias_filler(b, layer, msg)
     if w is not None:
@@ -96,104 +103,49 @@ def _simple(type_id: str, ports_in=("x",), ports_out=("y",), params=None):
     return convert
 
 
-# ------------------------------------------------------------------------- recurrent --
-def _recurrent(kind: str):
-    def convert(b, layer):
-        p = _param(layer, "recurrent_param")
-        if _num(p, "expose_hidden", False, bool):
-            raise ExchangeError(f"layer '{layer.name}' ({layer.type}) exposes its hidden state as "
-                                "extra bottoms and tops (expose_hidden), which rnn-designer "
-                                "does not support")
-        if len(layer.bottoms) > 2:
-            raise ExchangeError(f"layer '{layer.name}' ({layer.type}) has a static input (a "
-                                "third bottom), which rnn-designer does not support")
-        engine = ENGINES.get(str(p.get("engine", "DEFAULT")), "CAFFE")
-        params = {"num_output": _num(p, "num_output", 0, int), "engine": engine}
-        levels = _num(p, "num_layers", 1, int)
-        if levels != 1:
-            params["num_layers"] = levels
-            params["dropout_ratio"] = _num(p, "dropout_ratio", 0.0)
-        _fillers(b, layer, p, params)
-        if kind == "RNN" and engine == "CUDNN":
-            params["nonlinearity"] = "relu"  # MyCaffe's cuDNN RNN runs cuDNN's RNN_RELU mode
-            b.note(f"{layer.name}: MyCaffe runs an RNN on the CUDNN engine with ReLU; so does "
-                   "the imported layer")
-        made = b.add(layer, kind, params)
-        b.wire(layer, made, ("x", "cont"), ("y",) if kind != "RNN" or engine == "CUDNN" else ())
-        if kind == "RNN" and engine != "CUDNN":
-            _caffe_rnn_output(b, layer, made, params)
-    return convert
-
-
-def _caffe_rnn_output(b, layer, rnn: str, params: dict) -> None:
-    """Caffe's RNN layer also computes o_t = tanh(W_ho h_t + b_o): an InnerProduct and a TanH."""
-    ip = b.add_extra(f"{layer.name}_W_ho", "InnerProduct", {
-        "num_output": params["num_output"], "axis": 2,
-        **{k: v for k, v in params.items() if k in ("weight_filler", "bias_filler")}})
-    b.connect(rnn, "y", ip, "x")
-    tanh = b.add_extra(f"{layer.name}_o", "TanH", {})
-    b.connect(ip, "y", tanh, "x")
-    b.produce(layer.tops[0], tanh, "y")
-    b.note(f"{layer.name}: Caffe's RNN layer is imported as an RNN (h_t) followed by its output "
-           f"transform o_t = tanh(W_ho h_t + b_o): {ip} and {tanh}")
-
-
-def _lstm_simple(b, layer):
-    p = _param(layer, "lstm_simple_param")
-    params = {"num_output": _num(p, "num_output", 0, int)}
-    clip = _num(p, "clipping_threshold", 0.0)
-    if clip:
-        params["clipping_threshold"] = clip
-    if _num(p, "enable_clockwork_forgetgate_bias", False, bool):
-        params["enable_clockwork_forgetgate_bias"] = True
-    _fillers(b, layer, p, params)
-    made = b.add(layer, "LSTMSimple", params)
-    b.wire(layer, made, ("x", "cont"), ("y",))
-
-
 # ----------------------------------------------------------------------------- core --
 def _embed(b, layer):
-    p = _param(layer, "embed_param")
-    params = {"num_output": _num(p, "num_output", 0, int),
-              "input_dim": _num(p, "input_dim", 0, int),
-              "bias_term": _num(p, "bias_term", True, bool)}
-    made = b.add(layer, "Embed", _fillers(b, layer, p, params))
+    p = param(layer, "embed_param")
+    params = {"num_output": num(p, "num_output", 0, int),
+              "input_dim": num(p, "input_dim", 0, int),
+              "bias_term": num(p, "bias_term", True, bool)}
+    made = b.add(layer, "Embed", fillers(b, layer, p, params))
     b.wire(layer, made, ("x",), ("y",))
     b.embeds.append(made)
 
 
 def _inner_product(b, layer):
-    p = _param(layer, "inner_product_param")
-    if _num(p, "transpose", False, bool):
+    p = param(layer, "inner_product_param")
+    if num(p, "transpose", False, bool):
         b.note(f"{layer.name}: the file stores its weights transposed; rnn-designer keeps them "
                "as (outputs, inputs), computing the same function")
-    params = {"num_output": _num(p, "num_output", 0, int), "axis": _num(p, "axis", 1, int),
-              "bias_term": _num(p, "bias_term", True, bool)}
-    made = b.add(layer, "InnerProduct", _fillers(b, layer, p, params))
+    params = {"num_output": num(p, "num_output", 0, int), "axis": num(p, "axis", 1, int),
+              "bias_term": num(p, "bias_term", True, bool)}
+    made = b.add(layer, "InnerProduct", fillers(b, layer, p, params))
     b.wire(layer, made, ("x",), ("y",))
     b.classifiers.append(made)
 
 
 def _reshape(b, layer):
-    p = _param(layer, "reshape_param")
+    p = param(layer, "reshape_param")
     shape = p.message("shape") or Message()
-    return {"shape": [int(d) for d in shape.all("dim")], "axis": _num(p, "axis", 0, int),
-            "num_axes": _num(p, "num_axes", -1, int)}
+    return {"shape": [int(d) for d in shape.all("dim")], "axis": num(p, "axis", 0, int),
+            "num_axes": num(p, "num_axes", -1, int)}
 
 
 def _dropout(b, layer):
-    return {"dropout_ratio": _num(_param(layer, "dropout_param"), "dropout_ratio", 0.5)}
+    return {"dropout_ratio": num(param(layer, "dropout_param"), "dropout_ratio", 0.5)}
 
 
 def _softmax_axis(b, layer):
-    return {"axis": _num(_param(layer, "softmax_param"), "axis", 1, int)}
+    return {"axis": num(param(layer, "softmax_param"), "axis", 1, int)}
 
 
 def _loss(b, layer):
-    loss = _param(layer, "loss_param")
-    params = {"axis": _num(_param(layer, "softmax_param"), "axis", 1, int)}
+    loss = param(layer, "loss_param")
+    params = {"axis": num(param(layer, "softmax_param"), "axis", 1, int)}
     if loss.has("ignore_label"):
-        params["ignore_label"] = _num(loss, "ignore_label", -1, int)
+        params["ignore_label"] = num(loss, "ignore_label", -1, int)
     weight = layer.msg.get("loss_weight", 1.0)
     if float(weight) != 1.0:
         params["loss_weight"] = float(weight)
@@ -222,22 +174,22 @@ def _regression_loss(type_id: str):
 
 
 def _sequence_last(b, layer):
-    p = _param(layer, "sequence_last_param")
-    return {"batch_first": _num(p, "batch_first", False, bool),
-            "bidirectional": _num(p, "bidirectional", False, bool)}
+    p = param(layer, "sequence_last_param")
+    return {"batch_first": num(p, "batch_first", False, bool),
+            "bidirectional": num(p, "bidirectional", False, bool)}
 
 
 def _conv1d(b, layer):
     """Caffe's convolution_param over the steps: 'pad' on both sides is same padding when it
     is half the filter's reach, valid when 0 (a causal padding lives in our #@ line only)."""
-    p = _param(layer, "convolution_param")
+    p = param(layer, "convolution_param")
 
     def first(name: str, default: int) -> int:  # Caffe repeats kernel_size... per spatial axis
         values = p.all(name)
         return int(values[0]) if values else default
-    params = {"num_output": _num(p, "num_output", 0, int), "kernel_size": first("kernel_size", 1),
+    params = {"num_output": num(p, "num_output", 0, int), "kernel_size": first("kernel_size", 1),
               "stride": first("stride", 1), "dilation": first("dilation", 1),
-              "groups": _num(p, "group", 1, int), "bias_term": _num(p, "bias_term", True, bool)}
+              "groups": num(p, "group", 1, int), "bias_term": num(p, "bias_term", True, bool)}
     reach, pad = (params["kernel_size"] - 1) * params["dilation"], first("pad", 0)
     if 2 * pad == reach:
         params["padding"] = "same"
@@ -247,63 +199,63 @@ def _conv1d(b, layer):
         raise ExchangeError(f"pads {pad} steps on each side; rnn-designer's Conv1D pads "
                             f"{reach // 2} (same, when the filter's reach {reach} is even), "
                             "0 (valid) or only before (causal)")
-    return _fillers(b, layer, p, params)
+    return fillers(b, layer, p, params)
 
 
 def _batch_norm(b, layer):
     """Caffe's BatchNorm (a learned scale and shift only with MyCaffe's scale_bias)."""
-    p = _param(layer, "batch_norm_param")
-    if _num(p, "use_global_stats", False, bool):
+    p = param(layer, "batch_norm_param")
+    if num(p, "use_global_stats", False, bool):
         b.note(f"{layer.name}: use_global_stats becomes rnn-designer's own rule: the batch's "
                "statistics while training, the running ones in evaluation")
-    return {"momentum": round(1.0 - _num(p, "moving_average_fraction", 0.999), 12),
-            "eps": _num(p, "eps", 1e-5), "affine": _num(p, "scale_bias", False, bool)}
+    return {"momentum": round(1.0 - num(p, "moving_average_fraction", 0.999), 12),
+            "eps": num(p, "eps", 1e-5), "affine": num(p, "scale_bias", False, bool)}
 
 
 def _layer_norm(b, layer):
     """MyCaffe's LayerNorm: no learned scale and shift."""
-    return {"eps": max(_num(_param(layer, "layer_norm_param"), "epsilon", 1e-10), 1e-12),
+    return {"eps": max(num(param(layer, "layer_norm_param"), "epsilon", 1e-10), 1e-12),
             "affine": False}
 
 
 def _sequence_pool(b, layer):
-    p = _param(layer, "sequence_pool_param")
+    p = param(layer, "sequence_pool_param")
     method = str(p.get("method", "ATTENTION")).lower()
     if method not in ("mean", "max", "attention"):
         raise ExchangeError(f"method {method.upper()} is not one of MEAN, MAX or ATTENTION")
-    return {"method": method, "attention_units": _num(p, "attention_units", 0, int),
-            "batch_first": _num(p, "batch_first", False, bool)}
+    return {"method": method, "attention_units": num(p, "attention_units", 0, int),
+            "batch_first": num(p, "batch_first", False, bool)}
 
 
 def _mini_rocket(b, layer):
     """rnn-designer's own MiniRocket (no Caffe has one): its parameters, with the layer's
     defaults; the fitted buffers come with a run's weights, never with a prototxt."""
     from designer.graph.layers.rocket import MINI_ROCKET
-    p, default = _param(layer, "mini_rocket_param"), MINI_ROCKET.defaults()
-    return {k: _num(p, k, default[k], bool if k == "batch_first" else int)
+    p, default = param(layer, "mini_rocket_param"), MINI_ROCKET.defaults()
+    return {k: num(p, k, default[k], bool if k == "batch_first" else int)
             for k in ("num_features", "max_dilations", "seed", "batch_first")}
 
 
 def _accuracy(b, layer):
-    p = _param(layer, "accuracy_param")
+    p = param(layer, "accuracy_param")
     if p.has("ignore_label"):
         b.note(f"{layer.name}: ignore_label is not supported by the Accuracy layer; every "
                "position counts")
-    return {"top_k": _num(p, "top_k", 1, int), "axis": _num(p, "axis", 1, int)}
+    return {"top_k": num(p, "top_k", 1, int), "axis": num(p, "axis", 1, int)}
 
 
 def _relu(b, layer):
-    slope = _num(_param(layer, "relu_param"), "negative_slope", 0.0)
+    slope = num(param(layer, "relu_param"), "negative_slope", 0.0)
     return {"negative_slope": slope} if slope else {}
 
 
 def _clip(b, layer):
-    p = _param(layer, "clip_param")
-    return {"min": _num(p, "min", -1.0), "max": _num(p, "max", 1.0)}
+    p = param(layer, "clip_param")
+    return {"min": num(p, "min", -1.0), "max": num(p, "max", 1.0)}
 
 
 def _eltwise(b, layer):
-    p = _param(layer, "eltwise_param")
+    p = param(layer, "eltwise_param")
     if len(layer.bottoms) != 2:
         raise ExchangeError(f"layer '{layer.name}' (Eltwise) has {len(layer.bottoms)} bottoms; "
                             "rnn-designer's Eltwise combines two")
@@ -314,18 +266,18 @@ def _eltwise(b, layer):
 
 
 def _scale(b, layer):
-    p = _param(layer, "scale_param")
-    return {"axis": _num(p, "axis", 1, int), "num_axes": _num(p, "num_axes", 1, int),
-            "bias_term": _num(p, "bias_term", False, bool)}
+    p = param(layer, "scale_param")
+    return {"axis": num(p, "axis", 1, int), "num_axes": num(p, "num_axes", 1, int),
+            "bias_term": num(p, "bias_term", False, bool)}
 
 
 def _slice(b, layer):
-    p = _param(layer, "slice_param")
+    p = param(layer, "slice_param")
     points = [int(v) for v in p.all("slice_point")]
     if len(points) != 1 or len(layer.tops) != 2:
         raise ExchangeError(f"layer '{layer.name}' (Slice) cuts into {len(layer.tops)} parts; "
                             "rnn-designer's Slice cuts in two")
-    axis = _num(p, "axis", _num(p, "slice_dim", 1, int), int)
+    axis = num(p, "axis", num(p, "slice_dim", 1, int), int)
     return {"axis": axis, "slice_point": points[0]}
 
 
@@ -333,19 +285,15 @@ def _concat(b, layer):
     if len(layer.bottoms) != 2:
         raise ExchangeError(f"layer '{layer.name}' (Concat) joins {len(layer.bottoms)} inputs; "
                             "rnn-designer's Concat joins two")
-    p = _param(layer, "concat_param")
-    return {"axis": _num(p, "axis", _num(p, "concat_dim", 1, int), int)}
+    p = param(layer, "concat_param")
+    return {"axis": num(p, "axis", num(p, "concat_dim", 1, int), int)}
 
 
 def _silence(b, layer):
     """Silence only swallows blobs Caffe would otherwise print: nothing to build."""
 
 
-CONVERTERS = {
-    "lstm": _recurrent("LSTM"),
-    "gru": _recurrent("GRU"),
-    "rnn": _recurrent("RNN"),
-    "lstmsimple": _lstm_simple,
+CONVERTERS.update({
     "embed": _embed,
     "innerproduct": _inner_product,
     "reshape": _simple("Reshape", params=_reshape),
@@ -372,6 +320,6 @@ CONVERTERS = {
     "concat": _simple("Concat", ("a", "b"), ("y",), _concat),
     "lstmunit": _simple("LSTMUnit", ("c_prev", "gates", "cont"), ("c", "h")),
     "silence": _silence,
-}
+})
 
 DATA_TYPES = ("input",)

@@ -2,19 +2,18 @@
 
 Inputs: ``tokens`` (int64, ``(T, N)``) for a text or audio net, or ``data`` (float, ``(T, N, F)``)
 for one that reads real values; ``lengths`` (int64, ``(N)``: each sequence's valid steps) when a
-layer reads the lengths of padded sequences; and, per recurrent layer, ``<layer>.h0`` (and
-``<layer>.c0`` for an LSTM; ``.c0``, ``.n0`` and ``.m0`` for an sLSTM) of shape
-``(num_layers * directions, N, H)``; an mLSTM's are ``<layer>.C0``, ``.n0`` and ``.m0``, of
-``(num_layers, N, values)``: H*H/NH, H and NH values. A state input is an
-ONNX optional tensor: left out, it defaults to zeros (an initializer the graph does not list as
-an input, so ONNX Runtime loads the model without warnings).
+layer reads the lengths of padded sequences; and, per recurrent layer, one input per state its
+cell carries, named as the cell names them (``CellSpec.states``): ``<layer>.h0``, ``<layer>.c0``
+..., each ``(num_layers * directions, N, values)`` (``values``: ``CellSpec.sizes``, H for most).
+A state input is an ONNX optional tensor: left out, it defaults to zeros (an initializer the
+graph does not list as an input, so ONNX Runtime loads the model without warnings).
 
 Outputs: ``logits`` (what a SoftmaxWithLoss reads), ``prediction`` (what a regression loss,
 EuclideanLoss or L1Loss, reads) or, without a loss layer, the net's last layer under its own
-name; and ``<layer>.hT`` / ``<layer>.cT`` (an mLSTM's ``.CT``, ``.nT``, ``.mT``), so generation feeds one step at a time and carries the
-state from ``hT`` to ``h0``. T and N are dynamic (``--unrolled`` fixes T: the net is unrolled
-over that many steps). ``metadata_props`` holds what a user needs to read the data the way the
-net was trained and to read its output (see :mod:`onnx_metadata`).
+name; and each recurrent layer's final states, ``<layer>.hT`` ..., so generation feeds one step
+at a time and carries the state from ``hT`` to ``h0``. T and N are dynamic (``--unrolled`` fixes
+T: the net is unrolled over that many steps). ``metadata_props`` holds what a user needs to read
+the data the way the net was trained and to read its output (see :mod:`onnx_metadata`).
 
 The loss and accuracy layers, and the labels they read, are left out: they only matter while
 training. So is dropout, which is the identity at inference.
@@ -29,9 +28,7 @@ import numpy as np
 from onnx import TensorProto, checker, helper, shape_inference
 
 from designer import __version__
-from designer.engines.build import RECURRENT_TYPES
 from designer.graph.atomic import atomic_write_bytes
-from designer.cells.mlstm.spec import state_sizes
 
 from designer.exchange import onnx_recurrent
 from designer.exchange.errors import ExchangeError
@@ -63,8 +60,7 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     source.check_fitted(net, layers)
     b = OnnxBuilder()
     b.reserve(output_names + [f"{n}.{s}" for n in layers if n in net.recurrent
-                              for s in ("hT", "cT", "nT", "mT", "h0", "c0", "n0", "m0",
-                                        "CT", "C0")]
+                              for end in "T0" for s in _state_names(graph, n, end)]
               + ["tokens", "data", "lengths"])
     values: dict = {}  # (layer, output index) -> ONNX value name
     states: list[tuple[str, list[str]]] = []
@@ -82,10 +78,10 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
             continue
         ins = [None if w is None else values.get(w) for w in net.wiring[name]]
         shapes = [None if t is None else t.shape for t in info.inputs]
-        if layer.type in RECURRENT_TYPES:
+        if layer.spec.cell is not None:
             lengths = ins[2] if len(ins) > 2 else None
-            values[(name, 0)] = _recurrent(b, name, module, ins[0], lengths, timed.get(name),
-                                           states, notes)
+            values[(name, 0)] = _recurrent(b, graph, name, module, ins[0], lengths,
+                                           timed.get(name), states, notes)
             continue
         convert = CONVERTERS.get(layer.type)
         if convert is None:
@@ -97,8 +93,7 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
     for (layer, index), out_name in zip(wanted, output_names):
         b.add_output(out_name, values[(layer, index)])
     for name, finals in states:
-        kind = net.layers[name].kind
-        for suffix, value in zip(_state_names(kind, "T"), finals):
+        for suffix, value in zip(_state_names(graph, name, "T"), finals):
             b.add_output(f"{name}.{suffix}", value)
     g = helper.make_graph(b.nodes, source.project.name or "rnn-designer", b.inputs, b.outputs,
                           b.initializers)
@@ -153,20 +148,18 @@ def _data_input(b: OnnxBuilder, layer, graph) -> tuple[str, int]:
     return b.add_input("data", TensorProto.FLOAT, ["T", "N"] + list(t.shape[2:])), 1
 
 
-def _recurrent(b, name, module, x, lengths, unrolled, states, notes) -> str:
+def _recurrent(b, graph, name, module, x, lengths, unrolled, states, notes) -> str:
     """A recurrent layer's ONNX ops; ``unrolled``: ``(its steps, the model's steps)`` to
-    write it as its per-step net, ``None`` for the standard ops."""
-    count = {"LSTM": 2, "LSTMSimple": 2, "sLSTM": 4, "mLSTM": 3}.get(module.kind, 1)
+    write it as its per-step net, ``None`` for its cell's own form."""
+    layer = graph.layer(name)
     chains = module.levels * getattr(module, "directions", 1)
-    widths = [module.hidden] * count
-    if module.kind == "mLSTM":
-        widths = list(state_sizes(module.hidden, module.heads))
+    widths = layer.spec.cell.sizes(layer.effective_params())  # a recurrent layer's are numbers
     xs = x
     if module.batch_first:
         xs = b.op("Transpose", [x], f"{name}/time_major", perm=[1, 0, 2])
     n = b.shape_slice(xs, 1, 2, f"{name}/batch")
     inits = []
-    for suffix, width in zip(_state_names(module.kind, "0")[:count], widths):
+    for suffix, width in zip(_state_names(graph, name, "0"), widths):
         full = b.op("Concat", [b.ints(f"{name}/levels", [chains]), n,
                                b.ints(f"{name}/hidden", [width])], f"{name}/{suffix}_shape",
                     axis=0)
@@ -175,7 +168,7 @@ def _recurrent(b, name, module, x, lengths, unrolled, states, notes) -> str:
         inits.append(b.op("Expand", [state, full], f"{name}/{suffix}"))
     if unrolled:
         t_, model_steps = unrolled
-        y, finals = onnx_recurrent.unrolled(b, name, module, xs, inits, t_, lengths)
+        y, finals = onnx_recurrent.unrolled(b, name, module, graph, xs, inits, t_, lengths)
         if t_ == model_steps:
             notes.append(f"{name}: unrolled over {t_} steps, so the model reads exactly {t_} "
                          "steps")
@@ -190,9 +183,9 @@ def _recurrent(b, name, module, x, lengths, unrolled, states, notes) -> str:
     return y
 
 
-def _state_names(kind: str, end: str) -> tuple:
+def _state_names(graph, name: str, end: str) -> tuple:
     """The names of a recurrent layer's states, each followed by ``end`` ("0" or "T")."""
-    return tuple(s + end for s in (("C", "n", "m") if kind == "mLSTM" else "hcnm"))
+    return tuple(s + end for s in graph.layer(name).spec.cell.states)
 
 
 def _unrolled_steps(graph, net, layers, steps: int | None) -> dict[str, tuple[int, int]]:

@@ -1,6 +1,6 @@
-"""A recurrent layer in heads that torch.nn lacks (the sLSTM, the mLSTM), written into
-``model.py`` as its own class: the constructor line, the weights and the call. The cells'
-classes themselves are in :mod:`pytorch_slstm` and :mod:`pytorch_mlstm`."""
+"""A recurrent layer in heads that torch.nn lacks, written into ``model.py`` as its cell's own
+class: the constructor line, the weights and the call. The classes themselves are the cells'
+(``designer/cells/<cell>/exports/pytorch.py``)."""
 from __future__ import annotations
 
 

@@ -75,7 +75,7 @@ def rocket_source() -> str:
     return MODULE
 
 
-def mini_rocket(writer, name, var, module, p, x, comment) -> str:
+def mini_rocket(writer, name, var, layer, module, p, x, comment) -> str:
     """Write a MiniRocket layer into ``writer`` (a ``pytorch_code`` writer): its attribute and
     buffers; returns the expression of its call."""
     writer.helpers.add("mini_rocket")

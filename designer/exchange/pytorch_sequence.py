@@ -5,7 +5,7 @@ expression of its call; the helpers' text is in :mod:`pytorch_snippets`."""
 from __future__ import annotations
 
 
-def conv1d(writer, name, var, module, p, x, comment) -> str:
+def conv1d(writer, name, var, layer, module, p, x, comment) -> str:
     """Conv1D as ``nn.Conv1d`` between the transposes of ``conv_over_time``."""
     c = module.conv
     args = [str(c.in_channels), str(c.out_channels), str(c.kernel_size[0])]
@@ -23,10 +23,10 @@ def conv1d(writer, name, var, module, p, x, comment) -> str:
             f"batch_first={p['batch_first']})")
 
 
-def norm(writer, name, var, module, p, x, comment) -> str:
+def norm(writer, name, var, layer, module, p, x, comment) -> str:
     """LayerNorm as ``nn.LayerNorm``; BatchNorm as ``nn.BatchNorm1d`` through ``batch_norm``."""
     affine = module.weight is not None
-    if writer.g.layer(name).type == "LayerNorm":
+    if layer.type == "LayerNorm":
         c = module.normalized_shape[0]
         writer.init += [f"{comment}: each step's {c} channels to mean 0, variance 1"
                         + (", then scaled and shifted" if affine else ""),

@@ -2,16 +2,21 @@
 ``__main__`` block.
 
 Each helper is written out only when a layer of the net needs it, and computes what the
-designer's engine computes (``designer.engines.layers`` and ``designer.cells.classic.engines.cudnn``).
+designer's engine computes (``designer.engines.layers`` and the cells' engines). A cell whose
+layer torch.nn lacks adds its class and functions to :data:`CELL_HELPERS` from its
+``exports/pytorch.py``: helper name -> what makes its text (:func:`pytorch_copies.cell_source`),
+called when first written. The cells' helpers follow the others, in the order of their names.
 """
 from __future__ import annotations
 
+import ast
 import json
+from functools import lru_cache
 
-from designer.cells.minimal.exports.pytorch import min_rnn_source
-from designer.cells.mlstm.exports.pytorch import mlstm_source
+from designer.graph import parts
+
+from designer.exchange.pytorch_copies import free_names
 from designer.exchange.pytorch_rocket import rocket_source
-from designer.cells.slstm.exports.pytorch import slstm_source
 
 CAFFE_RESHAPE = '''
 def caffe_reshape(x, shape, axis, num_axes):
@@ -123,8 +128,8 @@ def batch_norm(bn, x, lengths, batch_first):
     return y.to(x.dtype)
 '''
 
-HELPERS = {"batch_norm": BATCH_NORM, "caffe_reshape": CAFFE_RESHAPE, "lstm_unit": LSTM_UNIT, "packed": PACKED,
-           "sequence_last": SEQUENCE_LAST, "conv_over_time": CONV_OVER_TIME}
+HELPERS = {"batch_norm": BATCH_NORM, "caffe_reshape": CAFFE_RESHAPE, "lstm_unit": LSTM_UNIT,
+           "packed": PACKED, "sequence_last": SEQUENCE_LAST, "conv_over_time": CONV_OVER_TIME}
 
 SEQUENCE_POOL = '''
 def sequence_pool(x, lengths, method, batch_first, score=None):
@@ -154,19 +159,57 @@ def sequence_pool(x, lengths, method, batch_first, score=None):
     return (torch.softmax(s, 0) * x).sum(0)
 '''
 HELPERS["sequence_pool"] = SEQUENCE_POOL
-HELPERS["min_rnn"] = min_rnn_source()
-HELPERS["slstm"] = slstm_source()
-HELPERS["mlstm"] = mlstm_source()
 HELPERS["mini_rocket"] = rocket_source()
+CELL_HELPERS: dict = {}  # helper name -> what makes its text: the cells fill it
+IMPORTED = ("math", "F")  # what a helper may read besides torch and nn: model.py imports it
+_texts: dict = {}
+
+
+def _order() -> list[str]:
+    """Every helper's name, in the order model.py holds them."""
+    parts.need(parts.EXPORTS)
+    return list(HELPERS) + sorted(CELL_HELPERS)
+
+
+def _text(name: str) -> str:
+    """A helper's text; a cell's is made the first time it is asked for."""
+    if name not in _texts:
+        _texts[name] = HELPERS[name] if name in HELPERS else CELL_HELPERS[name]()
+    return _texts[name]
 
 
 def helpers(names: set) -> list[str]:
     """The source lines of the helpers ``names``, in a fixed order."""
     out = []
-    for name, text in HELPERS.items():
+    for name in _order():
         if name in names:
-            out += text.split("\n")
+            out += _text(name).split("\n")
     return out
+
+
+def imports(names: set) -> set[str]:
+    """Of :data:`IMPORTED`, what the helpers ``names`` read."""
+    return {n for name in _order() if name in names for n in free_names(_text(name))
+            if n in IMPORTED}
+
+
+def helper_names() -> frozenset[str]:
+    """Every name a helper defines in model.py (no layer's variable may take one)."""
+    return _names_of(tuple(_order()))
+
+
+@lru_cache(maxsize=4)
+def _names_of(names: tuple) -> frozenset[str]:
+    return frozenset(_defined(node) for name in names for node in ast.parse(_text(name)).body
+                     if _defined(node))
+
+
+def _defined(node) -> str | None:
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return node.name
+    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    return None
 
 
 def data_constant(source, net) -> list[str]:

@@ -5,7 +5,8 @@ import torch
 
 from designer.engines.parity import TOLERANCE, compare, spread_lengths
 from designer.cells.classic.engines.cudnn import CudnnRecurrent
-from designer.engines.unrolled import UnrolledRecurrent, compile_lstm_plan
+from designer.cells.classic.engines.step_plans import compile_lstm_plan
+from designer.engines.unrolled import UnrolledRecurrent
 from designer.engines.convert import convert_layer
 
 KINDS = ["LSTM", "GRU", "RNN"]

@@ -93,3 +93,16 @@ def test_the_command_writes_both_files(tmp_path, capsys):
     assert main(["import", str(out / "train_val.prototxt"), "--solver",
                  str(out / "solver.prototxt"), "--out", str(tmp_path / "back.json")]) == 0
     assert layers(P.load(tmp_path / "back.json")) == layers(P.load(tmp_path / "tiny.json"))
+
+
+def test_the_cells_writers_load_without_torch_so_the_window_writes_a_prototxt_without_it():
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "import designer.cells\n"
+            "from designer.graph import parts\n"
+            "designer.cells.load()\n"
+            "parts.need(parts.EXPORTS)\n"
+            "print(','.join(m for m in sys.modules if m.split('.')[0] == 'torch'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -141,3 +141,18 @@ def test_a_folder_that_is_no_run_is_refused_in_one_sentence(tmp_path, capsys):
                  str(tmp_path / "m.onnx")]) == 2
     err = capsys.readouterr().err.strip()
     assert str(tmp_path) in err and "\n" not in err and not (tmp_path / "m.onnx").exists()
+
+
+@pytest.mark.parametrize("unrolled", [False, True])
+def test_a_layer_type_no_cell_writes_is_one_sentence_naming_the_layer(tmp_path, monkeypatch,
+                                                                      unrolled):
+    from designer.exchange import onnx_recurrent
+    from designer.exchange.errors import ExchangeError
+    onnx_recurrent.FUSED.known()  # the cells' writers in, then one taken out
+    monkeypatch.delitem(onnx_recurrent.FUSED, "GRU")
+    monkeypatch.delitem(onnx_recurrent.NODES, "GRU_UNIT")
+    source = ModelSource(text_project(tmp_path, "GRU", "CAFFE", levels=1), tmp_path)
+    with pytest.raises(ExchangeError) as e:
+        build_model(source, unrolled, 12)
+    assert str(e.value) == ("rnn1: a GRU_UNIT unrolled node has no ONNX form yet" if unrolled
+                            else "rnn1: a GRU layer has no ONNX form yet")

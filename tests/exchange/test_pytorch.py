@@ -86,3 +86,14 @@ def test_shape_layers_and_helpers_come_along(tmp_path):
         ours = source.build_net()({"data.data": x}).blobs[("prob", 0)]
         theirs, _ = model(x)
     assert (theirs - ours).abs().max() < 1e-6
+
+
+def test_a_layer_type_no_writer_knows_is_one_sentence_naming_the_layer(tmp_path, monkeypatch):
+    from designer.exchange.errors import ExchangeError
+    from designer.exchange.pytorch_layers import LAYERS
+    LAYERS.known()  # the cells' writers in, then one taken out
+    monkeypatch.delitem(LAYERS, "GRU")
+    source = ModelSource(text_project(tmp_path, "GRU", "CAFFE", levels=1), tmp_path)
+    with pytest.raises(ExchangeError, match="^rnn1: a GRU layer has no PyTorch form yet$"):
+        export_pytorch(source, tmp_path / "export")
+    assert not (tmp_path / "export").exists()

@@ -110,14 +110,21 @@ def _own(model, props: dict, path: Path, project_dir, data: str | None) -> OnnxI
             raise
         # the unrolled net holds one bias per gate where cuDNN holds two: the CAFFE engine
         g = project.graph
-        moved = [lay.name for lay in g.layers() if lay.type in ("LSTM", "GRU", "RNN")
-                 and lay.get("engine") != "CAFFE"]
+        moved = [lay.name for lay in g.layers() if _holds_other_than_caffe(lay)]
         for name in moved:
             g.set_param(name, "engine", "CAFFE")
         weights = state_dict(project, arrays, unrolled, steps, str(path))
         notes.append(f"{', '.join(moved)} run on the CAFFE engine: the unrolled model holds "
                      "their two biases summed, as that engine does")
     return OnnxImport(project, weights, data, notes, own=True)
+
+
+def _holds_other_than_caffe(layer) -> bool:
+    """Whether a recurrent layer's engine holds other tensors than the unrolled net's (the
+    CAFFE engine's), which it can run on instead."""
+    cell = layer.spec.cell
+    return cell is not None and layer.spec.has_param("engine") and "CAFFE" in cell.engines \
+        and cell.layout(layer.get("engine")) != "CAFFE"
 
 
 def _foreign(model, path: Path, data, project_dir, normalize: bool) -> OnnxImport:

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from designer.graph import registry
+
 from designer.exchange.onnx_import.values import Const, Seq, Zeros
 
-GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
+
+def _gates(op_type: str) -> int:
+    """The gate blocks of an ONNX recurrent op: those of the layer of the same name."""
+    return len(registry.cell(op_type).gates)
 
 
 def _recurrent(w, node, attrs, kind: str):
@@ -53,7 +58,7 @@ def _recurrent(w, node, attrs, kind: str):
                 isinstance(state, Const) and not state.array.any()):
             w.fail(node, "starts from a state that is not zeros; rnn-designer's layers start "
                    "from zeros or carry their own")
-    g = GATES[kind]
+    g = _gates(kind)
     recurrence = w.const(node, 2, "the recurrent weights")
     bias = w.value(node, 3)
     if bias is not None and not isinstance(bias, (Const, Zeros)):
@@ -86,7 +91,7 @@ def _check_sizes(w, node, x: Seq, arrays: dict, dirs: int, rows: int) -> None:
     if weights.ndim == 3 and x.features and weights.shape[2] != x.features:
         w.fail(node, f"reads {x.features:,} features a step, but its weights W are made for "
                f"{weights.shape[2]:,}")
-    hidden = rows // GATES[node.op_type]
+    hidden = rows // _gates(node.op_type)
     want = {"W": (dirs, rows, weights.shape[-1]), "R": (dirs, rows, hidden), "B": (dirs, 2 * rows)}
     for key, array in arrays.items():
         if tuple(array.shape) != want[key]:

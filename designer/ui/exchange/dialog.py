@@ -8,20 +8,36 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDialog, QDia
                                QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QRadioButton, QSpinBox, QVBoxLayout, QWidget)
 
+from designer.graph import registry
+from designer.graph.cell import article
 from designer.ui.exchange.worker import ExportRequest
 
 FORMATS = {"onnx": "ONNX model (.onnx)", "pytorch": "PyTorch code (model.py + weights)",
            "prototxt": "Caffe / MyCaffe prototxt (train_val + solver)"}
 HELP = {
     "onnx": "Runs in ONNX Runtime with dynamic T and N; each recurrent layer takes its state "
-            "as optional inputs, zeros when left out (<layer>.h0 and .c0 for an LSTM, .h0 for "
-            "a GRU, RNN, MinGRU or MinLSTM, .h0 .c0 .n0 .m0 for an sLSTM, .C0 .n0 .m0 for an "
-            "mLSTM) and gives it back with T for 0 (.hT, .cT...).",
+            "as optional inputs, zeros when left out ({states}) and gives it back with T for 0 "
+            "(.hT, .cT...).",
     "pytorch": "A folder with a readable model.py (plain torch.nn, no rnn-designer needed) and "
                "weights.safetensors; python model.py prints a test output.",
     "prototxt": "The design as MyCaffe writes it (engine: CUDNN or CAFFE); the weights are not "
                 "part of it.",
 }
+
+
+def state_inputs() -> str:
+    """'<layer>.h0 for a ..., .h0 .c0 for a ... or ...': the state inputs of each recurrent
+    layer type, as its cell names its states (the fewest states first)."""
+    kinds: dict[tuple, list[str]] = {}
+    for kind in registry.recurrent_kinds():
+        kinds.setdefault(registry.cell(kind).states, []).append(kind)
+    said = []
+    for states, same in sorted(kinds.items(), key=lambda item: len(item[0])):
+        who = article(same[0])
+        if len(same) > 1:
+            who = ", ".join([who] + same[1:-1]) + f" or {same[-1]}"
+        said.append(" ".join(f".{s}0" for s in states) + f" for {who}")
+    return "<layer>" + ", ".join(said)
 
 
 class ExportDialog(QDialog):
@@ -107,7 +123,7 @@ class ExportDialog(QDialog):
 
     def _format_changed(self) -> None:
         fmt = self.fmt()
-        self.help.setText(HELP[fmt])
+        self.help.setText(HELP[fmt].format(states=state_inputs()))
         self.unrolled_box.setVisible(fmt == "onnx")
         self.out.setText(self._default_out())
         for b in (self.latest, self.other, self.design):

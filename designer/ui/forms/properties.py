@@ -10,7 +10,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QFrame, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
                                QScrollArea, QTabWidget, QVBoxLayout, QWidget)
 
-from designer.engines.expansion import UNROLLS
+from designer.engines.expansion import unrolls
 from designer.graph import dims as D
 from designer.graph import settings as S
 from designer.graph.errors import GraphError
@@ -139,7 +139,7 @@ class LayerPanel(QWidget):
         problems = describe.errors_of(g, self.name) + describe.warnings_of(g, self.name)
         self.problems.setText("\n".join("\u26a0 " + p for p in problems))
         self.problems.setVisible(bool(problems))
-        self.unroll.setVisible(layer.type in UNROLLS)
+        self.unroll.setVisible(unrolls(layer.type))
 
     def show_searched(self) -> None:
         """Mark the parameters the project's search varies."""

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 
 from designer import __version__
-from designer.engines.expansion import UNROLLS
+from designer.engines.expansion import unrolls
 from designer.graph.errors import GraphError
 from designer.ui.editor import clipboard
 from designer.ui.editor.layout import layered_positions
@@ -207,7 +207,7 @@ def update_enabled(w) -> None:
     for act in (a.cut, a.copy, a.duplicate):
         act.setEnabled(bool(names))
     a.rename.setEnabled(len(names) == 1)
-    a.unrolled.setEnabled(len(names) == 1 and w.doc.graph.layer(names[0]).type in UNROLLS)
+    a.unrolled.setEnabled(len(names) == 1 and unrolls(w.doc.graph.layer(names[0]).type))
 
 
 def refresh_icons(w) -> None:

@@ -11,6 +11,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
+from designer.engines.expansion import drawn_as
 from designer.graph import dims as D
 from designer.ui.look import theme
 
@@ -24,6 +25,12 @@ RAIL_LABEL_EVERY = 1400.0
 def short(name: str) -> str:
     """``L1/unit_3`` -> ``unit_3`` (the band already says which layer)."""
     return name.split("/", 1)[1] if "/" in name else name
+
+
+def color_of(node_type: str) -> QColor:
+    """The colour of a node type: a cell's node is coloured as the generic node it is drawn
+    as (its units alike, its own products as INNER_PRODUCT)."""
+    return theme.colors.unrolled(drawn_as(node_type))
 
 
 def _tint(color: QColor, alpha: int) -> QColor:
@@ -72,7 +79,7 @@ class UnrolledNode(QGraphicsItem):
 
     def paint(self, painter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         c = theme.colors
-        color = c.unrolled(self.node_type)
+        color = color_of(self.node_type)
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         rect = QRectF(0, 0, self.w, self.h)
         if self.kind == "rail":
@@ -170,7 +177,7 @@ class StepGroup(QGraphicsItem):
         if self.collapsed:
             for node_type, y in self.rows:
                 painter.setPen(Qt.NoPen)
-                painter.setBrush(c.unrolled(node_type))
+                painter.setBrush(color_of(node_type))
                 painter.drawRoundedRect(QRectF(self.w / 2 - 7, y - 7, 14, 14), 3, 3)
             if lod >= LOD_TEXT:
                 painter.setFont(SMALL_FONT)

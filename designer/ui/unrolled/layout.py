@@ -192,7 +192,7 @@ def layout(exp, collapsed: set[int] | None = None) -> UnrolledLayout:
                 out.kinds[n.name] = "node"
     y0 = places[0][0]
     fixed = {"x": 0, "cont": 1, "lengths": 2}
-    sharing: dict = {}  # states entering the same node (an sLSTM's c, n and m): stacked
+    sharing: dict = {}  # states entering the same node (a unit's several states): stacked
     for blob in exp.inputs:
         if blob in fixed:
             y = y0 + fixed[blob] * (RAIL_H + RAIL_GAP) + RAIL_H / 2

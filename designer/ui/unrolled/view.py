@@ -22,7 +22,8 @@ from designer.ui.look import resources, theme
 from designer.ui.unrolled import layout as U
 
 from designer.ui.unrolled.canvas import Overview, UnrolledCanvas
-from designer.ui.unrolled.items import Caption, StepGroup, UnrolledNode, node_tooltip, short
+from designer.ui.unrolled.items import (Caption, StepGroup, UnrolledNode, color_of, node_tooltip,
+                                        short)
 
 MAX_STEPS = 500
 
@@ -270,7 +271,7 @@ class UnrolledView(QWidget):
         c = theme.colors
         recurrent = (self.lay.group_of.get(src, (0, 0))[1] != self.lay.group_of.get(dst, (0, 0))[1]
                      and src in self.lay.group_of and dst in self.lay.group_of)
-        pen = QPen(QColor(theme.UNROLLED_COLORS["LSTM_UNIT"]) if recurrent else c.link,
+        pen = QPen(QColor(theme.UNROLLED_COLORS["UNIT"]) if recurrent else c.link,
                    1.8 if recurrent else 1.3)
         pen.setCapStyle(Qt.RoundCap)
         return pen
@@ -324,7 +325,7 @@ class UnrolledView(QWidget):
             f"nodes, {edges:,} edges")
         chips = []
         for t, n in sorted(counts.items(), key=lambda kv: -kv[1]):
-            color = theme.colors.unrolled(t).name()
+            color = color_of(t).name()
             chips.append(f"<span style='color:{color}'>\u25a0</span>&nbsp;{t}&nbsp;{n}")
         folded = len(self.collapsed)
         note = (f" &nbsp;&nbsp;<span style='color:gray'>\u2014 {folded} step{'s' * (folded > 1)} "

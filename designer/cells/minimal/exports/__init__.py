@@ -1,2 +1,3 @@
-"""MinGRU's and MinLSTM's exports: ONNX and PyTorch code; importing this package registers
-them."""
+"""MinGRU's and MinLSTM's exports: ONNX, PyTorch code and prototxt; importing this package
+registers them."""
+from designer.cells.minimal.exports import caffe, onnx, pytorch  # noqa: F401  (each registers)

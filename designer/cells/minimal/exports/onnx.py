@@ -16,9 +16,11 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
+from designer.cells.minimal.spec import CELLS
 from designer.exchange.onnx_ops import OnnxBuilder, tensor
+from designer.exchange.onnx_recurrent import FUSED, NODES, UnrolledLayer
 
-GATES = {"MinGRU": 2, "MinLSTM": 3}
+KINDS = {cell.unit: kind for kind, cell in CELLS.items()}  # unit node type -> layer type
 
 
 def _g(b: OnnxBuilder, hint: str, v: str) -> str:
@@ -32,7 +34,7 @@ def _g(b: OnnxBuilder, hint: str, v: str) -> str:
 
 def _terms(b: OnnxBuilder, hint: str, kind: str, xw: str, hidden: int) -> tuple[str, str]:
     """(a, b) of ``h = a * h_prev + b`` from the input transform ``xw`` (..., G*H)."""
-    g = GATES[kind]
+    g = len(CELLS[kind].gates)
     parts = b.op("Split", [xw, b.ints(f"{hint}/blocks", [hidden] * g)], f"{hint}/block",
                  outputs=g, axis=-1)
     cand = _g(b, hint, parts[-1])
@@ -48,12 +50,12 @@ def _terms(b: OnnxBuilder, hint: str, kind: str, xw: str, hidden: int) -> tuple[
             b.op("Mul", [b.op("Div", [i, total], f"{hint}/i_norm"), cand], f"{hint}/b"))
 
 
-def unit(b: OnnxBuilder, hint: str, node_type: str, h_conted: str, x_lin: str,
-         hidden: int) -> str:
+@NODES.register(*KINDS)
+def unit(layer: UnrolledLayer, node, hint: str, bot: list) -> list:
     """One unrolled step: MIN_GRU_UNIT or MIN_LSTM_UNIT of h_conted and the step's xw."""
-    kind = "MinGRU" if node_type == "MIN_GRU_UNIT" else "MinLSTM"
-    a, c = _terms(b, hint, kind, x_lin, hidden)
-    return b.op("Add", [b.op("Mul", [a, h_conted], f"{hint}/ah"), c], hint)
+    b, (h_conted, x_lin) = layer.b, bot
+    a, c = _terms(b, hint, KINDS[node.type], x_lin, layer.hidden)
+    return [b.op("Add", [b.op("Mul", [a, h_conted], f"{hint}/ah"), c], hint)]
 
 
 def _step_body(b: OnnxBuilder, hint: str, hidden: int):
@@ -70,6 +72,7 @@ def _step_body(b: OnnxBuilder, hint: str, hidden: int):
                              [value(h_in), value(a_t), value(b_t)], [value(h_out), value(y_t)])
 
 
+@FUSED.register(*CELLS)
 def scan(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=None):
     """The layer over time-major ``x`` (T, N, E) as Scan ops; returns (y, [final h])."""
     h, dirs, levels = module.hidden, module.directions, module.levels

@@ -1,16 +1,20 @@
 """The ``MinRNN`` module an exported ``model.py`` holds for its MinGRU and MinLSTM layers.
 
 No ``torch.nn`` class computes these layers, so the export writes one: the functions of the
-parallel-scan engine (:mod:`designer.cells.minimal.arithmetic`, which imports torch alone) copied as they
-are (:mod:`pytorch_copies`), and a small module holding the same tensors as the designer's
-layers (``W_xc_l{k}``, ``b_c_l{k}``, ``..._reverse``). The exported net therefore computes what
-the SCAN engine does, operation for operation.
+parallel-scan engine (:mod:`designer.cells.minimal.arithmetic`, which imports torch alone) as
+they are, read from it under the prefix ``min`` (:mod:`designer.exchange.pytorch_copies`), and a
+small module holding the same tensors as the designer's layers (``W_xc_l{k}``, ``b_c_l{k}``,
+``..._reverse``). The exported net therefore computes what the SCAN engine does, operation for
+operation.
 """
 from __future__ import annotations
 
-from designer.cells.minimal import arithmetic as min_rnn
+from functools import partial
 
-from designer.exchange.pytorch_copies import copied_functions
+from designer.cells.minimal.spec import CELLS
+from designer.exchange.pytorch_layers import LAYERS
+from designer.exchange.pytorch_copies import cell_source
+from designer.exchange.pytorch_snippets import CELL_HELPERS
 
 MODULE = '''
 
@@ -48,12 +52,11 @@ class MinRNN(nn.Module):
 '''
 
 
-def min_rnn_source() -> str:
-    """The helper's text: the scan's constant and functions, then ``MinRNN``."""
-    head = f"\nSCAN_CHUNK = {min_rnn.SCAN_CHUNK}  # steps scanned at once\n"
-    return head + "\n\n" + copied_functions(min_rnn) + MODULE
+# the helper's text: the scan's constant and functions, then ``MinRNN``
+CELL_HELPERS["min_rnn"] = partial(cell_source, "designer.cells.minimal", "min", MODULE)
 
 
+@LAYERS.register(*CELLS)
 def min_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
     """Write a MinGRU or MinLSTM layer into ``writer`` (a ``pytorch_code`` writer): its
     ``MinRNN`` attribute and weights; returns the expression of its call."""

@@ -8,18 +8,23 @@ state and ``h_t``; with lengths a HOLD keeps the state the step found where it i
 A CONCAT gathers the h_t over time, a SCALE by ``valid`` zeroes the padded steps' outputs (and
 with them every gradient through them), and a DROPOUT sits between stacked levels.
 
-The same :class:`designer.engines.expansion.Expansion` as the other recurrent layers', so the
-``unroll`` command and the unrolled view show it; pure Python (no torch).
+The same :class:`designer.engines.expansion.Expansion` as the other recurrent layers', given
+as the mLSTM's own (:func:`designer.engines.expansion.own_expansion`), so the ``unroll``
+command, the unrolled view and the exports show it; the MLSTM_UNIT op runs a step of it on the
+reference executor.
 """
 from __future__ import annotations
 
-from designer.cells.mlstm.spec import rows, state_sizes
+from designer.cells.mlstm.arithmetic import mlstm_unit
+from designer.cells.mlstm.spec import CELL, rows, state_sizes
 
-from designer.engines.expansion_data import Expansion, Node, step_rails
+from designer.engines.expansion import Expansion, Node, own_expansion, step_rails
+from designer.engines.unrolled import unit_op
 
-STATES = ("C", "n", "m")
+STATES = CELL.states  # (C, n, m): what a step reads and makes
 
 
+@own_expansion("mLSTM")
 def expand_mlstm(params: dict, steps: int, batch, features, name: str = "rnn",
                  lengths: bool = False) -> Expansion:
     """Expand an mLSTM layer with effective ``params`` over ``steps`` steps (see the module
@@ -66,7 +71,7 @@ def expand_mlstm(params: dict, steps: int, batch, features, name: str = "rnn",
             for blob, size in zip(made, sizes):
                 shapes[blob] = (1, n_, size)
             shapes[h_t] = (1, n_, h)
-            add(f"{p}unit_{t}", "MLSTM_UNIT",
+            add(f"{p}unit_{t}", CELL.unit,
                 state + (per_step["W_xc_x"][t - 1], per_step["cont"][t - 1]), made + (h_t,), t,
                 unit)
             if lengths:  # padded steps keep the state they found
@@ -94,3 +99,9 @@ def expand_mlstm(params: dict, steps: int, batch, features, name: str = "rnn",
             bottom = dropped
     return Expansion(name, "mLSTM", t_, n_, h, levels, nodes, shapes, tuple(inputs),
                      (bottom,) + tuple(outputs), weights, 1)
+
+
+@unit_op(CELL.unit)
+def _mlstm_unit(node, b: list, run) -> tuple:
+    """(C, n, m, the step's input transform, cont) -> (C, n, m, h)."""
+    return mlstm_unit(*b, **node.params)

@@ -21,10 +21,9 @@ import math
 import numpy as np
 from onnx import TensorProto, helper
 
-from designer.cells.mlstm.arithmetic import NORM_EPS
-
 from designer.exchange.onnx_ops import OnnxBuilder, tensor
-from designer.cells.slstm.exports.onnx import step_outputs, valid_steps
+from designer.exchange.onnx_recurrent import FUSED, NODES, UnrolledLayer
+from designer.exchange.onnx_scan import step_outputs, valid_steps
 
 STATES = ("C", "n", "m")
 
@@ -70,6 +69,7 @@ def unit(b: OnnxBuilder, hint: str, xw: str, c: str, n: str, m: str, hidden: int
                                 f"{hint}/floor")], f"{hint}/den")
     read = b.op("Div", [num, b.op("Unsqueeze", [den, last], f"{hint}/den_d")], f"{hint}/read")
     if norm == "head":  # each head's d values to zero mean and unit variance
+        from designer.cells.mlstm.arithmetic import NORM_EPS  # (torch: imported when written)
         read = b.op("LayerNormalization", [read, b.const(f"{hint}/norm_scale",
                                                          np.ones(d, np.float32))],
                     f"{hint}/read_norm", axis=-1, epsilon=float(NORM_EPS))
@@ -82,9 +82,11 @@ def unit(b: OnnxBuilder, hint: str, xw: str, c: str, n: str, m: str, hidden: int
     return c_flat, n_flat, m_new, h
 
 
-def unrolled_unit(b: OnnxBuilder, hint: str, bottoms: list, hidden: int, heads: int,
-                  exp_forget: bool, norm: str = "head") -> list:
+@NODES.register("MLSTM_UNIT")
+def unrolled_unit(layer: UnrolledLayer, node, hint: str, bottoms: list) -> list:
     """The unrolled MLSTM_UNIT node: (C, n, m, xw, cont), each (1, N, ...) -> [C, n, m, h]."""
+    b, hidden, heads = layer.b, layer.hidden, layer.module.heads
+    exp_forget, norm = node.params["forget_gate"] == "exp", node.params["norm"]
     c, n, m, xw, cont = bottoms
     axis0 = b.ints(f"{hint}/axis0", [0])
     keep = b.op("Unsqueeze", [b.op("Squeeze", [cont, axis0], f"{hint}/cont_n"),
@@ -121,6 +123,7 @@ def _body(b: OnnxBuilder, hint: str, hidden: int, heads: int, exp_forget: bool,
                              initializer=inner.initializers)
 
 
+@FUSED.register("mLSTM")
 def scan(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=None):
     """The layer over time-major ``x`` (T, N, E) as Scan ops; returns (y, [C, n, m])."""
     h, levels, heads = module.hidden, module.levels, module.heads

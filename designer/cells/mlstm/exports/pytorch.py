@@ -1,18 +1,21 @@
 """The ``MLSTM`` module an exported ``model.py`` holds for its mLSTM layers.
 
 No ``torch.nn`` class computes the mLSTM, so the export writes one: the functions of the CHUNK
-engine (:mod:`designer.cells.mlstm.arithmetic`, which imports torch and math alone) copied as they
-are (:mod:`pytorch_copies`), and a small module holding the same tensors as the designer's
+engine (:mod:`designer.cells.mlstm.arithmetic`, which imports torch and math alone) as they are,
+read from it under the prefix ``mlstm`` (:mod:`designer.exchange.pytorch_copies`), and a small
+module holding the same tensors as the designer's
 layers (``W_xc_l{k}``, ``b_c_l{k}``). The exported net therefore computes what the CHUNK engine
 does, operation for operation, whichever engine trained it (the CAFFE engine holds the same
 tensors).
 """
 from __future__ import annotations
 
-from designer.cells.mlstm import arithmetic as mlstm_cell
+from functools import partial
 
-from designer.exchange.pytorch_copies import copied_functions
+from designer.exchange.pytorch_layers import LAYERS
+from designer.exchange.pytorch_copies import cell_source
 from designer.exchange.pytorch_heads import head_cell
+from designer.exchange.pytorch_snippets import CELL_HELPERS
 
 MODULE = '''
 
@@ -50,13 +53,11 @@ class MLSTM(nn.Module):
 '''
 
 
-def mlstm_source() -> str:
-    """The helper's text: the chunk length, the cell's functions, then ``MLSTM``."""
-    head = (f"\nCHUNK = {mlstm_cell.CHUNK}  # steps of a chunk of the chunkwise-parallel form\n"
-            f"NORM_EPS = {mlstm_cell.NORM_EPS}  # the per-head normalisation's epsilon\n")
-    return head + "\n" + copied_functions(mlstm_cell) + MODULE
+# the helper's text: the chunk length, the cell's functions, then ``MLSTM``
+CELL_HELPERS["mlstm"] = partial(cell_source, "designer.cells.mlstm", "mlstm", MODULE)
 
 
+@LAYERS.register("mLSTM")
 def mlstm_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
     """Write an mLSTM layer into ``writer`` (a ``pytorch_code`` writer): its ``MLSTM``
     attribute and weights; returns the expression of its call."""

@@ -1,1 +1,3 @@
-"""The sLSTM's exports: ONNX and PyTorch code; importing this package registers them."""
+"""The sLSTM's exports: ONNX, PyTorch code and prototxt; importing this package registers
+them."""
+from designer.cells.slstm.exports import caffe, onnx, pytorch  # noqa: F401  (each registers)

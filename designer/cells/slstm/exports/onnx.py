@@ -19,6 +19,8 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from designer.exchange.onnx_ops import OnnxBuilder, tensor
+from designer.exchange.onnx_recurrent import FUSED, NODES, UnrolledLayer
+from designer.exchange.onnx_scan import step_outputs, valid_steps
 
 STATES = ("h", "c", "n", "m")
 
@@ -61,9 +63,19 @@ def unit(b: OnnxBuilder, hint: str, pre: str, c: str, n: str, m: str, hidden: in
     return h, c_new, n_new, m_new
 
 
-def unrolled_unit(b: OnnxBuilder, hint: str, bottoms: list, hidden: int,
-                  exp_forget: bool) -> list:
+@NODES.register("HEAD_INNER_PRODUCT")
+def _head_inner_product(layer: UnrolledLayer, node, hint: str, bot: list) -> list:
+    """The heads' recurrent blocks on the step's h: (1, N, H) -> (1, N, 4H)."""
+    w = layer.array(node.params["weights"][0])
+    w_t = layer.weight(node.params["weights"][0], "heads", lambda a: a.transpose(0, 2, 1).copy())
+    return [head_matmul(layer.b, hint, bot[0], w_t, w.shape[0], w.shape[2],
+                        [1, -1, w.shape[1] * w.shape[0]])]
+
+
+@NODES.register("SLSTM_UNIT")
+def unrolled_unit(layer: UnrolledLayer, node, hint: str, bottoms: list) -> list:
     """The unrolled SLSTM_UNIT node: (c, n, m, gates, cont) -> [c, n, m, h]."""
+    b, hidden, exp_forget = layer.b, layer.hidden, node.params["forget_gate"] == "exp"
     c, n, m, pre, cont = bottoms
     keep = b.op("Unsqueeze", [cont, b.ints(f"{hint}/axes", [-1])], f"{hint}/cont")
     c, n, m = (b.op("Mul", [v, keep], f"{hint}/{s}_conted") for v, s in
@@ -96,17 +108,7 @@ def _body(b: OnnxBuilder, hint: str, w_t: str, heads: int, hidden: int, exp_forg
                              [value(v) for v in outs], initializer=inner.initializers)
 
 
-def valid_steps(b: OnnxBuilder, name: str, x: str, lengths: str) -> str:
-    """(T, N, 1) booleans of time-major ``x``: step t < lengths[n]."""
-    axis0 = b.ints(f"{name}/t_axis", [0])
-    steps = b.op("Squeeze", [b.shape_slice(x, 0, 1, f"{name}/steps"), axis0], f"{name}/t")
-    at = b.op("Range", [b.const(f"{name}/zero_i", np.int64(0)), steps,
-                        b.const(f"{name}/one_i", np.int64(1))], f"{name}/at")
-    at = b.op("Unsqueeze", [at, b.ints(f"{name}/t_axes", [1, 2])], f"{name}/at_tn1")
-    ends = b.op("Unsqueeze", [lengths, b.ints(f"{name}/n_axes", [0, 2])], f"{name}/ends")
-    return b.op("Less", [at, ends], f"{name}/valid")
-
-
+@FUSED.register("sLSTM")
 def scan(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=None):
     """The layer over time-major ``x`` (T, N, E) as Scan ops; returns (y, [h, c, n, m])."""
     h, dirs, levels, heads = module.hidden, module.directions, module.levels, module.heads
@@ -151,16 +153,3 @@ def scan(b: OnnxBuilder, name: str, module, x: str, states: list[str], lengths=N
         x = outs[0] if dirs == 1 else b.op("Concat", outs, f"{name}/l{k}/both", axis=-1)
     return x, [f[0] if chains == 1 else b.op("Concat", f, f"{name}/final_{STATES[j]}", axis=0)
                for j, f in enumerate(finals)]
-
-
-def step_outputs(inner: OnnxBuilder, hint: str, new: list, y: str, old: list,
-                 valid_t: str | None, states) -> list:
-    """A Scan body's outputs: the new states, then the step's output ``y``; where
-    ``valid_t`` (N, 1) is given, a padded step keeps the ``old`` states and outputs zero."""
-    if valid_t is not None:
-        zero = inner.const(f"{hint}/zero_out", np.float32(0.0))
-        new = [inner.op("Where", [valid_t, a, o], f"{hint}/{s}_held")
-               for a, o, s in zip(new, old, states)]
-        y = inner.op("Where", [valid_t, y, zero], f"{hint}/y_valid")
-    outs = [inner.op("Identity", [v], f"{hint}/{s}_out") for v, s in zip(new, states)]
-    return outs + [inner.op("Identity", [y], f"{hint}/y_t")]

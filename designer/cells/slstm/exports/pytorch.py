@@ -1,17 +1,20 @@
 """The ``SLSTM`` module an exported ``model.py`` holds for its sLSTM layers.
 
 No ``torch.nn`` class computes the sLSTM, so the export writes one: the functions of the FUSED
-engine (:mod:`designer.cells.slstm.arithmetic`, which imports torch alone) copied as they are
-(:mod:`pytorch_copies`), and a small module holding the same tensors as the designer's layers
-(``W_xc_l{k}``, ``b_c_l{k}``, ``W_hc_l{k}``, ``..._reverse``). The exported net therefore
-computes what the FUSED engine does, operation for operation.
+engine (:mod:`designer.cells.slstm.arithmetic`, which imports torch alone) as they are, read
+from it under the prefix ``slstm`` (:mod:`designer.exchange.pytorch_copies`), and a small module
+holding the same tensors as the designer's layers (``W_xc_l{k}``, ``b_c_l{k}``, ``W_hc_l{k}``,
+``..._reverse``). The exported net therefore computes what the FUSED engine does, operation for
+operation.
 """
 from __future__ import annotations
 
-from designer.cells.slstm import arithmetic as slstm_cell
+from functools import partial
 
-from designer.exchange.pytorch_copies import copied_functions
+from designer.exchange.pytorch_layers import LAYERS
+from designer.exchange.pytorch_copies import cell_source
 from designer.exchange.pytorch_heads import head_cell
+from designer.exchange.pytorch_snippets import CELL_HELPERS
 
 MODULE = '''
 
@@ -53,11 +56,11 @@ class SLSTM(nn.Module):
 '''
 
 
-def slstm_source() -> str:
-    """The helper's text: the cell's functions, then ``SLSTM``."""
-    return "\n" + copied_functions(slstm_cell) + MODULE
+# the helper's text: the cell's functions, then ``SLSTM``
+CELL_HELPERS["slstm"] = partial(cell_source, "designer.cells.slstm", "slstm", MODULE)
 
 
+@LAYERS.register("sLSTM")
 def slstm_recurrent(writer, name, var, layer, module, p, x, comment) -> str:
     """Write an sLSTM layer into ``writer`` (a ``pytorch_code`` writer): its ``SLSTM``
     attribute and weights; returns the expression of its call."""

@@ -1,0 +1,102 @@
+"""The classic cells' unrolled nets: the nodes of one step, the units' ops, how the layers'
+tensors are filled and their fast executors (:mod:`.step_plans`).
+
+Per step, after the chain's SCALE (h_conted = cont_t x h_{t-1}):
+
+- LSTM and LSTMSimple: INNER_PRODUCT (W_hc x h_conted), ELTWISE sum with the step's input
+  transform, LSTM_UNIT (c, gates [i, f, o, g], cont) -> (c, h);
+- GRU: INNER_PRODUCT (W_hc x h_conted + b_hc), GRU_UNIT (h_conted, that, the step's input
+  transform, gates [r, z, n]) -> h;
+- RNN: INNER_PRODUCT, ELTWISE, then TANH or RELU (its ``nonlinearity``).
+
+Each chain holds ``W_xc`` and ``b_c`` (the input transform), ``W_hc`` (G x H) and, for the GRU,
+``b_hc`` (G): the recurrent bias its reset gate multiplies.
+"""
+from __future__ import annotations
+
+import torch
+
+from designer.engines.expansion import Step, chain
+from designer.engines.unrolled import fast_steps, fill_chains, fills, lstm_unit, unit_op
+from designer.cells.classic.spec import CELLS
+from designer.cells.classic.engines.step_plans import (compile_lstm_plan, compile_step_plan,
+                                                       run_lstm_plan, run_step_plan)
+
+
+def _w_hc(params: dict, hidden: int, rows: int) -> dict:
+    return {"W_hc": (rows, hidden)}
+
+
+def _w_hc_b_hc(params: dict, hidden: int, rows: int) -> dict:
+    return {"W_hc": (rows, hidden), "b_hc": (rows,)}
+
+
+@chain("LSTM", "LSTMSimple", weights=_w_hc)
+def _lstm_step(step: Step) -> None:
+    gates = step.sum(step.product())
+    step.unit(step.cell.unit, step.found + (gates, step.cont), step.made + (step.h,))
+
+
+@chain("GRU", weights=_w_hc_b_hc)
+def _gru_step(step: Step) -> None:
+    recurrent = step.product(weights=("W_hc", "b_hc"))
+    step.unit(step.cell.unit, (step.h_conted, recurrent, step.x), (step.h,))
+
+
+@chain("RNN", weights=_w_hc)
+def _rnn_step(step: Step) -> None:
+    unit = "RELU" if step.params.get("nonlinearity") == "relu" else "TANH"
+    step.unit(unit, (step.sum(step.product()),), (step.h,))
+
+
+class _ClipGrad(torch.autograd.Function):
+    """Identity forward; clamps the gradient to +/- threshold (LSTMSimple's gate clipping)."""
+
+    @staticmethod
+    def forward(ctx, x, threshold):
+        ctx.threshold = threshold
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.clamp(-ctx.threshold, ctx.threshold), None
+
+
+@unit_op(CELLS["LSTM"].unit)
+def _lstm_unit(node, b: list, run) -> tuple:
+    gates = _ClipGrad.apply(b[1], run.clip) if run.clip > 0 else b[1]
+    return lstm_unit(b[0], gates, b[2])
+
+
+def gru_unit(h_conted, h_lin, x_lin):
+    """GRU_UNIT: r and z from both transforms, n = tanh(x_n + r * h_n), h = (1 - z) n + z
+    h_conted (torch.nn.GRU's equations)."""
+    h = h_conted.shape[-1]
+    xr, xz, xn = x_lin.split(h, -1)
+    hr, hz, hn = h_lin.split(h, -1)
+    r = torch.sigmoid(xr + hr)
+    z = torch.sigmoid(xz + hz)
+    n = torch.tanh(xn + r * hn)
+    return (1 - z) * n + z * h_conted
+
+
+@unit_op(CELLS["GRU"].unit)
+def _gru_unit(node, b: list, run) -> tuple:
+    return (gru_unit(*b),)
+
+
+@fills("LSTM", "LSTMSimple", "GRU", "RNN")
+def _fill(module, params: dict) -> None:
+    """Chain by chain (:func:`fill_chains`); LSTMSimple's clockwork forget-gate bias starts
+    the forget gates' biases at 5."""
+    fill_chains(module, params)
+    if params.get("enable_clockwork_forgetgate_bias", False):
+        h = module.hidden
+        with torch.no_grad():
+            for name, b in module.named_parameters():
+                if name.startswith("b_c_l"):
+                    b[h:2 * h].fill_(5.0)
+
+
+fast_steps("LSTM", "LSTMSimple", compile=compile_lstm_plan, run=run_lstm_plan)
+fast_steps("GRU", "RNN", compile=compile_step_plan, run=run_step_plan)

@@ -1,0 +1,7 @@
+"""The sLSTM in a prototxt: no Caffe has it, so the file names it by its own type (the ``#@``
+line holds its parameters, which rnn-designer reads back), and says so."""
+from __future__ import annotations
+
+from designer.exchange.caffe_export import PARAMS, own_layer
+
+PARAMS.register("sLSTM")(own_layer)
