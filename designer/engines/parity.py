@@ -40,7 +40,8 @@ import torch
 
 from designer.graph import registry
 
-from designer.engines.convert import convert_layer, cudnn_to_caffe
+from designer.engines.convert import convert_layer
+from designer.cells.classic.engines.convert import cudnn_to_caffe
 from designer.engines.expansion import GATES
 from designer.cells.minimal.engines.scan import ScanRecurrent
 from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM

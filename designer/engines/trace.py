@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import torch
 
-from designer.engines.convert import cudnn_to_caffe
+from designer.cells.classic.engines.convert import cudnn_to_caffe
 from designer.engines.expansion import Expansion, expand_params
 from designer.cells.minimal.engines.scan import ScanRecurrent
 from designer.cells.mlstm.engines.chunk import MLSTMLayer

@@ -29,7 +29,7 @@ import numpy as np
 from onnx import TensorProto, checker, helper, shape_inference
 
 from designer import __version__
-from designer.engines.build import RECURRENT_TYPES
+from designer.graph.registry import recurrent_kinds
 from designer.graph.atomic import atomic_write_bytes
 from designer.cells.mlstm.spec import state_sizes
 
@@ -82,7 +82,7 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
             continue
         ins = [None if w is None else values.get(w) for w in net.wiring[name]]
         shapes = [None if t is None else t.shape for t in info.inputs]
-        if layer.type in RECURRENT_TYPES:
+        if layer.type in recurrent_kinds():
             lengths = ins[2] if len(ins) > 2 else None
             values[(name, 0)] = _recurrent(b, name, module, ins[0], lengths, timed.get(name),
                                            states, notes)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from designer.engines.convert import caffe_to_cudnn, cudnn_to_caffe
+from designer.cells.classic.engines.convert import caffe_to_cudnn, cudnn_to_caffe
 from designer.engines.expansion import expand_params
 from designer.cells.mlstm.engines.unrolled import expand_mlstm
 from designer.engines.unrolled import weight_key

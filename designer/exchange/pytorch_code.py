@@ -18,8 +18,8 @@ import re
 from pathlib import Path
 
 from designer import __version__
-from designer.engines.build import RECURRENT_TYPES
-from designer.engines.convert import caffe_to_cudnn
+from designer.graph.registry import recurrent_kinds
+from designer.cells.classic.engines.convert import caffe_to_cudnn
 from designer.graph.atomic import atomic_write_bytes, atomic_write_text
 from designer.graph.registry import weight_layout
 from designer.graph.shapes import resolve_params
@@ -162,7 +162,7 @@ class _Writer:
             if lin.bias is not None:
                 self.weights[f"{var}.bias"] = lin.bias
             expr = f"self.{var}({x})" if a == rank - 1 else f"self.{var}({x}.flatten({a}))"
-        elif t in RECURRENT_TYPES:
+        elif t in recurrent_kinds():
             expr = self._recurrent(name, var, layer, module, p, x, comment)
         elif t == "Conv1D":
             expr = conv1d(self, name, var, module, p, x, comment)
@@ -276,7 +276,7 @@ class _Writer:
 
     def _assign(self, name, var, layer, expr) -> None:
         outs = [port.name for port in layer.spec.outputs]
-        if layer.type in RECURRENT_TYPES:
+        if layer.type in recurrent_kinds():
             self.body.append(f"{var}, new_state[{name!r}] = {expr}")
             self.values[(name, 0)] = var
             return

@@ -1,2 +1,3 @@
 """MinGRU's and MinLSTM's engines: SCAN (the parallel scan) and their unrolled units; importing
 this package registers them."""
+from designer.cells.minimal.engines import scan  # noqa: F401  (its builder registers)

@@ -17,12 +17,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from designer.engines.fillers import fill_bias, fill_weight
 from designer.cells.minimal.arithmetic import SCAN_CHUNK, min_layers
-from designer.cells.classic.engines.cudnn import reset_points
-from designer.engines.recurrent_state import check_lengths, time_major, zero_state
+from designer.cells.minimal.spec import CELLS
+from designer.engines.builders import BuildContext, build_unrolled, builder
+from designer.engines.fillers import fill_bias, fill_weight
+from designer.engines.recurrent_state import check_lengths, reset_points, time_major, zero_state
 
-GATES = {"MinGRU": 2, "MinLSTM": 3}
+GATES = {kind: len(cell.gates) for kind, cell in CELLS.items()}
 SUFFIXES = ("", "_reverse")
 
 
@@ -84,7 +85,7 @@ class ScanRecurrent(nn.Module):
         if lengths is not None:
             check_lengths(lengths, t_, n, self.name)
             lens = lengths.to(x.device, torch.int64)
-        points = [] if cont is None else reset_points(cont, has_state)
+        points = [] if cont is None else reset_points(cont, has_state, "the parallel scan")
         ys, start = [], 0
         for p in points + [t_]:
             if p > start:
@@ -102,7 +103,23 @@ class ScanRecurrent(nn.Module):
             y = y.transpose(0, 1)
         return y, (h,)
 
+    def capture_blocker(self, cont: bool, lengths: bool, carries_state: bool) -> str | None:
+        """Why a CUDA graph could not hold a step that feeds this layer ``cont`` (``None``:
+        it can): the resets are found on the host."""
+        if cont:
+            return "runs the parallel scan with a 'cont' input, whose resets are found on the host"
+        return None
+
     def extra_repr(self) -> str:
         both = ", bidirectional" if self.directions == 2 else ""
         return (f"{self.kind}, {self.input_size} -> {self.hidden}, levels={self.levels}{both}, "
                 f"engine=SCAN (parallel scan)")
+
+
+@builder(*CELLS)
+def build(ctx: BuildContext) -> nn.Module:
+    """SCAN: the parallel scan; CAFFE: the unrolled net (both hold the same tensors)."""
+    if ctx.params.get("engine", CELLS[ctx.layer.type].engines[0]) == "CAFFE":
+        return build_unrolled(ctx)
+    return ScanRecurrent.from_params(ctx.layer.type, ctx.input_size(), ctx.params,
+                                     name=ctx.name)

@@ -1,2 +1,3 @@
 """The mLSTM's engines: CHUNK (the chunkwise-parallel form) and its unrolled net; importing this
 package registers them."""
+from designer.cells.mlstm.engines import chunk  # noqa: F401  (its builder registers)

@@ -23,13 +23,14 @@ import warnings
 import torch
 from torch import nn
 
+from designer.cells.slstm.arithmetic import kernel_grad_unit, slstm_direction, slstm_layers
 from designer.cells.slstm.kernels import launch as slstm_kernel
+from designer.cells.slstm.spec import CELL, GATES, SLSTM
+from designer.engines.builders import BuildContext, build_unrolled, builder
 from designer.engines.fillers import fill_bias, fill_weight
 from designer.engines.recurrent_state import check_lengths, time_major, zero_state
-from designer.cells.slstm.arithmetic import kernel_grad_unit, slstm_direction, slstm_layers
 
 SUFFIXES = ("", "_reverse")
-GATES = 4
 LOOP = functools.partial(slstm_direction, unit=kernel_grad_unit)  # where the kernels do not run
 
 
@@ -144,3 +145,11 @@ class FusedSLSTM(nn.Module):
         both = ", bidirectional" if self.directions == 2 else ""
         return (f"sLSTM, {self.input_size} -> {self.hidden} in {self.heads} heads, "
                 f"levels={self.levels}{both}, forget={self.forget_gate}, engine=FUSED")
+
+
+@builder(SLSTM.id)
+def build(ctx: BuildContext) -> nn.Module:
+    """FUSED: :class:`FusedSLSTM`; CAFFE: the unrolled net (both hold the same tensors)."""
+    if ctx.params.get("engine", CELL.engines[0]) == "CAFFE":
+        return build_unrolled(ctx)
+    return FusedSLSTM.from_params(ctx.input_size(), ctx.params, name=ctx.name)
