@@ -33,9 +33,9 @@ try:
     import triton
     import triton.language as tl
 
-    from designer.cells.classic.kernels.persist_triton import _grid_sync
     from designer.cells.slstm.kernels.steps import (_dh_chunk, _rows, _step, _unit_backward,
-                                               _unit_forward)
+                                                    _unit_forward)
+    from designer.engines.grid_barrier import grid_sync as _grid_sync
 except Exception:  # noqa: BLE001 - no Triton: the FUSED engine keeps its step loop
     triton = None
 
