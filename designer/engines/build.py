@@ -14,7 +14,6 @@ import torch
 from torch import nn
 
 from designer.graph import registry
-from designer.graph.cell import article
 from designer.graph.model import Graph
 from designer.graph.shapes import resolve_params
 
@@ -84,9 +83,10 @@ class Net(nn.Module):
             if cell is not None:
                 self.engines[name] = params.get("engine", cell.engines[0])
             ctx = BuildContext(name, layer, params, graph.info(name), dict(graph.dims))
-            make = builder_for(layer.type)
-            if make is None:
-                raise BuildError(f"{name}: no engine can build {article(layer.type)} layer")
+            try:
+                make = builder_for(layer.type)
+            except BuildError as e:
+                raise BuildError(f"{name}: {e}") from None
             self.layers[name] = make(ctx)
             self.types[name] = layer.type
             self.ports[name] = [p.name for p in spec.outputs]

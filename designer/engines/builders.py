@@ -13,6 +13,7 @@ from typing import Callable
 from torch import nn
 
 from designer.graph import parts
+from designer.graph.cell import article
 from designer.graph.elements import Layer
 from designer.graph.shapes import LayerInfo
 
@@ -67,8 +68,11 @@ def build_unrolled(ctx: BuildContext) -> nn.Module:
                                          name=ctx.name)
 
 
-def builder_for(type_id: str) -> Callable[[BuildContext], nn.Module] | None:
-    """The builder of ``type_id`` layers (``None``: none is registered), once every cell's
-    engines have registered theirs."""
+def builder_for(type_id: str) -> Callable[[BuildContext], nn.Module]:
+    """The builder of ``type_id`` layers, once every cell's engines have registered theirs;
+    ``BuildError`` naming the type when none is registered."""
     parts.need(parts.ENGINES)
-    return BUILDERS.get(type_id)
+    try:
+        return BUILDERS[type_id]
+    except KeyError:
+        raise BuildError(f"no engine can build {article(type_id)} layer") from None

@@ -13,8 +13,10 @@ from designer.graph.shapes import resolve_params
 
 def test_every_layer_spec_has_a_builder():
     # the plain layers' register when the net is imported; each cell's when first looked up
-    assert all(builder_for(t) is not None for t in registry.ids())
+    assert all(callable(builder_for(t)) for t in registry.ids())
     assert set(registry.ids()) <= set(BUILDERS)
+    with pytest.raises(BuildError, match="no engine can build an LSTMFancy layer"):
+        builder_for("LSTMFancy")
 
 
 def test_the_generic_engine_modules_name_no_cell():
