@@ -14,7 +14,7 @@ came in. Packing needs the lengths on the host, so a training step that packs ca
 in a CUDA graph. A training step on a GPU that carries no state (no state in, none kept: a
 classifier's) takes a second path instead, which needs nothing from the host: the padded batch
 run as it is, padded steps' outputs zeroed by a mask, and the backward direction reading each
-sequence reversed within its own length (``recurrent_masked``). It gives the same outputs, ``h``
+sequence reversed within its own length (``masked``). It gives the same outputs, ``h``
 and gradients; an LSTM's final ``c`` is NaN there, since the step throws the state away.
 
 State, for both engines: LSTM ``(h, c)``, GRU and RNN ``(h,)``, each ``(num_layers * D, N, H)``
@@ -65,7 +65,7 @@ class CudnnRecurrent(nn.Module):
         self._weight_names = [(f"weight_ih_l{k}", f"weight_hh_l{k}", f"bias_ih_l{k}",
                                f"bias_hh_l{k}") for k in range(levels)]
         # set by ``TrainStep`` while it runs a step that throws the final state away: padded
-        # lengths may then run on the device (``recurrent_masked``) rather than packed
+        # lengths may then run on the device (``masked``) rather than packed
         self.state_discarded = False
 
     @classmethod

@@ -52,7 +52,7 @@ class ScanRecurrent(nn.Module):
         self.directions = 2 if bidirectional else 1
         self.state_layers = levels * self.directions
         self.chunk = SCAN_CHUNK
-        self.method = None  # the chunks in log space or step by step: by device (min_rnn)
+        self.method = None  # the chunks in log space or step by step: by device (arithmetic)
         add_min_weights(self, GATES[kind], input_size, hidden, levels, self.directions)
 
     @classmethod
