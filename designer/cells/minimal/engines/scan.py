@@ -2,9 +2,9 @@
 
 The layer holds what its unrolled net holds (``W_xc_l{k}`` and ``b_c_l{k}`` per level, the
 backward direction's suffixed ``_reverse``), so a checkpoint of either engine loads into the
-other as it is. :func:`designer.cells.minimal.arithmetic.min_layers` does the arithmetic; this module adds
-what every recurrent layer here takes: batch-first input, a carried state ``(h,)`` of shape
-``(num_layers * directions, N, H)``, per-sequence ``lengths``, and ``cont``.
+other as it is. :func:`designer.cells.minimal.arithmetic.min_layers` does the arithmetic; this
+module adds what every recurrent layer here takes: batch-first input, a carried state ``(h,)``
+of shape ``(num_layers * directions, N, H)``, per-sequence ``lengths``, and ``cont``.
 
 ``cont`` (0: the sequence restarts at this step) multiplies the state, which the scan cannot
 do inside the logarithm: as on the cuDNN engine, the call is split at the steps where some

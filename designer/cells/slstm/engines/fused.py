@@ -1,11 +1,11 @@
 """The FUSED engine of the sLSTM: the input transform of all steps as one GEMM, then the
 recurrence: on a CUDA device with Triton, one launch of a persistent kernel per level and
-direction (:mod:`designer.cells.slstm.kernels.launch`; backward one launch and one GEMM), else a step
-loop with the heads' recurrent blocks batched into one product a step, and the kernels' gradient
-written out (:class:`designer.cells.slstm.arithmetic.KernelGradUnit`; autograd does the rest). Both
-compute the same numbers (within 1e-5 in fp32, tested); ``ran`` and ``fallback`` say which ran
-the last call and why not the kernels, and a CUDA call that cannot run them warns once per
-reason.
+direction (:mod:`designer.cells.slstm.kernels.launch`; backward one launch and one GEMM), else a
+step loop with the heads' recurrent blocks batched into one product a step, and the kernels'
+gradient written out (:class:`designer.cells.slstm.arithmetic.KernelGradUnit`; autograd does the
+rest). Both compute the same numbers (within 1e-5 in fp32, tested); ``ran`` and ``fallback`` say
+which ran the last call and why not the kernels, and a CUDA call that cannot run them warns once
+per reason.
 
 The layer holds what its unrolled net holds (``W_xc_l{k}``, ``b_c_l{k}`` and ``W_hc_l{k}`` per
 level, the backward direction's suffixed ``_reverse``), so a checkpoint of either engine loads
