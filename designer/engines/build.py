@@ -1,6 +1,7 @@
 """Build a ``torch.nn.Module`` from a validated graph.
 
-Each layer type id has one builder registered with :func:`builder`; :class:`Net` runs the built
+Each layer type id has one builder registered with :func:`builder` (a recurrent cell's by its
+engines, when first needed: :mod:`designer.engines.builders`); :class:`Net` runs the built
 layers in topological order, passing tensors along the graph's links. Recurrent layers carry
 state: ``Net.forward`` takes and returns it, so text can be generated one step at a time and
 contiguous batches can continue where the last one stopped.
@@ -17,18 +18,17 @@ from designer.graph.model import Graph
 from designer.graph.shapes import resolve_params
 
 from designer.engines import conv as _conv  # noqa: F401  (and of the convolution over time)
-# the builders of the plain layers and of the recurrent ones register themselves on import
+# the builders of the plain layers register themselves on import
 from designer.engines import layers as _layers  # noqa: F401
 from designer.engines import pooling as _pooling  # noqa: F401  (and of pooling over time)
 from designer.engines import rocket as _rocket  # (and of the random convolution features)
 from designer.engines import norm as _norm  # noqa: F401  (and of BatchNorm and LayerNorm)
-from designer.engines import recurrent_builder as _recurrent  # noqa: F401
+# (the recurrent cells' builders register when their engines are first needed: builder_for)
 from designer.engines.builders import (BUILDERS, BuildContext, BuildError,  # noqa: F401
-                                       builder)  # (public here)
+                                       builder, builder_for)  # (public here)
 from designer.engines.layers import per_sample
 from designer.engines.recurrent_state import zero_state
 
-RECURRENT_TYPES = ("LSTM", "GRU", "RNN", "LSTMSimple", "MinGRU", "MinLSTM", "mLSTM", "sLSTM")
 CLASS_LOSSES = ("SoftmaxWithLoss",)
 REGRESSION_LOSSES = ("EuclideanLoss", "L1Loss")
 ENGINE_NAMES = {"auto": "AUTO", "cudnn": "CUDNN", "caffe": "CAFFE", "persist": "PERSIST",
@@ -55,8 +55,9 @@ class Net(nn.Module):
         A graph with no errors.
     engine
         ``None`` keeps each recurrent layer's own engine parameter; ``"auto"``, ``"cudnn"``,
-        ``"caffe"`` or ``"persist"`` runs every LSTM/GRU/RNN layer on that engine (MinGRU and
-        MinLSTM: ``"caffe"`` on theirs, the others on their fused engine, the parallel scan).
+        ``"caffe"`` or ``"persist"`` runs every recurrent layer on the engine its cell answers
+        for it (:func:`designer.graph.registry.engine_for`: that engine, or the cell's own
+        fused engine for all but ``"caffe"``).
     """
 
     def __init__(self, graph: Graph, engine: str | None = None) -> None:
@@ -76,15 +77,16 @@ class Net(nn.Module):
             layer = graph.layer(name)
             spec = layer.spec
             params = resolve_params(spec, layer.params, graph.dims)
+            cell = registry.cell(layer.type)
             if engine is not None and layer.type in registry.engine_kinds():
                 params["engine"] = registry.engine_for(layer.type, ENGINE_NAMES[engine])
-            if layer.type in RECURRENT_TYPES:
-                self.engines[name] = params.get("engine", "CAFFE")
+            if cell is not None:
+                self.engines[name] = params.get("engine", cell.engines[0])
             ctx = BuildContext(name, layer, params, graph.info(name), dict(graph.dims))
             try:
-                make = BUILDERS[layer.type]
-            except KeyError:
-                raise BuildError(f"{name}: no engine can build a {layer.type} layer") from None
+                make = builder_for(layer.type)
+            except BuildError as e:
+                raise BuildError(f"{name}: {e}") from None
             self.layers[name] = make(ctx)
             self.types[name] = layer.type
             self.ports[name] = [p.name for p in spec.outputs]
@@ -102,7 +104,7 @@ class Net(nn.Module):
                        if self.types[n] in CLASS_LOSSES + REGRESSION_LOSSES]
         self.regressions = [n for n in self.losses if self.types[n] in REGRESSION_LOSSES]
         self.metrics = [n for n in self.order if self.types[n] == "Accuracy"]
-        self.recurrent = [n for n in self.order if self.types[n] in RECURRENT_TYPES]
+        self.recurrent = list(self.engines)  # the recurrent layers, in order
         # MiniRocket layers that read the data alone: :meth:`stage` runs them before a step
         self.staged = [n for n in self.order if self.types[n] == "MiniRocket" and all(
             w is None or w[0] in self.sources for w in self.wiring[n])]
@@ -138,7 +140,7 @@ class Net(nn.Module):
         for name in self.recurrent:
             m = self.layers[name]
             p = next(m.parameters())
-            if hasattr(m, "initial_state"):  # a state of its own shapes: the mLSTM's (C, n, m)
+            if hasattr(m, "initial_state"):  # a state whose sizes are the module's to say
                 out[name] = m.initial_state(batch, device or p.device, p.dtype)
                 continue
             like = torch.empty(0, device=device or p.device, dtype=p.dtype)
@@ -149,24 +151,21 @@ class Net(nn.Module):
         """Why a CUDA graph could not hold a step of this net (empty: it can).
 
         ``carries_state``: whether the step keeps the recurrent state (a carry between
-        batches). A step that throws it away runs cuDNN layers' padded ``lengths`` on the device
-        (``recurrent_masked``), which a graph can hold; one that keeps it packs them on the host.
+        batches). Each recurrent module that needs the host for some input says why
+        (``capture_blocker(cont, lengths, carries_state)``: a sentence after the layer's name,
+        or ``None``); e.g. the cuDNN engine runs padded ``lengths`` on the device in a step that
+        throws the state away, which a graph can hold, and packs them on the host in one that
+        keeps it.
         """
         out = []
         for name in self.recurrent:
+            blocker = getattr(self.layers[name], "capture_blocker", None)
             wires = self.wiring[name]
-            if self.engines[name] in ("SCAN", "CHUNK") and wires[1] is not None:
-                form = "parallel scan" if self.engines[name] == "SCAN" else "chunkwise form"
-                out.append(f"{name} runs the {form} with a 'cont' input, whose resets "
-                           "are found on the host")
-            if registry.weight_layout(self.engines[name]) != "CUDNN":
-                continue
-            if len(wires) > 2 and wires[2] is not None and carries_state:
-                out.append(f"{name} runs on cuDNN with a 'lengths' input: packing the padded "
-                           "sequences needs the lengths on the host")
-            elif wires[1] is not None:
-                out.append(f"{name} runs on cuDNN with a 'cont' input, whose resets are found "
-                           "on the host")
+            why = None if blocker is None else blocker(
+                cont=wires[1] is not None, lengths=len(wires) > 2 and wires[2] is not None,
+                carries_state=carries_state)
+            if why:
+                out.append(f"{name} {why}")
         return out
 
     def stage(self, feeds: dict) -> dict:

@@ -1,23 +1,47 @@
-"""What both recurrent engines share: a zero state, the check of per-sequence lengths, and
-whether a CUDA graph is being captured (when nothing may be read on the host).
+"""What every recurrent engine shares: a zero state, the check of per-sequence lengths, the
+steps where some sequence restarts, and whether a CUDA graph is being captured (when nothing
+may be read on the host).
 
-State: LSTM ``(h, c)``, sLSTM ``(h, c, n, m)``, GRU and RNN ``(h,)``, each ``(levels, N, H)``.
+A layer's state is what its cell declares (:attr:`designer.graph.cell.CellSpec.states`), in
+that order, each ``(levels, N, size)`` with the sizes the cell gives for the layer's hidden
+units.
 """
 from __future__ import annotations
 
 import torch
 
+from designer.graph import registry
+
+
+class CaptureUnsupported(RuntimeError):
+    """Raised while a CUDA graph is being captured by a layer that needs the host to decide."""
+
 
 def zero_state(kind: str, levels: int, n: int, hidden: int, like: torch.Tensor) -> tuple:
-    """A zero state of ``kind``'s shape, each tensor ``(levels, n, hidden)`` like ``like``."""
-    count = {"LSTM": 2, "LSTMSimple": 2, "sLSTM": 4}.get(kind, 1)
-    return tuple(like.new_zeros(levels, n, hidden) for _ in range(count))
+    """A zero state of a ``kind`` layer of ``hidden`` units: one tensor per state its cell
+    declares, each ``(levels, n, size)`` like ``like``. A cell whose state sizes depend on
+    more than the hidden units gives its modules an ``initial_state`` of their own."""
+    cell = registry.cell(kind)
+    if cell is None:
+        raise ValueError(f"'{kind}' is not a recurrent layer type: it carries no state")
+    return tuple(like.new_zeros(levels, n, size)
+                 for size in cell.sizes({"num_output": hidden}))
 
 
 def capturing(t: torch.Tensor) -> bool:
     """Whether ``t`` lives on a GPU whose current stream is being captured in a CUDA graph
     (nothing may then be read on the host)."""
     return t.is_cuda and torch.cuda.is_current_stream_capturing()
+
+
+def reset_points(cont: torch.Tensor, has_state: bool, engine: str) -> list[int]:
+    """The steps where some sequence restarts (step 0 only matters with a carried state),
+    found on the host: an engine that splits its call there (``engine``, as the message
+    names it) cannot run inside a CUDA graph capture."""
+    if capturing(cont):
+        raise CaptureUnsupported(f"{engine} reads reset positions on the host")
+    rows = (cont == 0).any(1).nonzero().flatten().tolist()
+    return [t for t in rows if t > 0 or has_state]
 
 
 def check_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> None:

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from designer.engines.build import Net, detach_state
-from designer.cells.classic.engines.cudnn import CaptureUnsupported, CudnnRecurrent
+from designer.engines.recurrent_state import CaptureUnsupported
 
 FUSED = ("Adam", "AdamW", "SGD")
 
@@ -63,19 +63,21 @@ def set_lr(opt: torch.optim.Optimizer, lr: float) -> None:
 
 
 def tell_auto(net: nn.Module, captured: bool) -> None:
-    """Tell the AUTO layers whether the training step is replayed from a CUDA graph, so that
-    they time their candidates the way the step will run them."""
+    """Tell the layers that time their engines (AUTO's, which keep ``step_captured``)
+    whether the training step is replayed from a CUDA graph, so that they time their
+    candidates the way the step will run them."""
     for m in net.modules():
-        if getattr(m, "engine_name", "") == "AUTO":
+        if hasattr(m, "step_captured"):
             m.step_captured = captured
 
 
 @contextmanager
 def discarding_state(layers: list, discarded: bool):
-    """While the block runs, tell the cuDNN-layout recurrent ``layers`` whether the step throws
-    their final state away (then padded ``lengths`` run on the device, see ``recurrent_masked``);
-    afterwards they pack again, as validation, generation and inspection, which run the same
-    modules between steps, expect."""
+    """While the block runs, tell the recurrent ``layers`` that keep ``state_discarded`` (the
+    cuDNN-layout ones) whether the step throws their final state away (then padded ``lengths``
+    run on the device, see the classic cells' ``masked``); afterwards they pack again, as
+    validation, generation and inspection, which run the same modules between steps,
+    expect."""
     for m in layers:
         m.state_discarded = discarded
     try:
@@ -151,7 +153,7 @@ class TrainStep:
             self.graph_note = "not captured: the optimizer cannot skip a step on the device"
         self._graph = None
         tell_auto(net, self.use_graph)
-        self._cudnn_layers = [m for m in net.modules() if isinstance(m, CudnnRecurrent)]
+        self._cudnn_layers = [m for m in net.modules() if hasattr(m, "state_discarded")]
         self._shapes = None
         self._static = None
         if self.device_skip:

@@ -42,9 +42,10 @@ def caffe_weights(module) -> dict:
     """The layer's tensors (numpy) as its unrolled net holds them: ``W_xc_l0``, ``b_c_l0``,
     ``W_hc_l0`` ... (a layer on the cuDNN engine, which holds a torch.nn layer, converted)."""
     if hasattr(module, "rnn"):
-        from designer.engines.convert import cudnn_to_caffe
+        from designer.engines.convert import convert_layer
         sd = {k: v.detach() for k, v in module.rnn.state_dict().items()}
-        return {k: tensor(v) for k, v in cudnn_to_caffe(module.kind, sd, module.levels).items()}
+        return {k: tensor(v) for k, v in
+                convert_layer(module.kind, sd, module.levels, "CUDNN", "CAFFE").items()}
     return {k: tensor(v) for k, v in module.named_parameters()}
 
 

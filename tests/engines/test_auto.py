@@ -158,9 +158,17 @@ def test_the_median_of_runs_taken_in_turns_after_the_warm_up():
 def test_what_persist_cannot_run_and_calls_that_do_not_train_are_not_timed(timed, monkeypatch):
     record = timed(cudnn_s=0.004, persist_s=0.001)
     _, gru = twins("GRU")
+    assert (gru.baseline, gru.candidates) == ("CUDNN", ("CUDNN",))  # as the GRU's cell says
     y, _ = gru(torch.randn(6, 2, 5, requires_grad=True))
-    assert gru.decisions == ["lstm1: AUTO chose CUDNN (PERSIST cannot run it: it is not an "
-                             "LSTM)"]
+    assert gru.decisions == ["lstm1: AUTO chose CUDNN (a GRU has no other engine that holds "
+                             "these tensors)"]
+    _, lstm = twins(levels=1)
+    assert lstm.candidates == ("CUDNN", "PERSIST")
+    with monkeypatch.context() as m:
+        m.setattr(persist, "fallback_reason", lambda m, x: "its kernels do not build here")
+        lstm(torch.randn(6, 2, 5, requires_grad=True))
+    assert lstm.decisions == ["lstm1: AUTO chose CUDNN (PERSIST cannot run it: its kernels do "
+                              "not build here)"]
     _, lstm = twins()
     y, _ = lstm(torch.randn(6, 2, 5), lengths=torch.tensor([6, 3]))
     assert "padded lengths run on cuDNN's packed sequences" in lstm.decisions[0]

@@ -1,15 +1,47 @@
 """The built module is exactly what the editor reports: every layer, its size and its shapes."""
+import re
+from pathlib import Path
+
 import pytest
 import torch
 
 from designer.engines.bench import random_feeds
-from designer.engines.build import BUILDERS, BuildError, Net, count_parameters
+from designer.engines.build import BUILDERS, BuildError, Net, builder_for, count_parameters
 from designer.graph import Graph, registry
+from designer.graph.shapes import resolve_params
 
 
 def test_every_layer_spec_has_a_builder():
-    Net(Graph())  # importing the net registers every builder
+    # the plain layers' register when the net is imported; each cell's when first looked up
+    assert all(callable(builder_for(t)) for t in registry.ids())
     assert set(registry.ids()) <= set(BUILDERS)
+    with pytest.raises(BuildError, match="no engine can build an LSTMFancy layer"):
+        builder_for("LSTMFancy")
+
+
+def test_the_generic_engine_modules_name_no_cell():
+    """A cell's builder, converter and state come from its own folder and its facts: the
+    net, the step and the registries below the cells never name a recurrent layer type."""
+    from designer.engines import (build, builders, convert, fillers, graphs, recurrent_state,
+                                  step)
+    kinds = registry.recurrent_kinds()
+    for module in (build, builders, convert, fillers, graphs, recurrent_state, step):
+        text = Path(module.__file__).read_text()
+        named = [k for k in kinds if re.search(rf"\b{k}\b", text)]
+        assert named == [], f"{module.__name__} names {named}"
+        assert "designer.cells" not in text, module.__name__
+
+
+def test_each_recurrent_layer_starts_from_the_states_its_cell_declares(every_layer):
+    g = every_layer("CUDNN")
+    net = Net(g)
+    state = net.initial_state(3)
+    assert net.recurrent == [n for n in net.order if registry.cell(g.layer(n).type)]
+    for name in net.recurrent:
+        layer = g.layer(name)
+        sizes = layer.spec.cell.sizes(resolve_params(layer.spec, layer.params, g.dims))
+        assert [t.shape[-1] for t in state[name]] == list(sizes), name
+        assert all(t.shape[1] == 3 and not t.any() for t in state[name]), name
 
 
 def test_the_test_graph_uses_every_layer_type(every_layer):

@@ -4,7 +4,7 @@ import torch
 
 from designer.engines.bench import random_feeds
 from designer.engines.build import Net
-from designer.engines.convert import convert_state_dict
+from designer.engines.convert import CONVERTERS, convert_layer, convert_state_dict
 from designer.engines.step import TrainStep, make_optimizer
 from designer.graph import settings
 
@@ -36,3 +36,27 @@ def test_trained_weights_convert_and_give_the_same_outputs(every_layer, src, dst
         for i in range(len(a.ports[name])):
             if (name, i) in oa.blobs and oa.blobs[(name, i)] is not None:
                 assert torch.allclose(oa.blobs[(name, i)], ob.blobs[(name, i)], atol=2e-5), name
+
+
+def test_each_layer_type_converts_through_the_converter_its_cell_registered(monkeypatch):
+    calls = []
+
+    def recording(kind, sd, levels, src, dst):
+        calls.append((kind, sorted(sd), levels, src, dst))
+        return {"converted": sd["w"]}
+    monkeypatch.setitem(CONVERTERS, "GRU", recording)
+    w = torch.ones(2)
+    state = {"layers.gru.w": w, "layers.fc.weight": torch.zeros(1)}
+    got = convert_state_dict(state, {"gru": ("GRU", 2)}, {"gru": "AUTO"}, {"gru": "CAFFE"})
+    # AUTO holds the cuDNN engine's tensors: the converter sees the layouts, not the engines
+    assert calls == [("GRU", ["w"], 2, "CUDNN", "CAFFE")]
+    assert got == {"layers.fc.weight": state["layers.fc.weight"], "layers.gru.converted": w}
+
+
+def test_engines_that_hold_the_same_tensors_need_no_converter():
+    sd = {"W_xc_l0": torch.ones(2, 3), "b_c_l0": torch.zeros(2)}
+    for kind, src in (("MinGRU", "SCAN"), ("sLSTM", "FUSED"), ("mLSTM", "CHUNK")):
+        assert kind not in CONVERTERS
+        assert convert_layer(kind, sd, 1, src, "CAFFE") == sd
+    with pytest.raises(ValueError, match="an LSTMSimple layer's weights cannot be converted"):
+        convert_layer("LSTMSimple", sd, 1, "CAFFE", "CUDNN")

@@ -21,7 +21,7 @@ class RunOptions:
     resume: bool = False                 # continue from the run folder's last checkpoint
     steps: int | None = None             # stop at this step (default: the solver's max_steps)
     device: str | None = None            # auto, cpu or cuda (default: the project's)
-    engine: str | None = None            # run every LSTM/GRU/RNN on auto, cudnn, caffe or persist
+    engine: str | None = None            # run every recurrent layer on auto, cudnn, caffe, persist
     seed: int | None = None
     corpus: str | Path | None = None     # train on this file instead of the data layer's
     time_limit: float | None = None      # seconds

@@ -18,8 +18,10 @@ graph capture never times: it runs the choice made for its shape, else cuDNN. On
 runs CUDNN (torch's fused kernel) untimed; padded ``lengths`` run on CUDNN too (PERSIST does not
 take packed sequences).
 
-**The candidates.** CUDNN, and PERSIST wherever its kernels can run the layer (an LSTM, one
-direction, fp32 or bf16, CUDA C++ or Triton kernels that build for the shape). The unrolled
+**The candidates.** The engines the layer's cell runs on that hold AUTO's tensors, as its
+facts declare (:mod:`designer.cells.classic.spec`): CUDNN, which runs every call, and for an
+LSTM PERSIST, wherever its kernels can run the layer (one direction, fp32 or bf16, CUDA C++ or
+Triton kernels that build for the shape); a GRU and an RNN have CUDNN alone. The unrolled
 engine (CAFFE) is not a candidate: its parameters are another layout (one bias, its own
 tensors, ``convert.py``), so running it on these tensors would convert the weights in every
 step, inside the timed step and the real one, and its speed comes from its per-step kernels
@@ -35,7 +37,9 @@ from designer.cells.classic.engines import auto_timing as timing
 from designer.cells.classic.engines import persist
 from designer.cells.classic.engines.persist import PersistRecurrent
 from designer.cells.classic.engines.cudnn import CudnnRecurrent
+from designer.cells.classic.spec import CELLS
 from designer.engines.recurrent_state import zero_state
+from designer.graph.cell import article
 
 TIMER: timing.Timer | None = None   # None: CUDA events on a GPU, the host's clock elsewhere
 TIME_ON_CPU = False                 # time on the CPU too (the tests, with a TIMER of their own)
@@ -57,16 +61,26 @@ def device_name(device: torch.device) -> str:
 
 
 class AutoRecurrent(PersistRecurrent):
-    """An LSTM, GRU or RNN with the cuDNN engine's parameters, run by whichever of cuDNN and
-    the persistent kernel timed fastest on its shapes (see the module doc)."""
+    """An LSTM, GRU or RNN with the cuDNN engine's parameters, run by whichever of the engines
+    its cell runs on with these tensors timed fastest on its shapes (see the module doc)."""
 
     engine_name = "AUTO"
+    # how a candidate runs a call to be timed: a method's name (a stand-in may replace it)
+    RUNS = {"CUDNN": "_cudnn", "PERSIST": "_persistent"}
+    # why a candidate cannot run a call (``None``: it can); the baseline runs every call
+    CANNOT = {"PERSIST": lambda m, x: persist.fallback_reason(m, x)}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        cell = CELLS[self.kind]
+        # the engine whose tensors AUTO holds runs every call; the others that hold them too
+        # (the cell's facts say which) are timed against it
+        self.baseline = cell.layout(self.engine_name)
+        self.candidates = tuple(e for e in cell.engines if e != self.engine_name
+                                and cell.layout(e) == self.baseline)
         self.choices: dict[tuple, str] = {}   # (T, N, E, precision, device) -> engine
         self.decisions: list[str] = []        # what the log says, one sentence a choice
-        self.running = "CUDNN"                # the engine of the current call
+        self.running = self.baseline          # the engine of the current call
         # whether the training step is replayed from a CUDA graph (``TrainStep`` says): the
         # candidates are then timed captured too, else eagerly, with the launch overheads
         # the real step pays
@@ -77,18 +91,22 @@ class AutoRecurrent(PersistRecurrent):
         return super().forward(x, cont, state, lengths)
 
     def _call(self, x, state):
-        if self.running == "PERSIST":
+        if self.running != self.baseline:
             return super()._call(x, state)
+        return self._cudnn(x, state)
+
+    def _cudnn(self, x, state):
         return CudnnRecurrent._call(self, x, state)
 
     # ------------------------------------------------------------------------ choosing --
     def _choose(self, x, state, lengths) -> str:
         xt = x.transpose(0, 1) if self.batch_first else x
+        base = self.baseline
         if lengths is not None:
-            return self._decided(("lengths",), "CUDNN", "padded lengths run on cuDNN's packed "
+            return self._decided(("lengths",), base, "padded lengths run on cuDNN's packed "
                                  "sequences, which PERSIST does not take")
         if not (xt.is_cuda or TIME_ON_CPU):
-            return self._decided(("cpu",), "CUDNN", "on the CPU: torch's fused kernel, untimed")
+            return self._decided(("cpu",), base, "on the CPU: torch's fused kernel, untimed")
         steps, batch, size = xt.shape
         precision = precision_of(xt)
         key = (steps, batch, size, precision, str(xt.device))
@@ -96,28 +114,35 @@ class AutoRecurrent(PersistRecurrent):
             return self.choices[key]
         capturing = xt.is_cuda and torch.cuda.is_current_stream_capturing()
         if capturing or not (torch.is_grad_enabled() and self.training):
-            return "CUDNN"   # only a training step times; this shape has no choice yet
-        cannot = persist.fallback_reason(self, xt)
-        if cannot is not None:
-            return self._decided(key, "CUDNN", f"PERSIST cannot run it: {cannot}")
+            return base   # only a training step times; this shape has no choice yet
+        others = [e for e in self.candidates if e != base]
+        if not others:
+            return self._decided(key, base, f"{article(self.kind)} has no other engine that "
+                                 "holds these tensors")
+        cannot = {e: self.CANNOT[e](self, xt) for e in others if e in self.CANNOT}
+        others = [e for e in others if cannot.get(e) is None]
+        if not others:
+            return self._decided(key, base, "; ".join(f"{e} cannot run it: {why}"
+                                                      for e, why in cannot.items()))
         where = timing.cache_key(device_name(xt.device), self.kind, self.levels, size,
                                  self.hidden, steps, batch, precision,
                                  bool(self.rnn.dropout and self.levels > 1),
                                  self.step_captured)
         kept = timing.cached(where)
-        if kept is not None and kept["engine"] in ("CUDNN", "PERSIST"):
+        if kept is not None and kept["engine"] in self.candidates:
             return self._decided(key, kept["engine"], timing.why(
-                kept["engine"], kept["seconds"], batch, kept.get("repeats", timing.REPEATS))
-                + ", kept from an earlier run on this GPU")
+                kept["engine"], kept["seconds"], batch, kept.get("repeats", timing.REPEATS),
+                base) + ", kept from an earlier run on this GPU")
         try:
-            seconds = self._time(("CUDNN", "PERSIST"), xt, state)
+            seconds = self._time([base] + others, xt, state)
         except Exception as e:  # noqa: BLE001 - a failed timing must not fail the run
             first = (str(e).splitlines() or [type(e).__name__])[0][:160]
-            return self._decided(key, "CUDNN", f"timing PERSIST failed: {first}")
-        choice = timing.pick(seconds)
+            return self._decided(key, base, f"timing {', '.join(others)} failed: {first}")
+        choice = timing.pick(seconds, base)
         timing.remember(where, {"engine": choice, "seconds": seconds, "batch": batch,
                                 "repeats": timing.REPEATS})
-        return self._decided(key, choice, timing.why(choice, seconds, batch, timing.REPEATS))
+        return self._decided(key, choice, timing.why(choice, seconds, batch, timing.REPEATS,
+                                                     base))
 
     def _decided(self, key: tuple, engine: str, reason: str) -> str:
         self.choices[key] = engine
@@ -150,8 +175,7 @@ class AutoRecurrent(PersistRecurrent):
         input and every weight (taken, not accumulated into ``.grad``)."""
         dev = xs.device.type
         on, dtype = torch.is_autocast_enabled(dev), torch.get_autocast_dtype(dev)
-        call = self._persistent if engine == "PERSIST" else \
-            (lambda a, b: CudnnRecurrent._call(self, a, b))
+        call = getattr(self, self.RUNS[engine])
         seed: list = []
 
         def run():

@@ -14,7 +14,7 @@ came in. Packing needs the lengths on the host, so a training step that packs ca
 in a CUDA graph. A training step on a GPU that carries no state (no state in, none kept: a
 classifier's) takes a second path instead, which needs nothing from the host: the padded batch
 run as it is, padded steps' outputs zeroed by a mask, and the backward direction reading each
-sequence reversed within its own length (``recurrent_masked``). It gives the same outputs, ``h``
+sequence reversed within its own length (``masked``). It gives the same outputs, ``h``
 and gradients; an LSTM's final ``c`` is NaN there, since the step throws the state away.
 
 State, for both engines: LSTM ``(h, c)``, GRU and RNN ``(h,)``, each ``(num_layers * D, N, H)``
@@ -27,31 +27,22 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from designer.cells.classic.engines.masked import run_masked, usable
-from designer.engines.recurrent_state import capturing, check_lengths, time_major, zero_state
+from designer.cells.classic.spec import CELLS
+from designer.engines.fillers import fill_bias, fill_weight
+from designer.engines.recurrent_state import (CaptureUnsupported, capturing, check_lengths,
+                                              reset_points, time_major, zero_state)
 
-GATES = {"LSTM": 4, "GRU": 3, "RNN": 1, "LSTMSimple": 4}
 DIRECTION_SUFFIXES = ("", "_reverse")  # torch's parameter names: weight_ih_l0_reverse
 TORCH_CLASSES = {"LSTM": nn.LSTM, "GRU": nn.GRU, "RNN": nn.RNN}
 _CELLS = {"LSTM": torch.lstm_cell, "GRU": torch.gru_cell, "RNN_tanh": torch.rnn_tanh_cell,
           "RNN_relu": torch.rnn_relu_cell}
-
-
-class CaptureUnsupported(RuntimeError):
-    """Raised while a CUDA graph is being captured by a layer that needs the host to decide."""
-
-
-def reset_points(cont: torch.Tensor, has_state: bool) -> list[int]:
-    """The steps where some sequence restarts (step 0 only matters with a carried state)."""
-    if capturing(cont):
-        raise CaptureUnsupported("the cuDNN engine reads reset positions on the host")
-    rows = (cont == 0).any(1).nonzero().flatten().tolist()
-    return [t for t in rows if t > 0 or has_state]
+ENGINE = "the cuDNN engine"
 
 
 def host_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> torch.Tensor:
     """The checked lengths as a CPU int64 tensor (what packing needs)."""
     if capturing(lengths):
-        raise CaptureUnsupported("the cuDNN engine packs sequences by lengths read on the host")
+        raise CaptureUnsupported(f"{ENGINE} packs sequences by lengths read on the host")
     check_lengths(lengths, steps, batch, name)
     return lengths.to("cpu", torch.int64)
 
@@ -74,8 +65,41 @@ class CudnnRecurrent(nn.Module):
         self._weight_names = [(f"weight_ih_l{k}", f"weight_hh_l{k}", f"bias_ih_l{k}",
                                f"bias_hh_l{k}") for k in range(levels)]
         # set by ``TrainStep`` while it runs a step that throws the final state away: padded
-        # lengths may then run on the device (``recurrent_masked``) rather than packed
+        # lengths may then run on the device (``masked``) rather than packed
         self.state_discarded = False
+
+    @classmethod
+    def from_params(cls, kind: str, input_size: int, p: dict, name: str = "rnn"):
+        """The layer a ``kind`` layer's resolved parameters ``p`` describe, filled."""
+        m = cls(kind, input_size, p["num_output"], p["num_layers"], p["dropout_ratio"],
+                p["batch_first"], p.get("nonlinearity", "tanh"), p.get("bidirectional", False),
+                name)
+        m.reset_parameters(p["weight_filler"], p["bias_filler"])
+        return m
+
+    def reset_parameters(self, filler: str, bias: float) -> None:
+        """Fill the weights by ``filler`` (``torch_default``: torch's own stay), each gate
+        block apart, and the biases as the Caffe net has its one: all of ``bias`` in
+        ``bias_ih``, ``bias_hh`` zero."""
+        if filler == "torch_default":
+            return
+        g = len(CELLS[self.kind].gates)
+        for k in range(self.levels):
+            for sfx in DIRECTION_SUFFIXES[:self.directions]:
+                fill_weight(getattr(self.rnn, f"weight_ih_l{k}{sfx}"), filler, self.hidden, g)
+                fill_weight(getattr(self.rnn, f"weight_hh_l{k}{sfx}"), filler, self.hidden, g)
+                fill_bias(getattr(self.rnn, f"bias_ih_l{k}{sfx}"), bias)
+                fill_bias(getattr(self.rnn, f"bias_hh_l{k}{sfx}"), 0.0)
+
+    def capture_blocker(self, cont: bool, lengths: bool, carries_state: bool) -> str | None:
+        """Why a CUDA graph could not hold a step that feeds this layer ``cont`` or
+        ``lengths`` (``None``: it can): packing and resets are found on the host."""
+        if lengths and carries_state:
+            return ("runs on cuDNN with a 'lengths' input: packing the padded sequences needs "
+                    "the lengths on the host")
+        if cont:
+            return "runs on cuDNN with a 'cont' input, whose resets are found on the host"
+        return None
 
     def _run(self, x, state):
         if isinstance(x, torch.Tensor) and not x.is_cuda and x.shape[0] <= 4 and \
@@ -143,7 +167,7 @@ class CudnnRecurrent(nn.Module):
         has_state = state is not None
         if state is None:
             state = zero_state(self.kind, self.state_layers, n, self.hidden, x)
-        points = [] if cont is None else reset_points(cont, has_state)
+        points = [] if cont is None else reset_points(cont, has_state, ENGINE)
         if lengths is None and not points:
             y, state = self._run(x, state)
         else:

@@ -1,7 +1,7 @@
 """The cuDNN engine's second way to honour ``lengths``: on the device, reading nothing on the
 host, so that a training step holding it can be captured in a CUDA graph.
 
-Packing (``recurrent.py``) needs the lengths on the host. This path runs the padded batch as it
+Packing (``cudnn``) needs the lengths on the host. This path runs the padded batch as it
 is and relies on the padding coming after each sequence's valid steps:
 
 - one direction, one level: the layer's own call over all T steps (the fused call, or the

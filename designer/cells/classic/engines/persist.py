@@ -8,9 +8,9 @@ stay on the chip for the whole sequence, one barrier per step), and backward is 
 launch of its backward kernel followed by GEMMs over all steps for the weight and input
 gradients. Dropout between levels is applied as the cuDNN engine applies it.
 
-Two sets of kernels run it: the CUDA C++ ones (``persist_cuda``, compiled by NVRTC at first
+Two sets of kernels run it: the CUDA C++ ones (``persist_launch``, compiled by NVRTC at first
 use; the weights live in registers), wherever they can be built and W_hh fits the GPU's register
-files (up to about 1,000 units on an H100/H200); else the Triton ones (``triton_persist``; the
+files (up to about 1,000 units on an H100/H200); else the Triton ones (``persist_triton``; the
 weights are read through L1 each step), which also run on the CPU under Triton's interpreter
 for the tests. Where neither can run (no CUDA device, a GRU or RNN, a bidirectional layer,
 padded ``lengths``, a type other than fp32/bf16), the layer runs on the cuDNN engine and says

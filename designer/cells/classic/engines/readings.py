@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from designer.engines.convert import cudnn_to_caffe
+from designer.cells.classic.engines.convert import cudnn_to_caffe
 from designer.engines.parity_pairs import parity_pair
 from designer.engines.readings import Level, LevelSteps, reading
 

@@ -39,7 +39,7 @@ def torch_weights(module) -> dict:
     """torch ``nn.LSTM/GRU/RNN`` tensors (numpy) of a recurrent layer on either engine."""
     if hasattr(module, "rnn"):  # the cuDNN engine holds a torch module already
         return {k: tensor(v) for k, v in module.rnn.state_dict().items()}
-    from designer.engines.convert import caffe_to_cudnn
+    from designer.cells.classic.engines.convert import caffe_to_cudnn
     sd = {k: v.detach() for k, v in module.named_parameters()}
     return {k: tensor(v) for k, v in caffe_to_cudnn(_op(module.kind), sd, module.levels).items()}
 

@@ -18,7 +18,7 @@ def torch_state(module) -> dict:
     """The recurrent layer's weights as ``nn.LSTM/GRU/RNN`` keys (converted from Caffe's)."""
     if hasattr(module, "rnn"):
         return dict(module.rnn.state_dict())
-    from designer.engines.convert import caffe_to_cudnn
+    from designer.cells.classic.engines.convert import caffe_to_cudnn
     sd = {k: v.detach() for k, v in module.named_parameters()}
     return caffe_to_cudnn("LSTM" if module.kind == "LSTMSimple" else module.kind, sd,
                           module.levels)

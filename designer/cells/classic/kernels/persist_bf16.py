@@ -19,10 +19,10 @@ Warp w of the forward owns m-tile ``w % MT`` (16 of the block's 4U rows) and k-g
 them. The backward's phase B is the same with the U units as rows and all 4H gate rows as k,
 over the batch block's sequences in chunks of NBC.
 
-With ``P_CLUSTER`` (cluster mode, only on request: ``persist_cuda.plan_for``), the unit blocks of a
-batch block form a thread-block cluster: each pushes its slice of h_t or dz_t into the others'
-shared memory (two buffers, used in turn) and they meet at the cluster's barrier, in place of
-staging from L2 and the global counter.
+With ``P_CLUSTER`` (cluster mode, only on request: ``persist_launch.plan_for``), the unit blocks
+of a batch block form a thread-block cluster: each pushes its slice of h_t or dz_t into the
+others' shared memory (two buffers, used in turn) and they meet at the cluster's barrier, in
+place of staging from L2 and the global counter.
 
 Gate order is torch's (i, f, g, o). bf16 values are passed as 16-bit integers (no headers under
 NVRTC): widened with a shift, narrowed with ``cvt.rn.bf16.f32`` (round to nearest even).

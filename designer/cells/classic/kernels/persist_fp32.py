@@ -8,7 +8,7 @@ barrier on their own counter.
 
 The recurrent weights never leave the chip: each thread holds its slice of them in registers for
 the whole launch (``KW`` floats forward, ``RW`` backward; the compile-time constants are chosen
-by ``persist_cuda.plan``), so a step reads only what other blocks wrote in the step before (h
+by ``persist_launch.plan``), so a step reads only what other blocks wrote in the step before (h
 forward, the pre-activation gradients backward) from L2, staged into shared memory with
 ``cp.async`` together with the block's own inputs of that step, so that one wait covers them.
 

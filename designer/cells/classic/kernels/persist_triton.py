@@ -26,6 +26,8 @@ from __future__ import annotations
 try:
     import triton
     import triton.language as tl
+
+    from designer.engines.grid_barrier import grid_sync as _grid_sync
 except Exception:  # noqa: BLE001 - no Triton: the engine falls back to cuDNN
     triton = None
 
@@ -35,16 +37,6 @@ if triton is not None:
     @triton.jit
     def _tanh(x):
         return 1.0 - 2.0 / (tl.exp(2.0 * x) + 1.0)
-
-    @triton.jit
-    def _grid_sync(BAR, target):
-        """Wait until every program has arrived: ``target`` = P x (barriers so far)."""
-        tl.debug_barrier()  # the whole program's stores are issued before it says it arrived
-        tl.atomic_add(BAR, 1, sem="release", scope="gpu")
-        seen = tl.atomic_add(BAR, 0, sem="acquire", scope="gpu")
-        while seen < target:
-            seen = tl.atomic_add(BAR, 0, sem="acquire", scope="gpu")
-        tl.debug_barrier()
 
     @triton.jit
     def _rows_times(A, a_stride, n, nm, W, rows, rm, w_stride, K,

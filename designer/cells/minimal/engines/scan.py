@@ -2,9 +2,9 @@
 
 The layer holds what its unrolled net holds (``W_xc_l{k}`` and ``b_c_l{k}`` per level, the
 backward direction's suffixed ``_reverse``), so a checkpoint of either engine loads into the
-other as it is. :func:`designer.cells.minimal.arithmetic.min_layers` does the arithmetic; this module adds
-what every recurrent layer here takes: batch-first input, a carried state ``(h,)`` of shape
-``(num_layers * directions, N, H)``, per-sequence ``lengths``, and ``cont``.
+other as it is. :func:`designer.cells.minimal.arithmetic.min_layers` does the arithmetic; this
+module adds what every recurrent layer here takes: batch-first input, a carried state ``(h,)``
+of shape ``(num_layers * directions, N, H)``, per-sequence ``lengths``, and ``cont``.
 
 ``cont`` (0: the sequence restarts at this step) multiplies the state, which the scan cannot
 do inside the logarithm: as on the cuDNN engine, the call is split at the steps where some
@@ -17,12 +17,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from designer.engines.fillers import fill_bias, fill_weight
 from designer.cells.minimal.arithmetic import SCAN_CHUNK, min_layers
-from designer.cells.classic.engines.cudnn import reset_points
-from designer.engines.recurrent_state import check_lengths, time_major, zero_state
+from designer.cells.minimal.spec import CELLS
+from designer.engines.builders import BuildContext, build_unrolled, builder
+from designer.engines.fillers import fill_bias, fill_weight
+from designer.engines.recurrent_state import check_lengths, reset_points, time_major, zero_state
 
-GATES = {"MinGRU": 2, "MinLSTM": 3}
+GATES = {kind: len(cell.gates) for kind, cell in CELLS.items()}
 SUFFIXES = ("", "_reverse")
 
 
@@ -51,7 +52,7 @@ class ScanRecurrent(nn.Module):
         self.directions = 2 if bidirectional else 1
         self.state_layers = levels * self.directions
         self.chunk = SCAN_CHUNK
-        self.method = None  # the chunks in log space or step by step: by device (min_rnn)
+        self.method = None  # the chunks in log space or step by step: by device (arithmetic)
         add_min_weights(self, GATES[kind], input_size, hidden, levels, self.directions)
 
     @classmethod
@@ -84,7 +85,7 @@ class ScanRecurrent(nn.Module):
         if lengths is not None:
             check_lengths(lengths, t_, n, self.name)
             lens = lengths.to(x.device, torch.int64)
-        points = [] if cont is None else reset_points(cont, has_state)
+        points = [] if cont is None else reset_points(cont, has_state, "the parallel scan")
         ys, start = [], 0
         for p in points + [t_]:
             if p > start:
@@ -102,7 +103,23 @@ class ScanRecurrent(nn.Module):
             y = y.transpose(0, 1)
         return y, (h,)
 
+    def capture_blocker(self, cont: bool, lengths: bool, carries_state: bool) -> str | None:
+        """Why a CUDA graph could not hold a step that feeds this layer ``cont`` (``None``:
+        it can): the resets are found on the host."""
+        if cont:
+            return "runs the parallel scan with a 'cont' input, whose resets are found on the host"
+        return None
+
     def extra_repr(self) -> str:
         both = ", bidirectional" if self.directions == 2 else ""
         return (f"{self.kind}, {self.input_size} -> {self.hidden}, levels={self.levels}{both}, "
                 f"engine=SCAN (parallel scan)")
+
+
+@builder(*CELLS)
+def build(ctx: BuildContext) -> nn.Module:
+    """SCAN: the parallel scan; CAFFE: the unrolled net (both hold the same tensors)."""
+    if ctx.params.get("engine", CELLS[ctx.layer.type].engines[0]) == "CAFFE":
+        return build_unrolled(ctx)
+    return ScanRecurrent.from_params(ctx.layer.type, ctx.input_size(), ctx.params,
+                                     name=ctx.name)

@@ -17,14 +17,19 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from designer.cells.mlstm.spec import rows, state_sizes
-
-from designer.engines.fillers import fill_bias, fill_weight
 from designer.cells.mlstm.arithmetic import CHUNK, mlstm_layers
 from designer.cells.mlstm.engines.unrolled import STATES, expand_mlstm
-from designer.cells.classic.engines.cudnn import reset_points
-from designer.engines.recurrent_state import check_lengths, time_major
-from designer.engines.unrolled import REFERENCE, run_reference
+from designer.cells.mlstm.spec import CELL, MLSTM, rows, state_sizes
+from designer.engines.builders import BuildContext, builder
+from designer.engines.fillers import fill_bias, fill_weight
+from designer.engines.recurrent_state import check_lengths, reset_points, time_major
+
+def _unrolled_net():
+    """:mod:`designer.engines.unrolled`, imported when first used: it imports the unrolled
+    expansion, which imports this cell's engines."""
+    from designer.engines import unrolled as module
+    return module
+
 
 FORGET_BIAS = (3.0, 6.0)  # the forget gates' biases start spread over this range (xLSTM's)
 
@@ -106,9 +111,17 @@ class ChunkMLSTM(MLSTMLayer):
         return mlstm_layers(self._parameters, x, state, self.levels, self.heads, self.forget,
                             lengths, self.dropout, self.training, self.chunk, self.norm)
 
+    def capture_blocker(self, cont: bool, lengths: bool, carries_state: bool) -> str | None:
+        """Why a CUDA graph could not hold a step that feeds this layer ``cont`` (``None``:
+        it can): the resets are found on the host."""
+        if cont:
+            return ("runs the chunkwise form with a 'cont' input, whose resets are found on the "
+                    "host")
+        return None
+
     def _run(self, x, cont, state, lens):
         t_, n = x.shape[0], x.shape[1]
-        points = [] if cont is None else reset_points(cont, True)
+        points = [] if cont is None else reset_points(cont, True, "the chunkwise form")
         ys, start = [], 0
         for p in points + [t_]:
             if p > start:
@@ -128,11 +141,11 @@ class UnrolledMLSTM(MLSTMLayer):
     """An mLSTM layer on the CAFFE engine: its unrolled net, node by node."""
 
     engine_name = "CAFFE"
-    ran = REFERENCE
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._expansions: dict = {}
+        self.ran = _unrolled_net().REFERENCE
 
     def expansion(self, steps: int, batch="N", lengths: bool = False):
         params = {"num_output": self.hidden, "num_heads": self.heads,
@@ -153,8 +166,16 @@ class UnrolledMLSTM(MLSTMLayer):
             p = f"L{k}/" if self.levels > 1 else ""
             for s, tensor in zip(STATES, state):
                 blobs[f"{p}{s}_0"] = tensor[k:k + 1]
-        run_reference(exp, self._parameters, blobs, self.training)
+        _unrolled_net().run_reference(exp, self._parameters, blobs, self.training)
         finals = exp.outputs[1:]
         new = tuple(torch.cat([blobs[finals[3 * k + i]] for k in range(self.levels)], 0)
                     for i in range(3))
         return blobs[exp.outputs[0]], new
+
+
+@builder(MLSTM.id)
+def build(ctx: BuildContext) -> nn.Module:
+    """CHUNK: :class:`ChunkMLSTM`; CAFFE: :class:`UnrolledMLSTM` (both hold the same tensors)."""
+    engine = ctx.params.get("engine", CELL.engines[0])
+    cls = UnrolledMLSTM if engine == UnrolledMLSTM.engine_name else ChunkMLSTM
+    return cls.from_params(ctx.input_size(), ctx.params, name=ctx.name)

@@ -1,11 +1,11 @@
 """The FUSED engine of the sLSTM: the input transform of all steps as one GEMM, then the
 recurrence: on a CUDA device with Triton, one launch of a persistent kernel per level and
-direction (:mod:`designer.cells.slstm.kernels.launch`; backward one launch and one GEMM), else a step
-loop with the heads' recurrent blocks batched into one product a step, and the kernels' gradient
-written out (:class:`designer.cells.slstm.arithmetic.KernelGradUnit`; autograd does the rest). Both
-compute the same numbers (within 1e-5 in fp32, tested); ``ran`` and ``fallback`` say which ran
-the last call and why not the kernels, and a CUDA call that cannot run them warns once per
-reason.
+direction (:mod:`designer.cells.slstm.kernels.launch`; backward one launch and one GEMM), else a
+step loop with the heads' recurrent blocks batched into one product a step, and the kernels'
+gradient written out (:class:`designer.cells.slstm.arithmetic.KernelGradUnit`; autograd does the
+rest). Both compute the same numbers (within 1e-5 in fp32, tested); ``ran`` and ``fallback`` say
+which ran the last call and why not the kernels, and a CUDA call that cannot run them warns once
+per reason.
 
 The layer holds what its unrolled net holds (``W_xc_l{k}``, ``b_c_l{k}`` and ``W_hc_l{k}`` per
 level, the backward direction's suffixed ``_reverse``), so a checkpoint of either engine loads
@@ -23,13 +23,14 @@ import warnings
 import torch
 from torch import nn
 
+from designer.cells.slstm.arithmetic import kernel_grad_unit, slstm_direction, slstm_layers
 from designer.cells.slstm.kernels import launch as slstm_kernel
+from designer.cells.slstm.spec import CELL, GATES, SLSTM
+from designer.engines.builders import BuildContext, build_unrolled, builder
 from designer.engines.fillers import fill_bias, fill_weight
 from designer.engines.recurrent_state import check_lengths, time_major, zero_state
-from designer.cells.slstm.arithmetic import kernel_grad_unit, slstm_direction, slstm_layers
 
 SUFFIXES = ("", "_reverse")
-GATES = 4
 LOOP = functools.partial(slstm_direction, unit=kernel_grad_unit)  # where the kernels do not run
 
 
@@ -146,3 +147,11 @@ class FusedSLSTM(nn.Module):
         both = ", bidirectional" if self.directions == 2 else ""
         return (f"sLSTM, {self.input_size} -> {self.hidden} in {self.heads} heads, "
                 f"levels={self.levels}{both}, forget={self.forget_gate}, engine=FUSED")
+
+
+@builder(SLSTM.id)
+def build(ctx: BuildContext) -> nn.Module:
+    """FUSED: :class:`FusedSLSTM`; CAFFE: the unrolled net (both hold the same tensors)."""
+    if ctx.params.get("engine", CELL.engines[0]) == "CAFFE":
+        return build_unrolled(ctx)
+    return FusedSLSTM.from_params(ctx.input_size(), ctx.params, name=ctx.name)

@@ -1,10 +1,10 @@
-"""One direction of one sLSTM level on the persistent Triton kernels (:mod:`triton_slstm`):
+"""One direction of one sLSTM level on the persistent Triton kernels (:mod:`steps`):
 what the FUSED engine runs on a CUDA device, in place of its step loop.
 
 :func:`kernel_direction` takes and returns what
 :func:`designer.cells.slstm.arithmetic.slstm_direction` does (so ``slstm_layers`` runs either),
 and computes the same numbers: forward is one launch for all steps, backward one launch and
-one more for ``dW_hc`` (:mod:`triton_slstm_dw`); the input transform's gradient is the
+one more for ``dW_hc`` (:mod:`dw_hc`); the input transform's gradient is the
 kernel's ``dpre`` as it is. Nothing is read on the host, so a step with the kernels is
 captured in a CUDA graph.
 
@@ -15,7 +15,7 @@ does. What the kernels cannot run (no CUDA device, no Triton, a type other than 
 runs on the loop; :func:`fallback_reason` says why.
 
 Launch shape (:func:`plan`). One program per (head, block of ``BN`` = 16 batch rows) runs
-the whole sequence (:mod:`triton_slstm`); at H=512 that is 4 heads x (16 or 64 rows / 16) =
+the whole sequence (:mod:`steps`); at H=512 that is 4 heads x (16 or 64 rows / 16) =
 4-16 programs (8-32 at 8 heads of 64) on an H100's 132 SMs, each streaming its head's ``4d x
 d`` block of ``W_hc`` (256 KB fp32 at d=128) through one SM every step. Measured so (one H100,
 H=512, T=256, the whole training step in a CUDA graph, against a CUDA-graph-captured plain
@@ -25,7 +25,7 @@ PyTorch step loop; tests/benchmarks/RESULTS.md): fp32 27.7 / 30.2 ms at 4x128 (N
 4x128 to 15.9 / 18.3 ms; ``BN`` 8 (the broadcast product, twice the programs) was 2-3x slower.
 
 So on a GPU (:func:`sm_count` > 0) a head is split over ``split`` programs
-(:mod:`triton_slstm_split`): each owns ``U = D/split`` (>= :data:`MIN_UNITS`) of its units,
+(:mod:`split`): each owns ``U = D/split`` (>= :data:`MIN_UNITS`) of its units,
 their ``4U x d`` rows of ``W_hc``, and meets the head's other programs at a barrier each step.
 ``split`` is the largest power of two that keeps heads x batch blocks x split within the SMs
 (every program resident at once: the barrier waits for all of them): 8 at 4x128 (32 programs at
@@ -39,9 +39,9 @@ a GPU; the interpreter (no SMs, one program a head: its programs run one after a
 barrier would wait for ever) multiplies in fp32.
 
 Where a head's whole block fits in a program's registers (``4 D x D`` of the product's type
-within :data:`triton_slstm_resident.BYTES`: heads of up to 64 units in fp32, 128 in bf16), it
+within :data:`resident.BYTES`: heads of up to 64 units in fp32, 128 in bf16), it
 is held there and so is the state, one program a head and batch block, 8 warps, and no split
-(:mod:`triton_slstm_resident`): measured so at 8 heads of 64 (one H100, the whole training
+(:mod:`resident`): measured so at 8 heads of 64 (one H100, the whole training
 step in a CUDA graph): fp32 2.67 / 4.34 ms (N=16 / 64) where the split took 4.34 / 6.57, bf16
 1.41 / 1.84 ms where it took 2.86 / 3.88. fp32 products take three TF32 passes unless torch's
 ``set_float32_matmul_precision`` allows TF32 (:func:`fp32_precision`).
@@ -109,7 +109,7 @@ def plan(d: int, batch: int, heads: int = 1, sms: int = 0, fp32: bool = True) ->
     least :data:`MIN_UNITS`): the largest power of two that keeps the launch to one program an
     SM at most (heads x batch blocks x split <= sms; they meet at barriers, so all must be
     resident), 1 without SMs. ``resident``: the head's block fits a program's registers
-    (:func:`triton_slstm_resident.fits`), which then holds it and the state for the whole
+    (:func:`resident.fits`), which then holds it and the state for the whole
     sequence, one program a head and batch block, 8 warps, no split. fp32 products run on the
     tensor cores (:func:`fp32_precision`) on a GPU, in fp32 ("ieee") on the interpreter.
     """
@@ -154,8 +154,8 @@ def _meta(cfg: dict, exp_forget: bool, keep, lens) -> dict:
 
 def _launch(name: str, cfg: dict, heads: int, dev: torch.device):
     """The kernel ``name`` ("_forward", "_backward") on its grid: one program a head and batch
-    block, or ``split`` of them a head (:mod:`triton_slstm_split`), or one a head and batch
-    block holding its block in registers (:mod:`triton_slstm_resident`)."""
+    block, or ``split`` of them a head (:mod:`split`), or one a head and batch
+    block holding its block in registers (:mod:`resident`)."""
     if cfg["resident"]:
         return getattr(resident_kernels, name + "_resident")[(heads, cfg["blocks"])]
     if cfg["split"] == 1 and not cfg.get("grouped"):

@@ -1,9 +1,9 @@
 """The sLSTM's persistent kernels with a head's recurrent block held in registers: what
-:mod:`triton_slstm` computes, for heads narrow enough that the block fits.
+:mod:`steps` computes, for heads narrow enough that the block fits.
 
-:mod:`triton_slstm` keeps only one chunk of units in registers and reads the head's ``4d x d``
+:mod:`steps` keeps only one chunk of units in registers and reads the head's ``4d x d``
 block of ``W_hc`` and its state ``h_{t-1}`` back from memory every step (so any width runs);
-:mod:`triton_slstm_split` spreads a wide head over programs that meet at a barrier each step.
+:mod:`split` spreads a wide head over programs that meet at a barrier each step.
 Where the block is small (``d`` <= 64, or 128 in bf16: at most 128 KB) one program of a head
 and batch block loads it once, as four ``d x d`` tiles, and carries the state (h, c, n, m:
 ``[BN, d]`` fp32 each) in registers from step to step. A step then touches memory only for
@@ -13,12 +13,12 @@ the output. No barrier, no read of what the step before wrote.
 
 Backward carries the gradients of h, c, n, m the same way, with the block's tiles as
 ``dh_{t-1} = sum_g dpre_g[t] W_hc[k]_g`` wants them, and reads each step's pre-activations and
-state one step ahead. ``dW_hc`` is summed after the kernel (:mod:`triton_slstm_dw`):
+state one step ahead. ``dW_hc`` is summed after the kernel (:mod:`dw_hc`):
 summing it in registers a step would double the block.
 
-The unit's arithmetic is :mod:`triton_slstm`'s (:func:`triton_slstm._stabilised` and the
-same expressions as :func:`triton_slstm._unit_forward` and :func:`triton_slstm._unit_backward`),
-so the buffers in and out are the same and :class:`slstm_kernel._Direction` runs either.
+The unit's arithmetic is :mod:`steps`'s (:func:`steps._stabilised` and the
+same expressions as :func:`steps._unit_forward` and :func:`steps._unit_backward`),
+so the buffers in and out are the same and :class:`launch._Direction` runs either.
 """
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ if triton is not None:
                           EXP_FORGET: tl.constexpr, HAS_KEEP: tl.constexpr,
                           HAS_LENS: tl.constexpr, D: tl.constexpr, BN: tl.constexpr,
                           PREC: tl.constexpr):
-        """:func:`triton_slstm._forward`'s arguments and grid (heads, batch blocks), the state
+        """:func:`steps._forward`'s arguments and grid (heads, batch blocks), the state
         carried in registers."""
         n, nm, m2, wi, wf, wz, wo, lens, sr, xr = _program(W, LENS, N, H, d, HAS_LENS, D, BN,
                                                            True)
@@ -150,8 +150,8 @@ if triton is not None:
                            d, EXP_FORGET: tl.constexpr, HAS_KEEP: tl.constexpr,
                            HAS_LENS: tl.constexpr, D: tl.constexpr, BN: tl.constexpr,
                            PREC: tl.constexpr):
-        """:func:`triton_slstm._backward`'s arguments and grid, the carried gradients in
-        registers; the step's arithmetic is :func:`triton_slstm._unit_backward`'s (its
+        """:func:`steps._backward`'s arguments and grid, the carried gradients in
+        registers; the step's arithmetic is :func:`steps._unit_backward`'s (its
         docstring gives it) and ``dh_{t-1} += keep_t dpre[t] W_hc[k]``."""
         n, nm, m2, wi, wf, wz, wo, lens, sr, xr = _program(W, LENS, N, H, d, HAS_LENS, D, BN,
                                                            False)

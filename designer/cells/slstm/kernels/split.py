@@ -1,28 +1,28 @@
 """The sLSTM's persistent kernels with a head's units split across programs: what
-:mod:`triton_slstm` computes, for heads too wide for one SM to stream in time.
+:mod:`steps` computes, for heads too wide for one SM to stream in time.
 
-In :mod:`triton_slstm` one program runs a whole head; at 4 heads of 128 and a batch of 16
+In :mod:`steps` one program runs a whole head; at 4 heads of 128 and a batch of 16
 that is 4 programs on 132 SMs, each streaming its head's ``4d x d`` block of ``W_hc`` every
 step. Here a head is ``S`` programs (its "group", for one block of ``BN`` batch rows): program
 ``(k*S + s, b)`` owns the ``U = D/S`` units ``s*U ..`` of head ``k`` (all four gate rows of
 them: ``4U x d`` of ``W_hc``, which stay in its SM's L1 for the whole sequence) and their
 state. The heads stay independent: only a group meets, at a barrier of its own (a counter in
-global memory, release/acquire, as :mod:`triton_persist`'s grid barrier), so every program of
-a launch must be resident at once: :func:`slstm_kernel.plan` keeps a launch to at most one
+global memory, release/acquire: :mod:`designer.engines.grid_barrier`), so every program of
+a launch must be resident at once: :func:`launch.plan` keeps a launch to at most one
 program per SM, and splits only on a GPU (Triton's CPU interpreter runs one program after
 another, and a barrier would wait for ever).
 
-Forward, per step t (:func:`triton_slstm._unit_forward` on the program's units): the
+Forward, per step t (:func:`steps._unit_forward` on the program's units): the
 pre-activations of the program's units from the head's whole ``h_{t-1}`` (``.cg`` loads: other
 programs of the group wrote it), the stabilised unit, the program's units of ``h_t`` (and c, n,
 m, pre) stored; then the group's barrier.
 
 Backward, per step T-1 .. 0, one barrier:
-  A. the unit's gradient for the program's units (:func:`triton_slstm._unit_backward`, as
-     :func:`triton_slstm._backward`'s phase A): ``dpre[t]`` of its units' four gate rows, its
+  A. the unit's gradient for the program's units (:func:`steps._unit_backward`, as
+     :func:`steps._backward`'s phase A): ``dpre[t]`` of its units' four gate rows, its
      units' carried gradients of c, n, m and the part of ``dh_{t-1}`` that skips the step;
   B. after the barrier, ``dh_{t-1}[own units] += keep dpre[t] W_hc[k][:, own units]`` over
-     the head's 4d rows (:func:`triton_slstm._dh_chunk`; ``.cg``: the group's other programs
+     the head's 4d rows (:func:`steps._dh_chunk`; ``.cg``: the group's other programs
      wrote them). B writes only the program's own units of ``dh``, which only it reads in the
      next step's A, and the next step's A writes ``dpre[t-1]``, not the ``dpre[t]`` that B
      reads: no second barrier.
@@ -33,9 +33,9 @@ try:
     import triton
     import triton.language as tl
 
-    from designer.cells.classic.kernels.persist_triton import _grid_sync
     from designer.cells.slstm.kernels.steps import (_dh_chunk, _rows, _step, _unit_backward,
-                                               _unit_forward)
+                                                    _unit_forward)
+    from designer.engines.grid_barrier import grid_sync as _grid_sync
 except Exception:  # noqa: BLE001 - no Triton: the FUSED engine keeps its step loop
     triton = None
 
@@ -58,7 +58,7 @@ if triton is not None:
                        HAS_LENS: tl.constexpr, D: tl.constexpr, S: tl.constexpr,
                        BN: tl.constexpr, JC: tl.constexpr, KC: tl.constexpr,
                        DOT: tl.constexpr, PREC: tl.constexpr):
-        """:func:`triton_slstm._forward` on a grid of (heads x S, batch blocks); BAR (heads x
+        """:func:`steps._forward` on a grid of (heads x S, batch blocks); BAR (heads x
         batch blocks) int32, zero: the groups' barrier counters."""
         U: tl.constexpr = D // S
         head, u0, blk, bar = _group(BAR, S, U)
@@ -78,7 +78,7 @@ if triton is not None:
                         HAS_LENS: tl.constexpr, D: tl.constexpr, S: tl.constexpr,
                         BN: tl.constexpr, JC: tl.constexpr, KC: tl.constexpr,
                         DOT: tl.constexpr, PREC: tl.constexpr):
-        """:func:`triton_slstm._backward` on the forward's grid; BAR as the forward's."""
+        """:func:`steps._backward` on the forward's grid; BAR as the forward's."""
         U: tl.constexpr = D // S
         head, u0, blk, bar = _group(BAR, S, U)
         n, nm, w_head, lens = _rows(head, blk, W, LENS, N, d, HAS_LENS, BN)

@@ -22,11 +22,11 @@ Backward, per step T-1 .. 0, two phases around a ``debug_barrier``:
   A. for each chunk of units, the unit's gradient (:func:`_unit_backward`): from ``dy_t`` and
      the carried gradients of h, c, n, m, the gradient of each pre-activation ``dpre[t]``
      (written out: it is the input transform's gradient, and ``dW_hc`` is summed from it over
-     all steps after the kernel, :mod:`triton_slstm_dw`) and the carried gradients of c, n and m at t-1, the
+     all steps after the kernel, :mod:`dw_hc`) and the carried gradients of c, n and m at t-1, the
      stabiliser's path included;
   B. ``dh_{t-1} += keep_t dpre[t] W_hc[k]`` over the head's 4d rows (:func:`_dh_chunk`).
 
-The step bodies are ``@triton.jit`` helpers shared with :mod:`triton_slstm_split` (Triton
+The step bodies are ``@triton.jit`` helpers shared with :mod:`split` (Triton
 inlines them: the kernels compile as if written out); the two modules differ in the grid, the
 barriers and the ``.cg`` loads of what other programs wrote.
 
@@ -38,8 +38,8 @@ plan says ``"tf32x3"``, as it does on a GPU).
 
 A head is one program here, which streams the head's whole ``4d x d`` block through one SM
 each step: slow where heads are wide and few (4 heads of 128 at batch 16 are 4 programs). On a
-GPU :func:`slstm_kernel.plan` spreads such a head's units over programs that meet at a barrier
-each step (:mod:`triton_slstm_split`); these kernels run where it does not split (narrow heads,
+GPU :func:`launch.plan` spreads such a head's units over programs that meet at a barrier
+each step (:mod:`split`); these kernels run where it does not split (narrow heads,
 wide batches, ``TUNE["split"] = 1``) and under the interpreter.
 """
 from __future__ import annotations
