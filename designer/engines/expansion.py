@@ -20,8 +20,8 @@ Two additions go beyond MyCaffe, which has neither:
   valid step and the backward chain starts at it; a SCALE by ``valid`` zeroes the output at
   padded steps (and with it every gradient through them).
 
-The cells register how they unroll (:func:`chain`, :func:`own_expansion`) from their engines
-(:mod:`designer.graph.parts`); their facts (gates, carried states) come from their specs
+The cells register how they unroll (:func:`chain`, :func:`own_expansion`, :func:`draw_as`) when
+they load (each cell's ``expansion`` module, pure as this one); their facts (gates, carried states) come from their specs
 (:class:`designer.graph.cell.CellSpec`). This module is pure Python (no torch): the unrolled
 engine (:mod:`designer.engines.unrolled`) runs exactly these nodes, and the ``unroll`` command
 and the designer's unrolled view show them.
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from designer.graph import dims as D
-from designer.graph import parts, registry
+from designer.graph import registry
 from designer.graph.cell import article
 
 from designer.engines.expansion_data import (SUFFIXES, Expansion, Node, Step,  # noqa: F401
@@ -81,10 +81,16 @@ def own_expansion(*kinds: str):
     return register
 
 
+def draw_as(*node_types: str, like: str = "UNIT") -> None:
+    """Draw a cell's ``node_types`` in the unrolled view as the generic node ``like`` (its
+    units as ``UNIT``)."""
+    for node_type in node_types:
+        DRAWN_AS[node_type] = like
+
+
 def drawn_as(node_type: str) -> str:
     """The generic node type a cell's node type is drawn as (``UNIT`` for its units); a
     generic node type is drawn as itself."""
-    parts.need(parts.ENGINES)
     return DRAWN_AS.get(node_type, node_type)
 
 
@@ -96,7 +102,6 @@ def unrolls(kind: str) -> bool:
 
 def unrolling_kinds() -> tuple[str, ...]:
     """The layer types whose unrolled net is registered, in the registry's order."""
-    parts.need(parts.ENGINES)
     return tuple(k for k in registry.recurrent_kinds() if k in CHAINS or k in EXPANSIONS)
 
 
@@ -150,7 +155,6 @@ def expand_params(kind: str, params: dict, steps: int, batch, features, name: st
     ``lengths``: the layer gets each sequence's valid length, and its padded steps are masked
     (a SEQUENCE_MASK once, a HOLD per step keeping the state, a SCALE zeroing the outputs).
     """
-    parts.need(parts.ENGINES)
     cell, chain_of = registry.cell(kind), CHAINS.get(kind)
     if cell is None or (chain_of is None and kind not in EXPANSIONS):
         raise ValueError(f"{name} ({kind}) is not a recurrent layer")

@@ -9,7 +9,7 @@ import torch
 from designer.engines.build import Net
 from designer.engines.expansion import expand
 from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM
-from designer.cells.mlstm.engines.unrolled import expand_mlstm
+from designer.cells.mlstm.expansion import expand_mlstm
 from designer.engines.parity import TOLERANCE, compare, layer_parity
 from designer.graph import Graph
 

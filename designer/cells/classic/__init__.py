@@ -1,5 +1,5 @@
 """LSTM, GRU, RNN and LSTMSimple: the classic recurrent cells."""
-from designer.cells.classic import memory, spec  # noqa: F401  (memory: its rule registers)
+from designer.cells.classic import expansion, memory, spec  # noqa: F401  (expansion, memory: register)
 from designer.graph import parts, registry
 
 registry.register(*spec.SPECS)

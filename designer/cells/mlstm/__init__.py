@@ -1,5 +1,5 @@
 """The mLSTM: xLSTM's matrix-memory cell."""
-from designer.cells.mlstm import memory, spec  # noqa: F401  (memory: its rule registers)
+from designer.cells.mlstm import expansion, memory, spec  # noqa: F401  (expansion, memory: register)
 from designer.graph import parts, registry
 
 registry.register(*spec.SPECS)

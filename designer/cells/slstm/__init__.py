@@ -1,5 +1,5 @@
 """The sLSTM: xLSTM's scalar cell with exponential gating."""
-from designer.cells.slstm import memory, spec  # noqa: F401  (memory: its rule registers)
+from designer.cells.slstm import expansion, memory, spec  # noqa: F401  (expansion, memory: register)
 from designer.graph import parts, registry
 
 registry.register(*spec.SPECS)

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from designer.graph import parts
 
-from designer.engines.expansion import DRAWN_AS, SUFFIXES, Expansion, Node
+from designer.engines.expansion import SUFFIXES, Expansion, Node
 
 REFERENCE = "the reference executor, node by node"  # what ran, in words (a module's ``ran``)
 
@@ -50,15 +50,12 @@ UnitOp = Callable[[Node, list, Run], tuple]
 UNIT_OPS: dict[str, UnitOp] = {}  # node type -> its op: op(node, bottoms, run) -> tops
 
 
-def unit_op(*node_types: str, drawn_as: str | None = "UNIT"):
+def unit_op(*node_types: str):
     """Decorator: the op that runs the ``node_types`` nodes, ``op(node, bottoms, run)`` ->
-    the tuple of its tops' values. ``drawn_as``: the generic node type the unrolled view draws
-    them like (``UNIT``, ``INNER_PRODUCT``; ``None``: as their own type)."""
+    the tuple of its tops' values."""
     def register(op: UnitOp) -> UnitOp:
         for node_type in node_types:
             UNIT_OPS[node_type] = op
-            if drawn_as is not None:
-                DRAWN_AS[node_type] = drawn_as
         return op
     return register
 
@@ -93,24 +90,24 @@ def lstm_unit(c_prev, gates, cont):
 
 
 # -- the generic node types -----------------------------------------------------------------
-@unit_op("INNER_PRODUCT", drawn_as=None)
+@unit_op("INNER_PRODUCT")
 def _inner_product(node: Node, b: list, run: Run) -> tuple:
     w = [run.weight(k) for k in node.params["weights"]]
     return (F.linear(b[0], w[0], w[1] if len(w) > 1 else None),)
 
 
-@unit_op("SLICE", drawn_as=None)
+@unit_op("SLICE")
 def _slice(node: Node, b: list, run: Run) -> tuple:
     return b[0].split(1, dim=0)
 
 
-@unit_op("SEQUENCE_MASK", drawn_as=None)
+@unit_op("SEQUENCE_MASK")
 def _sequence_mask(node: Node, b: list, run: Run) -> tuple:
     steps = torch.arange(node.params["steps"], device=b[0].device)
     return ((steps.unsqueeze(1) < b[0].unsqueeze(0)).to(run.blobs["cont"].dtype),)
 
 
-@unit_op("HOLD", drawn_as=None)
+@unit_op("HOLD")
 def _hold(node: Node, b: list, run: Run) -> tuple:
     """The new state where the step is valid, else the state it found."""
     keep = b[-1].unsqueeze(-1) > 0
@@ -118,31 +115,31 @@ def _hold(node: Node, b: list, run: Run) -> tuple:
     return tuple(torch.where(keep, new, old) for new, old in zip(b[:half], b[half:-1]))
 
 
-@unit_op("SCALE", drawn_as=None)
+@unit_op("SCALE")
 def _scale(node: Node, b: list, run: Run) -> tuple:
     return (b[0] * b[1].unsqueeze(-1),)
 
 
-@unit_op("ELTWISE", drawn_as=None)
+@unit_op("ELTWISE")
 def _eltwise(node: Node, b: list, run: Run) -> tuple:
     return (b[0] + b[1],)
 
 
-@unit_op("TANH", drawn_as=None)
+@unit_op("TANH")
 def _tanh(node: Node, b: list, run: Run) -> tuple:
     return (torch.tanh(b[0]),)
 
 
-@unit_op("RELU", drawn_as=None)
+@unit_op("RELU")
 def _relu(node: Node, b: list, run: Run) -> tuple:
     return (torch.relu(b[0]),)
 
 
-@unit_op("CONCAT", drawn_as=None)
+@unit_op("CONCAT")
 def _concat(node: Node, b: list, run: Run) -> tuple:
     return (torch.cat(b, node.params["axis"]),)
 
 
-@unit_op("DROPOUT", drawn_as=None)
+@unit_op("DROPOUT")
 def _dropout(node: Node, b: list, run: Run) -> tuple:
     return (F.dropout(b[0], node.params["dropout_ratio"], run.training),)

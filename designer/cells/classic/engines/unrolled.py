@@ -1,5 +1,6 @@
-"""The classic cells' unrolled nets: the nodes of one step, the units' ops, how the layers'
-tensors are filled and their fast executors (:mod:`.step_plans`).
+"""The classic cells' unrolled nets on torch: the units' ops, how the layers' tensors are
+filled and their fast executors (:mod:`.step_plans`); the nodes of a step are
+:mod:`designer.cells.classic.expansion`'s.
 
 Per step, after the chain's SCALE (h_conted = cont_t x h_{t-1}):
 
@@ -16,37 +17,10 @@ from __future__ import annotations
 
 import torch
 
-from designer.engines.expansion import Step, chain
 from designer.engines.unrolled import fast_steps, fill_chains, fills, lstm_unit, unit_op
 from designer.cells.classic.spec import CELLS
 from designer.cells.classic.engines.step_plans import (compile_lstm_plan, compile_step_plan,
                                                        run_lstm_plan, run_step_plan)
-
-
-def _w_hc(params: dict, hidden: int, rows: int) -> dict:
-    return {"W_hc": (rows, hidden)}
-
-
-def _w_hc_b_hc(params: dict, hidden: int, rows: int) -> dict:
-    return {"W_hc": (rows, hidden), "b_hc": (rows,)}
-
-
-@chain("LSTM", "LSTMSimple", weights=_w_hc)
-def _lstm_step(step: Step) -> None:
-    gates = step.sum(step.product())
-    step.unit(step.cell.unit, step.found + (gates, step.cont), step.made + (step.h,))
-
-
-@chain("GRU", weights=_w_hc_b_hc)
-def _gru_step(step: Step) -> None:
-    recurrent = step.product(weights=("W_hc", "b_hc"))
-    step.unit(step.cell.unit, (step.h_conted, recurrent, step.x), (step.h,))
-
-
-@chain("RNN", weights=_w_hc)
-def _rnn_step(step: Step) -> None:
-    unit = "RELU" if step.params.get("nonlinearity") == "relu" else "TANH"
-    step.unit(unit, (step.sum(step.product()),), (step.h,))
 
 
 class _ClipGrad(torch.autograd.Function):

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from designer.cells.mlstm.arithmetic import CHUNK, mlstm_layers
-from designer.cells.mlstm.engines.unrolled import STATES, expand_mlstm
+from designer.cells.mlstm.expansion import STATES, expand_mlstm
 from designer.cells.mlstm.spec import CELL, MLSTM, rows, state_sizes
 from designer.engines.builders import BuildContext, builder
 from designer.engines.fillers import fill_bias, fill_weight
