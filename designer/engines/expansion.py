@@ -89,9 +89,12 @@ def draw_as(*node_types: str, like: str = "UNIT") -> None:
 
 
 def drawn_as(node_type: str) -> str:
-    """The generic node type a cell's node type is drawn as (``UNIT`` for its units); a
-    generic node type is drawn as itself."""
-    return DRAWN_AS.get(node_type, node_type)
+    """The generic node type a cell's node type is drawn as: what it registered with
+    :func:`draw_as`, ``UNIT`` for the unit its spec names, else the node type itself."""
+    if DRAWN_AS.get(node_type):
+        return DRAWN_AS[node_type]
+    units = {registry.cell(k).unit for k in registry.recurrent_kinds()}
+    return "UNIT" if node_type in units else node_type
 
 
 def unrolls(kind: str) -> bool:

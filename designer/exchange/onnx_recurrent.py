@@ -43,7 +43,7 @@ def caffe_weights(module) -> dict:
     ``W_hc_l0`` ... (a layer on the cuDNN engine, which holds a torch.nn layer, converted)."""
     if hasattr(module, "rnn"):
         from designer.engines.convert import convert_layer
-        sd = {k: v.detach() for k, v in module.rnn.state_dict().items()}
+        sd = {k: v.detach() for k, v in module.state_dict().items()}
         return {k: tensor(v) for k, v in
                 convert_layer(module.kind, sd, module.levels, "CUDNN", "CAFFE").items()}
     return {k: tensor(v) for k, v in module.named_parameters()}
