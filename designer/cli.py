@@ -327,7 +327,7 @@ def command(args: argparse.Namespace) -> int:
         return validate(args.project, as_json=args.json, deep=deep, room=named_capacity,
                         device=args.device)
     if cmd in ("parity", "unroll", "bench"):
-        from designer.engines import commands
+        from designer.engines.measure import commands
         return getattr(commands, cmd)(args)
     if cmd in ("export", "import"):
         from designer.exchange import commands as exchange

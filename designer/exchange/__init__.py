@@ -1,17 +1,16 @@
-"""Models out and in: ONNX, standalone PyTorch code, and Caffe/MyCaffe prototxt.
+"""Models out and in, one room per format:
 
-- :mod:`textformat` reads and writes the protobuf text format without a schema;
-- :mod:`caffe_import`, :mod:`caffe_layers` and :mod:`caffe_solver` turn a ``train_val.prototxt``
-  and ``solver.prototxt`` into a project; :mod:`caffe_export` writes them back;
-- :mod:`onnx_export` (with :mod:`onnx_ops`, :mod:`onnx_recurrent` and :mod:`onnx_scan`) writes a
-  trained net as ONNX; :mod:`pytorch_code` (with :mod:`pytorch_layers` and
-  :mod:`pytorch_copies`) writes it as a readable ``model.py`` with its weights;
-- :mod:`commands` holds the ``export`` and ``import`` commands.
+- :mod:`.onnx_export` writes a trained net as ONNX; :mod:`.onnx_import` reads an ONNX file
+  (ours or a foreign one) into a project and a run;
+- :mod:`.pytorch_export` writes it as a readable ``model.py`` with its weights;
+- :mod:`.caffe` reads and writes Caffe/MyCaffe ``train_val.prototxt`` and ``solver.prototxt``;
+- :mod:`.commands` holds the ``export`` and ``import`` commands; :mod:`.source` is what an export
+  starts from (a project or a run folder), :mod:`.errors` the one-sentence errors.
 
 Each recurrent cell writes (and reads) its own layers: it registers its writers into the
-registries here (:mod:`writers`: ``onnx_recurrent.FUSED`` and ``NODES``,
-``pytorch_layers.LAYERS``, ``caffe_export.PARAMS``, ``caffe_layers.CONVERTERS``) from its folder,
-``designer/cells/<cell>/exports/``; nothing here imports a cell.
+registries here (:mod:`.writers`: ``onnx_export.recurrent.FUSED`` and ``NODES``,
+``pytorch_export.layers.LAYERS``, ``caffe.exporter.PARAMS``, ``caffe.layers.CONVERTERS``) from
+its folder, ``designer/cells/<cell>/exports/``; nothing here imports a cell.
 
-The Caffe modules use no torch; the ONNX and PyTorch exports import torch (and onnx) when used.
+The Caffe room uses no torch; the ONNX and PyTorch exports import torch (and onnx) when used.
 """

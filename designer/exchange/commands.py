@@ -62,7 +62,7 @@ def _export(source, fmt: str, out: Path, unrolled: bool, steps: int | None):
         return write_prototxt(source.project, out)  # the design only: no weights
     if fmt == "onnx":
         try:
-            from designer.exchange.onnx_export import export_onnx
+            from designer.exchange.onnx_export.export import export_onnx
         except ImportError:
             raise ExchangeError("the ONNX export needs the onnx package: pip install "
                                 "'rnn-designer[onnx]'") from None
@@ -71,7 +71,7 @@ def _export(source, fmt: str, out: Path, unrolled: bool, steps: int | None):
         out.parent.mkdir(parents=True, exist_ok=True)
         notes = export_onnx(source, out, unrolled, steps)
         return [out], notes
-    from designer.exchange.pytorch_code import export_pytorch
+    from designer.exchange.pytorch_export.code import export_pytorch
     notes = export_pytorch(source, out)
     return [out / "model.py", out / "weights.safetensors"], notes
 
@@ -79,8 +79,8 @@ def _export(source, fmt: str, out: Path, unrolled: bool, steps: int | None):
 def write_prototxt(project, out: Path) -> tuple[list[Path], list[str]]:
     """``train_val.prototxt`` and ``solver.prototxt`` into the folder ``out`` (or, when ``out``
     ends in .prototxt, the net there and the solver beside it)."""
-    from designer.exchange.caffe_export import export_messages
-    from designer.exchange.textformat import dumps
+    from designer.exchange.caffe.exporter import export_messages
+    from designer.exchange.caffe.textformat import dumps
     if out.suffix == ".prototxt":
         net_file, solver_file = out, out.with_name("solver.prototxt")
         if net_file == solver_file:
@@ -101,7 +101,7 @@ def write_prototxt(project, out: Path) -> tuple[list[Path], list[str]]:
 
 def import_(args) -> int:
     from designer.graph import commands as graph_commands
-    from designer.exchange.caffe_import import import_prototxt
+    from designer.exchange.caffe.importer import import_prototxt
     out = Path(args.out)
     if os.path.lexists(out) and not out.is_dir():
         return _err(str(taken(out)))

@@ -38,7 +38,7 @@ class ModelSource:
         """The net in eval mode on the CPU, with the run's weights (or freshly initialised)."""
         import torch
 
-        from designer.engines.build import BuildError, Net
+        from designer.engines.net.build import BuildError, Net
         graph = self.project.graph
         errors = graph.errors()
         if errors:

@@ -15,7 +15,7 @@ sizes of a stacked recurrent layer, its levels' inputs and dropout masks, and wh
 forward pass holds at its peak.
 
 The figures follow what torch 2.x does, checked with ``torch.autograd.graph.saved_tensors_hooks``
-on the CPU (``tests/engines/test_memory.py``) and against the allocator's peak on an H200
+on the CPU (``tests/engines/net/test_memory.py``) and against the allocator's peak on an H200
 (``tests/benchmarks/RESULTS.md``):
 
 - MiniRocket keeps nothing (no gradient flows through it): see
@@ -298,7 +298,7 @@ def held(ctx: Context, c: Chains, gates: float, unrolled: float, fused: float) -
     values per unit of the step blobs no backward reads), one output more where directions
     or levels are joined; a fused engine one level and direction at a time: its input
     transform and ``fused`` values per unit that it copies it into. Measured on the CPU from
-    the profiler's allocations (``tests/engines/test_cell_memory.py``)."""
+    the profiler's allocations (``tests/cells/test_memory_rules.py``)."""
     if ctx.engine == "CAFFE":
         return 4 * (c.levels * c.directions * (gates + unrolled) + 1) * c.seq
     return int(4 * (gates + fused) * c.seq)

@@ -1,12 +1,12 @@
 """What a MiniRocket layer holds: the rule :mod:`designer.graph.memory_layers` applies to it.
 
 It keeps nothing for the backward pass: no gradient flows through it, so autograd saves none
-of its tensors (``tests/engines/test_mini_rocket.py`` checks it with
+of its tensors (``tests/engines/net/test_mini_rocket.py`` checks it with
 ``torch.autograd.graph.saved_tensors_hooks``). It holds its own buffers: a channel mask per
 dilation and kernel, a bias per feature, the plan (dilations, features per dilation) and the
 steps it was fitted on.
 
-Its forward pass runs one dilation at a time (``designer.engines.rocket.MiniRocket.forward``)
+Its forward pass runs one dilation at a time (``designer.engines.net.rocket.MiniRocket.forward``)
 and holds at once, at the dilation that needs most:
 
 - its input as (N, C, T) fp32 (a copy where the padded steps are zeroed);

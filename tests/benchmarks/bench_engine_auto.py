@@ -63,7 +63,7 @@ def chosen(sentences: list[str]) -> str:
 
 
 def run_row(levels, hidden, batch, precision, args, device) -> dict:
-    from designer.engines.bench import bench_engine
+    from designer.engines.measure.bench import bench_engine
     graph = project(levels, hidden, batch, args.seq)
     times = {e: [] for e in ENGINES}
     row = {"config": f"LSTM {levels}x{hidden} N={batch} {precision}", "auto_said": []}

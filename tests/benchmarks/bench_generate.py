@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from designer.engines.build import Net
+from designer.engines.net.build import Net
 from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.graph import project as P
 from designer.training.readout.decode import StreamDecoder

@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_memory
 
-from designer.engines import step as step_module
-from designer.engines.bench import allocated_peak
+from designer.engines.train_step import step as step_module
+from designer.engines.measure.bench import allocated_peak
 from designer.graph import project as P
 from designer.training.run import loop, session
 

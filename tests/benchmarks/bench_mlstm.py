@@ -13,7 +13,7 @@ cuDNN on a GPU) gets the number of units whose parameter count is closest to the
 T=256 and below (``--unrolled``), to show what the chunkwise form saves.
 
 Memory (CUDA only): a net data -> Embed -> mLSTM -> InnerProduct -> SoftmaxWithLoss trains a
-few steps through ``designer.engines.bench.bench_engine`` (the training step the app runs, no
+few steps through ``designer.engines.measure.bench.bench_engine`` (the training step the app runs, no
 CUDA graph) on each engine; ``torch.cuda.max_memory_allocated`` is compared with the
 designer's estimate for that net and engine (``designer.graph.memory.estimate``). The target is
 within +-25%. Each configuration runs in a fresh process (``--memory-one``), so nothing an
@@ -37,7 +37,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_min_rnn import count, lstm_units, time_layer  # noqa: E402
 
-from designer.engines.bench import bench_engine  # noqa: E402
+from designer.engines.measure.bench import bench_engine  # noqa: E402
 from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM  # noqa: E402
 from designer.cells.classic.engines.cudnn import CudnnRecurrent  # noqa: E402
 from designer.graph import Graph  # noqa: E402

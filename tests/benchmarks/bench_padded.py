@@ -17,9 +17,9 @@ import time
 
 import torch
 
-from designer.engines.build import Net
-from designer.engines.parity import compare, spread_lengths
-from designer.engines.step import TrainStep, make_optimizer
+from designer.engines.net.build import Net
+from designer.engines.measure.parity import compare, spread_lengths
+from designer.engines.train_step.step import TrainStep, make_optimizer
 from designer.graph import Graph, settings
 
 

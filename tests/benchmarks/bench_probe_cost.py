@@ -52,7 +52,7 @@ def main() -> None:
     a = ap.parse_args()
     import torch
 
-    from designer.engines.build import Net
+    from designer.engines.net.build import Net
     from designer.graph import project as P
     from designer.training.data import open_source
     from designer.training.readout.inspect import inspect, probe_record

@@ -8,7 +8,7 @@ import sys
 
 import torch
 
-from designer.engines.convert import convert_layer
+from designer.engines.net.convert import convert_layer
 from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.engines.unrolled import UnrolledRecurrent
 

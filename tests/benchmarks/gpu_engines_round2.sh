@@ -12,7 +12,7 @@ echo "== parity on CUDA (fp32, TF32 off): cuDNN vs unrolled, fused Triton units"
 $py - <<'PY'
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False
-from designer.engines.parity import compare
+from designer.engines.measure.parity import compare
 from designer.engines import lstm_steps, gru_steps
 for kind, lv in (("LSTM", 2), ("GRU", 2), ("RNN", 2)):
     d = compare(kind, 512, 512, lv, 50, 16, device="cuda")

@@ -43,7 +43,7 @@ echo "== parity on CUDA (fp32, TF32 off): cuDNN vs unrolled"
 timeout 150 $py -W ignore - <<'PY'
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False
-from designer.engines.parity import compare
+from designer.engines.measure.parity import compare
 for kind in ("LSTM", "GRU", "RNN"):
     for size in ((512, 512, 2, 50, 16), (300, 200, 2, 30, 5)):
         d = compare(kind, *size, device="cuda")

@@ -98,7 +98,7 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
                                    "padding": "causal"})
     g.connect("gru", "y", "conv", "x")
     # weight 0: built, shaped and run, but the tests that train on this graph follow the
-    # class loss alone (tests/engines/test_sequence_layers.py checks what these compute)
+    # class loss alone (tests/engines/net/test_sequence_layers.py checks what these compute)
     for kind in ("EuclideanLoss", "L1Loss"):
         g.add_layer(kind, kind.lower(), {"loss_weight": 0.0})
         g.connect("ip_last", "y", kind.lower(), "pred")

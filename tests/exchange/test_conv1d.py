@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from designer.exchange.pytorch_code import export_pytorch
+from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
 from designer.graph import Graph
 from designer.graph.project import Project
 from tests.exchange.conftest import link_all
-from tests.exchange.test_caffe_export import layers, links, round_trip
+from tests.exchange.caffe.test_exporter import layers, links, round_trip
 
 DATA = torch.rand(7, 4, 2, generator=torch.Generator().manual_seed(1))
 LENGTHS = torch.tensor([7, 3, 0, 5])  # a 0: no output at all
@@ -58,8 +58,8 @@ def ours(source, lengths=LENGTHS):
 @pytest.mark.parametrize("case, unrolled", [(c, False) for c in CASES] + [("causal", True)])
 def test_onnx_runtime_matches_torch(tmp_path, case, unrolled):
     pytest.importorskip("onnxruntime")
-    from designer.exchange.onnx_export import build_model
-    from tests.exchange.test_onnx import TOL, session
+    from designer.exchange.onnx_export.export import build_model
+    from tests.exchange.onnx_export.test_export import TOL, session
     source = ModelSource(conv_project(tmp_path, case), tmp_path)
     model, _ = build_model(source, unrolled, steps=7)
     ops = [n.op_type for n in model.graph.node]
@@ -101,7 +101,7 @@ def test_prototxt_round_trips(tmp_path, case):
 
 @pytest.mark.parametrize("case", ["same_groups", "valid_stride"])
 def test_caffes_convolution_param_alone_gives_the_same_layer(tmp_path, case):
-    from designer.exchange.caffe_import import import_prototxt
+    from designer.exchange.caffe.importer import import_prototxt
     project = conv_project(tmp_path, case)
     round_trip(project, tmp_path)
     raw = (tmp_path / "train_val.prototxt").read_text()
@@ -115,6 +115,6 @@ def test_caffes_convolution_param_alone_gives_the_same_layer(tmp_path, case):
 
 
 def test_a_causal_padding_cannot_be_said_in_caffes_pad(tmp_path):
-    from designer.exchange.caffe_export import export_messages
+    from designer.exchange.caffe.exporter import export_messages
     _, _, notes = export_messages(conv_project(tmp_path, "causal"))
     assert any("adds 4 steps before and 0 after" in n for n in notes)

@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from designer.cli import main
-from designer.engines.build import Net
-from designer.engines.convert import convert_state_dict
+from designer.engines.net.build import Net
+from designer.engines.net.convert import convert_state_dict
 from designer.exchange.errors import ExchangeError
-from designer.exchange.pytorch_code import export_pytorch
+from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource, load_source
 from designer.training.run.loop import RunOptions, train
 from tests.exchange.conftest import link_all, series_project
@@ -21,7 +21,7 @@ from tests.exchange.test_conv1d import CASES, DATA, conv_project
 
 ort = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
-from designer.exchange.onnx_export import build_model
+from designer.exchange.onnx_export.export import build_model
 
 TOL = 1e-5
 SHORTENING = {  # name: (Conv1D parameters, LSTM engine, the LSTM's steps for 7 of data)

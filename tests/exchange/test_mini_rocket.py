@@ -10,12 +10,12 @@ import pytest
 import torch
 
 from designer.exchange.errors import ExchangeError
-from designer.exchange.pytorch_code import export_pytorch
+from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
 from designer.graph import Graph
 from designer.graph.project import Project
 from tests.exchange.conftest import link_all
-from tests.exchange.test_caffe_export import layers, links, round_trip
+from tests.exchange.caffe.test_exporter import layers, links, round_trip
 
 FIT = torch.randn(40, 6, 2, generator=torch.Generator().manual_seed(1))  # (T, N, C)
 FIT_LENGTHS = torch.tensor([40, 33, 9, 25, 3, 17])  # dilations 1, 2 and 4
@@ -96,8 +96,8 @@ def assert_close(got, want):
 @pytest.mark.parametrize("lengths", [True, False])
 def test_onnx_runtime_matches_torch_at_any_number_of_steps(tmp_path, lengths):
     pytest.importorskip("onnxruntime")
-    from designer.exchange.onnx_export import build_model
-    from tests.exchange.test_onnx import session
+    from designer.exchange.onnx_export.export import build_model
+    from tests.exchange.onnx_export.test_export import session
     source = fitted(tmp_path, lengths=lengths, features=840)
     plan = source.build_net().layers["rocket"].plan()
     assert [d for d, _ in plan] == [1, 2, 4]  # 6, 2 and 2 biases a kernel; each a Conv
@@ -116,8 +116,8 @@ def test_onnx_runtime_matches_torch_at_any_number_of_steps(tmp_path, lengths):
 
 def test_onnx_runtime_matches_torch_batch_first(tmp_path):
     pytest.importorskip("onnxruntime")
-    from designer.exchange.onnx_export import build_model
-    from tests.exchange.test_onnx import session
+    from designer.exchange.onnx_export.export import build_model
+    from tests.exchange.onnx_export.test_export import session
     source = fitted(tmp_path, batch_first=True, classifier=True)
     got = session(build_model(source)[0]).run(["logits"], {"data": digits().numpy()})[0]
     want = ours(source, digits(), layer="ip1")
@@ -131,10 +131,10 @@ def test_the_onnx_converter_reads_batch_first_padded_sequences(lengths):
     pytest.importorskip("onnxruntime")
     from onnx import TensorProto, helper
 
-    from designer.engines.rocket import MiniRocket
-    from designer.exchange.onnx_ops import OnnxBuilder
-    from designer.exchange.onnx_rocket import mini_rocket
-    from tests.exchange.test_onnx import session
+    from designer.engines.net.rocket import MiniRocket
+    from designer.exchange.onnx_export.ops import OnnxBuilder
+    from designer.exchange.onnx_export.rocket import mini_rocket
+    from tests.exchange.onnx_export.test_export import session
     module = MiniRocket(2, 168, 4, 5, batch_first=True)
     module.fit(FIT.transpose(0, 1), FIT_LENGTHS if lengths else None)
     b = OnnxBuilder()
@@ -199,7 +199,7 @@ def test_model_py_holds_our_buffers_and_matches_our_net(tmp_path, batch_first):
 def without_our_line(project, folder):
     """The project exported as prototxt and read back with the rocket's #@ line taken out (as
     a file written by hand would have it: the mini_rocket_param block alone)."""
-    from designer.exchange.caffe_import import import_prototxt
+    from designer.exchange.caffe.importer import import_prototxt
     round_trip(project, folder)
     path = folder / "train_val.prototxt"
     path.write_text("".join(line for line in path.read_text().splitlines(True)
@@ -210,7 +210,7 @@ def without_our_line(project, folder):
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("strip", [False, True])
 def test_prototxt_round_trips(tmp_path, batch_first, strip):
-    from designer.exchange.caffe_export import export_messages
+    from designer.exchange.caffe.exporter import export_messages
     project = rocket_project(tmp_path, batch_first, classifier=True, features=840)
     back = without_our_line(project, tmp_path) if strip else round_trip(project, tmp_path)
     raw = (tmp_path / "train_val.prototxt").read_text()
@@ -253,7 +253,7 @@ def test_a_trained_run_exports_what_it_computes(tmp_path):
     from designer.cli import main
     from designer.exchange.source import load_source
     from designer.training.run.loop import RunOptions, train
-    from tests.exchange.test_onnx import session
+    from tests.exchange.onnx_export.test_export import session
     project = rocket_project(tmp_path, classifier=True)
     list(train(project, RunOptions(out=tmp_path / "run", steps=2)))
     source = load_source(tmp_path / "run")
@@ -275,7 +275,7 @@ def test_importing_its_onnx_model_is_refused_in_one_sentence(tmp_path):
     """Reading the fitted buffers back from the Conv weights and biases is not done: the
     import says so, naming the file and the layer."""
     pytest.importorskip("onnx")
-    from designer.exchange.onnx_export import export_onnx
+    from designer.exchange.onnx_export.export import export_onnx
     from designer.exchange.onnx_import import import_onnx
     export_onnx(fitted(tmp_path, classifier=True), tmp_path / "m.onnx")
     with pytest.raises(ExchangeError) as e:

@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from designer.engines.build import Net
-from designer.exchange.caffe_export import export_messages
-from designer.exchange.caffe_import import import_prototxt
-from designer.exchange.pytorch_code import export_pytorch
+from designer.engines.net.build import Net
+from designer.exchange.caffe.exporter import export_messages
+from designer.exchange.caffe.importer import import_prototxt
+from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
-from designer.exchange.textformat import dumps
+from designer.exchange.caffe.textformat import dumps
 from designer.graph import Graph
 from designer.graph.project import Project
-from tests.engines.test_norm_layers import LENGTHS, norm_net, padded, sequences_file
-from tests.exchange.test_caffe_export import layers, links, round_trip
+from tests.engines.net.test_norm_layers import LENGTHS, norm_net, padded, sequences_file
+from tests.exchange.caffe.test_exporter import layers, links, round_trip
 
 DATA = padded(7)
 
@@ -75,8 +75,8 @@ def ours(source, *inputs, train=False):
 @pytest.mark.parametrize("affine", [True, False])
 def test_onnx_runtime_matches_torch(tmp_path, engine, affine):
     pytest.importorskip("onnxruntime")
-    from designer.exchange.onnx_export import build_model
-    from tests.exchange.test_onnx import TOL, session
+    from designer.exchange.onnx_export.export import build_model
+    from tests.exchange.onnx_export.test_export import TOL, session
     source = norms_source(tmp_path, engine, affine)
     model, _ = build_model(source)
     ops = {n.op_type for n in model.graph.node}
@@ -91,8 +91,8 @@ def test_onnx_runtime_matches_torch(tmp_path, engine, affine):
 
 def test_onnx_runtime_matches_torch_batch_first(tmp_path):
     pytest.importorskip("onnxruntime")
-    from designer.exchange.onnx_export import build_model
-    from tests.exchange.test_onnx import TOL, session
+    from designer.exchange.onnx_export.export import build_model
+    from tests.exchange.onnx_export.test_export import TOL, session
     source = batch_first_source(tmp_path)
     model, _ = build_model(source)
     rows = torch.rand(3, 28, 28, generator=torch.Generator().manual_seed(2))

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from designer.exchange.pytorch_code import export_pytorch
+from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
 from designer.graph import Graph
 from designer.graph.project import Project
 from tests.exchange.conftest import link_all
-from tests.exchange.test_caffe_export import layers, links, round_trip
+from tests.exchange.caffe.test_exporter import layers, links, round_trip
 
 DATA = torch.rand(7, 4, 2, generator=torch.Generator().manual_seed(1))
 LENGTHS = torch.tensor([7, 3, 0, 5])  # a 0: the pool gives zeros
@@ -75,8 +75,8 @@ def ours(source, data=DATA, lengths=LENGTHS):
 @pytest.mark.parametrize("lengths", [True, False])
 def test_onnx_runtime_matches_torch(tmp_path, method, units, batch_first, lengths):
     pytest.importorskip("onnxruntime")
-    from designer.exchange.onnx_export import build_model
-    from tests.exchange.test_onnx import TOL, session
+    from designer.exchange.onnx_export.export import build_model
+    from tests.exchange.onnx_export.test_export import TOL, session
     lengths = lengths and not batch_first  # the digits come whole
     source = source_with_scores(tmp_path, method, units, batch_first, lengths)
     model, _ = build_model(source)
@@ -125,7 +125,7 @@ def test_model_py_matches_our_net(tmp_path, method, units, batch_first):
 def without_our_lines(project, folder):
     """The project exported as prototxt, and read back with the pool's #@ line taken out (as
     a file written by hand would have it: the sequence_pool_param block alone)."""
-    from designer.exchange.caffe_import import import_prototxt
+    from designer.exchange.caffe.importer import import_prototxt
     round_trip(project, folder)
     path = folder / "train_val.prototxt"
     path.write_text("".join(line for line in path.read_text().splitlines(True)
@@ -150,7 +150,7 @@ def test_prototxt_round_trips(tmp_path, method, units, batch_first, strip):
 
 
 def test_an_unknown_pooling_method_is_refused_in_one_sentence(tmp_path):
-    from designer.exchange.caffe_import import import_prototxt
+    from designer.exchange.caffe.importer import import_prototxt
     from designer.exchange.errors import ExchangeError
     without_our_lines(pool_project(tmp_path), tmp_path)
     path = tmp_path / "train_val.prototxt"

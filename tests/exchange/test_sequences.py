@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from designer.cli import main
-from designer.exchange.pytorch_code import export_pytorch
+from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
 from tests.exchange.conftest import classes_project, series_project
-from tests.exchange.test_caffe_export import layers, links, round_trip
+from tests.exchange.caffe.test_exporter import layers, links, round_trip
 
 CASES = [("LSTM", "CUDNN", False, 1), ("LSTM", "CAFFE", True, 1), ("LSTM", "CUDNN", True, 2),
          ("GRU", "CUDNN", True, 1), ("GRU", "CAFFE", False, 2), ("RNN", "CAFFE", True, 1),
@@ -32,8 +32,8 @@ def ours(source, data=DATA, lengths=LENGTHS):
 def test_onnx_runtime_matches_torch_on_padded_sequences(tmp_path, kind, engine, both, levels,
                                                         unrolled):
     ort = pytest.importorskip("onnxruntime")
-    from designer.exchange.onnx_export import build_model
-    from tests.exchange.test_onnx import TOL, session
+    from designer.exchange.onnx_export.export import build_model
+    from tests.exchange.onnx_export.test_export import TOL, session
     source = ModelSource(classes_project(tmp_path, kind, engine, both, levels), tmp_path)
     model, _ = build_model(source, unrolled, steps=7)
     sess = session(model)
@@ -73,7 +73,7 @@ def test_a_trained_forecaster_exports_what_it_takes_to_read_its_output(tmp_path)
     pytest.importorskip("onnxruntime")
     import onnx
     from designer.training.run.loop import RunOptions, train
-    from tests.exchange.test_onnx import TOL, session
+    from tests.exchange.onnx_export.test_export import TOL, session
     project = series_project(tmp_path)
     list(train(project, RunOptions(out=tmp_path / "run", steps=4)))
     out = tmp_path / "m.onnx"
@@ -143,7 +143,7 @@ def test_caffes_euclidean_loss_and_mycaffes_mae_loss_import_without_our_lines(tm
         kept = "".join(line for line in raw.splitlines(True)
                        if "#@" not in line or "SequenceLast" in line or "TimeSeries" in line)
         (tmp_path / "train_val.prototxt").write_text(kept)
-        from designer.exchange.caffe_import import import_prototxt
+        from designer.exchange.caffe.importer import import_prototxt
         back = import_prototxt(tmp_path / "train_val.prototxt", None, None, tmp_path).project
         assert back.graph.layer("loss").type == ours_
         assert back.graph.errors() == []

@@ -64,7 +64,7 @@ def test_the_app_exports_a_cell_torch_lacks_as_code_that_computes_the_net(app, t
     torch = pytest.importorskip("torch")
     from designer.exchange.source import ModelSource
     from tests.exchange.conftest import classes_project
-    from tests.exchange.test_pytorch import load_module
+    from tests.exchange.pytorch_export.test_code import load_module
     heads = {"num_output": 6, "num_heads": 2} if kind != "MinGRU" else None
     project, out = classes_project(tmp_path, kind, engine, extra=heads), tmp_path / "export"
     done = run_app([app / "rnn-designer", "export", tmp_path / "classes.json", "--format",

@@ -3,7 +3,7 @@ step after each edit, its failure on the layer that raised it, and Train held ba
 import pytest
 import torch
 
-from designer.engines import build
+from designer.engines.net import build
 from tests.conftest import need_data
 from tests.ui.conftest import snapshot
 

@@ -45,7 +45,7 @@ def test_a_head_count_that_does_not_divide_h_is_mended_in_one_undoable_step(wind
 
 
 def test_the_initial_states_that_enter_one_unit_are_stacked_not_drawn_over_each_other(tmp_path):
-    from designer.engines.expansion import expand
+    from designer.engines.expansion.expand import expand
     from designer.graph.project import load
     from designer.ui.unrolled.layout import input_name, layout
     graph = load(slstm_project(tmp_path)).graph

@@ -3,7 +3,7 @@ columns, real shapes, steps foldable, the number of steps adjustable, fast at 60
 
 import pytest
 
-from designer.engines.expansion import expand
+from designer.engines.expansion.expand import expand
 from designer.graph import project as P
 from designer.ui.unrolled import layout as U
 from designer.ui.unrolled.items import StepGroup, UnrolledNode
@@ -114,7 +114,7 @@ def test_600_nodes_are_laid_out_and_drawn(char_rnn, qtbot):
 @pytest.fixture(scope="module")
 def both_ways():
     """Two bidirectional LSTM levels over padded sequences, 5 steps."""
-    from designer.engines.expansion import expand_params
+    from designer.engines.expansion.expand import expand_params
     return expand_params("LSTM", {"num_output": 8, "num_layers": 2, "bidirectional": True,
                                   "dropout_ratio": 0.1}, 5, 4, 3, "bi", lengths=True)
 

@@ -14,7 +14,7 @@ Each chain holds ``W_xc`` and ``b_c`` (the input transform), ``W_hc`` (G x H) an
 from __future__ import annotations
 
 from designer.cells.classic.spec import CELLS
-from designer.engines.expansion import Step, chain, draw_as
+from designer.engines.expansion.expand import Step, chain, draw_as
 
 draw_as(CELLS["LSTM"].unit, CELLS["GRU"].unit)
 

@@ -2,7 +2,7 @@
 device: the rule :mod:`designer.graph.memory_layers` applies to them.
 
 Counted with ``torch.autograd.graph.saved_tensors_hooks`` on the CPU
-(``tests/engines/test_memory.py``) and against the allocator's peak on an H200
+(``tests/engines/net/test_memory.py``) and against the allocator's peak on an H200
 (``tests/benchmarks/RESULTS.md``):
 
 - the **unrolled (CAFFE) engine**, per level and time step: the activated gates (4H), c_t and

@@ -5,7 +5,7 @@ and ``b_c`` only, filled as every chain's are). Pure Python."""
 from __future__ import annotations
 
 from designer.cells.minimal.spec import CELLS
-from designer.engines.expansion import Step, chain, draw_as
+from designer.engines.expansion.expand import Step, chain, draw_as
 
 draw_as(*(cell.unit for cell in CELLS.values()))
 

@@ -2,7 +2,7 @@
 :mod:`designer.graph.memory_layers` applies to them.
 
 Per level, direction and time step, counted with ``torch.autograd.graph.saved_tensors_hooks``
-on the CPU (``tests/engines/test_memory.py``): on the **SCAN engine** what the terms keep (in
+on the CPU (``tests/engines/net/test_memory.py``): on the **SCAN engine** what the terms keep (in
 log space on a GPU: 5.25 H for MinGRU, its input transform among them, 6.25 H for MinLSTM;
 step by step on the CPU: 3.25 H and 7.25 H) and what the scan keeps per step of its chunks,
 the last one filled up to 16 steps (4.125 H in log space, 4 H step by step); on the

@@ -8,8 +8,8 @@ state and ``h_t``; with lengths a HOLD keeps the state the step found where it i
 A CONCAT gathers the h_t over time, a SCALE by ``valid`` zeroes the padded steps' outputs (and
 with them every gradient through them), and a DROPOUT sits between stacked levels.
 
-The same :class:`designer.engines.expansion.Expansion` as the other recurrent layers', given
-as the mLSTM's own (:func:`designer.engines.expansion.own_expansion`), so the ``unroll``
+The same :class:`designer.engines.expansion.expand.Expansion` as the other recurrent layers', given
+as the mLSTM's own (:func:`designer.engines.expansion.expand.own_expansion`), so the ``unroll``
 command, the unrolled view and the exports show it (pure Python); the MLSTM_UNIT op
 (:mod:`designer.cells.mlstm.engines.unrolled`) runs a step of it on the reference executor.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from designer.cells.mlstm.spec import CELL, rows, state_sizes
 
-from designer.engines.expansion import Expansion, Node, draw_as, own_expansion, step_rails
+from designer.engines.expansion.expand import Expansion, Node, draw_as, own_expansion, step_rails
 
 STATES = CELL.states  # (C, n, m): what a step reads and makes
 draw_as(CELL.unit)

@@ -2,7 +2,7 @@
 :mod:`designer.graph.memory_layers` applies to it.
 
 Counted with ``torch.autograd.graph.saved_tensors_hooks`` on the CPU
-(``tests/engines/test_mlstm.py``) over sizes, heads and chunk lengths, in values per level
+(``tests/cells/mlstm/test_engines.py``) over sizes, heads and chunk lengths, in values per level
 (T steps, N sequences, H units, NH heads, d = H/NH):
 
 - the **CHUNK engine**: per step 1.25H (the output gate); per step of the chunks, the last

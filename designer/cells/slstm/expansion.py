@@ -9,7 +9,7 @@ engine fills them.
 from __future__ import annotations
 
 from designer.cells.slstm.spec import CELL
-from designer.engines.expansion import Step, chain, draw_as
+from designer.engines.expansion.expand import Step, chain, draw_as
 
 draw_as(CELL.unit)
 draw_as("HEAD_INNER_PRODUCT", like="INNER_PRODUCT")

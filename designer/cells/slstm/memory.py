@@ -2,7 +2,7 @@
 :mod:`designer.graph.memory_layers` applies to it.
 
 Per level, direction and time step, what autograd keeps of its step, counted from the saved
-tensors on the CPU (``tests/engines/test_cell_memory.py``). The unrolled net: the step's
+tensors on the CPU (``tests/cells/test_memory_rules.py``). The unrolled net: the step's
 pre-activations, gates, exponentials, c, n, m and h, 16.5 H; of those, 1 H is the buffer the
 CPU's logsigmoid (the forget gate) saves for its backward, and torch's CUDA kernel saves an
 empty one (aten/src/ATen/native/cuda/LogSigmoid.cu), so it keeps 1 H less there. FUSED's

@@ -1,6 +1,6 @@
 """The CAFFE engine: a recurrent layer run as its unrolled net, one small layer per time step.
 
-The net that runs is the :mod:`designer.engines.expansion` of the layer (the same data the
+The net that runs is the :mod:`designer.engines.expansion.expand` of the layer (the same data the
 ``unroll`` command and the designer's unrolled view show). Two executors walk it:
 
 - the **reference executor** (:mod:`.ops`) runs every node as its own torch op, looked up by

@@ -1,7 +1,7 @@
 """A recurrent layer on the CAFFE engine: the module that holds its unrolled net's weights and
 runs the net, on the reference executor or on its cell's fast executor.
 
-Its tensors are the expansion's weights (:mod:`designer.engines.expansion`), one parameter per
+Its tensors are the expansion's weights (:mod:`designer.engines.expansion.expand`), one parameter per
 weight of each chain (``W_xc_l0``, ``b_c_l0``, ``W_hc_l0_reverse``...: :func:`weight_key`),
 filled as the layer's cell says (:func:`fills`; by default :func:`fill_chains`). The state it
 carries is the cell's ``states``, each ``(levels x directions, N, H)``.
@@ -21,9 +21,9 @@ from torch import nn
 
 from designer.graph import parts, registry
 
-from designer.engines.expansion import SUFFIXES, Expansion, expand_params
-from designer.engines.fillers import fill_bias, fill_weight
-from designer.engines.recurrent_state import check_lengths, time_major
+from designer.engines.expansion.expand import SUFFIXES, Expansion, expand_params
+from designer.engines.tensors.fillers import fill_bias, fill_weight
+from designer.engines.tensors.recurrent_state import check_lengths, time_major
 from designer.engines.unrolled.ops import REFERENCE, run_reference, weight_key
 
 Fill = Callable[[nn.Module, dict], None]
@@ -77,7 +77,7 @@ def fill_chains(module: nn.Module, params: dict) -> None:
 
 class UnrolledRecurrent(nn.Module):
     """A recurrent layer on the CAFFE engine (its unrolled net), of any cell whose chains
-    unroll (:func:`designer.engines.expansion.chain`)."""
+    unroll (:func:`designer.engines.expansion.expand.chain`)."""
 
     engine_name = "CAFFE"
 

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from designer.graph import parts
 
-from designer.engines.expansion import SUFFIXES, Expansion, Node
+from designer.engines.expansion.expand import SUFFIXES, Expansion, Node
 
 REFERENCE = "the reference executor, node by node"  # what ran, in words (a module's ``ran``)
 

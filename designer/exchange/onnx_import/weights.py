@@ -1,6 +1,6 @@
 """A net's weights from ONNX initializers, by running the export backwards.
 
-What :mod:`designer.exchange.onnx_export` writes for a layer's weights is each tensor of the
+What :mod:`designer.exchange.onnx_export.export` writes for a layer's weights is each tensor of the
 net's state dict moved about (transposed, its gates reordered, its levels and directions split,
 its biases put side by side), never computed. So the export itself tells where every number of
 an initializer comes from: the net is exported three times with tagged weights (every element
@@ -26,7 +26,7 @@ LOW = 2 ** 12            # an index is written as two tags: index % LOW and inde
 
 
 def _export(project, weights: dict, unrolled: bool, steps):
-    from designer.exchange.onnx_export import build_model
+    from designer.exchange.onnx_export.export import build_model
     from designer.exchange.source import ModelSource
     source = ModelSource(project, Path(project.path or project.name), weights=weights)
     model, _ = build_model(source, unrolled, steps)

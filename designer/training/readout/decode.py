@@ -4,7 +4,7 @@ carried from step to step (MyCaffe's output window re-runs the whole window for 
 One step of all streams is: pick each stream's next symbol from the last logits (temperature,
 top-k, seeded Gumbel noise: :mod:`.sampling`), feed those symbols through the net, keep the new
 state and logits. Every tensor a step touches is a static buffer, so on a GPU the step is
-captured in a CUDA graph (:mod:`designer.engines.graphs`) and replayed: a few microseconds of
+captured in a CUDA graph (:mod:`designer.engines.train_step.cuda_graphs`) and replayed: a few microseconds of
 launch per step instead of a Python walk over the net. The symbols stay on the device and are
 read back once per chunk of steps, not once per symbol. On the CPU, and wherever capture fails,
 the very same step runs eagerly; both ways give the same symbols for the same noise.
@@ -21,8 +21,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from designer.engines import graphs
-from designer.engines.build import Net
+from designer.engines.train_step import cuda_graphs as graphs
+from designer.engines.net.build import Net
 
 from designer.training.readout.sampling import draw, gumbel_noise
 

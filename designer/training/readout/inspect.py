@@ -12,10 +12,10 @@ probabilities after each step; a forecaster's ``forecast`` (horizon, targets) in
 (:mod:`designer.training.readout.sequences`).
 
 Every recurrent layer is read through its unrolled net's per-step nodes
-(:func:`designer.engines.trace.trace_recurrent`); a layer that trains on the CUDNN engine is
+(:func:`designer.engines.measure.trace.trace_recurrent`); a layer that trains on the CUDNN engine is
 read the same way after its weights are converted, so the numbers are the same whichever
 engine the run used (tested). ``parity=True`` also measures, per step, how far apart the two
-engines are for these weights and this input (:func:`designer.engines.step_parity.step_parity`).
+engines are for these weights and this input (:func:`designer.engines.measure.step_parity.step_parity`).
 
 Everything returned is numpy or plain Python: it crosses threads and goes into JSON as is.
 """
@@ -28,8 +28,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from designer.engines.step_parity import step_parity
-from designer.engines.trace import caffe_weights, describe, reading_of, trace_recurrent
+from designer.engines.measure.step_parity import step_parity
+from designer.engines.measure.trace import caffe_weights, describe, reading_of, trace_recurrent
 
 from designer.training.readout.probe import InspectError, Probe
 from designer.training.readout.sequences import leaning as class_leaning
@@ -51,7 +51,7 @@ class LevelInspection:
         The layer's name, the 0-based level, its type and the engine it trains on.
     gates : dict
         Gate name -> ``(T, H)`` activations (or ``(T, heads)``, per head), the gates its
-        cell's reading names (:class:`designer.engines.trace.Reading`).
+        cell's reading names (:class:`designer.engines.measure.trace.Reading`).
     c : ndarray or None
         ``(T, H)`` cell state, or ``(T, heads)`` the norm of each head's matrix memory, for
         a cell that keeps one.
@@ -142,7 +142,7 @@ def inspect(net, probe: Probe, grads: bool = True, parity: bool = False) -> Insp
     Parameters
     ----------
     net
-        A built `designer.engines.build.Net` with a data layer and a SoftmaxWithLoss layer
+        A built `designer.engines.net.build.Net` with a data layer and a SoftmaxWithLoss layer
         (a forecaster: EuclideanLoss or L1Loss) (on any device; it is put in eval mode for
         the call and back after).
     probe

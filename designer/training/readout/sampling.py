@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from designer.engines.build import Net
+from designer.engines.net.build import Net
 
 
 def gumbel_noise(shape, generator: torch.Generator, device=None,

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from designer.engines.build import BuildError
+from designer.engines.net.build import BuildError
 
 from designer.training.data.errors import DataError
 from designer.training.run import checkpoint as C
@@ -252,7 +252,7 @@ class World:
 
 
 class DataParallel:
-    """What `designer.engines.step.TrainStep` runs data-parallel with.
+    """What `designer.engines.train_step.step.TrainStep` runs data-parallel with.
 
     ``wrap`` puts the forward module in DDP, built on the step's side stream (DDP takes hold
     of the gradient accumulators, which must not belong to the default stream when the step

@@ -2,13 +2,13 @@
 which kernels run the layers whose modules report them, and why the first step took long when
 it did (kernels compiled and tuned for the run's shapes, engines timed).
 
-A module reports its kernels as :func:`designer.engines.bench.kernels_ran` says.
+A module reports its kernels as :func:`designer.engines.measure.bench.kernels_ran` says.
 """
 from __future__ import annotations
 
 import torch
 
-from designer.engines.bench import kernels_ran
+from designer.engines.measure.bench import kernels_ran
 
 SLOW_FIRST_STEP_S = 5.0
 

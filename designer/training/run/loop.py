@@ -4,7 +4,7 @@
         print(record)            # {"kind": "train", "step": 10, "loss": 3.2, ...}
 
 Each step: check the stop/pause token -> set the learning rate -> take a batch -> one
-optimisation step (``designer.engines.step.TrainStep``: eager, or replayed from a CUDA graph)
+optimisation step (``designer.engines.train_step.step.TrainStep``: eager, or replayed from a CUDA graph)
 -> every ``log_interval`` steps, read the losses back and yield a record -> validate, sample and
 checkpoint on their intervals. Only plain data (numbers, strings) leaves the loop, never live
 tensors, so a Qt worker can pass the records across threads as they are. Each of those steps

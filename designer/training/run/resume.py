@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from designer.engines.convert import convert_state_dict
+from designer.engines.net.convert import convert_state_dict
 from designer.graph import registry
 from designer.graph.cell import article
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import torch
 
-from designer.engines.build import BuildError, Net, detach_state
-from designer.engines.rocket import fit_from, fitted_state, unfitted
-from designer.engines.step import TrainStep, make_optimizer, set_lr
+from designer.engines.net.build import BuildError, Net, detach_state
+from designer.engines.net.rocket import fit_from, fitted_state, unfitted
+from designer.engines.train_step.step import TrainStep, make_optimizer, set_lr
 from designer.graph.project import Project
 from designer.graph.settings import adam_l2_note
 from designer.graph.validate import LOSS_TYPES

@@ -117,7 +117,7 @@ def _run(project: Project, engine: str | None) -> SmokeResult:
     too_big = _too_big(small, engine)
     if too_big:
         return SmokeResult("skipped", too_big)
-    from designer.engines.build import BuildError, Net  # torch: only when the step runs
+    from designer.engines.net.build import BuildError, Net  # torch: only when the step runs
     try:
         source = _tiny_source(small, data)
     except Exception as e:  # noqa: BLE001 - a reader's failure is the data layer's problem

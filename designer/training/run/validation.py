@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from designer.engines.build import Net
+from designer.engines.net.build import Net
 
 from designer.training.run.distributed import World
 

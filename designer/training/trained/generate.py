@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from designer.engines.build import BuildError, Net
+from designer.engines.net.build import BuildError, Net
 from designer.graph import project as P
 from designer.graph import registry
 from designer.graph import registry

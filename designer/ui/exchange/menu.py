@@ -74,7 +74,7 @@ class ExchangeActions:
     def import_path(self, path, solver=None, data=None, confirmed: bool = False) -> bool:
         """Import ``path`` as a new, unsaved project; on failure say why and keep the
         document as it was."""
-        from designer.exchange.caffe_import import import_prototxt
+        from designer.exchange.caffe.importer import import_prototxt
         from designer.exchange.errors import ExchangeError
         if not confirmed and not self.w.files.confirm_discard():
             return False

@@ -10,7 +10,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QFrame, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
                                QScrollArea, QTabWidget, QVBoxLayout, QWidget)
 
-from designer.engines.expansion import unrolls
+from designer.engines.expansion.expand import unrolls
 from designer.graph import dims as D
 from designer.graph import settings as S
 from designer.graph.errors import GraphError

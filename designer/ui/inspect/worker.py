@@ -145,7 +145,7 @@ def _fresh_net(job: dict):
 
     import torch
 
-    from designer.engines.build import Net
+    from designer.engines.net.build import Net
     from designer.graph import project as P
     from designer.training.data import open_source
     from designer.training.readout.probe import held_out_probe

@@ -32,7 +32,7 @@ UNROLLED_COLORS = {
     "CONCAT": "#7d8a96",
     "SCALE": "#2a9d8f",
     "ELTWISE": "#8e6cc2",
-    "UNIT": "#e08a2c",  # a cell's unit (designer.engines.expansion.drawn_as)
+    "UNIT": "#e08a2c",  # a cell's unit (designer.engines.expansion.expand.drawn_as)
     "TANH": "#4caf6a",
     "RELU": "#4caf6a",
     "DROPOUT": "#a2744e",

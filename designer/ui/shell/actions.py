@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 
 from designer import __version__
-from designer.engines.expansion import unrolls
+from designer.engines.expansion.expand import unrolls
 from designer.graph.errors import GraphError
 from designer.ui.editor import clipboard
 from designer.ui.editor.layout import layered_positions

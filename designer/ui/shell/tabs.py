@@ -17,7 +17,7 @@ class ViewTabs:
 
         Raises ``ValueError`` with a sentence when the layer cannot be unrolled.
         """
-        from designer.engines.expansion import expand
+        from designer.engines.expansion.expand import expand
         from designer.ui.unrolled.view import UnrolledView
         if name not in self.doc.graph:
             raise ValueError(f"there is no layer named '{name}'")

@@ -11,7 +11,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
-from designer.engines.expansion import drawn_as
+from designer.engines.expansion.expand import drawn_as
 from designer.graph import dims as D
 from designer.ui.look import theme
 

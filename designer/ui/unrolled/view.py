@@ -1,6 +1,6 @@
 """The unrolled-net view: the per-time-step net the CAFFE engine runs for one recurrent layer.
 
-It draws ``designer.engines.expansion.expand``'s nodes with their real blob shapes, time steps
+It draws ``designer.engines.expansion.expand.expand``'s nodes with their real blob shapes, time steps
 as columns (see ``layout``), each step foldable; the number of steps can be changed.
 An overview strip under the canvas shows the whole expansion and where the view is.
 **Engine parity** opens a chart under it: for the current weights, how far the cuDNN and the
@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QGraphicsPathItem, QGraphicsScene, QHBoxLayout, Q
                                QSizePolicy, QSpinBox, QSplitter, QStackedWidget, QToolButton,
                                QVBoxLayout, QWidget)
 
-from designer.engines.expansion import expand
+from designer.engines.expansion.expand import expand
 from designer.graph import dims as D
 from designer.ui.editor.link_item import rounded_polyline
 from designer.ui.forms.param_form import caption

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from designer.engines.build import Net
-from designer.engines.convert import convert_state_dict
+from designer.engines.net.build import Net
+from designer.engines.net.convert import convert_state_dict
 from designer.graph import Graph
 from designer.training.readout import decode
 from designer.training.readout.decode import Sampler, StreamDecoder

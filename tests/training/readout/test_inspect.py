@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from designer.engines.build import Net
-from designer.engines.convert import convert_state_dict
+from designer.engines.net.build import Net
+from designer.engines.net.convert import convert_state_dict
 from designer.graph import Graph
 from designer.training.readout.inspect import InspectError, inspect, saturation
 from designer.training.readout.probe import Probe, ProbeError, held_out_probe, text_probe
@@ -315,7 +315,7 @@ def test_a_forecaster_is_inspected_on_a_window_with_its_forecast_in_units(tmp_pa
 
 def test_every_recurrent_type_is_read_step_by_step_by_its_cells_reading():
     """Each cell registers how its steps are read: the gates, and which lie in [-1, 1]."""
-    from designer.engines.readings import reading_of
+    from designer.engines.measure.readings import reading_of
     from designer.graph import registry
     for kind in registry.recurrent_kinds():
         seen = reading_of(kind)

@@ -27,7 +27,7 @@ def test_nan_and_a_zero_factor_are_left_alone():
 
 
 def test_a_diverging_run_warns_in_a_record_and_in_its_metrics(tmp_path, monkeypatch):
-    from designer.engines import layers
+    from designer.engines.net import layers
     real = layers.SoftmaxWithLoss.forward
     calls = {"n": 0}
 

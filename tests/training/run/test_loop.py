@@ -127,7 +127,7 @@ def test_pause_and_resume(tmp_path):
 
 def test_non_finite_losses_stop_the_run_and_keep_the_last_good_checkpoint(tmp_path,
                                                                          monkeypatch):
-    from designer.engines import layers
+    from designer.engines.net import layers
     calls = {"n": 0}
     real = layers.SoftmaxWithLoss.forward
 
@@ -264,7 +264,7 @@ def test_bad_data_is_one_sentence_and_nothing_is_written(tmp_path):
 
 
 def test_out_of_memory_is_a_clear_message_and_the_process_goes_on(tmp_path, monkeypatch):
-    from designer.engines import step as S
+    from designer.engines.train_step import step as S
 
     def boom(self, feeds, state=None):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")

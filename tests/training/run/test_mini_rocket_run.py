@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from designer.cli import main
-from designer.engines.rocket import MiniRocket
+from designer.engines.net.rocket import MiniRocket
 from designer.graph.project import load
 from designer.training.new_from_data.init import init_project
 from designer.training.run import checkpoint as C

@@ -5,7 +5,7 @@ import gzip
 import pytest
 import torch
 
-from designer.engines import build
+from designer.engines.net import build
 from designer.training.run import smoke
 from designer.training.run.smoke import smoke_step
 from tests.newcomer import as_project, char_net, mnist_net, write_corpus

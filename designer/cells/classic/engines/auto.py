@@ -38,7 +38,7 @@ from designer.cells.classic.engines import persist
 from designer.cells.classic.engines.persist import PersistRecurrent
 from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.cells.classic.spec import CELLS
-from designer.engines.recurrent_state import zero_state
+from designer.engines.tensors.recurrent_state import zero_state
 from designer.graph.cell import article
 
 TIMER: timing.Timer | None = None   # None: CUDA events on a GPU, the host's clock elsewhere

@@ -29,7 +29,7 @@ import torch
 from designer.graph.atomic import atomic_write_text
 from designer.graph.datasets import cache_dir
 
-from designer.engines.graphs import can_capture, capture
+from designer.engines.train_step.cuda_graphs import can_capture, capture
 
 WARMUP = 3      # untimed runs of each candidate (the capture's warm-ups on a GPU)
 REPEATS = 7     # timed runs of each candidate; its time is their median

@@ -14,7 +14,7 @@ from designer.cells.classic.engines.auto import AutoRecurrent
 from designer.cells.classic.engines.cudnn import CudnnRecurrent
 from designer.cells.classic.engines.persist import PersistRecurrent
 from designer.cells.classic.spec import CELLS
-from designer.engines.builders import BuildContext, build_unrolled, builder
+from designer.engines.net.builders import BuildContext, build_unrolled, builder
 
 MODULES = {m.engine_name: m for m in (CudnnRecurrent, PersistRecurrent, AutoRecurrent)}
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 
 from designer.cells.classic.spec import CELLS
-from designer.engines.convert import converter
+from designer.engines.net.convert import converter
 
 TORCH_GATES = {"LSTM": ("i", "f", "g", "o"), "GRU": ("r", "z", "n"), "RNN": ("h",)}
 HC_BIAS = ("GRU",)  # the Caffe net keeps torch's b_hh apart, as b_hc

@@ -28,8 +28,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from designer.cells.classic.engines.masked import run_masked, usable
 from designer.cells.classic.spec import CELLS
-from designer.engines.fillers import fill_bias, fill_weight
-from designer.engines.recurrent_state import (CaptureUnsupported, capturing, check_lengths,
+from designer.engines.tensors.fillers import fill_bias, fill_weight
+from designer.engines.tensors.recurrent_state import (CaptureUnsupported, capturing, check_lengths,
                                               reset_points, time_major, zero_state)
 
 DIRECTION_SUFFIXES = ("", "_reverse")  # torch's parameter names: weight_ih_l0_reverse

@@ -40,7 +40,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from designer.engines.recurrent_state import check_lengths, zero_state
+from designer.engines.tensors.recurrent_state import check_lengths, zero_state
 
 ON_CPU = False   # take the path on the CPU too (the tests compare it with packing there)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import torch
 
 from designer.cells.classic.engines.convert import cudnn_to_caffe
-from designer.engines.parity_pairs import parity_pair
-from designer.engines.readings import Level, LevelSteps, reading
+from designer.engines.measure.parity_pairs import parity_pair
+from designer.engines.measure.readings import Level, LevelSteps, reading
 
 
 def _nonlinearity(module) -> dict:

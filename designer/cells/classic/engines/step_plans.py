@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from designer.engines.expansion import read_levels
+from designer.engines.expansion.expand import read_levels
 from designer.engines.unrolled import weight_key
 from designer.cells.classic.engines.gru_steps import UnrolledGRUSteps, UnrolledRNNSteps
 from designer.cells.classic.engines.lstm_steps import UnrolledLSTMSteps, infer_steps

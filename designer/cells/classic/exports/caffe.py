@@ -6,11 +6,11 @@ by its output transform, which Caffe's layer adds).
 """
 from __future__ import annotations
 
-from designer.exchange.caffe_export import CAFFE_TYPES, PARAMS, bias, filler
-from designer.exchange.caffe_layers import (CONVERTERS, ENGINES, RECURRENT, fillers, num,
+from designer.exchange.caffe.exporter import CAFFE_TYPES, PARAMS, bias, filler
+from designer.exchange.caffe.layers import (CONVERTERS, ENGINES, RECURRENT, fillers, num,
                                             param)
 from designer.exchange.errors import ExchangeError
-from designer.exchange.textformat import Enum, Message
+from designer.exchange.caffe.textformat import Enum, Message
 
 CAFFE_TYPES.update({"LSTM": "Lstm", "LSTMSimple": "LstmSimple"})  # MyCaffe's names
 KINDS = {"lstm": "LSTM", "gru": "GRU", "rnn": "RNN"}  # Caffe's recurrent_param layers

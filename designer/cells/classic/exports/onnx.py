@@ -2,7 +2,7 @@
 net's LSTM_UNIT and GRU_UNIT nodes.
 
 Every engine exports as ONNX ``LSTM``, ``GRU`` and ``RNN`` ops, one per stacked level: the
-unrolled engine's weights first go through :mod:`designer.engines.convert` (Caffe -> torch),
+unrolled engine's weights first go through :mod:`designer.engines.net.convert` (Caffe -> torch),
 then torch's gate order is rearranged into ONNX's:
 
 - LSTM (and LSTMSimple): torch [i, f, g, o] -> ONNX [i, o, f, c]; ``B`` = [b_ih, b_hh];
@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from designer.exchange.onnx_ops import OnnxBuilder, lstm_unit, tensor
-from designer.exchange.onnx_recurrent import FUSED, NODES, UnrolledLayer, split_levels
+from designer.exchange.onnx_export.ops import OnnxBuilder, lstm_unit, tensor
+from designer.exchange.onnx_export.recurrent import FUSED, NODES, UnrolledLayer, split_levels
 
 TORCH_TO_ONNX = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
 

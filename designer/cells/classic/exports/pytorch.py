@@ -2,14 +2,14 @@
 
 Whatever engine trained them, they become ``nn.LSTM``/``nn.GRU``/``nn.RNN``: the cuDNN engine
 holds such a layer already, and the unrolled engine's weights (and LSTMSimple's) are converted
-to torch's gate order (:mod:`designer.engines.convert`), which computes the same function.
+to torch's gate order (:mod:`designer.engines.net.convert`), which computes the same function.
 Padded sequences of different lengths run through the ``packed`` helper.
 """
 from __future__ import annotations
 
 from designer.graph.registry import weight_layout
 
-from designer.exchange.pytorch_layers import LAYERS
+from designer.exchange.pytorch_export.layers import LAYERS
 
 TORCH_RNN = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN", "LSTMSimple": "nn.LSTM"}
 

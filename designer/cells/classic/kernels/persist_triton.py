@@ -27,7 +27,7 @@ try:
     import triton
     import triton.language as tl
 
-    from designer.engines.grid_barrier import grid_sync as _grid_sync
+    from designer.engines.kernels.grid_barrier import grid_sync as _grid_sync
 except Exception:  # noqa: BLE001 - no Triton: the engine falls back to cuDNN
     triton = None
 

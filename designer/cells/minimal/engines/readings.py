@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from designer.engines.parity_pairs import parity_pair
-from designer.engines.readings import Level, LevelSteps, reading
+from designer.engines.measure.parity_pairs import parity_pair
+from designer.engines.measure.readings import Level, LevelSteps, reading
 
 
 @reading("MinGRU", gates=("z",))

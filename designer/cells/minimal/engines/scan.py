@@ -19,9 +19,9 @@ from torch import nn
 
 from designer.cells.minimal.arithmetic import SCAN_CHUNK, min_layers
 from designer.cells.minimal.spec import CELLS
-from designer.engines.builders import BuildContext, build_unrolled, builder
-from designer.engines.fillers import fill_bias, fill_weight
-from designer.engines.recurrent_state import check_lengths, reset_points, time_major, zero_state
+from designer.engines.net.builders import BuildContext, build_unrolled, builder
+from designer.engines.tensors.fillers import fill_bias, fill_weight
+from designer.engines.tensors.recurrent_state import check_lengths, reset_points, time_major, zero_state
 
 GATES = {kind: len(cell.gates) for kind, cell in CELLS.items()}
 SUFFIXES = ("", "_reverse")

@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from designer.cells.minimal.spec import CELLS
-from designer.exchange.caffe_export import PARAMS, own_layer
+from designer.exchange.caffe.exporter import PARAMS, own_layer
 
 PARAMS.register(*CELLS)(own_layer)

@@ -17,8 +17,8 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from designer.cells.minimal.spec import CELLS
-from designer.exchange.onnx_ops import OnnxBuilder, tensor
-from designer.exchange.onnx_recurrent import FUSED, NODES, UnrolledLayer
+from designer.exchange.onnx_export.ops import OnnxBuilder, tensor
+from designer.exchange.onnx_export.recurrent import FUSED, NODES, UnrolledLayer
 
 KINDS = {cell.unit: kind for kind, cell in CELLS.items()}  # unit node type -> layer type
 

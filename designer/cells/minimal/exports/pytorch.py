@@ -2,7 +2,7 @@
 
 No ``torch.nn`` class computes these layers, so the export writes one: the functions of the
 parallel-scan engine (:mod:`designer.cells.minimal.arithmetic`, which imports torch alone) as
-they are, read from it under the prefix ``min`` (:mod:`designer.exchange.pytorch_copies`), and a
+they are, read from it under the prefix ``min`` (:mod:`designer.exchange.pytorch_export.copies`), and a
 small module holding the same tensors as the designer's layers (``W_xc_l{k}``, ``b_c_l{k}``,
 ``..._reverse``). The exported net therefore computes what the SCAN engine does, operation for
 operation.
@@ -12,9 +12,9 @@ from __future__ import annotations
 from functools import partial
 
 from designer.cells.minimal.spec import CELLS
-from designer.exchange.pytorch_layers import LAYERS
-from designer.exchange.pytorch_copies import cell_source
-from designer.exchange.pytorch_snippets import CELL_HELPERS
+from designer.exchange.pytorch_export.layers import LAYERS
+from designer.exchange.pytorch_export.copies import cell_source
+from designer.exchange.pytorch_export.snippets import CELL_HELPERS
 
 MODULE = '''
 

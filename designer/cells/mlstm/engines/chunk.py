@@ -20,9 +20,9 @@ from torch import nn
 from designer.cells.mlstm.arithmetic import CHUNK, mlstm_layers
 from designer.cells.mlstm.expansion import STATES, expand_mlstm
 from designer.cells.mlstm.spec import CELL, MLSTM, rows, state_sizes
-from designer.engines.builders import BuildContext, builder
-from designer.engines.fillers import fill_bias, fill_weight
-from designer.engines.recurrent_state import check_lengths, reset_points, time_major
+from designer.engines.net.builders import BuildContext, builder
+from designer.engines.tensors.fillers import fill_bias, fill_weight
+from designer.engines.tensors.recurrent_state import check_lengths, reset_points, time_major
 
 def _unrolled_net():
     """:mod:`designer.engines.unrolled`, imported when first used: it imports the unrolled

@@ -7,7 +7,7 @@ CHUNK engine (chunks of a third of the steps, so that the check crosses chunks) 
 unrolled net, its weights drawn from [-0.2, 0.2).
 
 Two of its tensors have a rounding floor above the tolerance of their largest value (parity's
-measure, :mod:`designer.engines.parity`): the gradient of the starting normaliser, which the
+measure, :mod:`designer.engines.measure.parity`): the gradient of the starting normaliser, which the
 per-head norm all but cancels (some 1e-4 beside gradients near 10, rounded at about 1e-6 by
 either engine), and, where a head's read-out is nearly uniform, what the norm divides by its
 small spread (the chunkwise form then rounds several times more than the step-by-step one). In
@@ -19,8 +19,8 @@ from __future__ import annotations
 import torch
 
 from designer.cells.mlstm.arithmetic import terms
-from designer.engines.parity_pairs import parity_pair
-from designer.engines.readings import Level, LevelSteps, reading
+from designer.engines.measure.parity_pairs import parity_pair
+from designer.engines.measure.readings import Level, LevelSteps, reading
 
 
 def _params(module) -> dict:

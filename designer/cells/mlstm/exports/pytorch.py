@@ -2,7 +2,7 @@
 
 No ``torch.nn`` class computes the mLSTM, so the export writes one: the functions of the CHUNK
 engine (:mod:`designer.cells.mlstm.arithmetic`, which imports torch and math alone) as they are,
-read from it under the prefix ``mlstm`` (:mod:`designer.exchange.pytorch_copies`), and a small
+read from it under the prefix ``mlstm`` (:mod:`designer.exchange.pytorch_export.copies`), and a small
 module holding the same tensors as the designer's
 layers (``W_xc_l{k}``, ``b_c_l{k}``). The exported net therefore computes what the CHUNK engine
 does, operation for operation, whichever engine trained it (the CAFFE engine holds the same
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from designer.exchange.pytorch_layers import LAYERS
-from designer.exchange.pytorch_copies import cell_source
-from designer.exchange.pytorch_heads import head_cell
-from designer.exchange.pytorch_snippets import CELL_HELPERS
+from designer.exchange.pytorch_export.layers import LAYERS
+from designer.exchange.pytorch_export.copies import cell_source
+from designer.exchange.pytorch_export.heads import head_cell
+from designer.exchange.pytorch_export.snippets import CELL_HELPERS
 
 MODULE = '''
 

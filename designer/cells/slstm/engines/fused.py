@@ -26,9 +26,9 @@ from torch import nn
 from designer.cells.slstm.arithmetic import kernel_grad_unit, slstm_direction, slstm_layers
 from designer.cells.slstm.kernels import launch as slstm_kernel
 from designer.cells.slstm.spec import CELL, GATES, SLSTM
-from designer.engines.builders import BuildContext, build_unrolled, builder
-from designer.engines.fillers import fill_bias, fill_weight
-from designer.engines.recurrent_state import check_lengths, time_major, zero_state
+from designer.engines.net.builders import BuildContext, build_unrolled, builder
+from designer.engines.tensors.fillers import fill_bias, fill_weight
+from designer.engines.tensors.recurrent_state import check_lengths, time_major, zero_state
 
 SUFFIXES = ("", "_reverse")
 LOOP = functools.partial(slstm_direction, unit=kernel_grad_unit)  # where the kernels do not run

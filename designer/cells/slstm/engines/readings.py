@@ -9,8 +9,8 @@ positive, as any n the layer makes is.
 from __future__ import annotations
 
 from designer.cells.slstm.arithmetic import gates as slstm_gates
-from designer.engines.parity_pairs import parity_pair
-from designer.engines.readings import Level, LevelSteps, reading
+from designer.engines.measure.parity_pairs import parity_pair
+from designer.engines.measure.readings import Level, LevelSteps, reading
 
 GATES = ("i", "f", "g", "o")
 

@@ -2,6 +2,6 @@
 line holds its parameters, which rnn-designer reads back), and says so."""
 from __future__ import annotations
 
-from designer.exchange.caffe_export import PARAMS, own_layer
+from designer.exchange.caffe.exporter import PARAMS, own_layer
 
 PARAMS.register("sLSTM")(own_layer)

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
-from designer.exchange.onnx_ops import OnnxBuilder, tensor
-from designer.exchange.onnx_recurrent import FUSED, NODES, UnrolledLayer
-from designer.exchange.onnx_scan import step_outputs, valid_steps
+from designer.exchange.onnx_export.ops import OnnxBuilder, tensor
+from designer.exchange.onnx_export.recurrent import FUSED, NODES, UnrolledLayer
+from designer.exchange.onnx_export.scan import step_outputs, valid_steps
 
 STATES = ("h", "c", "n", "m")
 

@@ -2,7 +2,7 @@
 
 No ``torch.nn`` class computes the sLSTM, so the export writes one: the functions of the FUSED
 engine (:mod:`designer.cells.slstm.arithmetic`, which imports torch alone) as they are, read
-from it under the prefix ``slstm`` (:mod:`designer.exchange.pytorch_copies`), and a small module
+from it under the prefix ``slstm`` (:mod:`designer.exchange.pytorch_export.copies`), and a small module
 holding the same tensors as the designer's layers (``W_xc_l{k}``, ``b_c_l{k}``, ``W_hc_l{k}``,
 ``..._reverse``). The exported net therefore computes what the FUSED engine does, operation for
 operation.
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from designer.exchange.pytorch_layers import LAYERS
-from designer.exchange.pytorch_copies import cell_source
-from designer.exchange.pytorch_heads import head_cell
-from designer.exchange.pytorch_snippets import CELL_HELPERS
+from designer.exchange.pytorch_export.layers import LAYERS
+from designer.exchange.pytorch_export.copies import cell_source
+from designer.exchange.pytorch_export.heads import head_cell
+from designer.exchange.pytorch_export.snippets import CELL_HELPERS
 
 MODULE = '''
 

@@ -7,7 +7,7 @@ step. Here a head is ``S`` programs (its "group", for one block of ``BN`` batch 
 ``(k*S + s, b)`` owns the ``U = D/S`` units ``s*U ..`` of head ``k`` (all four gate rows of
 them: ``4U x d`` of ``W_hc``, which stay in its SM's L1 for the whole sequence) and their
 state. The heads stay independent: only a group meets, at a barrier of its own (a counter in
-global memory, release/acquire: :mod:`designer.engines.grid_barrier`), so every program of
+global memory, release/acquire: :mod:`designer.engines.kernels.grid_barrier`), so every program of
 a launch must be resident at once: :func:`launch.plan` keeps a launch to at most one
 program per SM, and splits only on a GPU (Triton's CPU interpreter runs one program after
 another, and a barrier would wait for ever).
@@ -35,7 +35,7 @@ try:
 
     from designer.cells.slstm.kernels.steps import (_dh_chunk, _rows, _step, _unit_backward,
                                                     _unit_forward)
-    from designer.engines.grid_barrier import grid_sync as _grid_sync
+    from designer.engines.kernels.grid_barrier import grid_sync as _grid_sync
 except Exception:  # noqa: BLE001 - no Triton: the FUSED engine keeps its step loop
     triton = None
 

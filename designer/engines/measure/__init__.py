@@ -1,0 +1,3 @@
+"""Measuring the engines: ``parity`` (two engines, one function), ``bench`` (their speed),
+``trace`` and the readings Inspect shows, and the engine commands (``parity``, ``unroll``,
+``bench``)."""
