@@ -1,9 +1,10 @@
 """Layer type id -> LayerSpec.
 
 The built-in layers come from :mod:`designer.graph.layers`; the recurrent cells register theirs
-with :func:`register` when ``designer.cells`` is loaded. The cell-wide questions (which types
-are recurrent, which engines hold whose tensors) are answered from the registered cells' facts
-(:class:`designer.graph.cell.CellSpec`).
+with :func:`register` when ``designer.cells`` is loaded (a cell from outside the designer
+registers alike when its package is imported; :func:`unregister` takes a type out again). The
+cell-wide questions (which types are recurrent, which engines hold whose tensors) are answered
+from the registered cells' facts (:class:`designer.graph.cell.CellSpec`).
 """
 from __future__ import annotations
 
@@ -27,6 +28,17 @@ def register(*specs: LayerSpec) -> None:
         if known is not None and known is not spec:
             raise ValueError(f"the layer type '{spec.id}' is registered already")
         _SPECS[spec.id] = spec
+
+
+def unregister(*type_ids: str) -> None:
+    """Take layer types out of the registry again (a cell loaded for a while, as a test loads
+    one); ``UnknownLayerError`` for a type that is not registered. The cell's other parts are
+    keyed by its names in the registries below (its builder, its unit's op...), which its
+    owner takes out alike."""
+    for type_id in type_ids:
+        get(type_id)
+    for type_id in type_ids:
+        del _SPECS[type_id]
 
 
 def get(type_id: str) -> LayerSpec:
