@@ -356,8 +356,12 @@ def hear_ctrl_c() -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     hear_ctrl_c()
-    from designer.cells import load
-    load()  # the recurrent cells register their layers (and, when needed, their engines)
+    from designer.cells import CellLoadError, load
+    try:
+        load()  # the recurrent cells register their layers (and, when needed, their engines)
+    except CellLoadError as e:
+        print(f"rnn-designer: {e}", file=sys.stderr)
+        return 2
     try:
         return run(args)
     except KeyboardInterrupt as e:  # every command ended by Ctrl-C: 130, the shell's code

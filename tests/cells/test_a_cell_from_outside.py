@@ -94,7 +94,7 @@ TOY = {
     "expansion.py": '''
         """One step of the unrolled net: the chain's SCALE, then the unit of h_conted and the
         step's input transform."""
-        from designer.engines.expansion import chain, draw_as
+        from designer.engines.expansion.expand import chain, draw_as
 
         draw_as("TOY_CELL_UNIT")
 
@@ -120,9 +120,9 @@ TOY = {
         import torch.nn.functional as F
         from torch import nn
 
-        from designer.engines.builders import build_unrolled, builder
-        from designer.engines.fillers import fill_bias, fill_weight
-        from designer.engines.recurrent_state import time_major
+        from designer.engines.net.builders import build_unrolled, builder
+        from designer.engines.tensors.fillers import fill_bias, fill_weight
+        from designer.engines.tensors.recurrent_state import time_major
         from designer.engines.unrolled import unit_op
 
 
@@ -170,8 +170,8 @@ TOY = {
         step (h = f_t * h + c_t); or, unrolled, its unit node."""
         from onnx import TensorProto, helper
 
-        from designer.exchange.onnx_ops import tensor
-        from designer.exchange.onnx_recurrent import FUSED, NODES
+        from designer.exchange.onnx_export.ops import tensor
+        from designer.exchange.onnx_export.recurrent import FUSED, NODES
 
 
         def _gate_and_candidate(b, hint, xw, hidden):
@@ -247,7 +247,8 @@ def traces() -> list[str]:
 def toy(tmp_path_factory):
     """The toy cell, imported from a folder outside the designer as any package is; after the
     module's tests it is taken out of every registry it entered."""
-    from designer.engines import builders, expansion
+    from designer.engines.expansion import expand as expansion
+    from designer.engines.net import builders
     from designer.engines.unrolled import ops
     from designer.graph import memory_layers
     folder = tmp_path_factory.mktemp("outside")
@@ -258,7 +259,7 @@ def toy(tmp_path_factory):
     yield registry.get(KIND)
     parts.need(parts.ENGINES)  # whatever the tests left deferred is imported, then taken away
     parts.need(parts.EXPORTS)
-    from designer.exchange import onnx_recurrent
+    from designer.exchange.onnx_export import recurrent as onnx_recurrent
     registry.unregister(KIND)
     for table, key in ((expansion.CHAINS, KIND), (expansion.DRAWN_AS, UNIT),
                        (memory_layers.RULES, KIND), (builders.BUILDERS, KIND),
@@ -339,3 +340,26 @@ def test_the_window_draws_its_unrolled_net(project, qtbot):
     assert types_drawn.count(UNIT) == 3 and types_drawn.count("SCALE") == 3
     assert UNIT in view.tooltip("unit_2")
     assert not view.grab().isNull()
+
+
+def test_a_process_of_its_own_loads_it_from_the_environment(project, tmp_path):
+    """``rnn-designer`` started in a process of its own (as a search worker or ``train
+    --nproc`` is) loads the cells named in ``RNN_DESIGNER_CELLS``; a name that cannot be
+    imported is one sentence and exit code 2."""
+    import os
+    import subprocess
+    from pathlib import Path
+    write_toy(tmp_path)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)]),
+           "RNN_DESIGNER_CELLS": PACKAGE}
+    ran = subprocess.run([sys.executable, "-m", "designer", "validate", str(project)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    env["RNN_DESIGNER_CELLS"] = "no_such_cell_module"
+    ran = subprocess.run([sys.executable, "-m", "designer", "validate", str(project)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr
+    assert ran.stderr.strip().splitlines() == [
+        "rnn-designer: RNN_DESIGNER_CELLS names the cell module 'no_such_cell_module', which "
+        "cannot be imported (No module named 'no_such_cell_module')"]
