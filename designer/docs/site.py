@@ -1,6 +1,7 @@
 """Where the documentation is, whether it must be built again, building it, and the page to open.
 
-In a checkout the sources are ``docs/`` and the site is built into ``docs/_build/html``; the
+In a checkout the sources are ``docs/`` and the site is built into ``docs/_build/html`` (what
+Sphinx keeps between builds beside it, in ``docs/_build/doctrees``); the
 packaged app holds the built site at the same place beside the ``designer`` package, with no
 sources and no Sphinx, and opens it as it is. A build treats every warning as an error (a
 broken link, a page missing from the contents, a generated page that fails), so what is opened
@@ -72,7 +73,7 @@ def build(source: Path | None = None, out: Path | None = None, fresh: bool = Fal
     said = io.StringIO()
     (out / STAMP).unlink(missing_ok=True)
     with patch_docutils(source), docutils_namespace():  # as sphinx-build: a build of its own
-        app = Sphinx(str(source), str(source), str(out), str(out / ".doctrees"), "html",
+        app = Sphinx(str(source), str(source), str(out), str(out.parent / "doctrees"), "html",
                      status=None, warning=said, freshenv=fresh, warningiserror=True,
                      keep_going=True)
         app.build()
