@@ -21,6 +21,7 @@ root_doc = "index"
 exclude_patterns = ["_build", "_ext", "_static"]
 myst_heading_anchors = 3  # [text](page.md#a-heading) links to a heading by its words
 myst_enable_extensions = ["colon_fence"]
+smartquotes = False  # a flag's "--" stays two hyphens, as it is typed
 # sphinx-argparse's domain cannot resolve MyST's "any" references, and says so beside the real
 # warning whenever a link is broken; the broken link itself is still an error
 suppress_warnings = ["myst.domains"]

@@ -164,11 +164,11 @@ def engines(spec: LayerSpec) -> list[str]:
         if cell.fused:
             lines[-1] += (f" When a run asks every recurrent layer for an engine other than "
                           f"`CAFFE`, it runs on `{cell.fused}`.")
-        facts = [f"gates {', '.join(f'`{g}`' for g in cell.gates)}",
-                 f"state carried from step to step {', '.join(f'`{s}`' for s in cell.states)}"]
+        facts = [f"its gates are {plain_list([f'`{g}`' for g in cell.gates])}",
+                 f"it carries {plain_list([f'`{x}`' for x in cell.states])} from step to step"]
         if cell.unit:
-            facts.append(f"each step of its unrolled net ends in a `{cell.unit}` node")
-        lines += ["", "**Cell.** " + plain_list(facts) + f" ([the cells]({CELLS_PAGE}))."]
+            facts.append(f"each step of its unrolled net ends in the unit node `{cell.unit}`")
+        lines += ["", "**Cell:** " + "; ".join(facts) + f" ([the cells]({CELLS_PAGE}))."]
         return lines
     if spec.has_param("engine"):
         param = spec.param("engine")
@@ -181,10 +181,10 @@ def engines(spec: LayerSpec) -> list[str]:
 def _engine_list(names, layout) -> str:
     items = []
     for i, name in enumerate(names):
-        text = f"`{name}`" + (" (the default)" if i == 0 else "")
+        notes = ["the default"] if i == 0 else []
         if layout(name) != name:
-            text += f", holding `{layout(name)}`'s tensors"
-        items.append(text)
+            notes.append(f"it holds `{layout(name)}`'s tensors")
+        items.append(f"`{name}`" + (f" ({'; '.join(notes)})" if notes else ""))
     return plain_list(items)
 
 

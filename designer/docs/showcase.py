@@ -17,6 +17,7 @@ import struct
 import wave
 from pathlib import Path
 
+from designer.docs.layer_pages import load_layers
 from designer.graph import registry
 from designer.graph.errors import GraphError, GraphWarning
 from designer.graph.model import Graph
@@ -78,6 +79,7 @@ def net_for(type_id: str, folder: Path) -> Graph:
     without an error, the one that leaves it fewest warnings, then the fewest inputs fed
     twice from one output, then the most inputs fed by an output of their name, then the
     fewest layers."""
+    load_layers()
     spec = registry.get(type_id)
     if not spec.inputs:
         g = Graph(project_dir=folder)

@@ -8,8 +8,11 @@ import dataclasses
 import pytest
 
 from designer.docs import showcase
+from designer.docs.layer_pages import load_layers
 from designer.graph import registry
 from designer.graph.errors import GraphWarning
+
+load_layers()  # every layer type, the recurrent cells' too
 
 
 @pytest.fixture(scope="module")
