@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import struct
 import wave
 from pathlib import Path
@@ -74,11 +75,11 @@ def write_samples(folder: Path) -> None:
 
 
 def net_for(type_id: str, folder: Path) -> Graph:
-    """The layer ``type_id`` (named as its type, in lower case; the graph's last layer) and what
-    feeds it, in a graph whose data files are in ``folder`` (see :func:`write_samples`). Of the nets that feed it
-    without an error, the one that leaves it fewest warnings, then the fewest inputs fed
-    twice from one output, then the most inputs fed by an output of their name, then the
-    fewest layers."""
+    """The layer ``type_id`` (named after its type; the graph's last layer) and
+    what feeds it, in a graph whose data files are in ``folder`` (see :func:`write_samples`).
+    Of the nets that feed it without an error, the one that leaves it fewest warnings, then the
+    fewest inputs fed twice from one output, then the most inputs fed by an output of their
+    name, then the fewest layers."""
     load_layers()
     spec = registry.get(type_id)
     if not spec.inputs:
@@ -105,7 +106,11 @@ def net_for(type_id: str, folder: Path) -> Graph:
 
 
 def _name(type_id: str) -> str:
-    return type_id.lower()
+    """The layer's name on its card: its type in lower case, or, where that would not fit
+    beside the type, the type's last word (SoftmaxWithLoss: ``loss``, SequencePool: ``pool``)."""
+    if len(type_id) <= 10:
+        return type_id.lower()
+    return re.findall(r"[A-Z][a-z0-9]*|[a-z0-9]+", type_id)[-1].lower()
 
 
 def _feeder(data: str, chain, folder: Path) -> Graph:

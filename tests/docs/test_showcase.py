@@ -34,7 +34,7 @@ def test_every_layer_type_is_drawn_in_a_net_where_it_has_no_error(type_id, sampl
 
 def test_a_loss_is_fed_by_the_outputs_named_as_its_ports(samples):
     g = showcase.net_for("SoftmaxWithLoss", samples)
-    fed = {(k.src, k.src_port, k.dst_port) for k in g.links_into("softmaxwithloss")}
+    fed = {(k.src, k.src_port, k.dst_port) for k in g.links_into("loss")}
     assert fed == {("logits", "y", "logits"), ("data", "label", "label")}
 
 
@@ -46,6 +46,7 @@ def test_a_layer_no_net_can_feed_is_drawn_alone(samples, monkeypatch):
     monkeypatch.setitem(registry._SPECS, "Oddity", odd)
     g = showcase.net_for("Oddity", samples)
     assert g.names() == ["oddity"]
+    assert showcase.net_for("SequencePool", samples).names()[-1] == "pool"  # fits its card
 
 
 def test_the_picture_is_the_canvas_drawing_of_the_net(samples, qapp, tmp_path):
