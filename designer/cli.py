@@ -14,7 +14,7 @@ import threading
 from designer import __version__
 
 COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate", "export",
-            "import", "init", "evaluate", "predict", "inspect", "search")
+            "import", "init", "evaluate", "predict", "inspect", "search", "docs")
 DEFAULT_PROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                "projects", "char-rnn-shakespeare.json")
 
@@ -230,6 +230,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_table_limit(ins)
 
     add_search(sub)
+
+    d = sub.add_parser("docs", help="open the documentation in the browser, built first when "
+                       "the code or its pages changed")
+    d.add_argument("--layer", metavar="TYPE", help="open it at this layer type's section of the "
+                   "layer reference (LSTM, Conv1D, ...)")
+    d.add_argument("--no-open", action="store_true", help="print where the documentation is "
+                   "instead of opening it")
     return p
 
 
@@ -335,6 +342,9 @@ def command(args: argparse.Namespace) -> int:
     if cmd == "search":
         from designer.search.command import search
         return search(args)
+    if cmd == "docs":
+        from designer.docs.command import docs
+        return docs(args)
     if cmd in ("train", "generate", "init", "evaluate", "predict", "inspect"):
         from designer.training import commands
         return getattr(commands, cmd)(args)
