@@ -158,4 +158,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from designer.cells import load as load_cells
+    load_cells()  # the recurrent cells register their layers
     sys.exit(main())

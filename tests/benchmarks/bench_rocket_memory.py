@@ -17,6 +17,9 @@ from designer.graph.layers import rocket as R
 from designer.training.new_from_data.init import init_project
 from designer.training.run.loop import RunOptions, train
 from designer.training.trained.evaluate import evaluate_run
+from designer.cells import load as load_cells
+
+load_cells()  # the recurrent cells register their layers
 
 out = Path(sys.argv[1])
 out.mkdir(parents=True, exist_ok=True)

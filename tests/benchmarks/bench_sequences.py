@@ -72,4 +72,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from designer.cells import load as load_cells
+    load_cells()  # the recurrent cells register their layers
     main()

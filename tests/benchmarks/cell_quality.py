@@ -105,6 +105,8 @@ def table(out: Path) -> None:
 
 
 if __name__ == "__main__":
+    from designer.cells import load as load_cells
+    load_cells()  # the recurrent cells register their layers
     if sys.argv[1] == "make":
         make(Path(sys.argv[2]), wide="--wide" in sys.argv[3:])
     else:

@@ -60,4 +60,6 @@ def table(out: Path) -> None:
 
 
 if __name__ == "__main__":
+    from designer.cells import load as load_cells
+    load_cells()  # the recurrent cells register their layers
     (make if sys.argv[1] == "make" else table)(Path(sys.argv[2]))

@@ -71,6 +71,8 @@ def table(out: Path) -> None:
               f"| {run.stem} | - | - | {last} |")
 
 if __name__ == "__main__":
+    from designer.cells import load as load_cells
+    load_cells()  # the recurrent cells register their layers
     if sys.argv[1] == "make":
         make(Path(sys.argv[2]), json.loads(Path(sys.argv[3]).read_text())
              if len(sys.argv) > 3 else LSTM_BEST)

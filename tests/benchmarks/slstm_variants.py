@@ -65,4 +65,6 @@ def make(out: Path) -> None:
 
 
 if __name__ == "__main__":
+    from designer.cells import load as load_cells
+    load_cells()  # the recurrent cells register their layers
     make(Path(sys.argv[2]))

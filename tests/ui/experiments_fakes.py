@@ -169,4 +169,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from designer.cells import load as load_cells
+    load_cells()  # the recurrent cells register their layers
     sys.exit(main(sys.argv[1:]))

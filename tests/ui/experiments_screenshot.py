@@ -63,4 +63,6 @@ def main(out: str, trials: int = 16) -> int:
 
 
 if __name__ == "__main__":
+    from designer.cells import load as load_cells
+    load_cells()  # the recurrent cells register their layers
     sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "experiments.png"))
