@@ -35,3 +35,25 @@ def char_net(kind: str, params: dict, *, name: str = "rnn", steps: int = 12, bat
     if vocab is not None:
         g.pin_dims({"V": vocab})
     return g
+
+
+def digits_net(data: dict, hidden: int, project_dir=None) -> Graph:
+    """MNIST read row by row: MnistRows (``data``) -> LSTM ``hidden`` (batch-first) ->
+    InnerProduct 10 over its last step -> loss."""
+    g = Graph(project_dir=project_dir)
+    g.add_layer("MnistRows", "data", data)
+    g.add_layer("LSTM", "lstm1", {"num_output": hidden, "batch_first": True})
+    g.add_layer("InnerProduct", "ip1", {"num_output": 10, "axis": 1})
+    g.add_layer("SoftmaxWithLoss", "loss", {"axis": 1})
+    link_all(g, [("data.data", "lstm1.x"), ("lstm1.y", "ip1.x"), ("ip1.y", "loss.logits"),
+                 ("data.label", "loss.label")])
+    return g
+
+
+def lengths_cut_short(g: Graph, layer: str) -> list:
+    """Feed ``layer`` only the first two of the data's lengths (through a Slice, ``cut``): the
+    problems the layer then has."""
+    g.add_layer("Slice", "cut", {"axis": 0, "slice_point": 2})
+    g.connect("data", "lengths", "cut", "x")
+    g.connect("cut", "a", layer, "lengths")
+    return g.info(layer).problems

@@ -2,6 +2,8 @@
 symbols, and the bytes a layer keeps for its backward pass."""
 import torch
 
+from tests.engines.probes import saved_bytes
+
 
 def char_feeds(seed: int = 0, steps: int = 10, batch: int = 4, vocab: int = 12) -> dict:
     """Symbols, targets and sequence starts for a tiny char net, one sequence starting anew
@@ -14,16 +16,11 @@ def char_feeds(seed: int = 0, steps: int = 10, batch: int = 4, vocab: int = 12) 
     return {"data.data": data, "data.cont": cont, "data.label": data.roll(-1, 0)}
 
 
+def rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    """The largest difference between ``a`` and ``b``, relative to ``b``'s largest value."""
+    return ((a.double() - b.double()).abs().max() / b.double().abs().max()).item()
+
+
 def kept_bytes(layer: torch.nn.Module, x: torch.Tensor) -> int:
     """The bytes ``layer(x)`` saves for its backward pass beyond its parameters and ``x``."""
-    skip = {p.untyped_storage().data_ptr() for p in layer.parameters()}
-    skip.add(x.untyped_storage().data_ptr())
-    seen = {}
-
-    def pack(t):
-        if t.untyped_storage().data_ptr() not in skip:
-            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-        return t
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        layer(x)
-    return sum(seen.values())
+    return saved_bytes(lambda: layer(x), *layer.parameters(), x)

@@ -23,6 +23,7 @@ from designer.graph.registry import engine_for, weight_layout
 from tests.exchange.caffe.test_exporter import layers, links, round_trip
 from tests.exchange.conftest import text_project
 from tests.exchange.pytorch_export.test_code import load_module
+from tests.cells.running import char_feeds, rel
 from tests.nets import char_net
 
 designer.cells.load()
@@ -32,13 +33,20 @@ ONE_WAY = {"mLSTM"}  # runs forward only: bidirectional is an error with its fix
 FUSED_KEEPS_MORE = {"MinGRU": True, "MinLSTM": True, "mLSTM": False, "sLSTM": False}
 MODEL_PY_TOL = {"mLSTM": 1e-5}  # the chunkwise sums in another order; the others 1e-6
 HEADS = {"mLSTM": 2}  # the heads of the spec tests' nets where the default does not fit
+ENGINES_NET = {"sLSTM": {"num_output": 8, "num_heads": 2}}  # the engine tests' layer; else 16
+CLASSES = {"MinGRU": ("ScanRecurrent", "UnrolledRecurrent"),  # its own engine's, the unrolled
+           "MinLSTM": ("ScanRecurrent", "UnrolledRecurrent"),
+           "mLSTM": ("ChunkMLSTM", "UnrolledMLSTM"), "sLSTM": ("FusedSLSTM", "UnrolledRecurrent")}
 CAFFE_NOTE = {"MinGRU", "MinLSTM", "sLSTM"}  # the cells whose prototxt notes the layer's name
+
+
+def heads_of(kind: str) -> dict:
+    return {"num_heads": HEADS[kind]} if kind in HEADS else {}
 
 
 def net(kind: str, **params) -> Graph:
     """data -> Embed 8 -> the cell's layer of 16 -> InnerProduct V -> loss, V pinned to 20."""
-    heads = {"num_heads": HEADS[kind]} if kind in HEADS else {}
-    return char_net(kind, {"num_output": 16, **heads, **params})
+    return char_net(kind, {"num_output": 16, **heads_of(kind), **params})
 
 
 def heads(kind: str, n: int) -> dict | None:
@@ -67,6 +75,32 @@ def test_the_engines_and_their_tensors(kind):
     assert weight_layout(own) == "CAFFE"  # its own engine holds the unrolled net's tensors
     assert engine_for(kind, "cudnn") == own and engine_for(kind, "persist") == own
     assert engine_for(kind, "caffe") == "CAFFE"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_checkpoint_of_either_engine_loads_into_the_other_as_it_is(kind):
+    from designer.engines.net.build import Net
+    from designer.engines.net.convert import convert_state_dict
+    own = OWN_ENGINE[kind]
+    params = ENGINES_NET.get(kind, {"num_output": 16, **heads_of(kind)})
+    g = char_net(kind, {**params, "num_layers": 2, "engine": own}, steps=10, vocab=12,
+                 cont=True)
+    torch.manual_seed(0)
+    fast, unrolled = Net(g), Net(g, "caffe")
+    assert fast.engines["rnn"] == own
+    assert (type(fast.layers["rnn"]).__name__, type(unrolled.layers["rnn"]).__name__) == \
+        CLASSES[kind]
+    state = fast.state_dict()
+    assert convert_state_dict(state, {"rnn": (kind, 2)}, {"rnn": own},
+                              {"rnn": "CAFFE"}).keys() == state.keys()
+    unrolled.load_state_dict(state)  # strict: the same keys and shapes
+    with torch.no_grad():
+        a, b = fast(char_feeds()), unrolled(char_feeds())
+    assert rel(b.blobs[("ip1", 0)], a.blobs[("ip1", 0)]) < 1e-5
+    assert len(a.state["rnn"]) == len(registry.cell(kind).states)
+    for mine, theirs in zip(a.state["rnn"], b.state["rnn"]):
+        assert rel(theirs, mine) < 1e-5
+    fast.load_state_dict(unrolled.state_dict())
 
 
 def test_a_cell_without_an_engine_of_its_own_runs_on_the_one_asked_for():

@@ -4,7 +4,6 @@ import pytest
 import torch
 
 from designer.engines.net.build import Net
-from designer.engines.net.convert import convert_state_dict
 from designer.engines.expansion.expand import expand_params
 from designer.cells.minimal.engines.scan import ScanRecurrent
 from designer.cells.minimal.arithmetic import min_layers
@@ -215,25 +214,6 @@ def min_net(kind: str, engine: str = "SCAN", levels: int = 2) -> Graph:
     """A tiny char net: data -> Embed -> the layer (following cont) -> InnerProduct -> loss."""
     return char_net(kind, {"num_output": 16, "num_layers": levels, "engine": engine},
                     steps=10, vocab=12, cont=True)
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_a_checkpoint_of_either_engine_loads_into_the_other_as_it_is(kind):
-    g = min_net(kind)
-    torch.manual_seed(0)
-    scan, unrolled = Net(g), Net(g, "caffe")
-    assert type(scan.layers["rnn"]) is ScanRecurrent and scan.engines["rnn"] == "SCAN"
-    assert type(unrolled.layers["rnn"]) is UnrolledRecurrent
-    state = scan.state_dict()
-    layers = {"rnn": (kind, 2)}
-    assert convert_state_dict(state, layers, {"rnn": "SCAN"}, {"rnn": "CAFFE"}).keys() == \
-        state.keys()
-    unrolled.load_state_dict(state)  # strict: the same keys and shapes
-    with torch.no_grad():
-        a, b = scan(char_feeds()), unrolled(char_feeds())
-    assert rel(b.blobs[("ip1", 0)], a.blobs[("ip1", 0)]) < 1e-5
-    assert rel(b.state["rnn"][0], a.state["rnn"][0]) < 1e-5
-    scan.load_state_dict(unrolled.state_dict())
 
 
 @pytest.mark.parametrize("engine", ["cudnn", "caffe", "persist"])

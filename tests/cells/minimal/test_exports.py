@@ -5,19 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
-from tests.cells.exported import LENGTHS, logits_and_state
+from tests.cells.exported import LENGTHS, export_model_py, logits_and_state, same_as_ours
 from tests.exchange.conftest import classes_project
-from tests.exchange.pytorch_export.test_code import imported_packages, load_module
+from tests.exchange.pytorch_export.test_code import load_module
 
 KINDS = ["MinGRU", "MinLSTM"]
 DATA = torch.rand(7, 4, 2, generator=torch.Generator().manual_seed(1))
-
-
-def ours(source, data=DATA, lengths=LENGTHS):
-    logits, state = logits_and_state(source.build_net(), data, lengths)
-    return logits, state[0]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -38,7 +32,7 @@ def test_onnx_runtime_matches_torch_on_padded_sequences(tmp_path, kind, engine, 
     assert ins["rnn1.h0"] == [levels * (2 if both else 1), "N", 5]
     got = dict(zip([o.name for o in sess.get_outputs()],
                    sess.run(None, {"data": DATA.numpy(), "lengths": LENGTHS.numpy()})))
-    ref, h = ours(source)
+    ref, (h,) = logits_and_state(source.build_net(), DATA)
     assert np.abs(got["logits"] - ref.numpy()).max() < TOL
     assert np.abs(got["rnn1.hT"] - h.numpy()).max() < TOL
 
@@ -48,14 +42,6 @@ def test_onnx_runtime_matches_torch_on_padded_sequences(tmp_path, kind, engine, 
 def test_model_py_matches_our_net_on_padded_sequences(tmp_path, kind, engine, both, levels):
     source = ModelSource(classes_project(tmp_path, kind, engine, both, levels), tmp_path)
     out = tmp_path / "export"
-    export_pytorch(source, out)
-    assert imported_packages(out) <= {"pathlib", "torch", "safetensors"}
-    assert "self.rnn1 = MinRNN(" in (out / "model.py").read_text()
+    export_model_py(source, out, {"pathlib", "torch", "safetensors"}, "MinRNN")
     model = load_module(out, f"min_{kind}_{engine}_{both}").load(out)
-    with torch.no_grad():
-        theirs, state = model(DATA, LENGTHS)
-        whole, _ = model(DATA)  # without lengths every step counts
-    ref, h = ours(source)
-    assert (theirs - ref).abs().max() < 1e-6 and (state["rnn1"] - h).abs().max() < 1e-6
-    ref_whole, _ = ours(source, lengths=None)
-    assert (whole - ref_whole).abs().max() < 1e-6
+    same_as_ours(model, source.build_net(), DATA, 1e-6)

@@ -6,11 +6,10 @@ import pytest
 import torch
 
 from designer.engines.net.build import Net
-from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
-from tests.cells.exported import LENGTHS, logits_and_state
+from tests.cells.exported import LENGTHS, export_model_py, logits_and_state, same_as_ours
 from tests.exchange.conftest import classes_project
-from tests.exchange.pytorch_export.test_code import imported_packages, load_module
+from tests.exchange.pytorch_export.test_code import load_module
 
 DATA = torch.randn(7, 4, 2, generator=torch.Generator().manual_seed(3))
 HEADS = {"num_output": 6, "num_heads": 2}
@@ -91,17 +90,7 @@ def test_model_py_matches_our_net_on_padded_sequences(tmp_path, engine, levels):
                                      "cell_norm": "none" if levels == 1 else "head"})
     source = ModelSource(project, tmp_path)
     out = tmp_path / "export"
-    export_pytorch(source, out)
-    assert imported_packages(out) <= {"math", "pathlib", "torch", "safetensors"}
-    code = (out / "model.py").read_text()
-    assert "self.rnn1 = MLSTM(" in code
+    code = export_model_py(source, out, {"math", "pathlib", "torch", "safetensors"}, "MLSTM")
     assert ("cell_norm='none'" in code) == (levels == 1)
     model = load_module(out, f"mlstm_{engine}").load(out)
-    with torch.no_grad():
-        theirs, state = model(DATA, LENGTHS)
-        whole, _ = model(DATA)  # without lengths every step counts
-    ref, st = run(source.build_net())
-    assert (theirs - ref).abs().max() < 1e-5
-    assert all((a - b).abs().max() < 1e-5 for a, b in zip(state["rnn1"], st))
-    ref_whole, _ = run(source.build_net(), lengths=None)
-    assert (whole - ref_whole).abs().max() < 1e-5
+    same_as_ours(model, source.build_net(), DATA, 1e-5)

@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from designer.engines.net.build import Net
-from designer.engines.net.convert import convert_state_dict
 from designer.engines.expansion.expand import expand_params
 from designer.engines.measure.parity import TOLERANCE, compare, spread_lengths
 from designer.cells.slstm.engines.fused import FusedSLSTM, fill_slstm
@@ -262,25 +261,6 @@ def slstm_net(engine: str = "FUSED", heads: int = 2) -> Graph:
     -> loss."""
     return char_net("sLSTM", {"num_output": 8, "num_heads": heads, "num_layers": 2,
                               "engine": engine}, steps=10, vocab=12, cont=True)
-
-
-def test_a_checkpoint_of_either_engine_loads_into_the_other_as_it_is():
-    g = slstm_net()
-    torch.manual_seed(0)
-    fused, unrolled = Net(g), Net(g, "caffe")
-    assert type(fused.layers["rnn"]) is FusedSLSTM and fused.engines["rnn"] == "FUSED"
-    assert type(unrolled.layers["rnn"]) is UnrolledRecurrent
-    state = fused.state_dict()
-    layers = {"rnn": ("sLSTM", 2)}
-    assert convert_state_dict(state, layers, {"rnn": "FUSED"}, {"rnn": "CAFFE"}).keys() == \
-        state.keys()
-    unrolled.load_state_dict(state)  # strict: the same keys and shapes
-    with torch.no_grad():
-        a, b = fused(char_feeds()), unrolled(char_feeds())
-    assert rel(b.blobs[("ip1", 0)], a.blobs[("ip1", 0)]) < 1e-5
-    for i in range(4):
-        assert rel(b.state["rnn"][i], a.state["rnn"][i]) < 1e-5
-    fused.load_state_dict(unrolled.state_dict())
 
 
 @pytest.mark.parametrize("engine", ["auto", "cudnn", "caffe", "persist"])

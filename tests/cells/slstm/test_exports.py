@@ -5,18 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
-from tests.cells.exported import LENGTHS, logits_and_state
+from tests.cells.exported import LENGTHS, export_model_py, logits_and_state, same_as_ours
 from tests.exchange.conftest import classes_project
-from tests.exchange.pytorch_export.test_code import imported_packages, load_module
+from tests.exchange.pytorch_export.test_code import load_module
 
 DATA = torch.rand(7, 4, 2, generator=torch.Generator().manual_seed(1))
 HEADS = {"num_output": 6, "num_heads": 2}
-
-
-def ours(source, data=DATA, lengths=LENGTHS):
-    return logits_and_state(source.build_net(), data, lengths)
 
 
 @pytest.mark.parametrize("engine, both, levels, forget", [
@@ -40,7 +35,7 @@ def test_onnx_runtime_matches_torch_on_padded_sequences(tmp_path, engine, both, 
         assert ins[f"rnn1.{s}"] == [levels * (2 if both else 1), "N", 6]
     got = dict(zip([o.name for o in sess.get_outputs()],
                    sess.run(None, {"data": DATA.numpy(), "lengths": LENGTHS.numpy()})))
-    ref, state = ours(source)
+    ref, state = logits_and_state(source.build_net(), DATA)
     assert np.abs(got["logits"] - ref.numpy()).max() < TOL
     for s, value in zip(("hT", "cT", "nT", "mT"), state):
         assert np.abs(got[f"rnn1.{s}"] - value.numpy()).max() < TOL, s
@@ -51,15 +46,6 @@ def test_model_py_matches_our_net_on_padded_sequences(tmp_path, engine, both, le
     project = classes_project(tmp_path, "sLSTM", engine, both, levels, extra=HEADS)
     source = ModelSource(project, tmp_path)
     out = tmp_path / "export"
-    export_pytorch(source, out)
-    assert imported_packages(out) <= {"pathlib", "torch", "safetensors"}
-    assert "self.rnn1 = SLSTM(" in (out / "model.py").read_text()
+    export_model_py(source, out, {"pathlib", "torch", "safetensors"}, "SLSTM")
     model = load_module(out, f"slstm_{engine}_{both}").load(out)
-    with torch.no_grad():
-        theirs, state = model(DATA, LENGTHS)
-        whole, _ = model(DATA)  # without lengths every step counts
-    ref, st = ours(source)
-    assert (theirs - ref).abs().max() < 1e-6
-    assert all((a - b).abs().max() < 1e-6 for a, b in zip(state["rnn1"], st))
-    ref_whole, _ = ours(source, lengths=None)
-    assert (whole - ref_whole).abs().max() < 1e-6
+    same_as_ours(model, source.build_net(), DATA, 1e-6)
