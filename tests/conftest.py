@@ -1,6 +1,7 @@
 """Shared test set-up: the data folder as an absolute path, and helpers to find it."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -19,6 +20,17 @@ os.environ["RNN_DESIGNER_DATA"] = str(DATA)  # absolute, so tests may change fol
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 if "PYTEST_XDIST_WORKER" in os.environ:  # one math thread per test worker: no oversubscription
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def widened_char_rnn(folder: Path, units: int) -> Path:
+    """The Shakespeare Char-RNN project with every LSTM ``units`` wide, saved in ``folder``."""
+    d = json.loads((PROJECTS / "char-rnn-shakespeare.json").read_text())
+    for layer in d["graph"]["layers"]:
+        if layer["type"] == "LSTM":
+            layer["params"]["num_output"] = units
+    big = folder / "big.json"
+    big.write_text(json.dumps(d))
+    return big
 
 
 def need_data(*names: str):

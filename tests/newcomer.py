@@ -12,6 +12,7 @@ from typing import Callable
 
 from designer.graph import Graph
 from designer.graph.project import Project
+from tests.nets import link_all
 
 CORPUS = "The quick brown fox jumps over the lazy dog.\nPack my box with five dozen jugs!\n" * 40
 
@@ -42,11 +43,8 @@ def char_net(corpus: Path, *, embed: dict | None = None, ip: dict | None = None,
     g.add_layer("InnerProduct", "ip", {"num_output": "V", "axis": 2, **(ip or {})})
     g.add_layer("SoftmaxWithLoss", "loss", loss or {})
     if wire:
-        g.connect("data", "data", "embed", "x")
-        g.connect("embed", "y", "lstm", "x")
-        g.connect("lstm", "y", "ip", "x")
-        g.connect("ip", "y", "loss", "logits")
-        g.connect("data", "label", "loss", "label")
+        link_all(g, [("data.data", "embed.x"), ("embed.y", "lstm.x"), ("lstm.y", "ip.x"),
+                     ("ip.y", "loss.logits"), ("data.label", "loss.label")])
     return g
 
 
@@ -71,10 +69,8 @@ def mnist_net(folder: Path, *, data: dict | None = None, lstm: dict | None = Non
 def _ids_into_lstm(corpus, mnist):
     g = char_net(corpus, wire=False)
     g.remove_layer("embed")
-    g.connect("data", "data", "lstm", "x")
-    g.connect("lstm", "y", "ip", "x")
-    g.connect("ip", "y", "loss", "logits")
-    g.connect("data", "label", "loss", "label")
+    link_all(g, [("data.data", "lstm.x"), ("lstm.y", "ip.x"), ("ip.y", "loss.logits"),
+                 ("data.label", "loss.label")])
     return g
 
 

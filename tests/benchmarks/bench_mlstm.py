@@ -42,6 +42,7 @@ from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM  # noqa
 from designer.cells.classic.engines.cudnn import CudnnRecurrent  # noqa: E402
 from designer.graph import Graph  # noqa: E402
 from designer.graph.memory import Setup, estimate  # noqa: E402
+from tests.nets import link_all  # noqa: E402
 
 VOCAB = 65
 
@@ -76,10 +77,8 @@ def net(steps: int, batch: int, hidden: int, heads: int) -> Graph:
     g.add_layer("mLSTM", "rnn", {"num_output": hidden, "num_heads": heads})
     g.add_layer("InnerProduct", "ip1", {"num_output": "V", "axis": 2})
     g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "rnn.x"), ("rnn.y", "ip1.x"),
-                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    link_all(g, [("data.data", "embed.x"), ("embed.y", "rnn.x"), ("rnn.y", "ip1.x"),
+                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")])
     g.pin_dims({"V": VOCAB})
     return g
 

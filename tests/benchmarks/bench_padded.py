@@ -21,6 +21,7 @@ from designer.engines.net.build import Net
 from designer.engines.measure.parity import compare, spread_lengths
 from designer.engines.train_step.step import TrainStep, make_optimizer
 from designer.graph import Graph, settings
+from tests.nets import link_all
 
 
 def padded_graph(kind: str, hidden: int, levels: int, bidirectional: bool, lengths: bool,
@@ -35,9 +36,7 @@ def padded_graph(kind: str, hidden: int, levels: int, bidirectional: bool, lengt
     links = [("data.data", "rnn.x"), ("rnn.y", "ip.x")]
     if lengths:
         links.append(("data.label", "rnn.lengths"))
-    for a, b in links:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    link_all(g, links)
     return g
 
 

@@ -14,6 +14,7 @@ from designer.engines.net.build import Net, detach_state
 from designer.engines.train_step.step import make_optimizer
 from designer.graph import Graph, settings
 from designer.graph.memory import Setup, estimate
+from tests.nets import link_all
 
 
 def net_graph(kind: str, steps: int, batch: int, hidden: int, levels: int, both: bool,
@@ -32,9 +33,7 @@ def net_graph(kind: str, steps: int, batch: int, hidden: int, levels: int, both:
     g.add_layer("SoftmaxWithLoss", "loss")
     links = [("data.data", "embed.x"), ("embed.y", "rnn.x"), ("rnn.y", "ip1.x"),
              ("ip1.y", "loss.logits"), ("data.label", "loss.label")]
-    for a, b in links + ([] if both else [("data.cont", "rnn.cont")]):
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    link_all(g, links + ([] if both else [("data.cont", "rnn.cont")]))
     g.pin_dims({"V": 40})
     return g
 

@@ -7,6 +7,7 @@ import pytest
 
 from designer.graph import Graph
 from designer.graph.project import Project
+from tests.nets import link_all  # noqa: F401 - the exchange tests import it from here
 
 DATA = Path(__file__).parent / "data"
 TEXT = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n"
@@ -16,12 +17,6 @@ TEXT = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\n
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch):
     monkeypatch.setenv("RNN_DESIGNER_OFFLINE", "1")
-
-
-def link_all(g: Graph, pairs) -> None:
-    for a, b in pairs:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
 
 
 def text_project(folder: Path, kind: str = "LSTM", engine: str = "CUDNN", levels: int = 2,
@@ -80,18 +75,30 @@ def shapes_project(folder: Path) -> Project:
     return Project(g, "shapes")
 
 
+def sequences_graph(folder: Path, lengths=(7, 3, 5, 1, 6, 2), batch_first: bool = False):
+    """A graph that reads labelled sequences of ``lengths`` steps, two values a step (a
+    long-format CSV written to ``folder``) with SequenceClasses as ``data``; batch-first, digits
+    read row by row (MnistRows, ``(N, T, F)``: no lengths) instead."""
+    rows = ["series_id,step,a,b,label"]
+    for s, n in enumerate(lengths):
+        rows += [f"{s},{t},{(s * 7 + t) % 5 * 0.3:.2f},{(t * 3 - s) * 0.1:.2f},"
+                 f"{'ab'[s % 2]}" for t in range(n)]
+    (folder / "seqs.csv").write_text("\n".join(rows) + "\n")
+    g = Graph(project_dir=folder)
+    if batch_first:
+        g.add_layer("MnistRows", "data", {"folder": "nowhere", "batch_size": 4,
+                                          "batch_first": True})
+    else:
+        g.add_layer("SequenceClasses", "data", {"file": "seqs.csv", "batch_size": 4})
+    return g
+
+
 def classes_project(folder: Path, kind: str = "LSTM", engine: str = "CUDNN",
                     bidirectional: bool = False, levels: int = 1,
                     loss: str = "SoftmaxWithLoss", extra: dict | None = None) -> Project:
     """Labelled sequences of different lengths (a long-format CSV): SequenceClasses ->
     recurrent (reading the lengths) -> SequenceLast (by the lengths) -> InnerProduct -> loss."""
-    rows = ["series_id,step,a,b,label"]
-    for s, n in enumerate((7, 3, 5, 1, 6, 2)):
-        rows += [f"{s},{t},{(s * 7 + t) % 5 * 0.3:.2f},{(t * 3 - s) * 0.1:.2f},"
-                 f"{'ab'[s % 2]}" for t in range(n)]
-    (folder / "seqs.csv").write_text("\n".join(rows) + "\n")
-    g = Graph(project_dir=folder)
-    g.add_layer("SequenceClasses", "data", {"file": "seqs.csv", "batch_size": 4})
+    g = sequences_graph(folder)
     g.add_layer(kind, "rnn1", {"num_output": 5, "engine": engine, "num_layers": levels,
                                "bidirectional": bidirectional, **(extra or {})})
     g.add_layer("SequenceLast", "last", {"bidirectional": bidirectional})

@@ -1,7 +1,6 @@
 """A convolution over time ahead of the recurrent layer, through the three exports: ONNX (run in
 ONNX Runtime, the Transposes between time-major and (N, C, T) around a 1-D Conv), the standalone
 model.py, and prototxt (imported back, with and without our #@ lines)."""
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -10,9 +9,9 @@ import torch
 
 from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
-from designer.graph import Graph
 from designer.graph.project import Project
-from tests.exchange.conftest import link_all
+from tests.exchange.conftest import link_all, sequences_graph
+from tests.exchange.pytorch_export.test_code import load_module
 from tests.exchange.caffe.test_exporter import layers, links, round_trip
 
 DATA = torch.rand(7, 4, 2, generator=torch.Generator().manual_seed(1))
@@ -28,13 +27,7 @@ def conv_project(folder: Path, case: str) -> Project:
     """Labelled sequences of different lengths: SequenceClasses -> Conv1D -> LSTM ->
     SequenceLast -> InnerProduct -> loss."""
     params, lengths, engine = CASES[case]
-    rows = ["series_id,step,a,b,label"]
-    for s, n in enumerate((7, 3, 5, 1, 6, 2)):
-        rows += [f"{s},{t},{(s * 7 + t) % 5 * 0.3:.2f},{(t * 3 - s) * 0.1:.2f},"
-                 f"{'ab'[s % 2]}" for t in range(n)]
-    (folder / "seqs.csv").write_text("\n".join(rows) + "\n")
-    g = Graph(project_dir=folder)
-    g.add_layer("SequenceClasses", "data", {"file": "seqs.csv", "batch_size": 4})
+    g = sequences_graph(folder)
     g.add_layer("Conv1D", "conv", {"num_output": 6, **params})
     g.add_layer("LSTM", "rnn1", {"num_output": 5, "engine": engine})
     g.add_layer("SequenceLast", "last")
@@ -79,10 +72,7 @@ def test_model_py_matches_our_net(tmp_path, case):
     export_pytorch(source, tmp_path / "export")
     code = (tmp_path / "export" / "model.py").read_text()
     assert "nn.Conv1d(2, 6" in code and "def conv_over_time" in code
-    spec = importlib.util.spec_from_file_location(f"conv_{case}", tmp_path / "export" / "model.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    model = module.load(tmp_path / "export")
+    model = load_module(tmp_path / "export", f"conv_{case}").load(tmp_path / "export")
     with torch.no_grad():
         theirs = model(DATA, LENGTHS)[0] if CASES[case][1] else model(DATA)[0]
     ref = ours(source, LENGTHS if CASES[case][1] else None)

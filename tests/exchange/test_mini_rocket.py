@@ -3,7 +3,6 @@ steps and at others, with and without the sequences' lengths, batch-first), the 
 model.py (its buffers loaded from the exported weights, the same numbers), prototxt (imported
 back, with and without our #@ lines); a design never trained, whose layer was never fitted,
 is refused in one sentence; and a run trained for two steps exports as it computes."""
-import importlib.util
 
 import numpy as np
 import pytest
@@ -12,10 +11,10 @@ import torch
 from designer.exchange.errors import ExchangeError
 from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
-from designer.graph import Graph
 from designer.graph.project import Project
-from tests.exchange.conftest import link_all
-from tests.exchange.caffe.test_exporter import layers, links, round_trip
+from tests.exchange.conftest import link_all, sequences_graph
+from tests.exchange.pytorch_export.test_code import load_module
+from tests.exchange.caffe.test_exporter import layers, links, round_trip, written_by_hand
 
 FIT = torch.randn(40, 6, 2, generator=torch.Generator().manual_seed(1))  # (T, N, C)
 FIT_LENGTHS = torch.tensor([40, 33, 9, 25, 3, 17])  # dilations 1, 2 and 4
@@ -32,18 +31,8 @@ def rocket_project(folder, batch_first=False, lengths=True, classifier=False,
     """Labelled sequences of different lengths (a long-format CSV): SequenceClasses ->
     MiniRocket (reading the lengths), alone or -> InnerProduct -> loss; batch-first, digits
     read row by row (MnistRows) instead, whole."""
-    rows = ["series_id,step,a,b,label"]
-    for s, n in enumerate((12, 5, 9, 3, 11, 7)):
-        rows += [f"{s},{t},{(s * 7 + t) % 5 * 0.3:.2f},{(t * 3 - s) * 0.1:.2f},"
-                 f"{'ab'[s % 2]}" for t in range(n)]
-    (folder / "seqs.csv").write_text("\n".join(rows) + "\n")
-    g = Graph(project_dir=folder)
-    if batch_first:
-        g.add_layer("MnistRows", "data", {"folder": "nowhere", "batch_size": 4,
-                                          "batch_first": True})
-        lengths = False
-    else:
-        g.add_layer("SequenceClasses", "data", {"file": "seqs.csv", "batch_size": 4})
+    g = sequences_graph(folder, (12, 5, 9, 3, 11, 7), batch_first)
+    lengths = lengths and not batch_first  # digits row by row: every step counts
     g.add_layer("MiniRocket", "rocket", {"num_features": features, "max_dilations": 4,
                                          "seed": 3, "batch_first": batch_first})
     pairs = [("data.data", "rocket.x")] + [("data.lengths", "rocket.lengths")] * lengths
@@ -158,10 +147,7 @@ def test_the_onnx_converter_reads_batch_first_padded_sequences(lengths):
 
 def model_py(folder, tag):
     """The exported model.py, imported."""
-    spec = importlib.util.spec_from_file_location(f"rocket_{tag}", folder / "model.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(folder, f"rocket_{tag}")
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
@@ -196,23 +182,13 @@ def test_model_py_holds_our_buffers_and_matches_our_net(tmp_path, batch_first):
             assert np.array_equal(features, ours(source, x, ends))
 
 
-def without_our_line(project, folder):
-    """The project exported as prototxt and read back with the rocket's #@ line taken out (as
-    a file written by hand would have it: the mini_rocket_param block alone)."""
-    from designer.exchange.caffe.importer import import_prototxt
-    round_trip(project, folder)
-    path = folder / "train_val.prototxt"
-    path.write_text("".join(line for line in path.read_text().splitlines(True)
-                            if "#@" not in line or "MiniRocket" not in line))
-    return import_prototxt(path, None, None, folder).project
-
-
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("strip", [False, True])
 def test_prototxt_round_trips(tmp_path, batch_first, strip):
     from designer.exchange.caffe.exporter import export_messages
     project = rocket_project(tmp_path, batch_first, classifier=True, features=840)
-    back = without_our_line(project, tmp_path) if strip else round_trip(project, tmp_path)
+    back = (written_by_hand(project, tmp_path, "MiniRocket") if strip
+            else round_trip(project, tmp_path))
     raw = (tmp_path / "train_val.prototxt").read_text()
     assert 'type: "MiniRocket"' in raw and "mini_rocket_param" in raw
     assert "num_features: 840" in raw and "max_dilations: 4" in raw and "seed: 3" in raw

@@ -1,7 +1,6 @@
 """SequencePool through the three exports: ONNX (run in ONNX Runtime, within 1e-4), the
 standalone model.py (within 1e-6), and prototxt (imported back, with and without our #@
 lines); each method, with and without the sequences' lengths."""
-import importlib.util
 
 import numpy as np
 import pytest
@@ -9,10 +8,10 @@ import torch
 
 from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
-from designer.graph import Graph
 from designer.graph.project import Project
-from tests.exchange.conftest import link_all
-from tests.exchange.caffe.test_exporter import layers, links, round_trip
+from tests.exchange.conftest import link_all, sequences_graph
+from tests.exchange.pytorch_export.test_code import load_module
+from tests.exchange.caffe.test_exporter import layers, links, round_trip, written_by_hand
 
 DATA = torch.rand(7, 4, 2, generator=torch.Generator().manual_seed(1))
 LENGTHS = torch.tensor([7, 3, 0, 5])  # a 0: the pool gives zeros
@@ -25,18 +24,8 @@ def pool_project(folder, method="attention", units=0, batch_first=False,
     """Labelled sequences of different lengths (a long-format CSV): SequenceClasses -> LSTM
     (reading the lengths) -> SequencePool -> InnerProduct -> loss; batch-first, digits read
     row by row (MnistRows) instead, whole."""
-    rows = ["series_id,step,a,b,label"]
-    for s, n in enumerate((7, 3, 5, 1, 6, 2)):
-        rows += [f"{s},{t},{(s * 7 + t) % 5 * 0.3:.2f},{(t * 3 - s) * 0.1:.2f},"
-                 f"{'ab'[s % 2]}" for t in range(n)]
-    (folder / "seqs.csv").write_text("\n".join(rows) + "\n")
-    g = Graph(project_dir=folder)
-    if batch_first:  # digits row by row, (N, T, F): no lengths, every step counts
-        g.add_layer("MnistRows", "data", {"folder": "nowhere", "batch_size": 4,
-                                          "batch_first": True})
-        lengths = False
-    else:
-        g.add_layer("SequenceClasses", "data", {"file": "seqs.csv", "batch_size": 4})
+    g = sequences_graph(folder, batch_first=batch_first)
+    lengths = lengths and not batch_first  # digits row by row: every step counts
     g.add_layer("LSTM", "rnn1", {"num_output": 5, "batch_first": batch_first})
     pairs = [("data.data", "rnn1.x"), ("rnn1.y", "pool.x")]
     g.add_layer("SequencePool", "pool", {"method": method, "attention_units": units,
@@ -106,11 +95,8 @@ def test_model_py_matches_our_net(tmp_path, method, units, batch_first):
     code = (tmp_path / "export" / "model.py").read_text()
     assert "def sequence_pool(" in code
     assert ("nn.Sequential(" in code) == (method == "attention")
-    spec = importlib.util.spec_from_file_location(f"pool_{method}_{units}_{batch_first}",
-                                                  tmp_path / "export" / "model.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    model = module.load(tmp_path / "export")
+    model = load_module(tmp_path / "export", f"pool_{method}_{units}_{batch_first}").load(
+        tmp_path / "export")
     with torch.no_grad():
         if batch_first:
             digits = torch.rand(3, 28, 28, generator=torch.Generator().manual_seed(2))
@@ -122,22 +108,12 @@ def test_model_py_matches_our_net(tmp_path, method, units, batch_first):
     assert (whole - ours(source, lengths=None)).abs().max() < 1e-6
 
 
-def without_our_lines(project, folder):
-    """The project exported as prototxt, and read back with the pool's #@ line taken out (as
-    a file written by hand would have it: the sequence_pool_param block alone)."""
-    from designer.exchange.caffe.importer import import_prototxt
-    round_trip(project, folder)
-    path = folder / "train_val.prototxt"
-    path.write_text("".join(line for line in path.read_text().splitlines(True)
-                            if "#@" not in line or "SequencePool" not in line))
-    return import_prototxt(path, None, None, folder).project
-
-
 @pytest.mark.parametrize("method, units, batch_first", CASES)
 @pytest.mark.parametrize("strip", [False, True])
 def test_prototxt_round_trips(tmp_path, method, units, batch_first, strip):
     project = pool_project(tmp_path, method, units, batch_first)
-    back = without_our_lines(project, tmp_path) if strip else round_trip(project, tmp_path)
+    back = (written_by_hand(project, tmp_path, "SequencePool") if strip
+            else round_trip(project, tmp_path))
     raw = (tmp_path / "train_val.prototxt").read_text()
     assert 'type: "SequencePool"' in raw and f"method: {method.upper()}" in raw
     assert back.graph.layer("pool").effective_params() == \
@@ -152,7 +128,7 @@ def test_prototxt_round_trips(tmp_path, method, units, batch_first, strip):
 def test_an_unknown_pooling_method_is_refused_in_one_sentence(tmp_path):
     from designer.exchange.caffe.importer import import_prototxt
     from designer.exchange.errors import ExchangeError
-    without_our_lines(pool_project(tmp_path), tmp_path)
+    written_by_hand(pool_project(tmp_path), tmp_path, "SequencePool")
     path = tmp_path / "train_val.prototxt"
     path.write_text(path.read_text().replace("method: ATTENTION", "method: MEDIAN"))
     with pytest.raises(ExchangeError) as e:

@@ -1,6 +1,5 @@
 """Forecasters and classifiers of padded sequences through the three exports: ONNX (run in ONNX
 Runtime), the standalone model.py, and prototxt (imported back)."""
-import importlib.util
 import json
 
 import numpy as np
@@ -11,6 +10,7 @@ from designer.cli import main
 from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
 from tests.exchange.conftest import classes_project, series_project
+from tests.exchange.pytorch_export.test_code import load_module
 from tests.exchange.caffe.test_exporter import layers, links, round_trip
 
 CASES = [("LSTM", "CUDNN", False, 1), ("LSTM", "CAFFE", True, 1), ("LSTM", "CUDNN", True, 2),
@@ -53,11 +53,8 @@ def test_onnx_runtime_matches_torch_on_padded_sequences(tmp_path, kind, engine, 
 def test_model_py_matches_our_net_on_padded_sequences(tmp_path, kind, engine, both, levels):
     source = ModelSource(classes_project(tmp_path, kind, engine, both, levels), tmp_path)
     export_pytorch(source, tmp_path / "export")
-    spec = importlib.util.spec_from_file_location(f"seq_{kind}_{engine}_{both}_{levels}",
-                                                  tmp_path / "export" / "model.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    model = module.load(tmp_path / "export")
+    model = load_module(tmp_path / "export", f"seq_{kind}_{engine}_{both}_{levels}").load(
+        tmp_path / "export")
     with torch.no_grad():
         theirs, state = model(DATA, LENGTHS)
         whole, _ = model(DATA)  # without lengths: every step counts, the last one is read

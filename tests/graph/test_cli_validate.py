@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.conftest import PROJECTS, need_data
+from tests.conftest import PROJECTS, need_data, widened_char_rnn
 
 
 def validate(*args, cwd=None):
@@ -87,12 +87,7 @@ def test_validate_tells_the_training_memory_per_engine_and_warns_when_it_cannot_
     assert mem["device"] == "cpu" and mem["fits"] and mem["capacity"] > 0
     assert mem["estimate"]["weights"] == 4 * rep["total_params"]
     assert set(mem["engines"]) == {"cudnn", "caffe"}
-    d = json.loads((PROJECTS / "char-rnn-shakespeare.json").read_text())
-    for layer in d["graph"]["layers"]:
-        if layer["type"] == "LSTM":
-            layer["params"]["num_output"] = 1_048_576
-    big = tmp_path / "big.json"
-    big.write_text(json.dumps(d))
+    big = widened_char_rnn(tmp_path, 1_048_576)
     rep = json.loads(validate(big, "--json", "--device", "cpu").stdout)
     assert not rep["memory"]["fits"]
     warning = [p for p in rep["problems"] if p["kind"] == "memory"]

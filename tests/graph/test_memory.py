@@ -2,6 +2,7 @@
 precision and solver, and the sentence that refuses a net too large for its device."""
 from designer.graph import Graph
 from designer.graph.memory import GIB, MIB, Setup, estimate, refusal, size_text
+from tests.nets import link_all
 
 
 def char_rnn(hidden=512, layers=2, t=75, n=25, v_corpus=None, tmp=None) -> Graph:
@@ -12,10 +13,8 @@ def char_rnn(hidden=512, layers=2, t=75, n=25, v_corpus=None, tmp=None) -> Graph
     g.add_layer("LSTM", "lstm1", {"num_output": hidden, "num_layers": layers})
     g.add_layer("InnerProduct", "ip1", {"num_output": 65, "axis": 2})
     g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "lstm1.x"), ("lstm1.y", "ip1.x"),
-                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    link_all(g, [("data.data", "embed.x"), ("embed.y", "lstm1.x"), ("lstm1.y", "ip1.x"),
+                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")])
     return g
 
 

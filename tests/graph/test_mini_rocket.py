@@ -12,6 +12,7 @@ from designer.graph.layers import rocket as R
 from designer.graph.model import Graph
 from designer.graph.spec import InferContext, TensorInfo
 from designer.graph.validate import problem_json
+from tests.nets import lengths_cut_short
 
 
 def classes(tmp_path, features: int = 200, lengths: bool = True) -> Graph:
@@ -83,10 +84,7 @@ def test_token_ids_are_refused_until_embedded(tmp_path):
 
 def test_lengths_must_be_one_per_sequence(tmp_path):
     g = classes(tmp_path, lengths=False)
-    g.add_layer("Slice", "cut", {"axis": 0, "slice_point": 2})
-    g.connect("data", "lengths", "cut", "x")
-    g.connect("cut", "a", "rocket", "lengths")
-    (e,) = g.info("rocket").problems
+    (e,) = lengths_cut_short(g, "rocket")
     assert "rocket expects one length per sequence, (4,) on 'lengths', but cut gives" in str(e)
     assert e.want == (4,)
 

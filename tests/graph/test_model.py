@@ -4,20 +4,19 @@ import pytest
 from designer.graph import (CycleError, DuplicateNameError, Graph, GraphError, ParamError,
                             PortError)
 from tests.conftest import need_data
+from tests.nets import char_net
 
 
 def char_rnn(corpus="tinyshakespeare") -> Graph:
+    return char_net("LSTM", {"num_output": 512, "num_layers": 2, "dropout_ratio": 0.3},
+                    name="lstm1", steps=75, batch=25, embed=15, vocab=None, corpus=corpus)
+
+
+def relus(names: str) -> Graph:
+    """A graph of unconnected ReLU layers, one per letter of ``names``."""
     g = Graph()
-    g.add_layer("CharText", "data", {"corpus": corpus, "seq_len": 75, "batch_size": 25})
-    g.add_layer("Embed", "embed", {"num_output": 15})
-    g.add_layer("LSTM", "lstm1", {"num_output": 512, "num_layers": 2, "dropout_ratio": 0.3})
-    g.add_layer("InnerProduct", "ip1", {"num_output": "V", "axis": 2})
-    g.add_layer("SoftmaxWithLoss", "loss")
-    g.connect("data", "data", "embed", "x")
-    g.connect("embed", "y", "lstm1", "x")
-    g.connect("lstm1", "y", "ip1", "x")
-    g.connect("ip1", "y", "loss", "logits")
-    g.connect("data", "label", "loss", "label")
+    for n in names:
+        g.add_layer("ReLU", n)
     return g
 
 
@@ -79,9 +78,7 @@ def test_events_describe_each_change():
 
 
 def test_cycles_are_refused_with_the_loop_named():
-    g = Graph()
-    for n in "abc":
-        g.add_layer("ReLU", n)
+    g = relus("abc")
     g.connect("a", "y", "b", "x")
     g.connect("b", "y", "c", "x")
     with pytest.raises(CycleError) as e:
@@ -92,9 +89,7 @@ def test_cycles_are_refused_with_the_loop_named():
 
 
 def test_an_input_takes_one_link_and_ports_must_exist():
-    g = Graph()
-    for n in "abc":
-        g.add_layer("ReLU", n)
+    g = relus("abc")
     g.connect("a", "y", "c", "x")
     with pytest.raises(PortError) as e:
         g.connect("b", "y", "c", "x")

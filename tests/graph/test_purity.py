@@ -1,26 +1,13 @@
 """designer.graph imports neither torch nor Qt."""
-import subprocess
-import sys
+from tests.purity import HEAVY, imported_after
 
 
 def test_graph_package_imports_no_torch_and_no_qt():
-    code = (
-        "import sys\n"
+    assert imported_after(
         "import designer.graph, designer.graph.project, designer.graph.registry\n"
-        "import designer.graph.validate, designer.graph.commands, designer.graph.datasets\n"
-        "bad = [m for m in sys.modules if m.split('.')[0] in "
-        "('torch', 'PySide6', 'pyqtgraph', 'shiboken6', 'numpy')]\n"
-        "print(','.join(bad))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+        "import designer.graph.validate, designer.graph.commands, designer.graph.datasets",
+        HEAVY) == []
 
 
 def test_cli_validate_does_not_import_torch():
-    code = (
-        "import sys\n"
-        "from designer import cli\n"
-        "print(','.join(m for m in sys.modules if m.split('.')[0] in ('torch', 'PySide6')))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+    assert imported_after("from designer import cli", ("torch", "PySide6")) == []

@@ -6,6 +6,7 @@ from designer.graph import registry
 from designer.graph.hints import apply
 from designer.graph.model import Graph
 from designer.graph.validate import problem_json
+from tests.nets import lengths_cut_short
 
 
 def classifier(tmp_path, method="attention", units=0, lengths=True) -> Graph:
@@ -58,10 +59,7 @@ def test_batch_first_reads_n_t_h_and_a_wrong_layout_says_which_axis_is_the_batch
 
 def test_lengths_must_be_one_per_sequence(tmp_path):
     g = classifier(tmp_path, lengths=False)
-    g.add_layer("Slice", "cut", {"axis": 0, "slice_point": 2})
-    g.connect("data", "lengths", "cut", "x")
-    g.connect("cut", "a", "pool", "lengths")
-    (e,) = g.info("pool").problems
+    (e,) = lengths_cut_short(g, "pool")
     assert "one length per sequence, (4,)" in str(e)
 
 

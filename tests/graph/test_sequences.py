@@ -7,6 +7,7 @@ import pytest
 
 from designer.graph import headers, hints
 from designer.graph.model import Graph
+from tests.nets import link_all
 
 DATA = os.environ.get("RNN_DESIGNER_DATA", "")
 CO2 = os.path.join(DATA, "co2_weekly.csv")
@@ -21,11 +22,8 @@ def forecaster(params: dict, hidden: int = 16, outputs="P", loss="EuclideanLoss"
     g.add_layer("SequenceLast", "last")
     g.add_layer("InnerProduct", "ip", {"num_output": outputs})
     g.add_layer(loss, "loss")
-    g.connect("data", "data", "lstm", "x")
-    g.connect("lstm", "y", "last", "x")
-    g.connect("last", "y", "ip", "x")
-    g.connect("ip", "y", "loss", "pred")
-    g.connect("data", "label", "loss", "label")
+    link_all(g, [("data.data", "lstm.x"), ("lstm.y", "last.x"), ("last.y", "ip.x"),
+                 ("ip.y", "loss.pred"), ("data.label", "loss.label")])
     return g
 
 

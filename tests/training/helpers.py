@@ -45,6 +45,18 @@ def same_batches(a: list[dict], b: list[dict]) -> bool:
         x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x) for x, y in zip(a, b))
 
 
+def held_out_as_plain(aug, plain) -> bool:
+    """After three augmented training batches, ``aug`` gives the held-out splits exactly as
+    ``plain`` (the same source without augmentation) does, whole and batch by batch."""
+    for _ in range(3):
+        aug.next_batch()
+    return all(same_batches(list(aug.eval_batches(split=split)),
+                            list(plain.eval_batches(split=split)))
+               and same_batches([aug.next_batch(split) for _ in range(3)],
+                                [plain.next_batch(split) for _ in range(3)])
+               for split in ("val", "test"))
+
+
 def save_and_load(state: dict, tmp_path: Path) -> dict:
     """Round-trip a state through a file the way a checkpoint does."""
     f = tmp_path / "state.pt"

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.conftest import PROJECTS, need_data
+from tests.conftest import PROJECTS, need_data, widened_char_rnn
 
 
 def cli(*args, cwd=None):
@@ -63,12 +63,7 @@ def _limit_address_space():
 
 @need_data("tinyshakespeare.txt")
 def test_an_lstm_of_200000_units_is_refused_before_anything_is_built(tmp_path):
-    d = json.loads((PROJECTS / "char-rnn-shakespeare.json").read_text())
-    for layer in d["graph"]["layers"]:
-        if layer["type"] == "LSTM":
-            layer["params"]["num_output"] = 200_000
-    big = tmp_path / "big.json"
-    big.write_text(json.dumps(d))
+    big = widened_char_rnn(tmp_path, 200_000)
     out = subprocess.run([sys.executable, "-m", "designer", "train", str(big), "--steps", "1",
                           "--device", "cpu", "--out", str(tmp_path / "run"), "--quiet"],
                          capture_output=True, text=True, preexec_fn=_limit_address_space)

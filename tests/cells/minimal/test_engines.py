@@ -4,13 +4,14 @@ import pytest
 import torch
 
 from designer.engines.net.build import Net
-from designer.engines.net.convert import convert_state_dict
 from designer.engines.expansion.expand import expand_params
 from designer.cells.minimal.engines.scan import ScanRecurrent
 from designer.cells.minimal.arithmetic import min_layers
 from designer.engines.measure.parity import TOLERANCE, compare, spread_lengths
 from designer.engines.unrolled import UnrolledRecurrent
 from designer.graph import Graph
+from tests.cells.running import char_feeds, kept_bytes
+from tests.nets import char_net
 
 KINDS = ["MinGRU", "MinLSTM"]
 
@@ -211,46 +212,8 @@ def test_a_restart_forgets_the_past_and_one_at_a_padded_step_changes_nothing(kin
 
 def min_net(kind: str, engine: str = "SCAN", levels: int = 2) -> Graph:
     """A tiny char net: data -> Embed -> the layer (following cont) -> InnerProduct -> loss."""
-    g = Graph()
-    g.add_layer("CharText", "data", {"corpus": "missing.txt", "seq_len": 10, "batch_size": 4})
-    g.add_layer("Embed", "embed", {"num_output": 8, "input_dim": 12})
-    g.add_layer(kind, "rnn", {"num_output": 16, "num_layers": levels, "engine": engine})
-    g.add_layer("InnerProduct", "ip1", {"num_output": 12, "axis": 2})
-    g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "rnn.x"), ("data.cont", "rnn.cont"),
-                 ("rnn.y", "ip1.x"), ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
-    g.pin_dims({"V": 12})
-    return g
-
-
-def feeds(seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    data = torch.randint(0, 12, (10, 4), generator=gen)
-    cont = torch.ones(10, 4)
-    cont[0] = 0
-    cont[6, 2] = 0
-    return {"data.data": data, "data.cont": cont, "data.label": data.roll(-1, 0)}
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_a_checkpoint_of_either_engine_loads_into_the_other_as_it_is(kind):
-    g = min_net(kind)
-    torch.manual_seed(0)
-    scan, unrolled = Net(g), Net(g, "caffe")
-    assert type(scan.layers["rnn"]) is ScanRecurrent and scan.engines["rnn"] == "SCAN"
-    assert type(unrolled.layers["rnn"]) is UnrolledRecurrent
-    state = scan.state_dict()
-    layers = {"rnn": (kind, 2)}
-    assert convert_state_dict(state, layers, {"rnn": "SCAN"}, {"rnn": "CAFFE"}).keys() == \
-        state.keys()
-    unrolled.load_state_dict(state)  # strict: the same keys and shapes
-    with torch.no_grad():
-        a, b = scan(feeds()), unrolled(feeds())
-    assert rel(b.blobs[("ip1", 0)], a.blobs[("ip1", 0)]) < 1e-5
-    assert rel(b.state["rnn"][0], a.state["rnn"][0]) < 1e-5
-    scan.load_state_dict(unrolled.state_dict())
+    return char_net(kind, {"num_output": 16, "num_layers": levels, "engine": engine},
+                    steps=10, vocab=12, cont=True)
 
 
 @pytest.mark.parametrize("engine", ["cudnn", "caffe", "persist"])
@@ -272,7 +235,7 @@ def test_a_few_training_steps_lower_the_loss(kind, engine):
     net = Net(min_net(kind, engine))
     solver = settings.effective("solver", {"base_lr": 0.02})
     step = TrainStep(net, make_optimizer(net.parameters(), solver, torch.device("cpu")), 5.0)
-    batch = feeds(1)
+    batch = char_feeds(1)
     losses = [float(step(batch).loss) for _ in range(12)]
     assert losses[-1] < 0.8 * losses[0], losses
 
@@ -340,23 +303,14 @@ def test_the_layers_memory_rule_matches_what_it_keeps(kind, engine, device, meth
     else:
         m = UnrolledRecurrent(kind, e, h, 2, bidirectional=both)
     x = torch.randn(t_, n, e, requires_grad=True)
-    skip = {p.untyped_storage().data_ptr() for p in m.parameters()}
-    skip.add(x.untyped_storage().data_ptr())
-    seen = {}
-
-    def pack(t):
-        if t.untyped_storage().data_ptr() not in skip:
-            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-        return t
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        m(x)
+    saved = kept_bytes(m, x)
     d = 2 if both else 1
     params = {"num_output": h, "num_layers": 2, "bidirectional": both, "dropout_ratio": 0.0}
     ctx = Context(kind, params, [((t_, n, e), "float")], [((t_, n, d * h), "float")], device,
                   engine, 4)
     kept = rule(ctx, 0)
     assert kept.inputs == [0] and kept.outputs == []
-    assert abs(kept.extra - sum(seen.values())) / sum(seen.values()) < 0.05
+    assert abs(kept.extra - saved) / saved < 0.05
 
 
 def test_the_graph_knows_the_scans_chunk():

@@ -2,10 +2,9 @@
 import pytest
 
 from designer.graph import Graph, registry
-from designer.graph.errors import DesignWarning, ParamError
+from designer.graph.errors import DesignWarning
 from designer.graph.hints import apply
-from designer.graph.registry import engine_for, weight_layout
-from designer.graph.memory import Setup, estimate
+from tests.nets import char_net
 
 KINDS = ["MinGRU", "MinLSTM"]
 GATES = {"MinGRU": 2, "MinLSTM": 3}
@@ -17,32 +16,15 @@ def warnings(g: Graph, layer: str = "rnn") -> list[DesignWarning]:
 
 def net(kind: str, **params) -> Graph:
     """data -> Embed 8 -> the layer -> InnerProduct V -> loss, V pinned to 20."""
-    g = Graph()
-    g.add_layer("CharText", "data", {"corpus": "missing.txt", "seq_len": 12, "batch_size": 4})
-    g.add_layer("Embed", "embed", {"num_output": 8, "input_dim": 20})
-    g.add_layer(kind, "rnn", {"num_output": 16, **params})
-    g.add_layer("InnerProduct", "ip1", {"num_output": 20, "axis": 2})
-    g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "rnn.x"), ("rnn.y", "ip1.x"),
-                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
-    g.pin_dims({"V": 20})
-    return g
+    return char_net(kind, {"num_output": 16, **params})
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_spec_offers_the_scan_by_default_and_the_unrolled_net(kind):
+def test_the_spec_holds_the_recurrent_layers_parameters(kind):
     spec = registry.get(kind)
-    assert spec.category == "Recurrent"
-    assert spec.param("engine").choices == ("SCAN", "CAFFE")
-    assert spec.param("engine").default == "SCAN"
-    assert [p.name for p in spec.inputs] == ["x", "cont", "lengths"]
     for name in ("num_output", "num_layers", "dropout_ratio", "batch_first", "bidirectional",
                  "weight_filler", "bias_filler"):
         assert spec.has_param(name)
-    with pytest.raises(ParamError, match="one of SCAN, CAFFE"):
-        spec.param("engine").check("CUDNN")
 
 
 def test_the_tooltips_give_the_equations_in_words():
@@ -66,31 +48,11 @@ def test_parameters_are_the_input_transforms_alone(kind, levels, both):
     assert g.info("rnn").flops > 0
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_shapes_follow_the_recurrent_layers(kind):
-    g = net(kind)
-    assert g.errors() == [] and g.output("rnn", "y").shape == (12, 4, 16)
-    g.set_param("rnn", "bidirectional", True)
-    assert g.output("rnn", "y").shape == (12, 4, 32)
-    g.connect("data", "cont", "rnn", "cont")
-    assert "rnn is bidirectional: its backward half reads each sequence from the end" in \
-        str(g.errors()[0])
-    g.disconnect(g.link_into("rnn", "cont"))
-    g.set_param("rnn", "batch_first", True)
-    assert "rnn reads (12, 4, 8) as (N, T, E) since batch_first is true" in str(g.errors()[0])
-
-
 def test_ids_straight_into_the_layer_are_refused_in_words():
     g = net("MinGRU")
     g.disconnect(g.link_into("rnn", "x"))
     g.connect("data", "data", "rnn", "x")
     assert "token ids must go through an Embed layer first" in str(g.errors()[0])
-
-
-def test_the_engines_and_their_tensors():
-    assert weight_layout("SCAN") == "CAFFE"  # the scan holds the unrolled net's tensors
-    assert engine_for("MinGRU", "cudnn") == "SCAN" and engine_for("MinLSTM", "persist") == "SCAN"
-    assert engine_for("MinGRU", "caffe") == "CAFFE" and engine_for("LSTM", "cudnn") == "CUDNN"
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -111,13 +73,3 @@ def test_a_recurrent_layer_after_it_is_enough():
     g.connect("rnn", "y", "rnn2", "x")
     g.connect("rnn2", "y", "ip1", "x")
     assert g.errors() == [] and not warnings(g) and not warnings(g, "rnn2")
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_the_memory_estimate_knows_both_engines(kind):
-    g = net(kind, num_layers=2)
-    scan = estimate(g, Setup("cpu", "cudnn"))  # all fused: the scan
-    unrolled = estimate(g, Setup("cpu", "caffe"))
-    assert scan.layers["rnn"] > unrolled.layers["rnn"] > 0
-    g.set_param("rnn", "engine", "CAFFE")
-    assert estimate(g, Setup("cpu")).layers["rnn"] == unrolled.layers["rnn"]

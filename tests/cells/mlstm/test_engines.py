@@ -12,6 +12,8 @@ from designer.cells.mlstm.engines.chunk import ChunkMLSTM, UnrolledMLSTM
 from designer.cells.mlstm.expansion import expand_mlstm
 from designer.engines.measure.parity import TOLERANCE, compare, layer_parity
 from designer.graph import Graph
+from tests.cells.running import kept_bytes
+from tests.nets import char_net
 
 E, H, HEADS = 5, 8, 2
 
@@ -170,19 +172,8 @@ def test_a_reset_zeroes_the_state():
 
 
 def graph(engine="CHUNK", lengths=False) -> Graph:
-    g = Graph()
-    g.add_layer("CharText", "data", {"corpus": "missing.txt", "seq_len": 9, "batch_size": 3})
-    g.add_layer("Embed", "embed", {"num_output": E, "input_dim": 11})
-    g.add_layer("mLSTM", "rnn", {"num_output": H, "num_heads": HEADS, "num_layers": 2,
-                                 "engine": engine})
-    g.add_layer("InnerProduct", "ip1", {"num_output": 11, "axis": 2})
-    g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "rnn.x"), ("rnn.y", "ip1.x"),
-                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
-    g.pin_dims({"V": 11})
-    return g
+    return char_net("mLSTM", {"num_output": H, "num_heads": HEADS, "num_layers": 2,
+                              "engine": engine}, steps=9, batch=3, embed=E, vocab=11)
 
 
 def test_the_unrolled_net_is_one_unit_per_step():
@@ -228,21 +219,12 @@ def test_the_memory_rule_matches_what_the_layer_keeps(engine, t_):
     cls = ChunkMLSTM if engine == "CHUNK" else UnrolledMLSTM
     m = cls(e, h, heads, 2)
     x = torch.randn(t_, n, e, requires_grad=True)
-    skip = {p.untyped_storage().data_ptr() for p in m.parameters()}
-    skip.add(x.untyped_storage().data_ptr())
-    seen = {}
-
-    def pack(t):
-        if t.untyped_storage().data_ptr() not in skip:
-            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-        return t
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        m(x)
+    saved = kept_bytes(m, x)
     params = {"num_output": h, "num_heads": heads, "num_layers": 2, "dropout_ratio": 0.0}
     ctx = Context("mLSTM", params, [((t_, n, e), "float")], [((t_, n, h), "float")], "cpu",
                   engine, 4)
     kept = rule(ctx, 0)
-    assert abs(kept.extra - sum(seen.values())) / sum(seen.values()) < 0.05
+    assert abs(kept.extra - saved) / saved < 0.05
 
 
 def test_the_graph_knows_the_chunk():

@@ -1,22 +1,17 @@
 """The mLSTM out of the designer: ONNX (a Scan per level, or the unrolled MLSTM_UNIT nodes) run
 in ONNX Runtime against the CHUNK engine, read back by our ONNX import, and the standalone
 model.py with its MLSTM."""
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import torch
 
-from designer.cli import main
 from designer.engines.net.build import Net
-from designer.exchange.pytorch_export.code import export_pytorch
 from designer.exchange.source import ModelSource
-from tests.exchange.conftest import classes_project, text_project
-from tests.exchange.pytorch_export.test_code import imported_packages, load_module
+from tests.cells.exported import LENGTHS, export_model_py, logits_and_state, same_as_ours
+from tests.exchange.conftest import classes_project
+from tests.exchange.pytorch_export.test_code import load_module
 
 DATA = torch.randn(7, 4, 2, generator=torch.Generator().manual_seed(3))
-LENGTHS = torch.tensor([7, 3, 0, 5])  # a 0: no output, the state as it came in
 HEADS = {"num_output": 6, "num_heads": 2}
 STATES = ("C", "n", "m")
 
@@ -35,11 +30,7 @@ def chunked(source, chunk: int = 3) -> Net:
 
 
 def run(net, data=DATA, lengths=LENGTHS):
-    feeds = {"data.data": data} if lengths is None else {"data.data": data,
-                                                         "data.lengths": lengths}
-    with torch.no_grad():
-        out = net(feeds, want=("ip1",))
-    return out.blobs[("ip1", 0)], out.state["rnn1"]
+    return logits_and_state(net, data, lengths)
 
 
 @pytest.mark.parametrize("engine, levels, forget, unrolled, norm", [
@@ -72,26 +63,6 @@ def test_onnx_runtime_matches_the_chunk_engine_on_padded_sequences(tmp_path, eng
         assert np.abs(got[f"rnn1.{s}T"] - value.numpy()).max() < TOL, s
 
 
-def test_onnx_steps_on_from_the_state_it_gave_back(tmp_path):
-    """Every step's output; T and N are dynamic: two halves, (C, n, m)T fed back as the start,
-    give the whole sequence."""
-    pytest.importorskip("onnxruntime")
-    from designer.exchange.onnx_export.export import build_model
-    from tests.exchange.onnx_export.test_export import TOL, session, torch_run
-    project = text_project(tmp_path, "mLSTM", "CHUNK", extra={"num_heads": 4})
-    source = ModelSource(project, tmp_path / "tiny.json")
-    model, _ = build_model(source)
-    sess = session(model)
-    names = [o.name for o in sess.get_outputs()]
-    tokens = torch.randint(0, project.graph.dims["V"], (9, 5),
-                           generator=torch.Generator().manual_seed(2))
-    whole, _ = torch_run(source.build_net(), {"data.data": tokens})
-    first = dict(zip(names, sess.run(None, {"tokens": tokens[:4].numpy()})))
-    carried = {f"rnn1.{s}0": first[f"rnn1.{s}T"] for s in STATES}
-    second = sess.run(None, {"tokens": tokens[4:].numpy(), **carried})
-    assert np.abs(np.concatenate([first["logits"], second[0]]) - whole).max() < TOL
-
-
 @pytest.mark.parametrize("engine, unrolled", [("CHUNK", False), ("CAFFE", True)])
 def test_our_onnx_import_reads_it_back_with_the_same_outputs(tmp_path, engine, unrolled):
     from designer.exchange.onnx_export.export import build_model
@@ -119,35 +90,7 @@ def test_model_py_matches_our_net_on_padded_sequences(tmp_path, engine, levels):
                                      "cell_norm": "none" if levels == 1 else "head"})
     source = ModelSource(project, tmp_path)
     out = tmp_path / "export"
-    export_pytorch(source, out)
-    assert imported_packages(out) <= {"math", "pathlib", "torch", "safetensors"}
-    code = (out / "model.py").read_text()
-    assert "self.rnn1 = MLSTM(" in code
+    code = export_model_py(source, out, {"math", "pathlib", "torch", "safetensors"}, "MLSTM")
     assert ("cell_norm='none'" in code) == (levels == 1)
     model = load_module(out, f"mlstm_{engine}").load(out)
-    with torch.no_grad():
-        theirs, state = model(DATA, LENGTHS)
-        whole, _ = model(DATA)  # without lengths every step counts
-    ref, st = run(source.build_net())
-    assert (theirs - ref).abs().max() < 1e-5
-    assert all((a - b).abs().max() < 1e-5 for a, b in zip(state["rnn1"], st))
-    ref_whole, _ = run(source.build_net(), lengths=None)
-    assert (whole - ref_whole).abs().max() < 1e-5
-
-
-def test_model_py_runs_on_its_own_and_carries_its_state(tmp_path):
-    project = text_project(tmp_path, "mLSTM", "CHUNK", extra={"num_heads": 2})
-    out = tmp_path / "export"
-    assert main(["export", str(tmp_path / "tiny.json"), "--format", "pytorch", "--out",
-                 str(out)]) == 0
-    run_ = subprocess.run([sys.executable, "model.py"], cwd=out, capture_output=True,
-                          text=True, timeout=120)
-    assert run_.returncode == 0, run_.stderr
-    assert "output (5, 2, " in run_.stdout
-    model = load_module(out, "mlstm_text").load(out)
-    tokens = torch.randint(0, project.graph.dims["V"], (9, 3))
-    with torch.no_grad():
-        whole, _ = model(tokens)
-        first, s1 = model(tokens[:4])
-        second, _ = model(tokens[4:], s1)
-    assert (torch.cat([first, second]) - whole).abs().max() < 1e-5
+    same_as_ours(model, source.build_net(), DATA, 1e-5)

@@ -2,38 +2,18 @@
 import pytest
 
 from designer.graph import Graph, registry
-from designer.graph.errors import ParamError
 from designer.graph.hints import apply
 from designer.cells.mlstm.spec import nearest_divisor
-from designer.graph.registry import engine_for, weight_layout
-from designer.graph.memory import Setup, estimate
+from tests.nets import char_net
 
 
 def net(**params) -> Graph:
     """data -> Embed 8 -> mLSTM 16 -> InnerProduct V -> loss, V pinned to 20."""
-    g = Graph()
-    g.add_layer("CharText", "data", {"corpus": "missing.txt", "seq_len": 12, "batch_size": 4})
-    g.add_layer("Embed", "embed", {"num_output": 8, "input_dim": 20})
-    g.add_layer("mLSTM", "rnn", {"num_output": 16, "num_heads": 2, **params})
-    g.add_layer("InnerProduct", "ip1", {"num_output": 20, "axis": 2})
-    g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "rnn.x"), ("rnn.y", "ip1.x"),
-                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
-    g.pin_dims({"V": 20})
-    return g
+    return char_net("mLSTM", {"num_output": 16, "num_heads": 2, **params})
 
 
-def test_the_spec_offers_the_chunkwise_form_by_default_and_the_unrolled_net():
-    spec = registry.get("mLSTM")
-    assert spec.category == "Recurrent"
-    assert spec.param("engine").choices == ("CHUNK", "CAFFE")
-    assert spec.param("engine").default == "CHUNK"
-    assert spec.param("forget_gate").choices == ("sigmoid", "exp")
-    assert [p.name for p in spec.inputs] == ["x", "cont", "lengths"]
-    with pytest.raises(ParamError, match="one of CHUNK, CAFFE"):
-        spec.param("engine").check("CUDNN")
+def test_the_forget_gate_is_a_sigmoid_or_an_exponential():
+    assert registry.get("mLSTM").param("forget_gate").choices == ("sigmoid", "exp")
 
 
 def test_the_tooltip_gives_the_equations_in_words():
@@ -54,8 +34,6 @@ def test_parameters_flops_and_shapes(levels):
     assert g.errors() == [] and g.info("rnn").params == want
     assert g.output("rnn", "y").shape == (12, 4, 16)
     assert g.info("rnn").flops > levels * 2 * rows * 8  # the projections and the memory
-    g.set_param("rnn", "batch_first", True)
-    assert "rnn reads (12, 4, 8) as (N, T, E) since batch_first is true" in str(g.errors()[0])
 
 
 @pytest.mark.parametrize("h,heads,good", [(16, 3, 2), (12, 5, 4), (48, 5, 4), (10, 20, 10)])
@@ -81,19 +59,3 @@ def test_bidirectional_is_an_error_whose_fix_turns_it_off():
     assert str(error).endswith("set rnn's bidirectional to false")
     apply(g, error.fix)
     assert g.errors() == [] and g.output("rnn", "y").shape == (12, 4, 16)
-
-
-def test_the_engines_and_their_tensors():
-    assert weight_layout("CHUNK") == "CAFFE"  # the chunkwise form holds the unrolled tensors
-    assert engine_for("mLSTM", "cudnn") == "CHUNK" and engine_for("mLSTM", "persist") == "CHUNK"
-    assert engine_for("mLSTM", "caffe") == "CAFFE"
-
-
-def test_the_memory_estimate_knows_both_engines():
-    g = net(num_layers=2)
-    chunk = estimate(g, Setup("cpu", "cudnn"))
-    unrolled = estimate(g, Setup("cpu", "caffe"))
-    assert chunk.layers["rnn"] > 0 and unrolled.layers["rnn"] > 0
-    assert chunk.layers["rnn"] != unrolled.layers["rnn"]
-    g.set_param("rnn", "engine", "CAFFE")
-    assert estimate(g, Setup("cpu")).layers["rnn"] == unrolled.layers["rnn"]

@@ -7,13 +7,14 @@ import pytest
 import torch
 
 from designer.engines.net.build import Net
-from designer.engines.net.convert import convert_state_dict
 from designer.engines.expansion.expand import expand_params
 from designer.engines.measure.parity import TOLERANCE, compare, spread_lengths
 from designer.cells.slstm.engines.fused import FusedSLSTM, fill_slstm
 from designer.cells.slstm.arithmetic import KernelGradUnit, slstm_layers, slstm_unit
 from designer.engines.unrolled import UnrolledRecurrent
 from designer.graph import Graph
+from tests.cells.running import char_feeds
+from tests.nets import char_net
 
 
 # ------------------------------------------------------------------ the paper, as written --
@@ -258,54 +259,15 @@ def test_the_unrolled_net_shows_each_step_with_its_head_product():
 def slstm_net(engine: str = "FUSED", heads: int = 2) -> Graph:
     """A tiny char net: data -> Embed -> sLSTM (two levels, following cont) -> InnerProduct
     -> loss."""
-    g = Graph()
-    g.add_layer("CharText", "data", {"corpus": "missing.txt", "seq_len": 10, "batch_size": 4})
-    g.add_layer("Embed", "embed", {"num_output": 8, "input_dim": 12})
-    g.add_layer("sLSTM", "rnn", {"num_output": 8, "num_heads": heads, "num_layers": 2,
-                                 "engine": engine})
-    g.add_layer("InnerProduct", "ip1", {"num_output": 12, "axis": 2})
-    g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "rnn.x"), ("data.cont", "rnn.cont"),
-                 ("rnn.y", "ip1.x"), ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
-    g.pin_dims({"V": 12})
-    return g
-
-
-def feeds(seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    data = torch.randint(0, 12, (10, 4), generator=gen)
-    cont = torch.ones(10, 4)
-    cont[0] = 0
-    cont[6, 2] = 0
-    return {"data.data": data, "data.cont": cont, "data.label": data.roll(-1, 0)}
-
-
-def test_a_checkpoint_of_either_engine_loads_into_the_other_as_it_is():
-    g = slstm_net()
-    torch.manual_seed(0)
-    fused, unrolled = Net(g), Net(g, "caffe")
-    assert type(fused.layers["rnn"]) is FusedSLSTM and fused.engines["rnn"] == "FUSED"
-    assert type(unrolled.layers["rnn"]) is UnrolledRecurrent
-    state = fused.state_dict()
-    layers = {"rnn": ("sLSTM", 2)}
-    assert convert_state_dict(state, layers, {"rnn": "FUSED"}, {"rnn": "CAFFE"}).keys() == \
-        state.keys()
-    unrolled.load_state_dict(state)  # strict: the same keys and shapes
-    with torch.no_grad():
-        a, b = fused(feeds()), unrolled(feeds())
-    assert rel(b.blobs[("ip1", 0)], a.blobs[("ip1", 0)]) < 1e-5
-    for i in range(4):
-        assert rel(b.state["rnn"][i], a.state["rnn"][i]) < 1e-5
-    fused.load_state_dict(unrolled.state_dict())
+    return char_net("sLSTM", {"num_output": 8, "num_heads": heads, "num_layers": 2,
+                              "engine": engine}, steps=10, vocab=12, cont=True)
 
 
 @pytest.mark.parametrize("engine", ["auto", "cudnn", "caffe", "persist"])
 def test_every_engine_choice_runs_it(engine):
     net = Net(slstm_net(), engine)
     assert net.engines["rnn"] == ("CAFFE" if engine == "caffe" else "FUSED")
-    out = net(feeds())
+    out = net(char_feeds())
     out.blobs[("loss", 0)].backward()
     assert all(p.grad is not None for p in net.parameters())
 
@@ -318,8 +280,8 @@ def test_the_nets_initial_state_is_the_four_states_it_carries(engine):
     start = net.initial_state(4)["rnn"]
     assert len(start) == 4 and all(s.shape == (2, 4, 8) and not s.any() for s in start)
     with torch.no_grad():
-        carried = net(feeds(), net.initial_state(4)).state["rnn"]
-        fresh = net(feeds()).state["rnn"]
+        carried = net(char_feeds(), net.initial_state(4)).state["rnn"]
+        fresh = net(char_feeds()).state["rnn"]
     assert len(carried) == 4 and all(torch.equal(a, b) for a, b in zip(carried, fresh))
 
 

@@ -11,6 +11,7 @@ from designer.engines.net.conv import Conv1D
 from designer.engines.net.convert import convert_state_dict
 from designer.graph.memory import Setup, estimate
 from designer.graph.model import Graph
+from tests.engines.probes import padded_and_junk
 
 
 def conv_lstm(engine="CUDNN", lengths=True, batch_first=False, **conv) -> Graph:
@@ -68,12 +69,7 @@ def test_padding_after_the_end_changes_neither_outputs_nor_gradients(padding):
     torch.manual_seed(0)
     net = Net(conv_lstm(padding=padding))
     lengths = torch.tensor([2, 6, 4, 1])
-    x = torch.randn(6, 4, 3)
-    for n, k in enumerate(lengths.tolist()):
-        x[k:, n] = 0.0
-    noisy = x.clone()
-    for n, k in enumerate(lengths.tolist()):
-        noisy[k:, n] = torch.randn(6 - k, 3) * 100
+    x, noisy = padded_and_junk(lengths, 6, 3)
 
     def run(data):
         net.zero_grad()

@@ -7,6 +7,8 @@ from designer.engines.net.build import Net
 from designer.engines.measure.bench import random_feeds
 from designer.graph import Graph
 from designer.graph.memory import Setup, estimate
+from tests.engines.probes import saved_bytes as saved_by
+from tests.nets import link_all
 
 
 def net_graph(kind: str, levels: int, dropout: float, cont: bool, both: bool = False) -> Graph:
@@ -23,9 +25,7 @@ def net_graph(kind: str, levels: int, dropout: float, cont: bool, both: bool = F
              ("drop.y", "ip1.x"), ("ip1.y", "loss.logits"), ("data.label", "loss.label")]
     if cont:
         links.append(("data.cont", "rnn.cont"))
-    for a, b in links:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    link_all(g, links)
     g.pin_dims({"V": 40})
     return g
 
@@ -33,20 +33,7 @@ def net_graph(kind: str, levels: int, dropout: float, cont: bool, both: bool = F
 def saved_bytes(net: Net, feeds: dict) -> int:
     """Bytes of the tensors one forward pass keeps for backward, weights and the batch left
     out (counted elsewhere in the estimate)."""
-    skip = {p.untyped_storage().data_ptr() for p in net.parameters()}
-    skip |= {t.untyped_storage().data_ptr() for t in feeds.values()}
-    seen = {}
-
-    def pack(t):
-        st = t.untyped_storage()
-        if st.data_ptr() not in skip:
-            seen[st.data_ptr()] = st.nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = net(feeds)
-        net.loss(out)
-    return sum(seen.values())
+    return saved_by(lambda: net.loss(net(feeds)), *net.parameters(), *feeds.values())
 
 
 CASES = [("LSTM", "caffe", 2, 0.3, True), ("LSTM", "caffe", 1, 0.0, False),

@@ -8,6 +8,7 @@ from designer.engines.net.build import Net, count_parameters
 from designer.engines.net.convert import convert_state_dict
 from designer.engines.train_step.step import TrainStep, make_optimizer
 from designer.graph import Graph, settings
+from tests.nets import link_all
 
 
 def padded_net(kind="LSTM", engine="CUDNN", bidirectional=True) -> Graph:
@@ -20,10 +21,8 @@ def padded_net(kind="LSTM", engine="CUDNN", bidirectional=True) -> Graph:
                               "bidirectional": bidirectional, "engine": engine})
     g.add_layer("InnerProduct", "ip", {"num_output": 10, "axis": 1})
     g.add_layer("SoftmaxWithLoss", "loss", {"axis": 1})
-    for a, b in [("data.data", "rnn.x"), ("data.label", "rnn.lengths"), ("rnn.y", "ip.x"),
-                 ("ip.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    link_all(g, [("data.data", "rnn.x"), ("data.label", "rnn.lengths"), ("rnn.y", "ip.x"),
+                 ("ip.y", "loss.logits"), ("data.label", "loss.label")])
     return g
 
 
@@ -92,11 +91,9 @@ def pooled_net(method: str) -> Graph:
                                          "batch_first": True})
     g.add_layer("InnerProduct", "ip", {"num_output": 10})
     g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "rnn.x"), ("data.label", "rnn.lengths"), ("rnn.y", "pool.x"),
+    link_all(g, [("data.data", "rnn.x"), ("data.label", "rnn.lengths"), ("rnn.y", "pool.x"),
                  ("data.label", "pool.lengths"), ("pool.y", "ip.x"), ("ip.y", "loss.logits"),
-                 ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+                 ("data.label", "loss.label")])
     assert g.errors() == []
     return g
 

@@ -5,6 +5,7 @@ import torch
 
 from designer.engines.net.build import Net
 from designer.graph.model import Graph
+from tests.engines.probes import padded_and_junk
 
 
 def head(loss: str = "EuclideanLoss", horizon: int = 3) -> Net:
@@ -81,12 +82,7 @@ def test_padding_after_the_end_changes_neither_outputs_nor_gradients(tmp_path):
     torch.manual_seed(0)
     net = classifier(tmp_path, 2)
     lengths = torch.tensor([2, 4, 3])
-    x = torch.randn(4, 3, 2)
-    for t, n in enumerate(lengths.tolist()):
-        x[n:, t] = 0.0
-    noisy = x.clone()
-    for t, n in enumerate(lengths.tolist()):
-        noisy[n:, t] = torch.randn(4 - n, 2) * 100
+    x, noisy = padded_and_junk(lengths, 4, 2)
 
     def run(data):
         net.zero_grad()

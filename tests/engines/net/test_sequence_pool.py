@@ -11,6 +11,7 @@ from designer.engines.net.build import Net, count_parameters
 from designer.engines.net.pooling import SequencePool
 from designer.graph.memory_layers import Context, rule
 from designer.graph.model import Graph
+from tests.engines.probes import padded_and_junk, saved_bytes
 
 METHODS = ["mean", "max", "attention"]
 
@@ -104,12 +105,7 @@ def test_padding_after_the_end_changes_neither_outputs_nor_gradients(tmp_path, m
     if method == "attention":
         randomise(net.layers["pool"])
     lengths = torch.tensor([2, 5, 3, 1])
-    x = torch.randn(5, 4, 2)
-    for i, n in enumerate(lengths.tolist()):
-        x[n:, i] = 0.0
-    noisy = x.clone()
-    for i, n in enumerate(lengths.tolist()):
-        noisy[n:, i] = torch.randn(5 - n, 2) * 100
+    x, noisy = padded_and_junk(lengths, 5, 2)
     longer = torch.cat([noisy, torch.randn(3, 4, 2) * 100])  # junk steps appended
 
     def run(data):
@@ -176,24 +172,13 @@ def test_the_memory_rule_counts_what_autograd_keeps(method, units, lengths, batc
     pool = SequencePool(method, h, units, batch_first)
     x = torch.randn((n, t, h) if batch_first else (t, n, h), requires_grad=True)
     ends = torch.randint(1, t + 1, (n,)) if lengths else None
-    skip = {p.untyped_storage().data_ptr() for p in pool.parameters()}
-    seen = {}
-
-    def pack(tensor):
-        st = tensor.untyped_storage()
-        if st.data_ptr() not in skip:
-            seen[st.data_ptr()] = st.nbytes()
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        pool(x, ends)
+    measured = saved_bytes(lambda: pool(x, ends), *pool.parameters())
     params = {"method": method, "attention_units": units, "batch_first": batch_first}
     ctx = Context("SequencePool", params, [(tuple(x.shape), "float"),
                                            ((n,), "index") if lengths else None],
                   [((n, h), "float")], "cpu", "CAFFE", 4)
     kept = rule(ctx, count_parameters(pool))
     est = kept.extra + (4 * t * n * h if 0 in kept.inputs else 0)
-    measured = sum(seen.values())
     assert abs(est - measured) <= 0.05 * measured + 64, (est, measured)
 
 

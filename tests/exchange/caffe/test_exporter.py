@@ -34,6 +34,16 @@ def round_trip(project, folder, strip=False, data=None):
                            project.graph.project_dir).project
 
 
+def written_by_hand(project, folder, layer_type):
+    """The project exported as prototxt and read back with the ``layer_type`` layer's #@ line
+    taken out, as a file written by hand would have it: its parameter block alone."""
+    round_trip(project, folder)
+    path = folder / "train_val.prototxt"
+    path.write_text("".join(line for line in path.read_text().splitlines(True)
+                            if "#@" not in line or layer_type not in line))
+    return import_prototxt(path, None, None, folder).project
+
+
 @pytest.mark.parametrize("name, data", EXAMPLES)
 def test_the_examples_come_back_exactly(tmp_path, name, data):
     project = P.load(PROJECTS / name)

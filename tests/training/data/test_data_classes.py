@@ -11,7 +11,8 @@ import torch
 from designer.training.data import open_source
 from designer.training.data.classes import ClassesSource
 
-from tests.training.helpers import layer, refused, same_batches, save_and_load
+from tests.training.helpers import (held_out_as_plain, layer, refused, same_batches,
+                                    save_and_load)
 
 DATA = os.environ.get("RNN_DESIGNER_DATA", "")
 VOWELS = os.path.join(DATA, "japanese_vowels", "JapaneseVowels_TRAIN.ts")
@@ -240,13 +241,7 @@ def test_augmented_training_batches_vary_the_same_way_for_the_same_seed(tmp_path
 def test_held_out_batches_are_never_augmented(tmp_path):
     f = ts(tmp_path, "x.ts", rows(60))
     plain, aug = source(f, batch_size=4), source(f, batch_size=4, **AUGMENTED)
-    for _ in range(3):
-        aug.next_batch()
-    for split in ("val", "test"):
-        assert same_batches(list(aug.eval_batches(split=split)),
-                            list(plain.eval_batches(split=split)))
-        assert same_batches([aug.next_batch(split) for _ in range(3)],
-                            [plain.next_batch(split) for _ in range(3)])
+    assert held_out_as_plain(aug, plain)
     meta = plain.run_meta()  # scoring a whole file, as evaluate does
     whole = open_source(layer("SequenceClasses", file=f, **AUGMENTED), seed=5,
                         run_meta=meta, whole=True)

@@ -6,6 +6,7 @@ import shutil
 import warnings
 
 import numpy as np
+import pytest
 
 from designer.cli import main
 
@@ -51,12 +52,17 @@ def refused(capsys, *args) -> str:
     return out.err.strip()
 
 
-def test_init_refuses_values_too_large_to_normalise(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("write, data, out, sentence", [
+    (co2, "co2.csv", "co2.json", CO2_SENTENCE),  # values too large to normalise
+    (one_class, "one_TRAIN.ts", "one.json", f"one_TRAIN.ts: {ONE_CLASS_SENTENCE}")])
+def test_init_refuses_data_it_cannot_learn_from_and_writes_nothing(tmp_path, capsys,
+                                                                   monkeypatch, write, data,
+                                                                   out, sentence):
     monkeypatch.chdir(tmp_path)
-    co2(tmp_path)
-    err = refused(capsys, "init", "--data", "co2.csv", "--out", "co2.json")
-    assert err == f"rnn-designer: {CO2_SENTENCE}"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["co2.csv"]
+    write(tmp_path)
+    err = refused(capsys, "init", "--data", data, "--out", out)
+    assert err == f"rnn-designer: {sentence}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [data]
 
 
 def test_init_takes_large_values_whose_spread_is_finite(tmp_path, capsys, monkeypatch):
@@ -66,14 +72,6 @@ def test_init_takes_large_values_whose_spread_is_finite(tmp_path, capsys, monkey
         warnings.simplefilter("error")
         assert main(["init", "--data", "co2.csv", "--out", "co2.json"]) == 0
     assert (tmp_path / "co2.json").is_file()
-
-
-def test_init_refuses_a_training_split_of_one_class(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    one_class(tmp_path)
-    err = refused(capsys, "init", "--data", "one_TRAIN.ts", "--out", "one.json")
-    assert err == f"rnn-designer: one_TRAIN.ts: {ONE_CLASS_SENTENCE}"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["one_TRAIN.ts"]
 
 
 def test_train_says_the_same_of_a_project_whose_data_became_unusable(tmp_path, capsys,

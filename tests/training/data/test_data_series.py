@@ -13,7 +13,8 @@ from designer.training.data.series import SeriesSource
 from designer.training.new_from_data.init import InitError, init_project
 from designer.training.new_from_data.preview import PreviewError, read_head
 
-from tests.training.helpers import layer, refused, same_batches, save_and_load
+from tests.training.helpers import (held_out_as_plain, layer, refused, same_batches,
+                                    save_and_load)
 
 DATA = os.environ.get("RNN_DESIGNER_DATA", "")
 CO2 = os.path.join(DATA, "co2_weekly.csv")
@@ -232,13 +233,7 @@ def test_held_out_windows_are_never_augmented(tmp_path):
     f = series(tmp_path, 200)
     plain, aug = source(f, seq_len=6, batch_size=4), source(f, seq_len=6, batch_size=4,
                                                             **AUGMENTED)
-    for _ in range(3):
-        aug.next_batch()
-    for split in ("val", "test"):
-        assert same_batches(list(aug.eval_batches(split=split)),
-                            list(plain.eval_batches(split=split)))
-        assert same_batches([aug.next_batch(split) for _ in range(3)],
-                            [plain.next_batch(split) for _ in range(3)])
+    assert held_out_as_plain(aug, plain)
 
 
 def test_a_resumed_augmented_run_draws_what_an_uninterrupted_one_would(tmp_path):

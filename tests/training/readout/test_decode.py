@@ -6,31 +6,23 @@ import torch
 
 from designer.engines.net.build import Net
 from designer.engines.net.convert import convert_state_dict
-from designer.graph import Graph
 from designer.training.readout import decode
 from designer.training.readout.decode import Sampler, StreamDecoder
 from designer.training.readout.sampling import draw, gumbel_noise
+from tests import nets
 
 TEXT = "hello world, the quick brown fox jumps over the lazy dog.\n" * 4
 
 
 def char_net(tmp_path, engine="CUDNN", kind="LSTM", levels=2, seed=0) -> Net:
     (tmp_path / "c.txt").write_text(TEXT)
-    g = Graph(project_dir=tmp_path)
-    g.add_layer("CharText", "data", {"corpus": "c.txt", "seq_len": 8, "batch_size": 2})
-    g.add_layer("Embed", "embed", {"num_output": 6})
     params = {"num_output": 12, "engine": engine}
     if kind != "LSTMSimple":
         params["num_layers"] = levels
     else:
         params.pop("engine")
-    g.add_layer(kind, "rnn", params)
-    g.add_layer("InnerProduct", "ip1", {"num_output": "V", "axis": 2})
-    g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "rnn.x"), ("data.cont", "rnn.cont"),
-                 ("rnn.y", "ip1.x"), ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    g = nets.char_net(kind, params, steps=8, batch=2, embed=6, vocab=None, cont=True,
+                      corpus="c.txt", project_dir=tmp_path)
     torch.manual_seed(seed)
     net = Net(g).eval()
     with torch.no_grad():  # sharper logits than the fillers give, so the argmax is clear-cut

@@ -12,6 +12,8 @@ from designer.engines.net.convert import convert_state_dict
 from designer.graph import Graph
 from designer.training.readout.inspect import InspectError, inspect, saturation
 from designer.training.readout.probe import Probe, ProbeError, held_out_probe, text_probe
+from tests import nets
+from tests.nets import link_all
 
 TEXT = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
 
@@ -20,19 +22,11 @@ def char_net(tmp_path, kind="LSTM", levels=1, engine="CUDNN", hidden=6, seed=0):
     """A tiny character net (embed -> recurrent -> inner product -> loss) and its vocabulary."""
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(TEXT * 3)
-    g = Graph()
-    g.add_layer("CharText", "data", {"corpus": str(corpus), "seq_len": 8, "batch_size": 2})
-    g.add_layer("Embed", "embed", {"num_output": 5})
     params = {"num_output": hidden}
     if kind != "LSTMSimple":
         params.update(engine=engine, num_layers=levels)
-    g.add_layer(kind, "rnn1", params)
-    g.add_layer("InnerProduct", "ip1", {"num_output": "V", "axis": 2})
-    g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "rnn1.x"), ("data.cont", "rnn1.cont"),
-                 ("rnn1.y", "ip1.x"), ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    g = nets.char_net(kind, params, name="rnn1", steps=8, batch=2, embed=5, vocab=None,
+                      cont=True, corpus=str(corpus))
     torch.manual_seed(seed)
     net = Net(g)
     with torch.no_grad():  # weights large enough for gates to move away from 0.5
@@ -228,9 +222,7 @@ def sequence_net(tmp_path, lengths=True, seed=0):
              ("ip1.y", "loss.logits"), ("data.label", "loss.label")]
     if lengths:
         links.append(("data.lengths", "last.lengths"))
-    for a, b in links:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    link_all(g, links)
     torch.manual_seed(seed)
     net = Net(g)
     with torch.no_grad():
@@ -291,10 +283,8 @@ def test_a_forecaster_is_inspected_on_a_window_with_its_forecast_in_units(tmp_pa
     g.add_layer("SequenceLast", "last")
     g.add_layer("InnerProduct", "ip1", {"num_output": "P"})
     g.add_layer("EuclideanLoss", "loss")
-    for a, b in [("data.data", "lstm1.x"), ("lstm1.y", "last.x"), ("last.y", "ip1.x"),
-                 ("ip1.y", "loss.pred"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    link_all(g, [("data.data", "lstm1.x"), ("lstm1.y", "last.x"), ("last.y", "ip1.x"),
+                 ("ip1.y", "loss.pred"), ("data.label", "loss.label")])
     torch.manual_seed(0)
     net = Net(g).eval()
     source = open_source(g.layer("data"), seed=0)

@@ -20,7 +20,7 @@ import pytest
 
 from designer.training.run import checkpoint as C
 from designer.training.run.loop import RunOptions, train
-from tests.conftest import PROJECTS, need_data
+from tests.conftest import need_data, widened_char_rnn
 from tests.training.run.test_loop import tiny_project
 
 pytestmark = pytest.mark.slow
@@ -190,12 +190,7 @@ def test_a_worker_that_hangs_ends_the_run_after_the_hang_timeout(tmp_path):
 def test_a_net_too_large_for_the_processes_stops_every_one_and_rank_0_says_so(tmp_path):
     """Each rank checks its own memory before anything is built; the refusal is shared, so
     the launcher tells it once, as a one-process run would."""
-    d = json.loads((PROJECTS / "char-rnn-shakespeare.json").read_text())
-    for layer in d["graph"]["layers"]:
-        if layer["type"] == "LSTM":
-            layer["params"]["num_output"] = 200_000
-    big = tmp_path / "big.json"
-    big.write_text(json.dumps(d))
+    big = widened_char_rnn(tmp_path, 200_000)
     out = cli(big, "--nproc", "2", "--device", "cpu", "--steps", "1", "--out", tmp_path / "run")
     assert out.returncode == 2, out.stderr
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr

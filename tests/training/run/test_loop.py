@@ -10,6 +10,7 @@ from designer.graph.project import Project
 from designer.training.run import checkpoint as C
 from designer.training.run.control import StopToken
 from designer.training.run.loop import RunOptions, TrainingError, train
+from tests.nets import link_all
 
 TEXT = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n"
         * 30)
@@ -28,11 +29,9 @@ def tiny_project(tmp_path, engine="CUDNN", batching="random", dropout=0.3,
     g.add_layer("Dropout", "drop", {"dropout_ratio": dropout})
     g.add_layer("InnerProduct", "ip1", {"num_output": "V", "axis": 2})
     g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "lstm1.x"), ("data.cont", "lstm1.cont"),
+    link_all(g, [("data.data", "embed.x"), ("embed.y", "lstm1.x"), ("data.cont", "lstm1.cont"),
                  ("lstm1.y", "drop.x"), ("drop.y", "ip1.x"), ("ip1.y", "loss.logits"),
-                 ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+                 ("data.label", "loss.label")])
     p = Project(g, "tiny", "",
                 {"type": "Adam", "base_lr": 0.01, "max_steps": 40, **(solver or {})},
                 {"log_interval": 2, "eval_interval": 6, "eval_batches": 2,

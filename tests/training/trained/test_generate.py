@@ -15,6 +15,7 @@ from designer.training.trained.generate import (GenerateError, generate, generat
 from designer.training.run.loop import RunOptions, train
 from designer.training.readout.sampling import pick, sample_window
 from tests.training.run.test_loop import tiny_project
+from tests.nets import link_all
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +34,8 @@ def audio_project(folder) -> Project:
     g.add_layer("LSTM", "lstm1", {"num_output": 16})
     g.add_layer("InnerProduct", "ip1", {"num_output": "V", "axis": 2})
     g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "lstm1.x"), ("lstm1.y", "ip1.x"),
-                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    link_all(g, [("data.data", "embed.x"), ("embed.y", "lstm1.x"), ("lstm1.y", "ip1.x"),
+                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")])
     p = Project(g, "tone", "", {"max_steps": 6},
                 {"log_interval": 2, "eval_interval": 3, "eval_batches": 1,
                  "sample_interval": 0, "device": "cpu"})

@@ -134,20 +134,11 @@ def test_every_validation_records_saturation_and_a_scored_snippet(tmp_path):
 
 
 def test_an_mnist_run_is_inspected_on_a_held_out_digit(tmp_path, capsys):
-    from designer.graph import Graph
     from designer.graph.project import Project
+    from tests.nets import digits_net
     from tests.training.data.test_data_mnist import write_set
     write_set(tmp_path, "t10k", 120)
-    g = Graph(project_dir=tmp_path)
-    g.add_layer("MnistRows", "data", {"folder": str(tmp_path), "batch_size": 10,
-                                      "holdout": 30})
-    g.add_layer("LSTM", "lstm1", {"num_output": 8, "batch_first": True})
-    g.add_layer("InnerProduct", "ip1", {"num_output": 10, "axis": 1})
-    g.add_layer("SoftmaxWithLoss", "loss", {"axis": 1})
-    for a, b in [("data.data", "lstm1.x"), ("lstm1.y", "ip1.x"), ("ip1.y", "loss.logits"),
-                 ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    g = digits_net({"folder": str(tmp_path), "batch_size": 10, "holdout": 30}, 8, tmp_path)
     project = Project(g, "digits", "", {"type": "Adam", "max_steps": 4},
                       {"log_interval": 2, "eval_interval": 2, "eval_batches": 1,
                        "device": "cpu"})

@@ -2,25 +2,17 @@
 import numpy as np
 import pytest
 
-from designer.graph import Graph
 from designer.graph.project import Project
 from designer.training.trained.generate import GenerateError
 from designer.training.run.loop import RunOptions, train
 from designer.training.trained.predict import predict_digits
 from tests.conftest import DATA, need_data
+from tests.nets import digits_net
 from tests.training.run.test_loop import tiny_project
 
 
 def digits_project(folder) -> Project:
-    g = Graph(project_dir=folder)
-    g.add_layer("MnistRows", "data", {"folder": str(DATA / "mnist"), "batch_size": 50})
-    g.add_layer("LSTM", "lstm1", {"num_output": 16, "batch_first": True})
-    g.add_layer("InnerProduct", "ip1", {"num_output": 10, "axis": 1})
-    g.add_layer("SoftmaxWithLoss", "loss", {"axis": 1})
-    for a, b in [("data.data", "lstm1.x"), ("lstm1.y", "ip1.x"), ("ip1.y", "loss.logits"),
-                 ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
+    g = digits_net({"folder": str(DATA / "mnist"), "batch_size": 50}, 16, folder)
     return Project(g, "digits", "", {"base_lr": 0.01, "max_steps": 30},
                    {"log_interval": 10, "eval_interval": 15, "eval_batches": 2,
                     "sample_interval": 0, "device": "cpu"})

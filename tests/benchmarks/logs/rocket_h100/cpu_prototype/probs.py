@@ -1,29 +1,11 @@
 import sys, json, numpy as np, torch
-from aeon.datasets import load_from_ts_file
-from aeon.transformations.collection.convolution_based import MiniRocket
-D="/work/shared/data"
-P={"GunPoint":"ucr/GunPoint","ArrowHead":"ucr/ArrowHead","OSULeaf":"ucr/OSULeaf","JapaneseVowels":"japanese_vowels/JapaneseVowels"}
+from ucr import load, features, head
 torch.set_num_threads(1)
-def pad(X):
-    if isinstance(X,np.ndarray): return X
-    L=max(x.shape[1] for x in X); out=np.zeros((len(X),X[0].shape[0],L))
-    for i,x in enumerate(X): out[i,:,:x.shape[1]]=x
-    return out
 out=open(sys.argv[1],"w")
 for name in sys.argv[2:]:
-    Xtr,ytr=load_from_ts_file(f"{D}/{P[name]}_TRAIN.ts"); Xte,yte=load_from_ts_file(f"{D}/{P[name]}_TEST.ts")
-    Xtr,Xte=pad(Xtr),pad(Xte); L=max(Xtr.shape[2],Xte.shape[2])
-    Xtr=np.pad(Xtr,((0,0),(0,0),(0,L-Xtr.shape[2]))); Xte=np.pad(Xte,((0,0),(0,0),(0,L-Xte.shape[2])))
-    cls=sorted(set(ytr)); ytr_i=np.array([cls.index(y) for y in ytr]); yte_i=np.array([cls.index(y) for y in yte])
+    Xtr,ytr,Xte,yte,cls,ytr_i,yte_i=load(name)
     for seed in range(1,7):
-        t=MiniRocket(random_state=seed,n_jobs=1).fit(Xtr); Ftr=torch.tensor(np.asarray(t.transform(Xtr)),dtype=torch.float32); Fte=torch.tensor(np.asarray(t.transform(Xte)),dtype=torch.float32)
-        torch.manual_seed(seed); lin=torch.nn.Linear(Ftr.shape[1],len(cls)); torch.nn.init.zeros_(lin.weight)
-        net=torch.nn.Sequential(torch.nn.BatchNorm1d(Ftr.shape[1]),lin)
-        opt=torch.optim.Adam(net.parameters(),lr=1e-4); Y=torch.tensor(ytr_i); g=torch.Generator().manual_seed(seed)
-        net.train()
-        for s in range(2000):
-            idx=torch.randperm(len(Y),generator=g)[:min(16,len(Y))]
-            loss=torch.nn.functional.cross_entropy(net(Ftr[idx]),Y[idx]); opt.zero_grad(); loss.backward(); opt.step()
-        net.eval(); p=torch.softmax(net(Fte),1).detach().numpy()
+        Ftr,Fte=features(Xtr,Xte,seed)
+        net=head(Ftr,ytr_i,len(cls),seed); p=torch.softmax(net(Fte),1).detach().numpy()
         out.write(json.dumps({"set":name,"design":"rocket","seed":seed,"truth":yte_i.tolist(),"probs":np.round(p,5).tolist()})+"\n"); out.flush()
         print(name, seed, (p.argmax(1)==yte_i).mean(), flush=True)
