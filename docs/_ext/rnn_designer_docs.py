@@ -20,6 +20,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from designer.docs import layer_pages, showcase
@@ -96,7 +97,12 @@ def draw_pictures(folder: Path) -> None:
     if missing:
         draw(missing, wanted)
     for type_id, cached in wanted.items():
-        write(folder / f"{type_id}.png", cached.read_bytes())
+        try:
+            picture = cached.read_bytes()
+        except FileNotFoundError:  # another build took it away meanwhile: draw it again
+            draw([type_id], wanted)
+            picture = cached.read_bytes()
+        write(folder / f"{type_id}.png", picture)
     for old in folder.glob("*.png"):
         if old.stem not in wanted:
             old.unlink()
@@ -132,9 +138,14 @@ def draw(type_ids: list[str], into: dict[str, Path]) -> None:
         for type_id in type_ids:
             target = into[type_id]
             target.parent.mkdir(parents=True, exist_ok=True)
+            # another checkout's or build's pictures stay while it may be reading them: only
+            # those a day old go
             for stale in target.parent.glob(f"{type_id}-*.png"):
-                stale.unlink()
-            save_net_picture(showcase.net_for(type_id, samples), target)
+                if stale != target and time.time() - stale.stat().st_mtime > 86400:
+                    stale.unlink(missing_ok=True)
+            drawn = target.with_name(f".{target.stem}-{os.getpid()}.png")
+            save_net_picture(showcase.net_for(type_id, samples), drawn)
+            os.replace(drawn, target)  # whole, or not at all, for a build reading it
 
 
 # -- the links to a layer's section ---------------------------------------------------------
