@@ -38,10 +38,10 @@ def tokens(text: str) -> list:
 
 
 def test_the_cells_with_a_class_of_their_own_add_their_functions():
-    assert sorted(cell_helpers()) == ["min_rnn", "mlstm", "slstm"]
+    assert {"min_rnn", "mlstm", "slstm"} <= set(cell_helpers())
 
 
-@pytest.mark.parametrize("name", ["min_rnn", "mlstm", "slstm"])
+@pytest.mark.parametrize("name", sorted(cell_helpers()))
 def test_each_copied_definition_is_the_running_one_but_for_its_name(name):
     """Renamed back, every function and class model.py holds is the source of the one the app
     runs, and every constant its value."""
