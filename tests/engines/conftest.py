@@ -41,7 +41,7 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
     g.add_layer("LSTM", "lstm_bf", {"num_output": 4, "batch_first": True, "engine": engine})
     g.connect("as_nte", "y", "lstm_bf", "x")
     chain = [("Dropout", {"dropout_ratio": 0.2}), ("Clip", {"min": -0.5, "max": 0.5}),
-             ("ReLU", {"negative_slope": 0.1}), ("TanH", {}), ("Sigmoid", {}),
+             ("ReLU", {"negative_slope": 0.1}), ("TanH", {}), ("Sigmoid", {}), ("GELU", {}),
              ("Softmax", {"axis": -1}), ("Scale", {"axis": 2, "bias_term": True}),
              ("BatchNorm", {"momentum": 0.2}), ("LayerNorm", {})]
     prev = "lstm"
