@@ -231,7 +231,7 @@ RULES.update({
     "CharText": _source, "WavAudio": _source, "MnistRows": _source,
     "Embed": _embed, "InnerProduct": _inner_product, "Dropout": _dropout,
     "TanH": _keeps_output, "Sigmoid": _keeps_output, "Softmax": _keeps_output,
-    "ReLU": _relu, "Clip": _keeps_inputs, "Scale": _keeps_inputs,
+    "ReLU": _relu, "GELU": _keeps_inputs, "Clip": _keeps_inputs, "Scale": _keeps_inputs,
     "Reshape": _views, "Slice": _views, "Concat": _views,
     "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
     "LSTMUnit": _lstm_unit, "Conv1D": _conv1d,

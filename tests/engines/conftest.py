@@ -1,7 +1,7 @@
 """Small graphs that exercise every layer type, for the engine tests."""
 import pytest
 
-from designer.graph import Graph
+from designer.graph import Graph, registry
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
     g.add_layer("LSTM", "lstm_bf", {"num_output": 4, "batch_first": True, "engine": engine})
     g.connect("as_nte", "y", "lstm_bf", "x")
     chain = [("Dropout", {"dropout_ratio": 0.2}), ("Clip", {"min": -0.5, "max": 0.5}),
-             ("ReLU", {"negative_slope": 0.1}), ("TanH", {}), ("Sigmoid", {}),
+             ("ReLU", {"negative_slope": 0.1}), ("TanH", {}), ("Sigmoid", {}), ("GELU", {}),
              ("Softmax", {"axis": -1}), ("Scale", {"axis": 2, "bias_term": True}),
              ("BatchNorm", {"momentum": 0.2}), ("LayerNorm", {})]
     prev = "lstm"
@@ -117,6 +117,17 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
     # torch: the layers above keep theirs); nothing learns from them here
     g.add_layer("MiniRocket", "rocket", {"num_features": 168, "max_dilations": 4})
     g.connect("embed", "y", "rocket", "x")
+    # every other registered cell (a cell is a folder: this graph holds it unnamed), reading
+    # the embedding and following cont, on its fused engine or unrolled; last, so that the
+    # layers above keep their random draws
+    drawn = {layer.type for layer in g.layers()}
+    for kind in (k for k in registry.recurrent_kinds() if k not in drawn):
+        params = {"num_output": 4}
+        if registry.get(kind).has_param("engine"):
+            params["engine"] = "CAFFE" if engine == "CAFFE" else registry.cell(kind).engines[0]
+        g.add_layer(kind, f"cell_{kind.lower()}", params)
+        g.connect("embed", "y", f"cell_{kind.lower()}", "x")
+        g.connect("data", "cont", f"cell_{kind.lower()}", "cont")
     return g
 
 

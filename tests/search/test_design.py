@@ -165,4 +165,4 @@ def test_a_search_retypes_into_every_registered_cell_that_takes_padded_sequences
     from designer.search.design import retyping_kinds
     kinds = retyping_kinds()
     assert kinds == tuple(k for k in registry.recurrent_kinds() if k != "LSTMSimple")
-    assert {"LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "mLSTM", "sLSTM"} == set(kinds)
+    assert {"LSTM", "GRU", "RNN", "MinGRU", "MinLSTM", "mLSTM", "sLSTM"} <= set(kinds)

@@ -112,6 +112,11 @@ def _sigmoid(ctx: BuildContext) -> nn.Module:
     return Lambda(torch.sigmoid, "sigmoid")
 
 
+@builder("GELU")
+def _gelu(ctx: BuildContext) -> nn.Module:
+    return Lambda(F.gelu, "gelu")
+
+
 @builder("Softmax")
 def _softmax(ctx: BuildContext) -> nn.Module:
     a = ctx.params["axis"]

@@ -1,6 +1,6 @@
 """What every recurrent engine shares: a zero state, the check of per-sequence lengths, the
-steps where some sequence restarts, and whether a CUDA graph is being captured (when nothing
-may be read on the host).
+steps where some sequence restarts (and a call split there), and whether a CUDA graph is being
+captured (when nothing may be read on the host).
 
 A layer's state is what its cell declares (:attr:`designer.graph.cell.CellSpec.states`), in
 that order, each ``(levels, N, size)`` with the sizes the cell gives for the layer's hidden
@@ -42,6 +42,30 @@ def reset_points(cont: torch.Tensor, has_state: bool, engine: str) -> list[int]:
         raise CaptureUnsupported(f"{engine} reads reset positions on the host")
     rows = (cont == 0).any(1).nonzero().flatten().tolist()
     return [t for t in rows if t > 0 or has_state]
+
+
+def between_resets(run, x: torch.Tensor, h: torch.Tensor, cont: torch.Tensor | None,
+                   lengths: torch.Tensor | None, has_state: bool, engine: str) -> tuple:
+    """Run ``run(x_piece, h, lengths_piece) -> (y, h)`` over the pieces of time-major ``x``
+    between the steps where some sequence restarts, multiplying the state ``h`` (chains, N,
+    H) by ``cont`` there: what an engine does that cannot multiply its state by ``cont``
+    inside its computation (``engine`` names it, see :func:`reset_points`). A restart at a
+    padded step changes nothing. Returns the output over every step and the final state."""
+    t_, n = x.shape[0], x.shape[1]
+    points = [] if cont is None else reset_points(cont, has_state, engine)
+    ys, start = [], 0
+    for p in points + [t_]:
+        if p > start:
+            piece = None if lengths is None else (lengths - start).clamp(0, p - start)
+            y, h = run(x[start:p], h, piece)
+            ys.append(y)
+        if p < t_:
+            keep = cont[p].to(h.dtype)
+            if lengths is not None:  # a restart at a padded step changes nothing
+                keep = torch.where(lengths > p, keep, 1.0)
+            h = h * keep.view(1, n, 1)
+        start = p
+    return (ys[0] if len(ys) == 1 else torch.cat(ys, 0)), h
 
 
 def check_lengths(lengths: torch.Tensor, steps: int, batch: int, name: str) -> None:

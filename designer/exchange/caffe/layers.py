@@ -313,6 +313,7 @@ CONVERTERS.update({
     "relu": _simple("ReLU", params=_relu),
     "tanh": _simple("TanH"),
     "sigmoid": _simple("Sigmoid"),
+    "gelu": _simple("GELU"),
     "clip": _simple("Clip", params=_clip),
     "eltwise": _simple("Eltwise", ("a", "b"), ("y",), _eltwise),
     "scale": _simple("Scale", ("x", "scale"), ("y",), _scale),

@@ -157,6 +157,17 @@ def unary(op_type):
     return convert
 
 
+def gelu(b, name, module, p, ins, shapes):
+    """x * Φ(x) = 0.5 x (1 + erf(x / sqrt(2))): ONNX has a Gelu from opset 20 only."""
+    x = ins[0]
+    scaled = b.op("Mul", [x, b.const(f"{name}.rsqrt2", np.float32(1 / np.sqrt(2)))],
+                  f"{name}/x_rsqrt2")
+    cdf = b.op("Add", [b.op("Erf", [scaled], f"{name}/erf"),
+                       b.const(f"{name}.one", np.float32(1.0))], f"{name}/one_plus_erf")
+    half = b.op("Mul", [x, b.const(f"{name}.half", np.float32(0.5))], f"{name}/half_x")
+    return [b.op("Mul", [half, cdf], name)]
+
+
 def softmax(b, name, module, p, ins, shapes):
     return [b.op("Softmax", [ins[0]], name, axis=p["axis"])]
 
@@ -322,7 +333,8 @@ def layer_norm(b, name, module, p, ins, shapes):
 CONVERTERS = {
     "BatchNorm": batch_norm, "LayerNorm": layer_norm,
     "Embed": embed, "InnerProduct": inner_product, "Reshape": reshape, "Dropout": identity,
-    "ReLU": relu, "TanH": unary("Tanh"), "Sigmoid": unary("Sigmoid"), "Softmax": softmax,
+    "ReLU": relu, "TanH": unary("Tanh"), "Sigmoid": unary("Sigmoid"), "GELU": gelu,
+    "Softmax": softmax,
     "Clip": clip, "Eltwise": eltwise, "Concat": concat, "Slice": slice_, "Scale": scale,
     "LSTMUnit": lstm_unit_layer, "SequenceLast": sequence_last, "Conv1D": conv1d,
     "SequencePool": sequence_pool, "MiniRocket": mini_rocket,

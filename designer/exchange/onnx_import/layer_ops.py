@@ -171,6 +171,7 @@ def _unary(type_id: str, base: str):
 relu = _unary("ReLU", "relu")
 tanh = _unary("TanH", "tanh")
 sigmoid = _unary("Sigmoid", "sigmoid")
+gelu = _unary("GELU", "gelu")
 
 
 def softmax(w, node, attrs):

@@ -21,6 +21,7 @@ from designer.exchange.onnx_import.initializers import check_initializers
 SUPPORTED = frozenset((
     "LSTM", "GRU", "RNN", "Gemm", "MatMul", "Add", "Gather", "Conv", "BatchNormalization",
     "LayerNormalization", "ReduceMean", "ReduceMax", "Concat", "Relu", "Tanh", "Sigmoid",
+    "Gelu",
     "Softmax", "LogSoftmax", "Dropout", "Identity", "Transpose", "Squeeze", "Unsqueeze",
     "Reshape", "Flatten", "Slice", "Shape", "Constant", "ConstantOfShape", "Cast", "Expand",
     "Sub", "Mul", "Div", "Equal", "Where", "Range", "Split", "If", "OptionalHasElement",

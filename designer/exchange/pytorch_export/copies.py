@@ -28,7 +28,9 @@ from importlib.resources import files
 def cell_source(package: str, prefix: str, uses: str, module: str = "arithmetic") -> str:
     """The text ``model.py`` holds for a cell: the constants, functions and classes of
     ``package.module`` that ``uses`` (the text of the cell's class) reaches, in the module's
-    order, under the cell's ``prefix``; then ``uses``, its names renamed alike."""
+    order, under the cell's ``prefix``; then ``uses``, its names renamed alike. What those
+    definitions import from rnn-designer's own modules (a scan the engines share) is copied
+    the same way, before them (:func:`copied_modules`)."""
     where = f"{package}.{module}"
     source = _module_text(package, module)
     tree = ast.parse(source)
@@ -51,7 +53,33 @@ def cell_source(package: str, prefix: str, uses: str, module: str = "arithmetic"
             pieces.append("\n" if isinstance(node, ast.Assign) and last else "\n\n\n")
         pieces.append(text)
         last = isinstance(node, ast.Assign)
-    return "\n" + "".join(pieces) + "\n" + _renamed_text(uses, names)
+    text = "\n" + "".join(pieces) + "\n" + _renamed_text(uses, names)
+    used = set().union(_names(ast.parse(uses)), *(_names(defined[n]) for n in reached))
+    for below in sorted({m for n, m in _own_imports(tree).items() if n in used}):
+        below_package, _, below_module = below.rpartition(".")
+        text = cell_source(below_package, prefix, "\n" + text, below_module)
+    return text
+
+
+def copied_modules(package: str, module: str = "arithmetic") -> list[str]:
+    """The modules whose text a cell's copy reads: ``package.module`` and the rnn-designer
+    modules it imports from, theirs in turn (the packaged app ships each as data)."""
+    out, todo = [], [f"{package}.{module}"]
+    while todo:
+        where = todo.pop(0)
+        if where not in out:
+            out.append(where)
+            pkg, _, mod = where.rpartition(".")
+            todo.extend(sorted(set(_own_imports(ast.parse(_module_text(pkg, mod))).values())))
+    return out
+
+
+def _own_imports(tree) -> dict:
+    """Name -> the rnn-designer module a module's top level imports it from (``from
+    designer.engines.tensors.linear_scan import scan_steps``)."""
+    return {alias.name: node.module for node in tree.body
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("designer.")
+            for alias in node.names if alias.asname is None}
 
 
 def prefixed(name: str, prefix: str) -> str:

@@ -72,6 +72,10 @@ def _torch(function: str):
     return lambda w, name, var, p, x: f"torch.{function}({x})"
 
 
+def _gelu(w, name, var, p, x) -> str:
+    return f"nn.functional.gelu({x})"
+
+
 def _softmax(w, name, var, p, x) -> str:
     return f"torch.softmax({x}, {p['axis']})"
 
@@ -136,7 +140,8 @@ LAYERS.update({
     "Embed": _embed, "InnerProduct": _inner_product, "Dropout": _dropout,
     "Conv1D": conv1d, "BatchNorm": norm, "LayerNorm": norm, "MiniRocket": mini_rocket,
     "ReLU": _expression(_relu), "TanH": _expression(_torch("tanh")),
-    "Sigmoid": _expression(_torch("sigmoid")), "Softmax": _expression(_softmax),
+    "Sigmoid": _expression(_torch("sigmoid")), "GELU": _expression(_gelu),
+    "Softmax": _expression(_softmax),
     "Clip": _expression(_clip), "Reshape": _expression(_reshape),
     "Eltwise": _expression(_eltwise), "Concat": _expression(_concat),
     "Slice": _expression(_slice, commented=False), "Scale": _expression(_scale),

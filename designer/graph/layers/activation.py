@@ -25,6 +25,13 @@ TANH = _act("TanH", "Hyperbolic tangent, into (-1, 1)",
             "Squashes each value into (-1, 1) with tanh.", flops_per=4)
 SIGMOID = _act("Sigmoid", "Logistic sigmoid, into (0, 1)",
                "Squashes each value into (0, 1) with 1 / (1 + exp(-x)).", flops_per=4)
+GELU = _act("GELU", "Gaussian error linear unit: x weighted by the chance a normal draw is "
+            "below it",
+            "x * Φ(x), Φ the standard normal's cumulative distribution, computed exactly as "
+            "0.5 * x * (1 + erf(x / sqrt(2))): near x for large x, near 0 for very negative x, "
+            "smooth between. The activation of transformers' and Hawk's MLPs, and of the "
+            "branch that gates a Hawk block's recurrence (an Eltwise PROD multiplies it in).",
+            flops_per=8)
 
 
 def _softmax_infer(ctx):
@@ -46,4 +53,4 @@ SOFTMAX = LayerSpec(
     flops=lambda ctx, outs: D.mul(5, D.numel(outs[0].shape)),
 )
 
-SPECS = (RELU, TANH, SIGMOID, SOFTMAX)
+SPECS = (RELU, TANH, SIGMOID, GELU, SOFTMAX)

@@ -25,12 +25,13 @@ def test_the_generic_engine_modules_name_no_cell():
     from designer.engines.train_step import cuda_graphs as graphs
     from designer.engines.train_step import step
     from designer.engines.net import convert
-    from designer.engines.tensors import recurrent_state
+    from designer.engines.tensors import linear_scan, recurrent_state
     from designer.engines.tensors import fillers
     from designer.engines.net import builders
     from designer.engines.net import build
     kinds = registry.recurrent_kinds()
-    for module in (build, builders, convert, fillers, graphs, recurrent_state, step):
+    for module in (build, builders, convert, fillers, graphs, linear_scan, recurrent_state,
+                   step):
         text = Path(module.__file__).read_text()
         named = [k for k in kinds if re.search(rf"\b{k}\b", text)]
         assert named == [], f"{module.__name__} names {named}"

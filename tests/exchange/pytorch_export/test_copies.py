@@ -38,16 +38,21 @@ def tokens(text: str) -> list:
 
 
 def test_the_cells_with_a_class_of_their_own_add_their_functions():
-    assert sorted(cell_helpers()) == ["min_rnn", "mlstm", "slstm"]
+    assert {"min_rnn", "mlstm", "slstm"} <= set(cell_helpers())
 
 
-@pytest.mark.parametrize("name", ["min_rnn", "mlstm", "slstm"])
+@pytest.mark.parametrize("name", sorted(cell_helpers()))
 def test_each_copied_definition_is_the_running_one_but_for_its_name(name):
     """Renamed back, every function and class model.py holds is the source of the one the app
     runs, and every constant its value."""
     import importlib
+    from designer.exchange.pytorch_export.copies import copied_modules
     package, prefix = cell_helpers()[name]
-    arithmetic = importlib.import_module(f"{package}.arithmetic")
+    running_names = {}  # what the cell's arithmetic and the modules it imports from define
+    for where in reversed(copied_modules(package)):
+        running_names.update(vars(importlib.import_module(where)))
+    arithmetic = type(sys)("running")
+    vars(arithmetic).update(running_names)
     text = CELL_HELPERS[name]()
     back = {prefixed(n, prefix): n for n in vars(arithmetic) if not n.startswith("__")}
     copied = [n for n in ast.parse(text).body if not isinstance(n, ast.ClassDef)
@@ -90,11 +95,12 @@ def test_a_function_that_binds_a_copied_name_for_itself_is_refused(tmp_path, mon
                     "        return layers(x)\n")
 
 
-def test_every_cells_arithmetic_ships_with_the_app_as_data(monkeypatch):
-    """pyproject's package data and the PyInstaller spec's datas hold each arithmetic.py."""
+def shipped(monkeypatch) -> tuple[dict, set]:
+    """pyproject's package data (package -> its files) and the PyInstaller spec's datas."""
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    globs = data["tool"]["setuptools"]["package-data"]["designer.cells"]
-    shipped = {p for g in globs for p in (ROOT / "designer" / "cells").glob(g)}
+    package_data = {package: {p for g in globs
+                              for p in ROOT.joinpath(*package.split(".")).glob(g)}
+                    for package, globs in data["tool"]["setuptools"]["package-data"].items()}
     hooks = type(sys)("PyInstaller.utils.hooks")
     hooks.collect_submodules = lambda name: []
     for name in ("PyInstaller", "PyInstaller.utils"):
@@ -103,11 +109,35 @@ def test_every_cells_arithmetic_ships_with_the_app_as_data(monkeypatch):
     spec = (ROOT / "packaging" / "rnn-designer.spec").read_text()
     scope = {"SPECPATH": str(ROOT / "packaging")}
     exec(spec[:spec.index("a = Analysis(")], scope)
-    datas = {(Path(src), dest) for src, dest in scope["datas"]}
+    return package_data, {(Path(src), dest) for src, dest in scope["datas"]}
+
+
+def test_every_cells_arithmetic_ships_with_the_app_as_data(monkeypatch):
+    """pyproject's package data and the PyInstaller spec's datas hold each arithmetic.py."""
+    package_data, datas = shipped(monkeypatch)
     for package, _ in cell_helpers().values():
         path = ROOT.joinpath(*package.split("."), "arithmetic.py")
-        assert path in shipped
+        assert path in package_data["designer.cells"]
         assert (path, str(path.parent.relative_to(ROOT))) in datas
+
+
+def test_what_a_cells_arithmetic_imports_from_the_engines_is_copied_and_shipped(monkeypatch):
+    """The MinGRU's arithmetic calls the scan the engines share: model.py holds that too,
+    under the cell's prefix, and the app ships its source as data."""
+    from designer.exchange.pytorch_export.copies import copied_modules
+    assert copied_modules("designer.cells.minimal") == ["designer.cells.minimal.arithmetic",
+                                                        "designer.engines.tensors.linear_scan"]
+    text = CELL_HELPERS["min_rnn"]()
+    defined = [n.name for n in ast.parse(text).body if not isinstance(n, ast.Assign)]
+    assert defined.index("min_scan_linear") < defined.index("min_scan_direction")
+    assert "MIN_SCAN_CHUNK = 16" in text and "scan_steps(" not in text.replace("min_scan", "")
+    package_data, datas = shipped(monkeypatch)
+    for package, _ in cell_helpers().values():
+        for where in copied_modules(package)[1:]:
+            below, _, module = where.rpartition(".")
+            path = ROOT.joinpath(*below.split("."), f"{module}.py")
+            assert path in package_data[below]
+            assert (path, str(path.parent.relative_to(ROOT))) in datas
 
 
 def test_a_copy_keeps_its_continuation_lines_aligned_with_their_bracket(tmp_path, monkeypatch):

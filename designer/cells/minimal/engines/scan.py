@@ -21,7 +21,8 @@ from designer.cells.minimal.arithmetic import SCAN_CHUNK, min_layers
 from designer.cells.minimal.spec import CELLS
 from designer.engines.net.builders import BuildContext, build_unrolled, builder
 from designer.engines.tensors.fillers import fill_bias, fill_weight
-from designer.engines.tensors.recurrent_state import check_lengths, reset_points, time_major, zero_state
+from designer.engines.tensors.recurrent_state import (between_resets, check_lengths, time_major,
+                                                      zero_state)
 
 GATES = {kind: len(cell.gates) for kind, cell in CELLS.items()}
 SUFFIXES = ("", "_reverse")
@@ -85,20 +86,7 @@ class ScanRecurrent(nn.Module):
         if lengths is not None:
             check_lengths(lengths, t_, n, self.name)
             lens = lengths.to(x.device, torch.int64)
-        points = [] if cont is None else reset_points(cont, has_state, "the parallel scan")
-        ys, start = [], 0
-        for p in points + [t_]:
-            if p > start:
-                piece = None if lens is None else (lens - start).clamp(0, p - start)
-                y, h = self._run(x[start:p], h, piece)
-                ys.append(y)
-            if p < t_:
-                keep = cont[p].to(h.dtype)
-                if lens is not None:  # a restart at a padded step changes nothing
-                    keep = torch.where(lens > p, keep, 1.0)
-                h = h * keep.view(1, n, 1)
-            start = p
-        y = ys[0] if len(ys) == 1 else torch.cat(ys, 0)
+        y, h = between_resets(self._run, x, h, cont, lens, has_state, "the parallel scan")
         if self.batch_first:
             y = y.transpose(0, 1)
         return y, (h,)
