@@ -5,6 +5,7 @@ Each comes with the fix (a :class:`designer.graph.hints.Fix`) the window offers 
 from __future__ import annotations
 
 from .conv_checks import conv_warnings, padded_source
+from .dead_ends import dead_end_warnings
 from .elements import Link
 from .errors import DesignWarning
 from .hints import Fix
@@ -30,6 +31,7 @@ def lint(graph) -> list[DesignWarning]:
             out.extend(rocket_warnings(graph, layer.name))
         out.extend(norm_warnings(graph, layer.name))
         out.extend(min_warnings(graph, layer.name))
+    out.extend(dead_end_warnings(graph))
     return out
 
 
