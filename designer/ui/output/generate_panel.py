@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QScr
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from designer.ui.look import resources
+from designer.ui.look.fitting import scrolling
 from designer.ui.runs.run import Run, device_text
 from designer.ui.runs.run_list import RunList
 from designer.ui.runs.worker import GenerateWorker, Job
@@ -73,7 +74,7 @@ class GeneratePanel(QWidget):
         self.run_combo = QComboBox()
         self.run_combo.setPlaceholderText("no trained run yet")
         self.run_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.run_combo.setMinimumContentsLength(20)
+        self.run_combo.setMinimumContentsLength(12)
         self.run_combo.setToolTip("The run to generate from: this session's runs and the run "
                                   "folders added to the charts")
         self.checkpoint = QComboBox()
@@ -114,7 +115,7 @@ class GeneratePanel(QWidget):
         lv.addWidget(self.status)
         lv.addWidget(self.hint)
         lv.addStretch(1)
-        left.setMinimumWidth(220)
+        left.setMinimumWidth(200)
         left.setMaximumWidth(300)
 
         self.texts = TextStreams()
@@ -132,7 +133,7 @@ class GeneratePanel(QWidget):
         top.addWidget(self.checkpoint)
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(left)
+        row.addWidget(scrolling(left))  # a short dock scrolls the settings, never cuts them
         row.addWidget(self.pages, 1)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)

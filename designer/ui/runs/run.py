@@ -246,3 +246,11 @@ def last_checkpoint(folder: str | Path) -> dict | None:
     if pointer and isinstance(pointer.get("checkpoint"), str):
         return _read_json(folder / pointer["checkpoint"] / "meta.json")
     return None
+
+
+def has_checkpoint(folder: str | Path | None) -> bool:
+    """Whether a run folder points at a checkpoint (its ``last.json`` or ``best.json``)."""
+    if folder is None:
+        return False
+    return any(isinstance((_read_json(Path(folder) / f"{which}.json") or {}).get("checkpoint"),
+                          str) for which in ("last", "best"))

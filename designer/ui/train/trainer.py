@@ -200,16 +200,20 @@ class TrainingController(QObject):
     def busy(self) -> bool:
         return self.job is not None
 
-    def show_docks(self) -> None:
-        """Bring the charts, the output and the device panel forward."""
+    def show_docks(self, charts_only: bool = False) -> None:
+        """Bring the charts, the output and the device panel forward: the Train workspace,
+        from Design; in Inspect or Experiments only the charts, below the view (and only the
+        charts with ``charts_only``: a run folder added)."""
         w = self.w
-        for dock in (w.charts_dock, w.output_dock, w.device_dock):
-            dock.show()
-            dock.raise_()
+        if w.workspace in ("design", "train"):
+            w.switch_workspace("train", view=False)
+            for dock in () if charts_only else (w.output_dock, w.device_dock):
+                dock.show()
+                dock.raise_()
+        w.show_dock_in_workspace(w.charts_dock)
         self.charts.ensure()
-        self.device.ensure()
-        if w.charts_dock.height() < 0.38 * w.height():
-            w.resizeDocks([w.charts_dock], [int(0.44 * w.height())], Qt.Vertical)
+        if not charts_only:
+            self.device.ensure()
 
     # ---------------------------------------------------------------- the records --
     @Slot(object)
