@@ -4,8 +4,9 @@ train to no end and cost their memory and time; the warning's fix removes the la
 
 Only the end of such a branch is told (a layer with none of its outputs connected): removing
 it makes the layer before it the end, told in turn. A layer nothing feeds has an error of its
-own (its input is not connected), and a recurrent layer's unused state outputs (``h``, ``c``)
-are no dead end while its ``y`` leads on. Called from :func:`designer.graph.lint.lint`.
+own (its input is not connected), a layer with an output leading on is no dead end (a slice's
+other half, an LSTM unit's ``c`` may go unused), and a net with no loss has no dead ends (it
+is told it has no loss). Called from :func:`designer.graph.lint.lint`.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ SINKS = "Loss"  # the category of the layers a net's branches end in: losses and
 def dead_end_warnings(graph) -> list[DesignWarning]:
     """A warning for each layer that ends a branch leading to no loss, in layer order."""
     reach = _reaching_a_sink(graph)
+    if not reach:  # a net with no loss yet is told so; its layers are no dead ends before
+        return []
     out = []
     for layer in graph.layers():
         name = layer.name
