@@ -143,10 +143,9 @@ class Run:
                 time = float(s.column("time")[-1]) if len(s) else 0.0
             self.events.append(("diverging" if kind == "warning" else "stopped", step,
                                 float(time), record.get("message", "")))
-        elif kind == "paused":
-            self.state = "paused"
-        elif kind == "resumed":
-            self.state = "running"
+        elif kind in ("paused", "resumed"):  # at the step it paused at: the step the run is at
+            self.state = "paused" if kind == "paused" else "running"
+            self.step = max(self.step, int(record.get("step", self.step)))
         elif kind == "done":
             self.state = record.get("reason", "finished")
             self.step = record.get("step", self.step)
