@@ -28,14 +28,13 @@ from designer.ui.runs.run_list import RunList
 
 from designer.ui.look.fitting import FlowLayout
 
+from . import plot_grid
 from .chart_range import RangeKeeper
 from .curves import PLOT_OF, CompactAxis, RunCurves
 from .pacing import MAX_LAG_S, PlotView, RedrawPacer
 from .runs_table import RunsTable
 
 REFRESH_MS = 100             # 10 Hz at most
-ROW_MIN = 120                # a plot's least height stacked; shorter, the plots share one row
-TABLE_MIN = 120              # the runs table's height (a header and three runs), where it fits
 LIVE = ("starting", "running", "stopping")  # a run in these states may still send points
 BITS = 1 / math.log(2)
 
@@ -135,7 +134,7 @@ class ChartsPanel(QWidget):
         split.setStretchFactor(0, 4)
         split.setStretchFactor(1, 1)
         split.setChildrenCollapsible(False)
-        split.installEventFilter(self)  # the table keeps TABLE_MIN of a new height...
+        split.installEventFilter(self)  # the table keeps its share of a new height...
         self._table_dragged = False     # ...until the user drags the handle
         split.splitterMoved.connect(lambda *_: setattr(self, "_table_dragged", True))
         self.splitter = split
@@ -185,50 +184,21 @@ class ChartsPanel(QWidget):
         return widget
 
     def _arrange(self, accuracy: bool, rmse: bool = False) -> None:
-        """Loss over accuracy (nets with an Accuracy layer) and RMSE (nets with a regression
-        loss) on the left, learning rate over tokens/s on the right; where that would make a
-        plot shorter than ``ROW_MIN``, all of them side by side in one row."""
+        """The plots in their grid for the room they have (`plot_grid`)."""
         self._shown = (accuracy, rmse)
-        grid = self.grid
-        every = (self.loss_widget, self.accuracy_widget, self.rmse_widget, self.lr_widget,
-                 self.tokens_widget)
-        for widget in every:
-            grid.removeWidget(widget)
-        for i in range(10):
-            grid.setRowStretch(i, 0)
-            grid.setColumnStretch(i, 0)
         below = [w for w, shown in ((self.accuracy_widget, accuracy), (self.rmse_widget, rmse))
                  if shown]
-        main = [self.loss_widget] + below
-        side = [self.lr_widget, self.tokens_widget]
         self._tall = self._fits_stacked()
-        if self._tall:
-            # ten rows: loss 10, or 6 over 4, or 4 over 3 and 3; learning rate 5, tokens/s 5
-            spans = {0: [10], 1: [6, 4], 2: [4, 3, 3]}[len(below)]
-            row = 0
-            for widget, span in zip(main, spans):
-                grid.addWidget(widget, row, 0, span, 1)
-                row += span
-            grid.addWidget(self.lr_widget, 0, 1, 5, 1)
-            grid.addWidget(self.tokens_widget, 5, 1, 5, 1)
-            for r in range(10):  # the spans share the height in proportion
-                grid.setRowStretch(r, 1)
-            grid.setColumnStretch(0, 3)
-            grid.setColumnStretch(1, 2)
-        else:
-            for col, widget in enumerate(main + side):
-                grid.addWidget(widget, 0, col)
-                grid.setColumnStretch(col, 3 if widget is self.loss_widget else 2)
-            grid.setRowStretch(0, 1)
+        plot_grid.place(self.grid, [self.loss_widget] + below,
+                        [self.lr_widget, self.tokens_widget], self._tall)
         self.accuracy_widget.setVisible(accuracy)
         self.rmse_widget.setVisible(rmse)
         if hasattr(self, "units"):
             self._update_labels()
 
     def _fits_stacked(self) -> bool:
-        """Whether the plots, stacked in two columns, would each be ``ROW_MIN`` tall."""
-        least = {0: 0.5, 1: 0.4, 2: 0.3}[sum(self._shown)]  # the smallest span's share
-        return least * self.plots.height() - self.grid.spacing() >= ROW_MIN
+        return plot_grid.fits_stacked(self.plots.height(), sum(self._shown),
+                                      self.grid.spacing())
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
         if event.type() != event.Type.Resize:
@@ -237,7 +207,7 @@ class ChartsPanel(QWidget):
             self._arrange(*self._shown)
         elif watched is self.splitter and not self._table_dragged:
             h = self.splitter.height() - self.splitter.handleWidth()
-            table = max(TABLE_MIN, h // 5) if h >= TABLE_MIN + ROW_MIN else max(48, h // 3)
+            table = plot_grid.table_height(h)
             self.splitter.setSizes([h - table, table])
         return False
 
