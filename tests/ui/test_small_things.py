@@ -77,3 +77,20 @@ def test_enter_in_the_data_file_field_reads_the_file_and_never_opens_browse(wind
     settle(qtbot)
     assert asked == [] and dialog.isVisible() and dialog.created is None
     dialog.reject()
+
+
+def test_a_message_in_the_status_bar_gets_the_room_the_summary_gives_up(char_rnn, qtbot):
+    w = char_rnn
+    w.resize(1366, 768)
+    settle(qtbot)
+    text = ("Run #2 finished at step 300; checkpoints in \u2026/window-clicks-kwxpbf5m/runs/"
+            "char-rnn-small-20261129-040525")
+    w.statusBar().showMessage(text, 20_000)
+    settle(qtbot)
+    room = w.summary.geometry().left() - (w.training.status.width() if
+                                          w.training.status.isVisible() else 0)
+    assert room >= w.statusBar().fontMetrics().horizontalAdvance(text)
+    assert w.summary.is_cut() and w.summary.text() in w.summary.toolTip()
+    w.statusBar().clearMessage()
+    settle(qtbot)
+    assert not w.summary.is_cut()

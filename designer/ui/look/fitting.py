@@ -35,6 +35,7 @@ class ElidedLabel(QLabel):
         self._full = ""
         self._min_width = min_width
         self._tip = ""
+        self._giving_way = False
         self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
         self.setText(text)
 
@@ -57,15 +58,26 @@ class ElidedLabel(QLabel):
     def is_cut(self) -> bool:
         return super().text() != self._full
 
+    def give_way(self, on: bool) -> None:
+        """Ask for no more than the least width (a message beside it wants the room) or,
+        ``on`` False, for the whole text again."""
+        if on != self._giving_way:
+            self._giving_way = on
+            self.updateGeometry()
+
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        if self._giving_way:
+            return self.minimumSizeHint()
         m = self.contentsMargins()
         extra = m.left() + m.right() + max(0, self.indent()) + 2
         return QSize(self.fontMetrics().horizontalAdvance(self._full) + extra,
                      super().sizeHint().height())
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        return QSize(min(self._min_width, self.sizeHint().width()),
-                     super().minimumSizeHint().height())
+        m = self.contentsMargins()
+        whole = self.fontMetrics().horizontalAdvance(self._full) + m.left() + m.right() + \
+            max(0, self.indent()) + 2
+        return QSize(min(self._min_width, whole), super().minimumSizeHint().height())
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)

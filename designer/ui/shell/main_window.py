@@ -168,6 +168,7 @@ class MainWindow(WorkspaceSwitcher, ViewTabs, ExperimentsTab, QMainWindow):
         d.settings_changed.connect(self._update_title)
         d.graph_replaced.connect(self._close_unrolled)
         d.path_changed.connect(self._project_has_study)
+        self.statusBar().messageChanged.connect(self._status_message)
         self.scene.selectionChanged.connect(self._selection_changed)
         self.scene.message.connect(self.show_message)
         self.scene.layer_activated.connect(self._activate_layer)
@@ -188,6 +189,12 @@ class MainWindow(WorkspaceSwitcher, ViewTabs, ExperimentsTab, QMainWindow):
 
     def show_message(self, text: str) -> None:
         self.statusBar().showMessage(text, 8000)
+
+    def _status_message(self, text: str) -> None:
+        """While a message shows, the net's summary and memory give it their room (cut,
+        whole in their tool-tips)."""
+        for label in (self.summary, self.memory_label):
+            label.give_way(bool(text))
 
     def set_banner(self, text: str | None) -> None:
         """A line above the canvas (while training: the running model is a snapshot)."""
