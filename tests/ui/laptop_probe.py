@@ -66,13 +66,15 @@ def key(widget, top) -> str:
 
 
 def plots_and_tables(top) -> dict:
-    """Every pyqtgraph view and every table (a list with a header) in sight: its height."""
+    """Every pyqtgraph view and every table (a list with a header) in sight: its height. A
+    plot of a fixed height (the device's small plots) is named "sparkline", not "plot"."""
     import pyqtgraph as pg
     from PySide6.QtWidgets import QGraphicsView, QTableView, QTreeView
     found = {}
     for w in top.findChildren(QGraphicsView):
         if isinstance(w, pg.GraphicsView) and in_sight(w):
-            found["plot " + key(w, top)] = w.height()
+            fixed = w.minimumHeight() == w.maximumHeight()
+            found[("sparkline " if fixed else "plot ") + key(w, top)] = w.height()
     for w in top.findChildren(QTableView) + top.findChildren(QTreeView):
         header = w.horizontalHeader() if isinstance(w, QTableView) else w.header()
         if in_sight(w) and not header.isHidden() and w.model() is not None \
@@ -158,6 +160,8 @@ def main(shots: str | None = None) -> int:
     for run in runs:
         w.training.charts.add_folder(str(run))
     w.switch_workspace("train")
+    device = w.training.device  # a reading's plot shows once the monitor reports it (CPU
+    wait_until(app, lambda: device.panel is not None and device.panel.samples >= 2)  # %: 2nd)
     note("train")
     w.show_inspect(w.training.runs.runs[-1] if hasattr(w.training.runs, "runs")
                    else list(w.training.runs)[-1])
