@@ -62,7 +62,7 @@ WORKSPACES = (
     Workspace("train", "Train", "train", "Watch a run train: the charts and the log below "
               "the canvas, the device beside it", "design",
               docks=("properties", "device", "charts", "problems", "history", "output"),
-              raised=("output", "device"), bottom=0.48, right=0.2, side_max=(250, 300)),
+              raised=("output", "device"), bottom=0.45, right=0.2, side_max=(250, 300)),
     Workspace("inspect", "Inspect", "inspect", "See a run's gates, states, surprise and "
               "gradient flow step by step, on the whole window", "inspect"),
     Workspace("experiments", "Experiments", "search", "A search's trials and what they "
