@@ -138,3 +138,24 @@ def test_the_trials_axis_counts_in_whole_numbers_and_no_axis_name_is_cut(qtbot):
     assert names.height() >= 2 * chart.fontMetrics().height() * 0.8
     low, high = chart.plot.viewRange()[1]
     assert high <= 1.06 and np.nanmax(chart.data.lines) <= high
+
+
+def test_the_history_and_pareto_legends_sit_under_their_plots_off_every_point(qtbot):
+    """The last trial's point, at the top right where a legend used to float, stays in
+    sight: each chart's legend is a row of its own under the plot."""
+    import numpy as np
+
+    from designer.ui.experiments.charts import HistoryChart, ParetoChart
+    values = np.array([2.49, 2.48, 2.50, 2.94, 2.34, 3.34])
+    h = A.History(np.arange(6.0), values, np.minimum.accumulate(values))
+    history, pareto = HistoryChart(), ParetoChart()
+    history.show_history(h, "val_loss", "minimize")
+    for chart in (history, pareto):
+        qtbot.addWidget(chart)
+        chart.resize(700, 300)
+        chart.show()
+        qtbot.waitExposed(chart)
+        plotted = chart.plot.vb.sceneBoundingRect()
+        legend = chart.legend.sceneBoundingRect()
+        assert not legend.intersects(plotted), (type(chart).__name__, legend, plotted)
+        assert legend.width() > 40 and legend.bottom() <= chart.widget.height()

@@ -77,8 +77,11 @@ class ChartBox(QWidget):
         self.say(why)
 
     def add_legend(self):
-        self.legend = self.plot.addLegend(offset=(-6, 6), labelTextSize="8pt", verSpacing=-6,
-                                          colCount=2)
+        """A legend in a row of its own under the plot, never over the points."""
+        self.legend = pg.LegendItem(labelTextSize="8pt", colCount=2, horSpacing=14,
+                                    verSpacing=-6)
+        self.plot.layout.addItem(self.legend, 4, 1)
+        self.plot.legend = self.legend  # items made with a name are listed in it
         self.refresh_theme()
         return self.legend
 
@@ -98,8 +101,6 @@ class ChartBox(QWidget):
         self.plot.titleLabel.setText(self.plot.titleLabel.text)
         if self.legend is not None:
             self.legend.setLabelTextColor(text)
-            self.legend.setBrush(pg.mkBrush(alpha(base, 210)))
-            self.legend.setPen(pg.mkPen(alpha(pal.color(QPalette.Mid), 160)))
         placeholder = pal.color(QPalette.PlaceholderText)
         cap = self.caption.palette()
         cap.setColor(QPalette.WindowText, placeholder)
