@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import subprocess
 import time
-from pathlib import Path
 
 PROGRAMS = ("Xvfb", "openbox", "xdotool", "xprop")
 PACKAGES = "xvfb openbox xdotool x11-utils libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1"
@@ -24,13 +24,6 @@ PACKAGES = "xvfb openbox xdotool x11-utils libxcb-cursor0 libxcb-icccm4 libxcb-k
 def missing() -> list[str]:
     """The programs an X screen needs that are not on the PATH."""
     return [p for p in PROGRAMS if shutil.which(p) is None]
-
-
-def _free_display() -> int:
-    for n in range(90, 190):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return n
-    raise RuntimeError("no free X display number between :90 and :189")
 
 
 def _wait(check, timeout: float, what: str) -> None:
@@ -45,19 +38,18 @@ def _wait(check, timeout: float, what: str) -> None:
 def x_screen(width: int, height: int, window_manager: bool = True):
     """Xvfb ``width`` x ``height`` (and openbox); yields the environment for a program that
     shows a window there. Both are ended (by their process ids) on leaving."""
-    n = _free_display()
-    display = f":{n}"
-    server = subprocess.Popen(["Xvfb", display, "-screen", "0", f"{width}x{height}x24",
-                               "-nolisten", "tcp"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    # Xvfb picks a free display itself and writes its number (-displayfd): no race with
+    # another X server starting at the same moment
+    read, write = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0",
+                               f"{width}x{height}x24", "-nolisten", "tcp"], pass_fds=(write,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
     wm = None
-    env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
-    env.pop("WAYLAND_DISPLAY", None)
     try:
-        _wait(lambda: Path(f"/tmp/.X11-unix/X{n}").exists() or server.poll() is not None,
-              20, "Xvfb")
-        if server.poll() is not None:
-            raise RuntimeError(f"Xvfb {display} ended at once (code {server.returncode})")
+        display = f":{_display_number(read, server)}"
+        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
+        env.pop("WAYLAND_DISPLAY", None)
         if window_manager:
             wm = subprocess.Popen(["openbox", "--sm-disable"], env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -74,6 +66,24 @@ def x_screen(width: int, height: int, window_manager: bool = True):
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+
+
+def _display_number(read: int, server, timeout: float = 20.0) -> int:
+    """The display number Xvfb wrote to the pipe ``read`` once it is ready for clients."""
+    said = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while not said.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read], [], [], left)[0]:
+                raise RuntimeError(f"Xvfb did not come up within {timeout:.0f} s")
+            chunk = os.read(read, 16)
+            if not chunk:
+                raise RuntimeError(f"Xvfb ended at once (code {server.wait()})")
+            said += chunk
+    finally:
+        os.close(read)
+    return int(said)
 
 
 def _wm_running(env: dict) -> bool:
