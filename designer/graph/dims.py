@@ -80,6 +80,20 @@ def known(d: Dim) -> bool:
     return isinstance(d, int) and not isinstance(d, bool)
 
 
+def count_text(n) -> str:
+    """A count as people read it: ``3.21 M``, ``33.3 k``, ``990``; ``?`` when unknown; a
+    symbolic count as it is."""
+    if n is None:
+        return "?"
+    if not known(n):
+        return str(n)
+    for div, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= div:
+            v = n / div
+            return f"{v:.3g} {unit}" if v < 100 else f"{v:.0f} {unit}"
+    return str(n)
+
+
 def all_known(shape: Iterable[Dim]) -> bool:
     return all(known(d) for d in shape)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from designer.graph.conv_checks import conv_warnings, padded_source
+from designer.graph.dead_ends import dead_end_warnings
 from designer.graph.elements import Link
 from designer.graph.errors import DesignWarning
 from designer.graph.hints import Fix
@@ -34,6 +35,7 @@ def lint(graph) -> list[DesignWarning]:
         for check in CHECKS.get(layer.type, ()):
             out.extend(check(graph, layer.name))
         out.extend(norm_warnings(graph, layer.name))
+    out.extend(dead_end_warnings(graph))
     return out
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 FINISHED = ("COMPLETE", "PRUNED", "FAIL")
+PER_FOLD = 1000  # a trial reports its validations at fold x 1000 + per mille of the fold
 MIN_FOR_IMPORTANCE = 5   # complete trials before the importances mean something
 
 
@@ -49,6 +50,9 @@ class TrialRow:
     reason: str = ""
     folds: tuple = ()      # the first objective's value on each fold (cross-validation)
     drawn: bool = False    # the design as drawn (the study's first trial)
+    steps: int | None = None       # the steps trained (where its run ended)
+    max_steps: int | None = None   # the steps it was to train (what Use Best keeps)
+    progress: float | None = None  # a running trial: the share of its training done
 
     def merged(self, newer: TrialRow) -> TrialRow:
         """This row with what ``newer`` knows on top (what it leaves empty is kept)."""
@@ -88,7 +92,8 @@ class StudyReading:
     rows: list
     axes: dict
     front: list                      # the numbers of the Pareto-optimal (or best) trials
-    importances: dict                # parameter -> share, largest first; empty: see reason
+    importances: dict | None         # parameter -> share, largest first; empty: see reason;
+    #                                  None: not computed (a quick look at the trials)
     importance_reason: str = ""
 
 
@@ -119,7 +124,8 @@ def row_from_event(event: dict, objectives: list) -> TrialRow:
                     dict(event.get("params") or {}),
                     {k: float(v) for k, v in values.items() if _float(v) is not None},
                     event.get("run_dir"), event.get("device"), _float(event.get("seconds")),
-                    _float(event.get("ms_per_step")), str(event.get("reason") or ""))
+                    _float(event.get("ms_per_step")), str(event.get("reason") or ""),
+                    steps=_int(event.get("steps")), max_steps=_int(event.get("max_steps")))
 
 
 # ------------------------------------------------------------------------------- the study --
@@ -163,9 +169,10 @@ def objectives_of(study) -> list[str]:
     return ["value"] if n == 1 else [f"value {i + 1}" for i in range(n)]
 
 
-def row_of(trial, objectives: list) -> TrialRow:
+def row_of(trial, objectives: list, folds: int = 1) -> TrialRow:
     """A frozen Optuna trial as a row (facts from its user attributes where the search
-    left them)."""
+    left them); a running one with the share of its training done (its last report is at
+    fold x 1000 + per mille of the fold's schedule, over ``folds`` folds)."""
     ua = trial.user_attrs
     values = dict(zip(objectives, trial.values)) if trial.values else {}
     seconds = ua.get("seconds")
@@ -180,7 +187,8 @@ def row_of(trial, objectives: list) -> TrialRow:
                     str(reason).strip().splitlines()[-1] if reason else "",
                     tuple(ua.get(f"{objectives[0]}_folds") or ()) if len(objectives) == 1
                     else (),
-                    bool(ua.get("drawn")))
+                    bool(ua.get("drawn")), _int(ua.get("steps")), _int(ua.get("max_steps")),
+                    _progress(trial, folds))
 
 
 def axes_of(study) -> dict[str, Axis]:
@@ -212,18 +220,22 @@ def axes_of_search(search: dict) -> dict[str, Axis]:
     return out
 
 
-def read_study(storage, study: str, objective: str | None = None) -> StudyReading:
-    """Read a study into plain data, importances toward ``objective`` (default: the first);
-    :class:`StudyError` for a storage or study that is not there."""
+def read_study(storage, study: str, objective: str | None = None,
+               importance: bool = True) -> StudyReading:
+    """Read a study into plain data, importances toward ``objective`` (default: the first;
+    without ``importance``, none are computed and ``importances`` is ``None``: a quick look
+    at the trials training); :class:`StudyError` for a storage or study that is not there."""
     s = load_study(storage, study)
     objectives = objectives_of(s)
     facts = StudyFacts(study, _url(storage), objectives,
                        [d.name.lower() for d in s.directions])
     trials = s.get_trials(deepcopy=False)
-    rows = [row_of(t, objectives) for t in trials]
+    folds = int(s.user_attrs.get("folds") or 1)
+    rows = [row_of(t, objectives, folds) for t in trials]
     complete = [t for t in trials if t.state.name == "COMPLETE"]
     front = [t.number for t in s.best_trials] if complete else []
-    imp, why = importances(s, objective or objectives[0], len(complete))
+    imp, why = importances(s, objective or objectives[0], len(complete)) if importance \
+        else (None, "")
     return StudyReading(facts, rows, axes_of(s), front, imp, why)
 
 
@@ -383,6 +395,21 @@ def _axis_from_values(name: str, values: list) -> Axis:
         kind = "int" if all(isinstance(v, int) for v in known) else "float"
         return Axis(name, kind, min(known), max(known))
     return Axis(name, "choice", choices=tuple(dict.fromkeys(known)))
+
+
+def _progress(trial, folds: int) -> float | None:
+    """The share of a running trial's training done, from its last report (``None``: not
+    running, or nothing reported yet)."""
+    if trial.state.name != "RUNNING" or trial.last_step is None:
+        return None
+    return max(0.0, min(1.0, trial.last_step / (PER_FOLD * max(1, folds))))
+
+
+def _int(v) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _float(v) -> float | None:

@@ -79,11 +79,14 @@ def check_best_out(path: str | os.PathLike, project: Project) -> Path:
 
 
 def write_best(project: Project, space: Space, best: dict, study: str,
-               path: str | os.PathLike) -> Path:
-    """The project with the best trial's values, saved atomically at ``path``; its data
-    paths still find the data from the new folder."""
+               path: str | os.PathLike, steps: int | None = None) -> Path:
+    """The project with the best trial's values (and ``steps``, where the search trained every
+    trial that long, as its ``max_steps``), saved atomically at ``path``; its data paths still
+    find the data from the new folder."""
     out = check_best_out(path, project)
     chosen = apply(project, space, best["params"])
+    if steps:
+        chosen.solver["max_steps"] = int(steps)
     relocate(chosen, Path(project.path).resolve().parent, out.resolve().parent)
     values = ", ".join(f"{v:.4g}" for v in best["values"])
     chosen.description = (chosen.description + " " if chosen.description else "") + \

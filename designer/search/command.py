@@ -36,6 +36,8 @@ def search(args) -> int:
     quiet_optuna()
     try:
         project, space, plan, slots = prepare(args)
+        steps_note = space.steps_note(args.steps)
+        space = space.trained_for(args.steps)
         study = open_study(plan.storage, plan.study, plan.objectives, plan.space,
                            folds=plan.folds.count)
     except SpaceError as e:
@@ -45,9 +47,9 @@ def search(args) -> int:
     except (SearchError, P.ProjectError) as e:
         print(f"rnn-designer: {e}", file=sys.stderr)
         return getattr(e, "code", 2)
-    note = space.adam_l2_note(project.solver_settings())
-    if note:
-        print(f"rnn-designer: note: {note}", file=sys.stderr)
+    for note in (space.adam_l2_note(project.solver_settings()), steps_note):
+        if note:
+            print(f"rnn-designer: note: {note}", file=sys.stderr)
     out = JsonLines() if args.json else Lines(plan.objectives)
     out({"kind": "study", "study": plan.study, "storage": plan.storage, "trials": plan.trials,
          "objectives": list(plan.objectives), "directions": directions(plan.objectives),
@@ -84,7 +86,8 @@ def search(args) -> int:
     best["seconds"] = round(time.perf_counter() - start, 3)
     best["best_out"] = None
     if args.best_out and best["number"] is not None and not interrupted and not short:
-        best["best_out"] = str(write_best(project, space, best, plan.study, args.best_out))
+        best["best_out"] = str(write_best(project, space, best, plan.study, args.best_out,
+                                          steps=plan.steps))
     out(best)
     out.close()
     if interrupted:  # the command line says so, and exits 130
@@ -162,6 +165,10 @@ def prepare(args) -> tuple:
         raise SearchError("--trials must be at least 1")
     if args.steps is not None and args.steps < 1:
         raise SearchError("--steps must be at least 1")
+    if args.steps and not len(space.trained_for(args.steps)):
+        raise SearchError(f"{project.path}: --steps {args.steps} trains every trial "
+                          f"{args.steps} steps, and solver.max_steps is all the space varies; "
+                          "leave --steps out, or search something more")
     if args.time_limit is not None and not args.time_limit > 0:
         raise SearchError("--time-limit must be above 0 seconds")
     if getattr(args, "refit_seeds", 1) < 1:

@@ -31,6 +31,7 @@ RANGES = ("int", "float", "choice")
 KEYS = set(RANGES) | {"log", "step"}
 BOTH = "both"
 POOL_LAST = "last"  # a SequencePool's extra method: the layer becomes a SequenceLast
+STEPS_KEY = "solver.max_steps"  # what --steps fixes for every trial
 
 
 class SpaceError(Exception):
@@ -112,6 +113,21 @@ class Space:
             return (held,)
         d = self.dimension(key)
         return d.choices if d.kind == "choice" else (d.low, d.high)
+
+    def trained_for(self, steps: int | None) -> Space:
+        """The space a search with ``--steps`` (every trial trained ``steps`` steps) can vary:
+        ``solver.max_steps`` left out, as no trial would train what it suggests. The section
+        kept with the study stays as given, so the study goes on with or without ``--steps``."""
+        if not steps:
+            return self
+        return Space(tuple(d for d in self.dims if d.key != STEPS_KEY), self.source)
+
+    def steps_note(self, steps: int | None) -> str | None:
+        """What `trained_for` leaves out, said once when a search starts (``None``: nothing)."""
+        if not steps or STEPS_KEY not in {d.key for d in self.dims}:
+            return None
+        return (f"--steps {steps} trains every trial {steps} steps, so {STEPS_KEY} is left "
+                "out of this search (the trials, and Use Best, keep the steps trained)")
 
     def adam_l2_note(self, solver: dict) -> str | None:
         """`settings.adam_l2_note` for the strongest weight decay a trial can pair with

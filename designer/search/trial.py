@@ -4,7 +4,8 @@ and inspect work on it), each validation reported to Optuna and the run stopped 
 prunes it.
 
 What the trial leaves in Optuna's user attributes: ``run_dir``, ``device``, ``device_name``,
-``seconds``, ``ms_per_step``, ``params``, ``best_step``, ``steps``, the metrics it reached
+``seconds``, ``ms_per_step``, ``params``, ``best_step``, ``steps`` (trained) and ``max_steps``
+(the steps it was to train), the metrics it reached
 (``val_loss``, ``val_accuracy``, ``test_accuracy``), the worker that ran it (``host``,
 ``pid``) and, for a failed trial, ``reason``: one sentence (for an error nobody foresaw, the
 traceback is in the run folder's ``error.log``).
@@ -28,6 +29,7 @@ from designer.training.run.control import StopToken
 from designer.training.run.loop import RunOptions, TrainingError, train
 from designer.training.trained.generate import GenerateError
 
+from designer.search.analysis import PER_FOLD
 from designer.search.design import DesignError, apply
 from designer.search.folds import Folds
 from designer.search.space import Space
@@ -193,7 +195,7 @@ class Objective:
         return values[0] if len(values) == 1 else values
 
 
-PROGRESS = 1000  # what a trial reports its validations against: per mille of its steps
+PROGRESS = PER_FOLD  # what a trial reports its validations against: per mille of its steps
 
 
 def better(metric: str, best: float | None, value: float) -> float:
@@ -217,12 +219,14 @@ class Seen:
         self.best: dict | None = None
         self.step_ms: list[float] = []
         self.error: str | None = None
-        self.steps = 0
+        self.steps = 0             # the steps trained (where the run ended)
+        self.schedule: int | None = None  # the steps it was to train (its max_steps)
 
     def add(self, rec: dict) -> None:
         kind = rec["kind"]
         if kind == "start":
             self.params = rec.get("params")
+            self.schedule = rec.get("steps")
         elif kind == "train" and rec.get("ms_per_step") is not None:
             self.step_ms.append(float(rec["ms_per_step"]))
         elif kind == "val" and rec.get("best") and rec.get("val_loss") is not None:
@@ -240,6 +244,7 @@ class Seen:
     def attrs(self) -> dict:
         best = self.best or {}
         return {"ms_per_step": self.ms_per_step(), "params": self.params, "steps": self.steps,
+                "max_steps": self.schedule,
                 "best_step": best.get("step"), "val_loss": best.get("val_loss"),
                 "val_accuracy": best.get("val_accuracy")}
 

@@ -105,6 +105,7 @@ def trial_event(t, reason: str | None = None) -> dict:
             "params": dict(t.params), "values": None if t.values is None else list(t.values),
             "run_dir": attrs.get("run_dir"), "device": attrs.get("device"),
             "seconds": attrs.get("seconds"), "ms_per_step": attrs.get("ms_per_step"),
+            "steps": attrs.get("steps"), "max_steps": attrs.get("max_steps"),
             "reason": reason or attrs.get("reason"),
             "retry_of": t.system_attrs.get("failed_trial")}
 
@@ -161,7 +162,7 @@ def _work(plan: Plan, slot: int, device: str, claim: Claim, events, state) -> No
     project = P.loads(plan.project_json, file=plan.project_path,
                       project_dir=Path(plan.project_path).parent)
     project.path = Path(plan.project_path)
-    space = parse_space(plan.space, project)
+    space = parse_space(plan.space, project).trained_for(plan.steps)
     study = open_study(plan.storage, plan.study, plan.objectives, plan.space, create=False,
                        pruner=make_pruner(plan.pruner, plan.objectives, PROGRESS))
     started = len(study.get_trials(deepcopy=False))

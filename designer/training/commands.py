@@ -2,22 +2,20 @@
 from __future__ import annotations
 
 import json
-import math
 import signal
 import sys
 import time
 from pathlib import Path
 
 from designer.graph import project as P
-from designer.graph.memory import size_text
 
 from designer.training.data import DataError
 from designer.training.run import checkpoint as C
 from designer.training.run.control import StopToken, read_commands
-from designer.training.run.launch import (Heartbeat, Voice, last_checkpoint, launch, leave_now,
-                                          lost_peer)
+from designer.training.run.launch import Heartbeat, Voice, last_checkpoint, launch, leave_now, lost_peer
 from designer.training.run.loop import RunOptions, TrainingError
 from designer.training.run.loop import train as run_training
+from designer.training.run.record_format import ERROR, RecordFormatter
 from designer.training.run.rundir import json_value
 
 
@@ -143,56 +141,30 @@ def _train(args, project, world, voice: Voice) -> int:
 
 
 class _Printer:
-    """The records as a person reads them: a progress bar and a line per event."""
+    """The records as a person reads them (the shared `RecordFormatter`): a progress bar
+    for the steps and a line for everything else."""
 
     def __init__(self, project, quiet: bool) -> None:
-        self.project, self.quiet, self.bar = project, quiet, None
+        self.format = RecordFormatter(title=str(project.path))
+        self.quiet, self.bar = quiet, None
 
     def __call__(self, rec: dict) -> None:
-        kind, bar = rec["kind"], self.bar
-        if kind == "start":
-            memory = f", about {size_text(rec['memory'])} of memory" \
-                if rec.get("memory") else ""
-            print(f"training {self.project.path} on {rec['device_name']}: "
-                  f"{rec['params']:,} parameters, engines "
-                  f"{', '.join(f'{k}={v}' for k, v in rec['engines'].items()) or 'none'}"
-                  f"{memory}")
-            print(f"data: {rec['data']}")
-            print(f"run folder: {rec['run_dir']}")
-            self.bar = _bar(total=rec["steps"], initial=rec["step"], unit="step",
-                            disable=self.quiet)
-        elif kind == "train":
-            bar.update(rec["step"] - bar.n)
-            shown = {"loss": f"{rec['loss']:.3f}"}
-            if "rmse" in rec:
-                shown["rmse"] = f"{rec['rmse']:.3g}"
-            elif "accuracy" in rec:
-                shown["acc"] = f"{rec['accuracy']:.1%}"
-            bar.set_postfix(**shown, tok_s=f"{rec['tokens_per_s']:,.0f}", refresh=False)
-        elif kind == "val":
-            best = "  (best)" if rec["best"] else ""
-            if "val_rmse" in rec:
-                bar.write(f"step {rec['step']}: validation loss {rec['val_loss']:.4g}, "
-                          f"RMSE {rec['val_rmse']:.4g}{best}")
-                return
-            extra = f", accuracy {rec['val_accuracy']:.2%}" if "val_accuracy" in rec else ""
-            bits = rec["val_loss"] / math.log(2)
-            bar.write(f"step {rec['step']}: validation loss {rec['val_loss']:.4f} nats "
-                      f"({bits:.3f} bits){extra}{best}")
-        elif kind == "sample":
-            bar.write(f"--- sample at step {rec['step']} ---\n{rec['text']}\n---")
-        elif kind == "note":
-            (bar.write if bar else print)(f"note: {rec['message']}")
-        elif kind == "warning":
-            (bar.write if bar else print)(f"warning: {rec['message']}")
-        elif kind == "error":
-            (bar.write if bar else print)(f"rnn-designer: {rec['message']}")
-        elif kind == "done":
+        told = self.format.read(rec)
+        if told.ends:
             self.close()
-            best = rec["best_val_loss"]
-            best_text = f", best validation loss {best:.4f}" if best is not None else ""
-            print(f"{rec['reason']} at step {rec['step']} after {rec['time']:.1f} s"
-                  f"{best_text}; checkpoints in {rec['run_dir']}")
+        if told.progress and self.bar is not None:
+            self.bar.update(rec["step"] - self.bar.n)
+            self.bar.set_postfix(**told.fields, refresh=False)
+            return
+        for line in () if told.detail else told.lines:
+            self.write(line)
+        if told.begins is not None:
+            step, steps = told.begins
+            self.bar = _bar(total=steps, initial=step, unit="step", disable=self.quiet)
+
+    def write(self, line) -> None:
+        text = f"rnn-designer: {line.text}" if line.tone == ERROR else line.text
+        (self.bar.write if self.bar is not None else print)(text)
 
     def close(self) -> None:
         if self.bar is not None:

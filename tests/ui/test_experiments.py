@@ -22,7 +22,8 @@ from tests.ui.experiments_fakes import make_study, search_project
 
 FAKE = [sys.executable, str(Path(__file__).with_name("experiments_fakes.py"))]
 HEADERS = ["#", "state", "val_loss", "lstm1.num_output", "embed.num_output",
-           "solver.base_lr", "solver.type", "seconds", "ms/step", "device", "reason"]
+           "solver.base_lr", "solver.type", "steps", "seconds", "ms/step", "device",
+           "reason"]
 
 
 @pytest.fixture
@@ -63,7 +64,8 @@ def test_the_table_fills_from_the_searchs_json_lines(searching, tmp_path):
                      "params": {"lstm1.num_output": 64, "embed.num_output": 16,
                                 "solver.base_lr": 0.003, "solver.type": "Adam"},
                      "values": [1.875], "run_dir": str(tmp_path / "trial-0"),
-                     "device": "cuda:1", "seconds": 42.5, "ms_per_step": 3.2, "reason": None})
+                     "device": "cuda:1", "seconds": 42.5, "ms_per_step": 3.2, "reason": None,
+                     "steps": 40, "max_steps": 40})
     view.take_event({"kind": "trial", "number": 1, "state": "FAIL",
                      "params": {"lstm1.num_output": 128, "embed.num_output": 32,
                                 "solver.base_lr": 0.09, "solver.type": "SGD"},
@@ -71,7 +73,8 @@ def test_the_table_fills_from_the_searchs_json_lines(searching, tmp_path):
                      "ms_per_step": None, "reason": "the loss became NaN at step 40"})
     assert view.table.trials.headers() == HEADERS
     assert [cell(view, 0, h) for h in HEADERS] == [
-        "0", "COMPLETE", "1.875", "64", "16", "0.003", "Adam", "42.5", "3.2", "cuda:1", ""]
+        "0", "COMPLETE", "1.875", "64", "16", "0.003", "Adam", "40", "42.5", "3.2", "cuda:1",
+        ""]
     assert cell(view, 1, "state") == "FAIL"
     assert cell(view, 1, "reason") == "the loss became NaN at step 40"
     assert cell(view, 1, "val_loss") == ""

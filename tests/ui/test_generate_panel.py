@@ -134,3 +134,21 @@ def test_play_sends_the_chosen_stream_to_sounddevice_and_stop_stops(qtbot, tmp_p
     assert calls[-1] == ("stop",) and view.play.text() == "Play"
     view.play.click()  # and playing to the end flips it back by itself
     qtbot.waitUntil(lambda: view.play.text() == "Play", timeout=60_000)
+
+
+def test_in_a_laptops_short_dock_the_settings_scroll_and_the_summary_stays_in_sight(qtbot):
+    """The Output dock of a 1366x768 screen is about 475x290: the settings scroll, while
+    Generate, Stop and what the last generation did stay whole below them."""
+    runs = RunList()
+    runs.add(Run(1, "text", project_of("CharText")))
+    panel = GeneratePanel(runs)
+    qtbot.addWidget(panel)
+    panel.resize(475, 290)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.status.setText("400 characters in 0.2 s on CPU, 3,179 characters/s; the model's own "
+                         "surprise 1.87 nats a character")
+    qtbot.wait(20)
+    for widget in (panel.go, panel.stop_button, panel.status):
+        seen = widget.visibleRegion().boundingRect()
+        assert seen == widget.rect(), f"{widget!r} shows {seen} of {widget.rect()}"

@@ -260,7 +260,8 @@ def test_every_toolbar_item_is_in_sight_at_1366_by_768(char_rnn, qtbot):
 
 
 def test_each_group_of_tabbed_docks_has_one_tab_bar_and_none_strays_over_the_canvas(window,
-                                                                                     settings):
+                                                                                     settings,
+                                                                                     qtbot):
     """Tabbing two groups before the window is laid out left a copy of the second group's tab
     bar, showing "Pr", over the canvas (Qt 6.11); the docks are now tabbed when first shown,
     and a kept layout comes back the same."""
@@ -270,7 +271,8 @@ def test_each_group_of_tabbed_docks_has_one_tab_bar_and_none_strays_over_the_can
         return sorted(tuple(b.tabText(i) for i in range(b.count()))
                       for b in w.findChildren(QTabBar) if b.parentWidget() is w and b.isVisible())
 
-    assert bars(window) == [("Problems", "History", "Output"), ("Properties", "Device")]
+    qtbot.waitUntil(lambda: bars(window) == [("Problems", "History", "Output"),
+                                             ("Properties", "Device")])
     assert window.tabifiedDockWidgets(window.properties_dock) == [window.device_dock]
     window.save_settings()
     again = MainWindow(settings=settings)

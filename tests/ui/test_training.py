@@ -287,16 +287,16 @@ def test_the_engine_set_in_the_properties_panel_is_the_one_that_trains(qtbot, ti
 
 def test_the_status_line_says_what_the_first_step_does_until_a_step_is_logged(qtbot, tiny,
                                                                               monkeypatch):
-    from designer.ui.train import states
+    from designer.training.run.record_format import first_steps_text
     shown = []
     set_text = type(tiny.training.status).setText
     monkeypatch.setattr(tiny.training.status, "setText",
                         lambda text: (shown.append(text), set_text(tiny.training.status, text)))
     train_and_wait(qtbot, tiny)
-    first = shown.index(states.first_steps_text("cpu"))
+    first = shown.index(first_steps_text("cpu"))
     assert shown[first - 1].startswith("Starting:") and shown[first + 1].startswith("Run #1: step 2/")
-    assert "compiles and times its kernels" in states.first_steps_text("cuda:0")
-    assert "compiles" not in states.first_steps_text("cpu")
+    assert "compiles and times its kernels" in first_steps_text("cuda:0")
+    assert "compiles" not in first_steps_text("cpu")
 
 
 def test_the_status_bar_names_where_the_checkpoints_went_in_a_line_that_fits(qtbot, tiny):

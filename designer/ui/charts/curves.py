@@ -70,10 +70,9 @@ class RunCurves:
         faint = QColor(c)
         faint.setAlpha(70)
         self.drawn_version = -1
-        self.label = ""
         self.items = {
             "loss_raw": charts.loss.plot(pen=pg.mkPen(faint, width=1)),
-            "loss": charts.loss.plot(pen=pg.mkPen(c, width=2), name=run.label),
+            "loss": charts.loss.plot(pen=pg.mkPen(c, width=2)),
             "val_loss": charts.loss.plot(pen=pg.mkPen(c, width=1.5, style=Qt.DashLine),
                                          symbol="o", symbolSize=7, symbolBrush=c,
                                          symbolPen=pg.mkPen(c)),
@@ -100,7 +99,6 @@ class RunCurves:
             for plot in charts.plot_items():
                 if item in plot.listDataItems():
                     plot.removeItem(item)
-        charts.legend.removeItem(self.items["loss"])
         for line in self.markers:
             charts.loss.removeItem(line)
         self.markers = []

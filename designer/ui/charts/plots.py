@@ -8,8 +8,8 @@ the charts redraw at up to 10 Hz and the GUI thread sleeps while nothing new arr
 drawing is paced (`pacing.RedrawPacer`: 5 % of a core, never more than about a second behind),
 and a run that stops (finished, paused, failed) is drawn to its last point at once. Plots clip
 to the view and downsample by peaks, so a redraw costs about the same at 100,000 points as at
-1,000. Several runs overlay on one chart with a legend (engine and device in each name),
-against the step or wall-clock seconds, for comparing engines.
+1,000. Several runs overlay on one chart, each in its colour, against the step or wall-clock
+seconds, for comparing engines; the runs table under the plots is their legend.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import time
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QGraphicsItem, QGridLayout,
                                QHBoxLayout, QLabel, QSlider, QSplitter, QToolButton,
                                QVBoxLayout, QWidget)
@@ -26,6 +26,9 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QGraphicsItem
 from designer.ui.runs.run import Run
 from designer.ui.runs.run_list import RunList
 
+from designer.ui.look.fitting import FlowLayout
+
+from designer.ui.charts import plot_grid
 from designer.ui.charts.chart_range import RangeKeeper
 from designer.ui.charts.curves import PLOT_OF, CompactAxis, RunCurves
 from designer.ui.charts.pacing import MAX_LAG_S, PlotView, RedrawPacer
@@ -71,7 +74,6 @@ class ChartsPanel(QWidget):
         self.smoothing = QSlider(Qt.Horizontal)
         self.smoothing.setRange(0, 99)
         self.smoothing.setValue(0)
-        self.smoothing.setFixedWidth(110)
         self.smoothing.setToolTip("Exponential moving average of the training curves "
                                   "(0: raw values)")
         self.smoothing_label = QLabel("0.00")
@@ -91,13 +93,19 @@ class ChartsPanel(QWidget):
         self.add_button.setText("Add run folder\u2026")
         self.add_button.setToolTip("Overlay a previous run (a folder with metrics.jsonl)")
         self.add_button.clicked.connect(self.add_folder_requested)
-        bar = QHBoxLayout()
+        self.bar = QWidget()
+        bar = FlowLayout(self.bar)  # wraps onto a second row in a narrow dock
         bar.setContentsMargins(6, 4, 6, 0)
-        for widget in (QLabel("X axis"), self.x_axis, self.log_x, _gap(),
-                       QLabel("Smoothing"), self.smoothing, self.smoothing_label, _gap(),
-                       self.units_label, self.units):
+        smoothing = QWidget()
+        pair = QHBoxLayout(smoothing)
+        pair.setContentsMargins(0, 0, 0, 0)
+        for widget in (QLabel("Smoothing"), self.smoothing, self.smoothing_label):
+            pair.addWidget(widget)
+        self.smoothing.setFixedWidth(90)
+        for widget in (QLabel("X axis"), self.x_axis, self.log_x, smoothing, self.units_label,
+                       self.units):
             bar.addWidget(widget)
-        bar.addStretch(1)
+        bar.add_stretch()
         bar.addWidget(self.fit_button)
         bar.addWidget(self.add_button)
 
@@ -108,33 +116,32 @@ class ChartsPanel(QWidget):
         self.loss, self.accuracy, self.lr, self.tokens, self.rmse = (
             w.getPlotItem() for w in (self.loss_widget, self.accuracy_widget, self.lr_widget,
                                       self.tokens_widget, self.rmse_widget))
-        self.legend = self.loss.addLegend(offset=(-8, 8), labelTextSize="8pt",
-                                          verSpacing=-6)
         self.grid = grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(2)
-        grid.addWidget(self.lr_widget, 0, 1, 5, 1)
-        grid.addWidget(self.tokens_widget, 5, 1, 5, 1)
-        grid.setColumnStretch(0, 3)
-        grid.setColumnStretch(1, 2)
-        for row in range(10):  # the spans below share the height in proportion
-            grid.setRowStretch(row, 1)
-        self._arrange(accuracy=False)
-        plots = QWidget()
+        self.plots = plots = QWidget()
         plots.setLayout(grid)
+        plots.installEventFilter(self)  # short or tall: the plots are arranged again
+        self._shown = (False, False)    # accuracy, RMSE
+        self._tall: bool | None = None
+        self._arrange(accuracy=False)
 
         self.table = RunsTable(runs)
+        self.table.setMinimumHeight(48)
         split = QSplitter(Qt.Vertical)
         split.addWidget(plots)
         split.addWidget(self.table)
         split.setStretchFactor(0, 4)
         split.setStretchFactor(1, 1)
         split.setChildrenCollapsible(False)
+        split.installEventFilter(self)  # the table keeps its share of a new height...
+        self._table_dragged = False     # ...until the user drags the handle
+        split.splitterMoved.connect(lambda *_: setattr(self, "_table_dragged", True))
         self.splitter = split
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        lay.addLayout(bar)
+        lay.addWidget(self.bar)
         lay.addWidget(split, 1)
 
         self._stale_since: float | None = None  # when data came that is not drawn yet
@@ -160,7 +167,7 @@ class ChartsPanel(QWidget):
 
     def _plot(self, title: str) -> pg.PlotWidget:
         widget = PlotView(self.pacer, parent=self, axisItems={"left": CompactAxis("left")})
-        widget.setMinimumSize(160, 90)
+        widget.setMinimumSize(100, 60)
         plot = widget.getPlotItem()
         plot.setTitle(title, size="9pt")
         plot.showGrid(x=True, y=True, alpha=0.25)
@@ -177,20 +184,32 @@ class ChartsPanel(QWidget):
         return widget
 
     def _arrange(self, accuracy: bool, rmse: bool = False) -> None:
-        """Loss on the left, over accuracy (nets with an Accuracy layer) and RMSE (nets with
-        a regression loss); learning rate and tokens/s on the right."""
-        for widget in (self.loss_widget, self.accuracy_widget, self.rmse_widget):
-            self.grid.removeWidget(widget)
+        """The plots in their grid for the room they have (`plot_grid`)."""
+        self._shown = (accuracy, rmse)
         below = [w for w, shown in ((self.accuracy_widget, accuracy), (self.rmse_widget, rmse))
                  if shown]
-        # ten rows: loss 10, or 6 over 4, or 4 over 3 and 3; learning rate 5, tokens/s 5
-        spans = {0: [10], 1: [6, 4], 2: [4, 3, 3]}[len(below)]
-        row = 0
-        for widget, span in zip([self.loss_widget] + below, spans):
-            self.grid.addWidget(widget, row, 0, span, 1)
-            row += span
+        self._tall = self._fits_stacked()
+        plot_grid.place(self.grid, [self.loss_widget] + below,
+                        [self.lr_widget, self.tokens_widget], self._tall)
         self.accuracy_widget.setVisible(accuracy)
         self.rmse_widget.setVisible(rmse)
+        if hasattr(self, "units"):
+            self._update_labels()
+
+    def _fits_stacked(self) -> bool:
+        return plot_grid.fits_stacked(self.plots.height(), sum(self._shown),
+                                      self.grid.spacing())
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        if event.type() != event.Type.Resize:
+            return False
+        if watched is self.plots and self._fits_stacked() != self._tall:
+            self._arrange(*self._shown)
+        elif watched is self.splitter and not self._table_dragged:
+            h = self.splitter.height() - self.splitter.handleWidth()
+            table = plot_grid.table_height(h)
+            self.splitter.setSizes([h - table, table])
+        return False
 
     def plot_items(self) -> list:
         return [self.loss, self.accuracy, self.lr, self.tokens, self.rmse]
@@ -227,8 +246,13 @@ class ChartsPanel(QWidget):
         # nats or bits mean nothing for a squared error: the choice shows for cross-entropies
         self.units_label.setVisible(not series)
         self.units.setVisible(not series)
-        self.loss.setTitle(f"Loss ({unit}) \u2014 line: training, dots: validation",
+        # the runs table under the plots is their legend (each run's colour and name): none
+        # lies over the curves; a narrow loss plot keeps to its unit in the title
+        how = "line: training, dots: validation"
+        self.loss.setTitle(f"Loss ({unit})" + (f" \u2014 {how}" if self._tall else ""),
                            size="9pt")
+        self.loss_widget.setToolTip(f"Loss ({unit}), every run in its colour (the table "
+                                    f"below names them): {how}")
         targets = {", ".join(c.run.targets) for c in self.curves.values() if c.run.targets}
         what = targets.pop() if len(targets) == 1 else "each run's target"
         self.rmse.setTitle(f"RMSE of {what}, in its units \u2014 line: training, dots: "
@@ -254,10 +278,6 @@ class ChartsPanel(QWidget):
         if curves is None:
             return
         curves.set_visible(run.visible)
-        if curves.label != run.label:  # the legend names the engines once the run has started
-            curves.label = run.label
-            self.legend.removeItem(curves.items["loss"])
-            self.legend.addItem(curves.items["loss"], run.label)
         curves.drawn_version = -1
         if run.state in LIVE:
             self.schedule()
@@ -358,21 +378,6 @@ class ChartsPanel(QWidget):
                 axis.setTextPen(pg.mkPen(text))
             plot.titleLabel.setAttr("color", text.name())
             plot.titleLabel.setText(plot.titleLabel.text)
-        self.legend.setLabelTextColor(text)
-        self.legend.setBrush(pg.mkBrush(_alpha(base, 200)))
-        self.legend.setPen(pg.mkPen(_alpha(pal.color(QPalette.Mid), 160)))
-
-
-def _alpha(color: QColor, alpha: int) -> QColor:
-    c = QColor(color)
-    c.setAlpha(alpha)
-    return c
-
-
-def _gap() -> QWidget:
-    w = QWidget()
-    w.setFixedWidth(10)
-    return w
 
 
 def _small_font():

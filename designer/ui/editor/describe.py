@@ -13,17 +13,7 @@ from designer.graph.errors import GraphWarning
 MAX_TIP_PARAMS = 12
 
 
-def count(n) -> str:
-    """``3.21 M``, ``33.3 k``, ``990``; ``?`` when unknown; a symbolic count as it is."""
-    if n is None:
-        return "?"
-    if not D.known(n):
-        return str(n)
-    for div, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(n) >= div:
-            v = n / div
-            return f"{v:.3g} {unit}" if v < 100 else f"{v:.0f} {unit}"
-    return str(n)
+count = D.count_text  # "3.21 M", "33.3 k", "990", "?"
 
 
 def exact(n) -> str:

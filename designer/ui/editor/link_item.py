@@ -74,16 +74,20 @@ def route(p1: QPointF, p2: QPointF, obstacles: list[QRectF], lane: int = 0, boxe
 
 
 def separate_labels(links) -> None:
-    """Move each curve's label sideways off the labels placed before it (two links from
-    neighbouring ports, as a data layer's data and lengths, meet at the same height)."""
-    rows: dict[int, list[QRectF]] = {}  # the placed labels by height, 16 px a row
+    """Move each curve's label sideways off the labels placed before it: two links from
+    neighbouring ports, as a data layer's data and lengths, meet at the same height, and a
+    new link may cross a lane's label. The labels along lanes stay where they are (placed
+    first); a curve's label moves right, past whatever it would cover."""
+    rows: dict[int, list[QRectF]] = {}  # the placed labels by the 16 px rows they span
+
+    def spanned(rect: QRectF) -> range:
+        return range(int(rect.top() // 16), int(rect.bottom() // 16) + 1)
 
     def near(rect: QRectF) -> list[QRectF]:
-        row = int(rect.center().y() // 16)
-        return [o for r in (row - 1, row, row + 1) for o in rows.get(r, ())
-                if rect.intersects(o)]
+        return [o for r in spanned(rect) for o in rows.get(r, ()) if rect.intersects(o)]
 
-    for item in sorted(links, key=lambda k: (k.label_at.x(), k.label_at.y())):
+    order = sorted(links, key=lambda k: (not k.vertical, k.label_at.x(), k.label_at.y()))
+    for item in order:
         label = item.label_item
         if not label.wanted:
             continue
@@ -93,7 +97,8 @@ def separate_labels(links) -> None:
             rect.moveLeft(max(o.right() for o in hit) + 2)
         if rect.left() != start:
             item.shift_label(rect.left() - start)
-        rows.setdefault(int(rect.center().y() // 16), []).append(rect)
+        for r in spanned(rect):
+            rows.setdefault(r, []).append(rect)
 
 
 class LinkLabel(QGraphicsItem):

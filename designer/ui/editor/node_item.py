@@ -22,6 +22,25 @@ NAME_FONT = theme.font(9.5, bold=True)
 TYPE_FONT = theme.font(7.5)
 SHAPE_FONT = theme.font(8.0, mono=True)
 PORT_FONT = theme.font(6.8)
+TEXT_W = W - 24  # the width the card's lines of text have
+
+
+def wrapped(text: str, font, width: float, lines: int) -> list[str]:
+    """``text`` broken at spaces into at most ``lines`` lines no wider than ``width``; the
+    last line ends in "…" when the text goes on."""
+    fm = QFontMetricsF(font)
+    words, out = text.split(" "), []
+    while words and len(out) < lines - 1:
+        line = words.pop(0)
+        while words and fm.horizontalAdvance(f"{line} {words[0]}") <= width:
+            line += " " + words.pop(0)
+        if fm.horizontalAdvance(line) > width:  # a word wider than a line: cut here
+            words.insert(0, line)
+            break
+        out.append(line)
+    if words:
+        out.append(fm.elidedText(" ".join(words), Qt.ElideRight, width))
+    return out
 
 
 class PortItem(QGraphicsItem):
@@ -134,8 +153,33 @@ class NodeItem(QGraphicsItem):
         """The scene position of a port's centre."""
         return self.ports[(is_input, name)].scenePos()
 
+    def message_lines(self) -> list[str]:
+        """The card's error, in the lines under its name (the layer's name, which the card
+        shows, left out): two lines, or one on a card whose outputs are labelled at its foot;
+        cut with "…" where it is longer, the whole of it in the tool-tip."""
+        if not self.error:
+            return []
+        text = self.error
+        if text.startswith(f"{self.name}: "):
+            text = text[len(self.name) + 2:]
+        outputs = sum(1 for is_input, _ in self.ports if not is_input)
+        return wrapped("\u26a0 " + text, TYPE_FONT, TEXT_W, 1 if outputs > 1 else 2)
+
     def tooltip_html(self) -> str:
-        return describe.layer_tooltip(self.graph, self.name)
+        """The layer's tool-tip, with every message about it whole (an error found by
+        running the net too)."""
+        tip = describe.layer_tooltip(self.graph, self.name)
+        told = describe.errors_of(self.graph, self.name) + \
+            describe.warnings_of(self.graph, self.name)
+        extra = [(text, color) for text, color in ((self.error, "#d93b3b"),
+                                                   (self.warning, "#c07a00"))
+                 if text and text not in told]
+        if extra:
+            from html import escape
+            tip = tip.removesuffix("</qt>") + "".join(
+                f"<p style='margin:0;color:{color};margin-top:3px'>\u26a0 {escape(text)}</p>"
+                for text, color in extra) + "</qt>"
+        return tip
 
     def port_tooltip(self, port: str, is_input: bool) -> str:
         return describe.port_tooltip(self.graph, self.name, port, is_input)
@@ -227,13 +271,15 @@ class NodeItem(QGraphicsItem):
         if self.error:
             painter.setFont(TYPE_FONT)
             painter.setPen(c.error)
-            text = QFontMetricsF(TYPE_FONT).elidedText("\u26a0 " + self.error, Qt.ElideRight,
-                                                       W - 24)
+            step = QFontMetricsF(TYPE_FONT).height()
+            for i, line in enumerate(self.message_lines()):
+                painter.drawText(QRectF(14, 31 + i * step, W - 22, step),
+                                 Qt.AlignLeft | Qt.AlignVCenter, line)
         else:
             painter.setFont(SHAPE_FONT)
             painter.setPen(c.node_dim)
-            text = QFontMetricsF(SHAPE_FONT).elidedText(self.shape_text, Qt.ElideRight, W - 24)
-        painter.drawText(QRectF(14, 33, W - 22, 16), Qt.AlignLeft | Qt.AlignVCenter, text)
+            text = QFontMetricsF(SHAPE_FONT).elidedText(self.shape_text, Qt.ElideRight, TEXT_W)
+            painter.drawText(QRectF(14, 33, W - 22, 16), Qt.AlignLeft | Qt.AlignVCenter, text)
         painter.setFont(PORT_FONT)
         painter.setPen(c.node_dim)
         for (is_input, name), port in self.ports.items():

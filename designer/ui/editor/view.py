@@ -52,6 +52,7 @@ class CanvasView(QGraphicsView):
         self.zoom_changed.connect(lambda z: scene.show_labels(z >= LABELS_FROM))
         self._pan_from: QPointF | None = None
         self._space = False
+        self.fitted = False  # the net was fitted and not zoomed or panned since: kept fitted
         self._drop_link = None
 
     # ------------------------------------------------------------------------ zoom --
@@ -59,6 +60,7 @@ class CanvasView(QGraphicsView):
         return self.transform().m11()
 
     def set_zoom(self, factor: float) -> None:
+        self.fitted = False
         factor = max(MIN_ZOOM, min(MAX_ZOOM, factor))
         self.scale(factor / self.zoom(), factor / self.zoom())
         self.zoom_changed.emit(self.zoom())
@@ -80,8 +82,17 @@ class CanvasView(QGraphicsView):
             self.set_zoom(max_zoom)
         self.centerOn(rect.center())
         self.zoom_changed.emit(self.zoom())
+        self.fitted = True
+
+    def resizeEvent(self, event) -> None:
+        """A net fitted to the view stays fitted when the view changes size (a dock shown or
+        resized, another workspace): it is never left cut off at an edge."""
+        super().resizeEvent(event)
+        if self.fitted and self.isVisible():
+            self.fit()
 
     def centre_on_layer(self, name: str) -> None:
+        self.fitted = False
         self.centerOn(self.scene().node(name).sceneBoundingRect().center())
 
     def wheelEvent(self, event) -> None:
@@ -95,6 +106,7 @@ class CanvasView(QGraphicsView):
     # ------------------------------------------------------------------------- pan --
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key_Space and not event.isAutoRepeat():
+            self.fitted = False
             self._space = True
             self.setDragMode(QGraphicsView.ScrollHandDrag)
             return
@@ -111,6 +123,7 @@ class CanvasView(QGraphicsView):
 
     def mousePressEvent(self, event) -> None:
         if event.button() == Qt.MiddleButton:
+            self.fitted = False
             self._pan_from = event.position()
             self.viewport().setCursor(Qt.ClosedHandCursor)
             event.accept()

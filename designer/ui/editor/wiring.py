@@ -20,6 +20,7 @@ from designer.ui.editor.node_item import PortItem
 
 SNAP = 16.0  # how near the cursor must be to a port to aim at it
 TIP_FONT = theme.font(8.5)
+MAX_TIP_W = 420.0  # a tip wraps its text at this width (less on a narrow canvas)
 
 
 class TipItem(QGraphicsItem):
@@ -31,16 +32,24 @@ class TipItem(QGraphicsItem):
         self.setZValue(20)
         self._rect = QRectF()
 
-    def show_text(self, text: str, good: bool, at: QPointF, pending: bool = False) -> None:
+    def show_text(self, text: str, good: bool, at: QPointF, pending: bool = False,
+                  area: QRectF | None = None) -> None:
+        """Show ``text`` beside ``at``: below and to the right of it, or on whichever side
+        keeps the whole tip inside ``area`` (the part of the canvas in sight)."""
         fm = QFontMetricsF(TIP_FONT)
+        most = MAX_TIP_W if area is None else max(120.0, min(MAX_TIP_W, area.width() - 40))
+        room = fm.boundingRect(QRectF(0, 0, most, 10_000), Qt.TextWordWrap, text)
         self.prepareGeometryChange()
-        widest = max(fm.horizontalAdvance(part) for part in text.split("\n"))
-        w = min(widest, 420) + 16
-        lines = sum(max(1, int(fm.horizontalAdvance(part) // 420) + 1)
-                    for part in text.split("\n"))
-        self._rect = QRectF(0, 0, w, fm.height() * lines + 8)
+        self._rect = QRectF(0, 0, room.width() + 16, room.height() + 8)
         self.text, self.good, self.pending = text, good, pending
-        self.setPos(at + QPointF(14, 12))
+        x, y = at.x() + 14, at.y() + 12
+        if area is not None:
+            w, h = self._rect.width(), self._rect.height()
+            if x + w > area.right():
+                x = max(area.left(), min(at.x() - 14 - w, area.right() - w))
+            if y + h > area.bottom():
+                y = max(area.top(), at.y() - 12 - h)
+        self.setPos(x, y)
         self.setVisible(bool(text))
         self.update()
 
@@ -154,10 +163,11 @@ class WireDrag:
             text = f"{src}.{sp} \u2192 {dst}.{dp}   {'' if t is None else t}"
             if found.pending:
                 text += f"\n{found.pending}"
-            self.tip.show_text(text, True, pos, pending=bool(found.pending))
+            self.tip.show_text(text, True, pos, pending=bool(found.pending),
+                               area=self.scene.visible_rect())
         else:
             target.set_state(PortItem.BAD)
-            self.tip.show_text(why, False, pos)
+            self.tip.show_text(why, False, pos, area=self.scene.visible_rect())
 
     def finish(self, pos: QPointF) -> str:
         """Make, move or remove the link; returns a message for the status bar."""

@@ -37,10 +37,11 @@ class ChartBox(QWidget):
 
     trial_clicked = Signal(int)
 
-    def __init__(self, title: str, parent=None, left_axis=None) -> None:
+    def __init__(self, title: str, parent=None, left_axis=None, bottom_axis=None) -> None:
         super().__init__(parent)
         self.title = title
-        axes = {"left": left_axis or CompactAxis("left"), "bottom": CompactAxis("bottom")}
+        axes = {"left": left_axis or CompactAxis("left"),
+                "bottom": bottom_axis or CompactAxis("bottom")}
         self.widget = pg.PlotWidget(axisItems=axes)
         self.widget.setMinimumSize(200, 160)
         self.plot = self.widget.getPlotItem()
@@ -76,8 +77,11 @@ class ChartBox(QWidget):
         self.say(why)
 
     def add_legend(self):
-        self.legend = self.plot.addLegend(offset=(-6, 6), labelTextSize="8pt", verSpacing=-6,
-                                          colCount=2)
+        """A legend in a row of its own under the plot, never over the points."""
+        self.legend = pg.LegendItem(labelTextSize="8pt", colCount=2, horSpacing=14,
+                                    verSpacing=-6)
+        self.plot.layout.addItem(self.legend, 4, 1)
+        self.plot.legend = self.legend  # items made with a name are listed in it
         self.refresh_theme()
         return self.legend
 
@@ -97,19 +101,26 @@ class ChartBox(QWidget):
         self.plot.titleLabel.setText(self.plot.titleLabel.text)
         if self.legend is not None:
             self.legend.setLabelTextColor(text)
-            self.legend.setBrush(pg.mkBrush(alpha(base, 210)))
-            self.legend.setPen(pg.mkPen(alpha(pal.color(QPalette.Mid), 160)))
         placeholder = pal.color(QPalette.PlaceholderText)
         cap = self.caption.palette()
         cap.setColor(QPalette.WindowText, placeholder)
         self.caption.setPalette(cap)
 
 
+class IntegerAxis(CompactAxis):
+    """An axis of whole numbers (trial numbers): ticks only where a number is."""
+
+    def tickSpacing(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph's names
+        levels = [(s, o) for s, o in super().tickSpacing(minVal, maxVal, size)
+                  if s >= 1 and float(s).is_integer()]
+        return levels or [(1.0, 0.0)]
+
+
 class HistoryChart(ChartBox):
     """Each complete trial's objective value, and the best so far, by trial number."""
 
     def __init__(self, parent=None) -> None:
-        super().__init__("Objective by trial", parent)
+        super().__init__("Objective by trial", parent, bottom_axis=IntegerAxis("bottom"))
         self.plot.setLabel("bottom", "trial", **{"font-size": "8pt"})
         self.add_legend()
         self.points = pg.ScatterPlotItem(size=7, pen=pg.mkPen(None),

@@ -104,7 +104,9 @@ class SearchDialog(QDialog):
         self.steps = QSpinBox(minimum=0, maximum=2_000_000_000, value=options.steps,
                               singleStep=100)
         self.steps.setSpecialValueText("the project's max_steps")
-        self.steps.setToolTip("Training steps per trial (a pruned trial stops earlier)")
+        self.steps.setToolTip("Training steps per trial (a pruned trial stops earlier); "
+                              "solver.max_steps is then not searched: every trial trains "
+                              "this many, and Use Best keeps it")
         self.seeds = QSpinBox(minimum=1, maximum=50, value=options.refit_seeds)
         self.seeds.setSpecialValueText("1 (one run)")
         self.seeds.setToolTip("Train the design the search keeps again with this many seeds: "

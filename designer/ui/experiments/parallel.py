@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QFontMetrics, QPalette
 from PySide6.QtWidgets import QApplication
 
 from designer.search.analysis import Parallel, fmt
@@ -33,13 +33,26 @@ class ParallelChart(ChartBox):
         self.plot.getAxis("bottom").setStyle(showValues=False)
         self.plot.getAxis("bottom").setPen(pg.mkPen(None))
         self.plot.setMouseEnabled(x=False, y=False)
+        # the axes' names along the top, outside the lines: never cut by a short plot
+        self.names = self.plot.getAxis("top")
+        self.plot.showAxis("top")
+        self.names.setStyle(tickFont=small_font(), tickLength=0, autoExpandTextSpace=False)
+        self.names.setPen(pg.mkPen(None))
+        self.names.setHeight(2 * QFontMetrics(small_font()).height() + 8)
         self.cmap = COLORS
         self.data: Parallel | None = None
+
+    def refresh_theme(self) -> None:
+        super().refresh_theme()
+        names = getattr(self, "names", None)
+        if names is not None:
+            names.setTextPen(pg.mkPen(QApplication.palette().color(QPalette.Text)))
 
     def show_parallel(self, p: Parallel) -> None:
         self.plot.clear()
         self.data = p
         k = len(p.labels)
+        self.names.setTicks([[(float(j), _wrap(label)) for j, label in enumerate(p.labels)]])
         if not len(p.numbers):
             self.say("Each complete trial becomes a line across the parameters' axes here.")
             return
@@ -57,10 +70,6 @@ class ParallelChart(ChartBox):
                                               pen=pg.mkPen(color, width=3 if best else 1.4)))
         for j in range(k):
             self.plot.addItem(pg.InfiniteLine(pos=j, angle=90, pen=pg.mkPen(mid, width=1)))
-            name = pg.TextItem(_wrap(p.labels[j]), color=text, anchor=(0.5, 1.0))
-            name.setFont(small_font())
-            name.setPos(j, 1.03)
-            self.plot.addItem(name)
             for pos, label in p.ticks[j]:
                 tick = pg.TextItem(label, color=alpha(text, 220), anchor=(0.0, 0.5),
                                    fill=behind)
@@ -68,7 +77,7 @@ class ParallelChart(ChartBox):
                 tick.setPos(j + 0.03, pos)
                 self.plot.addItem(tick)
         self.plot.setXRange(-0.5, k - 0.55, padding=0)
-        self.plot.setYRange(-0.05, 1.22, padding=0)
+        self.plot.setYRange(-0.05, 1.05, padding=0)
         best = p.numbers[int(order[-1])]
         self.say(f"{len(p.numbers)} complete trials, one line each; deeper blue: better "
                  f"{p.labels[-1].split()[0]}, orange: the best (trial {best}). Log ranges are "

@@ -22,11 +22,11 @@ class _Worker(QObject):
 
     @Slot(object)
     def read(self, ask: tuple) -> None:
-        storage, study, objective = ask
+        storage, study, objective, importance = ask
         try:
             if storage not in self._storages:
                 self._storages[storage] = open_storage(storage)
-            self.done.emit(read_study(self._storages[storage], study, objective))
+            self.done.emit(read_study(self._storages[storage], study, objective, importance))
         except StudyError as e:
             self.failed.emit(str(e))
         except Exception as e:  # noqa: BLE001 - a storage that went wrong, said in a line
@@ -62,9 +62,11 @@ class StudyReader(QObject):
         self.busy = False
         self._next: tuple | None = None
 
-    def read(self, storage: str, study: str, objective: str | None = None) -> None:
-        """Read ``study`` from ``storage`` soon; the answer comes as a signal."""
-        ask = (storage, study, objective)
+    def read(self, storage: str, study: str, objective: str | None = None,
+             importance: bool = True) -> None:
+        """Read ``study`` from ``storage`` soon (without ``importance``: only its trials, a
+        quick look); the answer comes as a signal."""
+        ask = (storage, study, objective, importance)
         if self.busy:
             self._next = ask
             return

@@ -1,5 +1,7 @@
 """The trials table: one row per trial of the study (number, state, each objective, each
-searched parameter, seconds, ms/step, device, and why a trial was pruned or failed).
+searched parameter, the steps it trained, seconds, ms/step, device, and why a trial was pruned
+or failed). A running trial's state says how far it is; an objective scored over folds is
+labelled as their mean, each fold's value in its cells' tool-tips.
 
 Rows are `TrialRow`s from the search's JSON lines or from the study's storage, kept by
 number: a newer report of a trial updates its row. The best trial is bold; a pruned trial is
@@ -18,7 +20,7 @@ from designer.search.analysis import FINISHED, TrialRow, fmt
 from designer.ui.look import theme
 
 SORT = Qt.UserRole
-TAIL = ("seconds", "ms/step", "device", "reason")
+TAIL = ("steps", "seconds", "ms/step", "device", "reason")
 
 
 class TrialsModel(QAbstractTableModel):
@@ -33,8 +35,11 @@ class TrialsModel(QAbstractTableModel):
         self.front: set = set()
 
     # ---------------------------------------------------------------------------- filling --
-    def set_columns(self, objectives: list, params: list) -> None:
-        params = list(dict.fromkeys(list(params) + [p for p in self.params if p not in params]))
+    def set_columns(self, objectives: list, params: list, keep: bool = True) -> None:
+        """The objectives' and the parameters' columns (``keep``: those shown stay too)."""
+        if keep:
+            params = list(dict.fromkeys(list(params) + [p for p in self.params
+                                                        if p not in params]))
         if (list(objectives), params) != (self.objectives, self.params):
             self.beginResetModel()
             self.objectives, self.params = list(objectives), params
@@ -90,11 +95,20 @@ class TrialsModel(QAbstractTableModel):
         if orientation != Qt.Horizontal:
             return None
         if role == Qt.DisplayRole:
-            return self.headers()[section]
+            name = self.headers()[section]
+            if name in self.objectives[:1] and self.folds() > 1:
+                return f"{name} (mean of {self.folds()} folds)"
+            return name
         if role == Qt.ToolTipRole:
             name = self.headers()[section]
+            if name in self.objectives[:1] and self.folds() > 1:
+                return (f"{name}: an objective of the search, each trial's the mean over "
+                        f"its {self.folds()} cross-validation folds (hover a cell for each "
+                        "fold's; the trial's run folder is its first fold's)")
             if name in self.objectives:
                 return f"{name}: an objective of the search"
+            if name == "steps":
+                return "The steps each trial trained (what Use Best keeps as max_steps)"
             if name in self.params:
                 return f"{name}: a searched parameter"
             if name == "state" and len(self.objectives) > 1:
@@ -112,8 +126,12 @@ class TrialsModel(QAbstractTableModel):
             return row.values.get(name)
         if column < 2 + n_obj + n_par:
             return row.params.get(name)
-        return {"seconds": row.seconds, "ms/step": row.ms_per_step, "device": row.device,
-                "reason": row.reason}[name]
+        return {"steps": row.steps, "seconds": row.seconds, "ms/step": row.ms_per_step,
+                "device": row.device, "reason": row.reason}[name]
+
+    def folds(self) -> int:
+        """How many folds the first objective's values are means of (1: no folds)."""
+        return max((len(r.folds) for r in self.rows), default=0) or 1
 
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid():
@@ -125,6 +143,8 @@ class TrialsModel(QAbstractTableModel):
                 return ""
             if index.column() == 1 and row.number in self.front and len(self.objectives) > 1:
                 return f"{value} \u2605"
+            if index.column() == 1 and training(row):
+                return f"{value} {row.progress:.0%}"
             return str(value) if index.column() < 2 else fmt(value)
         if role == SORT:
             return value if isinstance(value, (int, float)) else ("" if value is None
@@ -142,10 +162,28 @@ class TrialsModel(QAbstractTableModel):
                 and not isinstance(value, bool):
             return int(Qt.AlignRight | Qt.AlignVCenter)
         if role == Qt.ToolTipRole:
-            if row.reason and index.column() in (1, self.columnCount() - 1):
-                return row.reason
-            if row.run_dir:
-                return f"Trial {row.number}: {row.run_dir} (double-click opens it in the charts)"
+            return self.tip(row, index.column())
+        return None
+
+    def tip(self, row: TrialRow, column: int) -> str | None:
+        """What a cell's tool-tip says: a running trial's progress, each fold's value, the
+        steps trained, why a trial was pruned or failed, or where its run is."""
+        name = self.headers()[column]
+        if column == 1 and training(row):
+            return (f"Trial {row.number} is training: {row.progress:.0%} done at its last "
+                    "validation")
+        if name in self.objectives[:1] and row.folds:
+            each = ", ".join(f"fold {i} {fmt(v)}" for i, v in enumerate(row.folds, 1))
+            return (f"The mean of {len(row.folds)} folds: {each} (the run folder "
+                    f"{Path(row.run_dir).name if row.run_dir else ''} is fold 1's)")
+        if name == "steps" and row.steps is not None:
+            planned = f" of {row.max_steps:,}" if row.max_steps and \
+                row.max_steps != row.steps else ""
+            return f"Trial {row.number} trained {row.steps:,}{planned} steps"
+        if row.reason and column in (1, self.columnCount() - 1):
+            return row.reason
+        if row.run_dir:
+            return f"Trial {row.number}: {row.run_dir} (double-click opens it in the charts)"
         return None
 
 
@@ -228,6 +266,11 @@ class TrialsTable(QTableView):
         self.trial_selected.emit(self.row_at(current))
 
 
+def training(row: TrialRow) -> bool:
+    """Whether ``row`` is a trial training now that has said how far it is."""
+    return row.state == "RUNNING" and row.progress is not None
+
+
 def _ahead_of_drawn(rows: list, objective: str, best: TrialRow, facts) -> TrialRow | None:
     """The complete trial that scored better than ``best`` when ``best`` is the design as
     drawn, kept by the one-standard-error rule; else ``None``."""
@@ -249,6 +292,7 @@ def summary(rows: list, facts, objective: str | None, best: TrialRow | None,
     parts = [f"{n} trial{'s' * (n != 1)}{total}", f"{counts['COMPLETE']} complete"]
     parts += [f"{counts[s]} {word}" for s, word in (("PRUNED", "pruned"), ("FAIL", "failed"))
               if counts[s]]
+    parts += [f"trial {r.number} at {r.progress:.0%}" for r in rows if training(r)]
     if best is not None and objective in best.values:
         parts.append(f"best {objective} {fmt(best.values[objective])} (trial {best.number})")
         ahead = _ahead_of_drawn(rows, objective, best, facts)

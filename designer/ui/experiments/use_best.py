@@ -1,4 +1,5 @@
-"""A trial's parameters put into the design as one undoable step ("Use best").
+"""A trial's parameters put into the design as one undoable step ("Use best"), with the steps it
+trained where the search fixed them (`trained_values`).
 
 What a trial's values mean is the search's own business (`designer.search.design.apply`:
 ``layer.param`` a layer's parameter, ``solver.param`` or ``training.param`` a setting,
@@ -15,6 +16,21 @@ from designer.graph.errors import GraphError
 from designer.graph.hints import Fix, value_text
 from designer.graph.settings import SECTIONS
 from designer.ui.editor.commands import UNSET
+
+
+STEPS = "solver.max_steps"
+
+
+def trained_values(project, row) -> tuple[dict, str]:
+    """What trial ``row`` trained: its parameters, with ``solver.max_steps`` set to the steps
+    it was to train where that differs from what its parameters leave (a search run with a
+    fixed number of steps a trial); and a few words saying so, or ''."""
+    params = dict(row.params)
+    held = params.get(STEPS, project.solver_settings().get("max_steps"))
+    if row.max_steps and row.max_steps != held:
+        params[STEPS] = int(row.max_steps)
+        return params, f"max_steps {row.max_steps:,}, as trial {row.number} trained"
+    return params, ""
 
 
 def trained_design(project, params: dict):

@@ -29,10 +29,11 @@ from designer.ui.experiments.process import SearchProcess, search_command
 from designer.ui.experiments.reader import StudyReader
 from designer.ui.experiments.shelf import ChartShelf
 from designer.ui.experiments.table import TrialsTable, ensemble_note, summary
-from designer.ui.experiments.use_best import use_params
+from designer.ui.experiments.use_best import trained_values, use_params
 
 REDRAW_MS = 100     # charts redraw at most this often while lines stream in
 REREAD_MS = 400     # the study is read again this long after the last finished trial
+FOLLOW_MS = 2000    # and this often while a search runs (the trials training: how far)
 
 
 class ExperimentsView(QWidget):
@@ -138,6 +139,8 @@ class ExperimentsView(QWidget):
         self._redraw.timeout.connect(self.redraw)
         self._reread = QTimer(self, singleShot=True, interval=REREAD_MS)
         self._reread.timeout.connect(self.read_study)
+        self._follow = QTimer(self, interval=FOLLOW_MS)
+        self._follow.timeout.connect(lambda: self.read_study(importance=False))
         doc.path_changed.connect(self.project_changed)
         doc.settings_changed.connect(self._settings_changed)
         self.project_changed()
@@ -175,10 +178,12 @@ class ExperimentsView(QWidget):
             self.axes = A.axes_of_search(self.doc.project.search)
             self.table.trials.set_columns(self.table.trials.objectives, list(self.axes))
 
-    def read_study(self) -> None:
-        """Read the study (rows, importances, Pareto front) off the GUI thread."""
+    def read_study(self, importance: bool = True) -> None:
+        """Read the study (rows, importances, Pareto front) off the GUI thread (without
+        ``importance``: the trials only, to follow those training)."""
         if self.facts is not None and self.facts.storage:
-            self.reader.read(self.facts.storage, self.facts.study, self.current_objective())
+            self.reader.read(self.facts.storage, self.facts.study, self.current_objective(),
+                             importance)
 
     def _read(self, reading: A.StudyReading) -> None:
         facts = reading.facts
@@ -187,13 +192,18 @@ class ExperimentsView(QWidget):
         self._set_facts(facts)
         if reading.axes:
             self.axes, self._study_axes = reading.axes, True
-        self.table.trials.set_columns(facts.objectives, list(self.axes))
+        # the study's own parameters (a search with --steps leaves solver.max_steps out)
+        params = list(dict.fromkeys(list(self.axes) + [k for r in reading.rows
+                                                       for k in r.params]))
+        self.table.trials.set_columns(facts.objectives, params, keep=not reading.axes)
         self.table.trials.replace(reading.rows)
         self.front = reading.front
-        self.importances, self.importance_reason = reading.importances, \
-            reading.importance_reason
-        if not self.process.running() and not self.last_error:
-            self.say(self.ended_note + self._summary())
+        if reading.importances is not None:  # None: a quick look, the last ones stand
+            self.importances, self.importance_reason = reading.importances, \
+                reading.importance_reason
+        if not self.last_error:
+            self.say(self._summary(running=True) if self.process.running() else
+                     self.ended_note + self._summary())
         self.redraw()
         self.study_read.emit(reading)
 
@@ -234,6 +244,7 @@ class ExperimentsView(QWidget):
         command = search_command(path, launcher=self.launcher, **options.arguments())
         self.process.start(command, cwd=Path(path).parent)
         self.say(f"Searching {Path(path).name}: {options.trials} trials\u2026")
+        self._follow.start()
         self.search_started.emit(options)
         self._update_actions()
         return True
@@ -280,6 +291,7 @@ class ExperimentsView(QWidget):
 
     def _note(self, text: str) -> None:
         self.status.setToolTip(text)
+        self.message.emit(text[:1].upper() + text[1:])
 
     def _failed(self, sentence: str) -> None:
         sentence = sentence[:1].upper() + sentence[1:]
@@ -288,6 +300,7 @@ class ExperimentsView(QWidget):
         self.message.emit(sentence)
 
     def _ended(self, code: int) -> None:
+        self._follow.stop()
         if not self.last_error:
             stopped = self.process.stops > 0
             self.ended_note = ("Search stopped; Search goes on with the same study. "
@@ -328,13 +341,15 @@ class ExperimentsView(QWidget):
             self._failed(f"these trials are {Path(self.project or '?').name}'s; open it to "
                          "use them")
             return False
+        params, steps = trained_values(self.doc.project, row)
         try:
-            n = use_params(self.doc, row.params, f"Use trial {row.number}'s parameters")
+            n = use_params(self.doc, params, f"Use trial {row.number}'s parameters")
         except GraphError as e:
             self._failed(f"trial {row.number} cannot be used: {e}")
             return False
         self.message.emit(f"Used trial {row.number}'s parameters ({n} change"
-                          f"{'s' * (n != 1)}; Ctrl+Z takes them back)" if n else
+                          f"{'s' * (n != 1)}{'; ' + steps if steps else ''}; Ctrl+Z takes "
+                          "them back)" if n else
                           f"The design already has trial {row.number}'s parameters")
         return True
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
+from designer.ui.look.fitting import FlowLayout
+
 
 class InspectControls(QWidget):
     """The pickers and the text box of the Inspect view (which connects them).
@@ -20,7 +22,7 @@ class InspectControls(QWidget):
     def __init__(self, every: int, parent=None) -> None:
         super().__init__(parent)
         self.run_combo = QComboBox()
-        self.run_combo.setMinimumContentsLength(18)
+        self.run_combo.setMinimumContentsLength(14)
         self.run_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.run_combo.setPlaceholderText("no run yet: train one, or add a run folder")
         self.checkpoint = QComboBox()
@@ -56,12 +58,12 @@ class InspectControls(QWidget):
         self.go = QPushButton("Inspect")
         self.go.setDefault(True)
 
-        row1 = QHBoxLayout()
-        for w in (QLabel("Run"), self.run_combo, self.checkpoint, self.follow, self.every,
-                  _gap(), QLabel("Layer"), self.level, QLabel("Show"), self.quantity,
-                  QLabel("Units"), self.order):
+        pickers = QWidget()
+        row1 = FlowLayout(pickers)  # wraps onto a second row where the view is narrow
+        for w in (_pair("Run", self.run_combo, self.checkpoint, self.follow, self.every),
+                  _pair("Layer", self.level), _pair("Show", self.quantity),
+                  _pair("Units", self.order)):
             row1.addWidget(w)
-        row1.addStretch(1)
         row2 = QHBoxLayout()
         row2.addWidget(self.text_label)
         row2.addWidget(self.text, 1)
@@ -69,7 +71,7 @@ class InspectControls(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(3)
-        lay.addLayout(row1)
+        lay.addWidget(pickers)
         lay.addLayout(row2)
 
 
@@ -89,7 +91,12 @@ PICKS = {
 }
 
 
-def _gap() -> QWidget:
-    w = QWidget()
-    w.setFixedWidth(10)
-    return w
+def _pair(label: str, *widgets: QWidget) -> QWidget:
+    """A label and what it names, kept together on one row."""
+    box = QWidget()
+    row = QHBoxLayout(box)
+    row.setContentsMargins(0, 0, 4, 0)
+    row.addWidget(QLabel(label))
+    for w in widgets:
+        row.addWidget(w)
+    return box

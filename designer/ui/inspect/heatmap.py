@@ -98,14 +98,22 @@ class StepAxis(pg.AxisItem):
         return [f"{v:g}" for v in values]
 
 
-def _plot(layout, row: int, axis: pg.AxisItem | None = None, height: int | None = None):
+# (least, most) height of each chart: the heatmap takes what the others leave, never less
+# than its least, so the view keeps every chart readable on a 1366x768 screen
+HEIGHTS = {"surprise": (60, 86), "reading": (100, 150), "heat": (120, None), "grad": (110, 170)}
+AXIS_ROOM = 34  # the gradient chart's time axis and its label, under the charts
+
+
+def _plot(layout, row: int, axis: pg.AxisItem | None = None, height: tuple = (None, None)):
     plot = layout.addPlot(row=row, col=0, axisItems={"bottom": axis} if axis else None)
     plot.hideButtons()
     plot.setMenuEnabled(False)
     plot.getAxis("left").setWidth(AXIS_WIDTH)
-    if height:
-        plot.setMaximumHeight(height)
-        plot.setMinimumHeight(height)
+    least, most = height
+    if least:
+        plot.setMinimumHeight(least)
+    if most:
+        plot.setMaximumHeight(most)
     return plot
 
 
@@ -127,16 +135,16 @@ class StepCharts(pg.GraphicsLayoutWidget):
         super().__init__(parent)
         pg.setConfigOptions(antialias=True)
         self.ci.layout.setSpacing(2)
-        self.surprise = _plot(self, 0, StepAxis(), 86)
+        self.surprise = _plot(self, 0, StepAxis(), HEIGHTS["surprise"])
         self.surprise.setLabel("left", "surprise", units=None, **{"font-size": "8pt"})
         self.surprise.getAxis("bottom").setStyle(showValues=False)
-        self.reading = _plot(self, 1, None, 150)
+        self.reading = _plot(self, 1, None, HEIGHTS["reading"])
         self.reading.getAxis("bottom").setStyle(showValues=False)
         self.reading.showGrid(x=False, y=True, alpha=0.2)
         self.reading.setVisible(False)
         self.reading_curves: dict = {}
         self.heat_axis = StepAxis()
-        self.heat = _plot(self, 2, self.heat_axis)
+        self.heat = _plot(self, 2, self.heat_axis, HEIGHTS["heat"])
         self.heat.setLabel("left", "unit", **{"font-size": "8pt"})
         self.heat.invertY(True)  # unit 0 at the top, as a table reads
         self.image = pg.ImageItem(axisOrder="col-major")
@@ -146,7 +154,7 @@ class StepCharts(pg.GraphicsLayoutWidget):
         self.bar.setImageItem(self.image)
         self.addItem(self.bar, row=2, col=1)
         self.grad_axis = StepAxis()
-        self.grad = _plot(self, 3, self.grad_axis, 170)
+        self.grad = _plot(self, 3, self.grad_axis, HEIGHTS["grad"])
         self.grad.setLogMode(y=True)
         self.grad.getAxis("left").enableAutoSIPrefix(False)
         self.grad.setLabel("left", "|\u2202L/\u2202h\u209c|", **{"font-size": "8pt"})
@@ -166,6 +174,7 @@ class StepCharts(pg.GraphicsLayoutWidget):
         self.labels: list[str] = []
         self.quantity = "f"
         self.unit: int | None = None
+        self._fit_heights()
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._moved)
         self.refresh_theme()
@@ -195,6 +204,14 @@ class StepCharts(pg.GraphicsLayoutWidget):
         elif probe is not None and seen.forecast is not None:
             self.reading_curves = draw_window(self.reading, probe.info, seen.forecast, text)
         self.reading.setVisible(bool(self.reading_curves))
+        self._fit_heights()
+
+    def _fit_heights(self) -> None:
+        """The widget's least height: every chart shown at its least (what the window's
+        layout then never squeezes below)."""
+        shown = ["surprise", "heat", "grad"] + (["reading"] if self.reading.isVisible() else [])
+        self.setMinimumHeight(sum(HEIGHTS[k][0] for k in shown) + AXIS_ROOM
+                              + 2 * len(shown) * self.ci.layout.verticalSpacing())
 
     def set_steps(self, labels: list[str], chars: bool, surprise: np.ndarray | None,
                   grad_mean: np.ndarray | None, grad_last: np.ndarray | None) -> None:

@@ -78,11 +78,6 @@ def insert_scored(cursor: QTextCursor, text: str, surprise: list | None, top: li
     return done
 
 
-def mean_surprise(surprise: list) -> float | None:
-    values = [s for s in surprise if s is not None and math.isfinite(s)]
-    return sum(values) / len(values) if values else None
-
-
 class CharToolTips(QObject):
     """Shows the tool-tip of the character under the mouse in a text view (the one the
     mouse is over, not the nearest cursor position's left neighbour)."""

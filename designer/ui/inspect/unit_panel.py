@@ -106,6 +106,8 @@ class UnitPanel(QWidget):
         self.find.clicked.connect(self.search)
         self.results = QListWidget()
         self.results.setMaximumHeight(150)
+        self.results.setMinimumHeight(60)
+        self.text.setMinimumHeight(96)  # six lines of the text under the unit, at least
         self.results.itemClicked.connect(self._result_clicked)
         self.results.itemActivated.connect(self._result_clicked)
         self.message = QLabel()

@@ -24,6 +24,8 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
+from designer.ui.runs.run import has_checkpoint
+
 from designer.ui.inspect.captions import answer, cannot_inspect, level_name
 from designer.ui.inspect.charts import SaturationChart
 from designer.ui.inspect.controls import InspectControls
@@ -185,6 +187,10 @@ class InspectView(QWidget):
             self.status.setText(f"Following run #{run.number} live: the weights are "
                                 "inspected every few steps\u2026")
             self._arm(soon=True)
+            return
+        if not has_checkpoint(run.run_dir):  # said at once, without loading torch
+            self.clear(f"Run #{run.number} has no checkpoint to inspect: {run.run_dir} holds "
+                       "its metrics only.")
             return
         self.service.submit({"what": "checkpoint", "run": run.number,
                              "run_dir": str(run.run_dir),

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QTemporaryDir, Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QLabel,
                                QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
 from designer.ui.look import resources
+from designer.ui.look.fitting import FlowLayout
 
 
 class AudioView(QWidget):
@@ -36,6 +37,7 @@ class AudioView(QWidget):
         self.progress.hide()
         self.note = QLabel("The waveform of the generated audio appears here.")
         self.note.setAlignment(Qt.AlignCenter)
+        self.note.setWordWrap(True)
         self.holder = QVBoxLayout()
         self.holder.addWidget(self.note, 1)
         self.play = QPushButton(resources.icon("train"), "Play")
@@ -52,17 +54,18 @@ class AudioView(QWidget):
         self.fixed.setToolTip("Show the full scale, -1 to +1 (unticked: fit each waveform to "
                               "its samples, so quiet output still shows its shape)")
         self.fixed.toggled.connect(self._scale_changed)
-        buttons = QHBoxLayout()
+        bar = QWidget()
+        buttons = FlowLayout(bar)  # wraps in a narrow dock
         buttons.addWidget(self.play)
         buttons.addWidget(self.stream)
         buttons.addWidget(self.save)
-        buttons.addStretch(1)
+        buttons.add_stretch()
         buttons.addWidget(self.fixed)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.progress)
         lay.addLayout(self.holder, 1)
-        lay.addLayout(buttons)
+        lay.addWidget(bar)
 
     @property
     def curve(self):

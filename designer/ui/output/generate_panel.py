@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QScr
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from designer.ui.look import resources
+from designer.ui.look.fitting import scrolling
 from designer.ui.runs.run import Run, device_text
 from designer.ui.runs.run_list import RunList
 from designer.ui.runs.worker import GenerateWorker, Job
@@ -73,7 +74,7 @@ class GeneratePanel(QWidget):
         self.run_combo = QComboBox()
         self.run_combo.setPlaceholderText("no trained run yet")
         self.run_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.run_combo.setMinimumContentsLength(20)
+        self.run_combo.setMinimumContentsLength(12)
         self.run_combo.setToolTip("The run to generate from: this session's runs and the run "
                                   "folders added to the charts")
         self.checkpoint = QComboBox()
@@ -105,16 +106,24 @@ class GeneratePanel(QWidget):
         self.hint.setTextFormat(Qt.PlainText)
         self.hint.setStyleSheet("color: #b26a00;")
         self.hint.hide()
-        left = QWidget()
+        settings = QWidget()
+        sv = QVBoxLayout(settings)
+        sv.setContentsMargins(6, 6, 6, 0)
+        sv.addWidget(self.settings)
+        sv.addWidget(self.sequences.forecast.controls)
+        sv.addStretch(1)
+        settings.setMinimumWidth(200)
+        settings.setMaximumWidth(300)
+        left = QWidget()  # a short dock scrolls the settings; the buttons and the summary stay
         lv = QVBoxLayout(left)
-        lv.setContentsMargins(6, 6, 6, 6)
-        lv.addWidget(self.settings)
-        lv.addWidget(self.sequences.forecast.controls)
-        lv.addLayout(buttons)
-        lv.addWidget(self.status)
-        lv.addWidget(self.hint)
-        lv.addStretch(1)
-        left.setMinimumWidth(220)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(scrolling(settings), 1)
+        below = QVBoxLayout()
+        below.setContentsMargins(6, 0, 6, 6)
+        below.addLayout(buttons)
+        below.addWidget(self.status)
+        below.addWidget(self.hint)
+        lv.addLayout(below)
         left.setMaximumWidth(300)
 
         self.texts = TextStreams()

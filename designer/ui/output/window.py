@@ -10,15 +10,16 @@ model's top guesses there.
 from __future__ import annotations
 
 import html
-import math
 import time
 
 from PySide6.QtGui import QFontDatabase, QPalette, QTextCursor
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTabWidget
 
-from designer.ui.inspect.surprise import CharToolTips, insert_scored, legend_html, mean_surprise
+from designer.training.run.record_format import (ERROR, HEADING, MUTED, STRONG, WARNING, Line,
+                                                 RecordFormatter, device_text)
+from designer.ui.inspect.surprise import CharToolTips, insert_scored, legend_html
 from designer.ui.look import resources
-from designer.ui.runs.run import Run, device_text, engines_text
+from designer.ui.runs.run import Run
 from designer.ui.runs.run_list import RunList
 
 from designer.ui.output.generate_panel import GeneratePanel
@@ -106,77 +107,28 @@ class OutputPanel(QTabWidget):
                 f"training a snapshot of {where}")
         self._append(f"\u25b6 Run #{run.number}: {what} ({time.strftime('%H:%M:%S')})",
                      self._accent(), bold=True)
-        self.note(f"   run folder {request.out}")
         self._last_progress = 0.0
 
     def add_record(self, run: Run, rec: dict) -> None:
-        kind = rec["kind"]
-        n = f"#{run.number}"
-        if kind == "start":
-            resumed = " (resumed)" if rec.get("resumed") else ""
-            self.note(f"   {rec['device_name']}, {engines_text(rec['engines'])}, "
-                      f"{rec['params']:,} parameters, {rec['steps']:,} steps{resumed}")
-            self.note(f"   {rec['data']}")
-        elif kind == "note":
-            self.note(f"   note: {rec['message']}")
-        elif kind == "train":
+        """Log what a training record tells (`RecordFormatter`); progress lines at most
+        every few seconds, and the last step's."""
+        told = RecordFormatter(run.number, run.kind, run.steps,
+                               device_text(run.device, run.device_name)).read(rec)
+        if told.progress:
             now = time.monotonic()
-            if now - self._last_progress >= PROGRESS_EVERY_S or rec["step"] == run.steps:
-                self._last_progress = now
-                acc = f", accuracy {rec['accuracy']:.1%}" if rec.get("accuracy") is not None \
-                    else f", RMSE {rec['rmse']:.4g}" if rec.get("rmse") is not None else ""
-                self._append(f"{n} step {rec['step']:,}: loss "
-                             f"{_loss(rec['loss'], run.kind)}{acc}, "
-                             f"{rec['tokens_per_s']:,.0f} tokens/s, "
-                             f"{rec['ms_per_step']:.0f} ms/step")
-        elif kind == "val":
-            acc = f", accuracy {rec['val_accuracy']:.2%}" if rec.get("val_accuracy") is not \
-                None else f", RMSE {rec['val_rmse']:.4g}" if rec.get("val_rmse") is not None \
-                else ""
-            best = "  (best)" if rec.get("best") else ""
-            self._append(f"{n} step {rec['step']:,}: validation loss "
-                         f"{_loss(rec['val_loss'], run.kind)}{acc}{best}",
-                         bold=bool(rec.get("best")))
-        elif kind == "sample":
-            mean = mean_surprise(rec.get("surprise") or [])
-            how = f" (the model's own surprise: {mean:.2f} nats a character)" if mean else ""
-            self._append(f"\u2014 sample at step {rec['step']:,}{how} \u2014", self._accent())
-            if rec.get("surprise"):
-                self._append_scored(rec["text"], rec["surprise"], rec.get("top") or [],
-                                    run.vocab)
-            else:
-                self._append(rec["text"])
-            self._append("\u2014" * 12, self._accent())
-        elif kind == "probe" and rec.get("surprise") and rec.get("text"):
-            self._append(f"\u2014 held-out snippet at step {rec['step']:,}: mean surprise "
-                         f"{_loss(rec['loss'])} \u2014", self._accent())
-            self._append_scored(rec["text"], rec["surprise"], rec.get("top") or [], run.vocab)
-        elif kind == "checkpoint":
-            self.note(f"   checkpoint at step {rec['step']:,} ({', '.join(rec['pointers'])})")
-        elif kind == "paused":
-            self.note(f"{n} paused at step {rec['step']:,}")
-        elif kind == "resumed":
-            self.note(f"{n} resumed at step {rec['step']:,}")
-        elif kind == "error":
-            self.log_error(f"{n} {rec['message']}")
-        elif kind == "warning":
-            self._append(f"{n} step {rec['step']:,}: warning: {rec['message']}",
-                         self._warning(), bold=True)
-        elif kind == "done":
-            best = rec.get("best_val_loss")
-            best_text = f", best validation loss {_loss(best, run.kind)}" if best is not None \
-                else ""
-            self._append(f"\u25a0 Run #{run.number} {rec['reason'].replace('_', ' ')} at step "
-                         f"{rec['step']:,} after {rec['time']:.1f} s{best_text}",
-                         self._accent(), bold=True)
-            self.note(f"   checkpoints in {rec['run_dir']}  "
-                      f"({device_text(run.device, run.device_name)})")
+            if now - self._last_progress < PROGRESS_EVERY_S and rec["step"] != run.steps:
+                return
+            self._last_progress = now
+        for line in told.lines:
+            self.write_line(line, run.vocab)
 
-
-def _loss(nats: float | None, kind: str | None = None) -> str:
-    """A cross-entropy in nats and bits; a regression loss (a forecaster's) as it is."""
-    if nats is None or not math.isfinite(nats):
-        return "not a number"
-    if kind == "series":
-        return f"{nats:.4g}"
-    return f"{nats:.4f} nats ({nats / math.log(2):.3f} bits)"
+    def write_line(self, line: Line, vocab: list | None = None) -> None:
+        """One line as its tone says: muted, a heading, bold, a warning, an error; a scored
+        text coloured by surprise."""
+        if line.scored is not None:
+            self._append_scored(line.text, line.scored["surprise"], line.scored["top"], vocab)
+            return
+        color, bold = {MUTED: (self._muted, False), HEADING: (self._accent, True),
+                       STRONG: (None, True), WARNING: (self._warning, True),
+                       ERROR: (self._error, True)}.get(line.tone, (None, False))
+        self._append(("   " if line.detail else "") + line.text, color and color(), bold)

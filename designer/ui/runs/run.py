@@ -12,10 +12,8 @@ from pathlib import Path
 
 from designer.graph.atomic import remove_leftovers
 from designer.graph import registry
+from designer.training.run.record_format import device_text, engines_text  # noqa: F401
 
-ENGINE_LABELS = {"CUDNN": "cuDNN", "CAFFE": "unrolled", "PERSIST": "persistent",
-                 "AUTO": "auto", "SCAN": "parallel scan", "CHUNK": "chunkwise",
-                 "FUSED": "fused"}
 DATA_KINDS = {"CharText": "text", "WavAudio": "audio", "MnistRows": "mnist",
               "TimeSeries": "series", "SequenceClasses": "classes"}
 
@@ -28,26 +26,6 @@ METRICS = {("train", "loss"): "loss", ("train", "lr"): "lr",
 
 class RunError(Exception):
     """A folder that holds no run; ``str()`` is one sentence naming it."""
-
-
-def engines_text(engines: dict) -> str:
-    """``{"lstm1": "CUDNN"}`` -> ``"cuDNN"``; mixed engines are named per layer."""
-    if not engines:
-        return "no recurrent layer"
-    names = {ENGINE_LABELS.get(e, e) for e in engines.values()}
-    if len(names) == 1:
-        return names.pop()
-    return ", ".join(f"{k} {ENGINE_LABELS.get(v, v)}" for k, v in engines.items())
-
-
-def device_text(device: str | None, name: str | None = None) -> str:
-    if not device:
-        return "?"
-    if device == "cpu":  # "2 x CPU" for a run on two processes
-        return name.split(" (")[0] if name and " x CPU" in name else "CPU"
-    if name:
-        return name.replace("NVIDIA ", "")
-    return device.upper()
 
 
 def data_kind(project: dict | None) -> str | None:
@@ -165,10 +143,9 @@ class Run:
                 time = float(s.column("time")[-1]) if len(s) else 0.0
             self.events.append(("diverging" if kind == "warning" else "stopped", step,
                                 float(time), record.get("message", "")))
-        elif kind == "paused":
-            self.state = "paused"
-        elif kind == "resumed":
-            self.state = "running"
+        elif kind in ("paused", "resumed"):  # at the step it paused at: the step the run is at
+            self.state = "paused" if kind == "paused" else "running"
+            self.step = max(self.step, int(record.get("step", self.step)))
         elif kind == "done":
             self.state = record.get("reason", "finished")
             self.step = record.get("step", self.step)
@@ -269,20 +246,9 @@ def last_checkpoint(folder: str | Path) -> dict | None:
     return None
 
 
-def status_text(run: Run, rec: dict) -> str:
-    """The status bar's line for a training record: step, loss, speed and time left."""
-    parts = [f"Run #{run.number}: step {rec['step']:,}/{run.steps or 0:,}",
-             f"loss {rec['loss']:.3f}", f"{rec['tokens_per_s']:,.0f} tokens/s"]
-    if run.steps and rec.get("ms_per_step"):
-        left = (run.steps - rec["step"]) * rec["ms_per_step"] / 1e3
-        parts.append(f"{_duration(left)} left")
-    return "  \u00b7  ".join(parts)
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 90:
-        return f"{seconds} s"
-    if seconds < 5400:
-        return f"{seconds // 60} min"
-    return f"{seconds / 3600:.1f} h"
+def has_checkpoint(folder: str | Path | None) -> bool:
+    """Whether a run folder points at a checkpoint (its ``last.json`` or ``best.json``)."""
+    if folder is None:
+        return False
+    return any(isinstance((_read_json(Path(folder) / f"{which}.json") or {}).get("checkpoint"),
+                          str) for which in ("last", "best"))

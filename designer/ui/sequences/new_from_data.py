@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QLabel,
                                QLineEdit, QMessageBox, QProgressBar, QPushButton, QVBoxLayout)
 
@@ -68,7 +68,8 @@ class NewFromDataDialog(QDialog):
         self.data_edit.setPlaceholderText("a CSV table, a .npy array or a .ts file of "
                                           "labelled sequences")
         self.data_edit.editingFinished.connect(self._data_typed)
-        browse = QPushButton("Browse\u2026")
+        self.data_edit.installEventFilter(self)  # Enter reads the file typed: no button
+        browse = QPushButton("Browse\u2026", autoDefault=False)
         browse.clicked.connect(self._browse_data)
         self.summary = QLabel("Pick a file to see what it holds.")
         self.summary.setWordWrap(True)
@@ -86,7 +87,7 @@ class NewFromDataDialog(QDialog):
 
         self.out_edit = QLineEdit()
         self.out_edit.textEdited.connect(self._out_typed)
-        out_browse = QPushButton("Browse\u2026")
+        out_browse = QPushButton("Browse\u2026", autoDefault=False)
         out_browse.clicked.connect(self._browse_out)
         self.message = QLabel()
         self.message.setWordWrap(True)
@@ -126,6 +127,15 @@ class NewFromDataDialog(QDialog):
         path, _ = QFileDialog.getOpenFileName(self, "Data to learn from", start, DATA_FILTER)
         if path:
             self.set_data_path(path)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        """Enter in the data file's field reads that file; it presses no button (Browse
+        would open, or Create make a project of a file not read yet)."""
+        if watched is self.data_edit and event.type() == QEvent.KeyPress and \
+                event.key() in (Qt.Key_Return, Qt.Key_Enter):
+            self._data_typed()
+            return True
+        return super().eventFilter(watched, event)
 
     def _data_typed(self) -> None:
         text = self.data_edit.text().strip()

@@ -146,6 +146,7 @@ def build(w) -> SimpleNamespace:
     m.addSeparator()
     m.addActions([a.layout, a.unrolled, a.inspect, a.experiments])
     m.addSeparator()
+    a.workspace_menu = m.addMenu("&Workspace")  # filled by the window's workspaces
     themes = m.addMenu("&Theme")
     group = QActionGroup(w)
     current = w.settings.value("theme", "system")
@@ -239,9 +240,11 @@ def set_theme(w, name: str) -> None:
 
 
 def show_generate(w) -> None:
-    """Bring the Generate panel forward."""
-    w.output_dock.show()
-    w.output_dock.raise_()
+    """Bring the Generate panel forward (from Design, in the Train workspace, where the
+    Output dock has room beside the charts)."""
+    if w.workspace == "design":
+        w.switch_workspace("train", view=False)
+    w.show_dock_in_workspace(w.output_dock)
     w.training.output.setCurrentWidget(w.training.output.generate)
 
 

@@ -135,7 +135,7 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
     worker thread, the live charts), then generate from the run in the Generate panel, and
     picture the window with the charts and the output filled.
     """
-    from PySide6.QtCore import QSettings, Qt
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     from designer.graph.project import ProjectError, load
@@ -157,9 +157,8 @@ def screenshot(path: str, out: str, unrolled: str | None = None,
     with tempfile.TemporaryDirectory() as tmp:  # keep the user's window layout out of it
         settings = QSettings(str(Path(tmp) / "screenshot.ini"), QSettings.IniFormat)
         settings.setValue("problems/smoke_step", False)  # a picture need not run the net
-        window = MainWindow(settings=settings, restore=False)
+        window = MainWindow(settings=settings, restore=False, on_screen=False)
         window.resize(*size)
-        window.resizeDocks([window.problems_dock], [110], Qt.Vertical)
         window.doc.replace(project)
         window.show()
         _settle(app)

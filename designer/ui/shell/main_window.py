@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QTabWidget,
                                QUndoView, QVBoxLayout, QWidget)
 
@@ -21,19 +21,24 @@ from designer.ui.editor.scene import GraphScene
 from designer.ui.editor.view import CanvasView
 from designer.ui.forms.properties import PropertiesPanel
 from designer.ui.look import resources
+from designer.ui.look.fitting import ElidedLabel
 from designer.ui.memory import MemoryFit
 from designer.ui.shell.collector import collect_in_gui_thread
 from designer.ui.problems import ProblemsPanel, SmokeChecker
 from designer.ui.problems.pick import picked_fix
-from designer.ui.shell import actions, files
+from designer.ui.shell import actions, files, screen_fit
 from designer.ui.shell.experiments_tab import ExperimentsTab
 from designer.ui.shell.tabs import ViewTabs
+from designer.ui.shell.workspaces import WorkspaceSwitcher
 
 APP_NAME = resources.APP_NAME
 
 
-class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
+class MainWindow(WorkspaceSwitcher, ViewTabs, ExperimentsTab, QMainWindow):
     """The main window around one :class:`Document`.
+
+    It opens inside its screen and nothing it shows grows it (`screen_fit`); its docks are
+    laid out by workspace (`workspaces`).
 
     Parameters
     ----------
@@ -42,15 +47,23 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
         default; tests pass a file of their own).
     restore
         Restore the geometry and dock layout kept in ``settings``.
+    on_screen
+        The window is shown on a screen, and kept inside it (``False``: it is rendered to a
+        picture of its own size, as ``gui --screenshot`` does).
     """
 
-    def __init__(self, settings: QSettings | None = None, restore: bool = True) -> None:
+    def __init__(self, settings: QSettings | None = None, restore: bool = True,
+                 on_screen: bool = True) -> None:
         super().__init__()
+        self.on_screen = on_screen
         collect_in_gui_thread()  # cycles holding Qt objects die in this thread, not a worker's
         self.settings = settings if settings is not None else QSettings()
         self.setObjectName("main_window")
         self.setWindowIcon(resources.app_icon())
         self.setDockOptions(QMainWindow.AnimatedDocks | QMainWindow.AllowTabbedDocks)
+        # the side docks run the whole height; the bottom ones sit under the view between them
+        self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
+        self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
         self._tabs_pending: list[tuple[QDockWidget, QDockWidget]] = []  # tabbed when shown
         self.doc = Document(parent=self)
         self.scene = GraphScene(self.doc, self)
@@ -60,6 +73,7 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
         self.tabs.addTab(self.view, resources.icon("layout"), "Design")
         self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
         self.tabs.tabCloseRequested.connect(self._close_tab)
+        self.tabs.currentChanged.connect(self.only_the_shown_tab_sizes)
         self.banner = QLabel()
         self.banner.setObjectName("training_banner")
         self.banner.setWordWrap(True)
@@ -96,11 +110,14 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
         self.device_dock = self.add_dock(QWidget(), "Device", Qt.RightDockWidgetArea,
                                          tabify_with=self.properties_dock)
 
-        self.summary = QLabel()
+        # the net's summary and memory give way (cut, whole in their tool-tips) to the
+        # training status line and the messages on the left, on a narrow screen
+        self.summary = ElidedLabel(min_width=140)
         self.summary.setIndent(16)  # a gap after a long status message that reaches it
-        self.memory_label = QLabel(objectName="memory_label")
-        self.zoom_label = QLabel("100%")
-        self.zoom_label.setMinimumWidth(48)
+        self.memory_label = ElidedLabel(min_width=90, objectName="memory_label")
+        self.zoom_label = QLabel("Zoom 100%")
+        self.zoom_label.setToolTip("The canvas's zoom (Ctrl+= and Ctrl+- zoom, F fits the "
+                                   "net)")
         self.statusBar().addPermanentWidget(self.summary)
         self.statusBar().addPermanentWidget(self.memory_label)
         self.statusBar().addPermanentWidget(self.zoom_label)
@@ -110,13 +127,17 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
         from designer.ui.train.trainer import TrainingController
         self.training = TrainingController(self)
         self.training.install()
+        self.build_workspaces()
         self._connect()
-        self.resize(1440, 900)
-        self.resizeDocks([self.palette_dock, self.properties_dock], [250, 340], Qt.Horizontal)
-        self.resizeDocks([self.problems_dock], [160], Qt.Vertical)
-        self.resizeDocks([self.problems_dock, self.charts_dock], [560, 880], Qt.Horizontal)
+        screen_fit.guard(self, on_screen)
+        if on_screen:
+            screen_fit.place(self)
+        else:
+            self.resize(screen_fit.PREFERRED)
+        self._laid_out = False  # the workspace's docks are laid out when first shown
         if restore and self._restore():
             self._tabs_pending.clear()  # the kept layout has its own tabs
+            self._laid_out = True
         self._update_title()
         self._update_summary()
 
@@ -147,6 +168,7 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
         d.settings_changed.connect(self._update_title)
         d.graph_replaced.connect(self._close_unrolled)
         d.path_changed.connect(self._project_has_study)
+        self.statusBar().messageChanged.connect(self._status_message)
         self.scene.selectionChanged.connect(self._selection_changed)
         self.scene.message.connect(self.show_message)
         self.scene.layer_activated.connect(self._activate_layer)
@@ -168,6 +190,12 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
     def show_message(self, text: str) -> None:
         self.statusBar().showMessage(text, 8000)
 
+    def _status_message(self, text: str) -> None:
+        """While a message shows, the net's summary and memory give it their room (cut,
+        whole in their tool-tips)."""
+        for label in (self.summary, self.memory_label):
+            label.give_way(bool(text))
+
     def set_banner(self, text: str | None) -> None:
         """A line above the canvas (while training: the running model is a snapshot)."""
         if not text:
@@ -183,7 +211,7 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
         self.banner.show()
 
     def _zoomed(self, zoom: float) -> None:
-        self.zoom_label.setText(f"{zoom:.0%}")
+        self.zoom_label.setText(f"Zoom {zoom:.0%}")
 
     def _dropped(self, name: str) -> None:
         self.view.setFocus()
@@ -269,6 +297,8 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
         if dims:
             parts.append(dims)
         state = "\u2714 valid" if not errors else f"\u26a0 {errors} error{'s' * (errors > 1)}"
+        if warnings:  # valid, but something to look at (a layer that reaches no loss...)
+            state += f", {warnings} warning{'s' * (warnings > 1)}"
         self.summary.setText("   \u00b7   ".join(parts) + f"   \u00b7   {state}")
 
     def _update_memory(self) -> None:
@@ -319,28 +349,28 @@ class MainWindow(ViewTabs, ExperimentsTab, QMainWindow):
 
     # ---------------------------------------------------------------- settings --
     def _restore(self) -> bool:
-        """The geometry and dock layout kept in the settings; whether a layout was kept."""
-        s = self.settings
-        geometry, state = s.value("window/geometry"), s.value("window/state")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        return state is not None and bool(self.restoreState(state))
+        """The geometry and the workspaces' dock layouts kept in the settings (a geometry
+        from a larger monitor is brought inside this one's); whether a layout was kept."""
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None and self.restoreGeometry(geometry):
+            self.setProperty("placed_by_us", False)
+        return self.restore_workspaces(self.settings)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        if self.on_screen:
+            screen_fit.settle(self)
         if self._tabs_pending:  # the first time: the docks' tabs, each group's first on top
             for first, dock in self._tabs_pending:
                 self.tabifyDockWidget(first, dock)
             self._tabs_pending.clear()
-            QTimer.singleShot(0, self._raise_first_tabs)
-
-    def _raise_first_tabs(self) -> None:
-        self.problems_dock.raise_()
-        self.properties_dock.raise_()
+        if not self._laid_out:  # a first start: the workspace's own layout
+            self._laid_out = True
+            self.lay_out_workspace()
 
     def save_settings(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState())
+        self.keep_workspaces(self.settings)
         self.settings.sync()
 
     def closeEvent(self, event) -> None:

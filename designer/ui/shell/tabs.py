@@ -6,11 +6,24 @@ layer) and the Inspect view (one tab), opened, renamed and closed.
 """
 from __future__ import annotations
 
+from PySide6.QtWidgets import QSizePolicy
+
 from designer.ui.look import resources
 
 
 class ViewTabs:
     """The `MainWindow` methods that open and close the unrolled and Inspect tabs."""
+
+    def only_the_shown_tab_sizes(self, index: int = -1) -> None:
+        """Only the tab shown asks for room: Qt sizes a tab widget by the largest of its pages,
+        so a hidden Inspect tab would keep the canvas (and the docks beside it) as tall as the
+        Inspect view needs. The pages behind are laid out again when shown."""
+        for i in range(self.tabs.count()):
+            page = self.tabs.widget(i)
+            rule = QSizePolicy.Preferred if i == self.tabs.currentIndex() else \
+                QSizePolicy.Ignored
+            if page.sizePolicy().verticalPolicy() != rule:
+                page.setSizePolicy(rule, rule)
 
     def show_unrolled(self, name: str, steps: int | None = None):
         """Open (or bring forward) the unrolled view of a recurrent layer.

@@ -104,9 +104,7 @@ class ChartsHost(LazyPanel):
             w.show_message(str(e))
             w.notify("Cannot add this run", str(e))
             return False
-        self.ensure()
-        w.charts_dock.show()
-        w.charts_dock.raise_()
+        self.controller.show_docks(charts_only=True)
         w.show_message(f"Added run #{run.number} from {run.run_dir}")
         return True
 

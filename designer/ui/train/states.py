@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QProgressBar
 
+from designer.training.run.record_format import SEP
 from designer.ui.runs.run import device_text, engines_text
 
 IDLE, STARTING, RUNNING, PAUSED, STOPPING = "idle", "starting", "running", "paused", "stopping"
@@ -29,20 +30,14 @@ def show_in_status_bar(progress: QProgressBar, status: QLabel, state: str) -> No
     busy = state != IDLE
     progress.setVisible(busy)
     status.setVisible(busy)
+    where = status.text().split(SEP)[0]
     if state == STARTING:
         progress.setRange(0, 0)  # busy until the run reports its steps
         status.setText("Starting: loading torch and the data\u2026")
-    elif state == PAUSED:
-        status.setText(status.text().split("  \u00b7  ")[0] + "  \u00b7  paused")
-
-
-def first_steps_text(device: str) -> str:
-    """The status line from a run's start to its first logged step: on a GPU the first step
-    compiles and times the kernels for the run's shapes (the log says after it how long)."""
-    if device.startswith("cuda"):
-        return ("Running the first step: the first run of these shapes on this GPU compiles "
-                "and times its kernels, which can take a minute\u2026")
-    return "Running the first steps\u2026"
+    elif state == PAUSED:  # the paused record then says the step it paused at
+        status.setText(where + SEP + "pausing after this step\u2026")
+    elif state == STOPPING:
+        status.setText(where + SEP + "stopping after this step and saving a checkpoint\u2026")
 
 
 def refusal(window) -> str:

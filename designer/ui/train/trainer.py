@@ -18,7 +18,8 @@ from pathlib import Path
 from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication, QProgressDialog
 
-from designer.ui.runs.run import Run, status_text
+from designer.training.run.record_format import RecordFormatter
+from designer.ui.runs.run import Run
 from designer.ui.runs.run_list import RunList, new_run_dir, runs_root
 from designer.ui.runs.worker import Job, TrainRequest, TrainWorker
 
@@ -184,7 +185,6 @@ class TrainingController(QObject):
         if self.token is not None and self.state in (STARTING, RUNNING):
             self.token.pause()
             self._set_state(PAUSED)
-            self.w.show_message("Pausing after this step\u2026")
 
     def resume(self) -> None:
         if self.token is not None and self.state == PAUSED:
@@ -195,27 +195,31 @@ class TrainingController(QObject):
         if self.token is not None and self.state in (STARTING, RUNNING, PAUSED):
             self.token.stop()
             self._set_state(STOPPING)
-            self.w.statusBar().showMessage("Stopping after this step and saving a "
-                                           "checkpoint\u2026")
 
     @property
     def busy(self) -> bool:
         return self.job is not None
 
-    def show_docks(self) -> None:
-        """Bring the charts, the output and the device panel forward."""
+    def show_docks(self, charts_only: bool = False) -> None:
+        """Bring the charts, the output and the device panel forward: the Train workspace,
+        from Design; in Inspect or Experiments only the charts, below the view (and only the
+        charts with ``charts_only``: a run folder added)."""
         w = self.w
-        for dock in (w.charts_dock, w.output_dock, w.device_dock):
-            dock.show()
-            dock.raise_()
+        if w.workspace in ("design", "train"):
+            w.switch_workspace("train", view=False)
+            for dock in () if charts_only else (w.output_dock, w.device_dock):
+                dock.show()
+                dock.raise_()
+        w.show_dock_in_workspace(w.charts_dock)
         self.charts.ensure()
-        self.device.ensure()
-        if w.charts_dock.height() < 0.38 * w.height():
-            w.resizeDocks([w.charts_dock], [int(0.44 * w.height())], Qt.Vertical)
+        if not charts_only:
+            self.device.ensure()
 
     # ---------------------------------------------------------------- the records --
     @Slot(object)
     def _record(self, rec: dict) -> None:
+        """One record of the run: kept in its `Run`, acted on (`_react`), and shown as the
+        shared `RecordFormatter` tells it: the status line, a passing message, the log."""
         run = self.run
         if run is None:
             return
@@ -223,41 +227,48 @@ class TrainingController(QObject):
         kind = rec["kind"]
         if self.w.inspect_view is not None and kind in ("start", "weights", "val", "done"):
             self.w.inspect_view.run_record(run, rec)
-        if kind == "weights":
-            return
-        if kind == "start":
-            if self.state == STARTING:
-                self._set_state(RUNNING)
-            self.runs.changed.emit(run)
-            self.device.watch_training(rec["device"], rec.get("devices"))
-            self.progress.setRange(0, max(1, rec["steps"]))
-            self.progress.setValue(rec["step"])
-            self.status.setText(states.first_steps_text(rec["device"]))
-            self._update_banner()
-        elif kind == "train":
-            self.charts.schedule()
-            self.progress.setValue(min(rec["step"], self.progress.maximum()))
-            self.status.setText(status_text(run, rec))
-        elif kind == "paused":
-            self.runs.changed.emit(run)
-            self.w.show_message(f"Paused at step {rec['step']:,}")
-        elif kind == "resumed":
-            self.runs.changed.emit(run)
-        elif kind == "error":
-            self.last_error = rec["message"]
-            self.w.notify("Training stopped", rec["message"])
-            self.w.statusBar().showMessage(f"Training stopped: {rec['message']}", 20000)
-            log.error("training stopped: %s", rec["message"])
-        elif kind == "warning":
-            self.charts.schedule()
-            self.runs.changed.emit(run)
-            self.w.statusBar().showMessage(f"Run #{run.number}: {rec['message']}", 20000)
-            log.warning("training: %s", rec["message"])
-        elif kind == "done":
-            self.runs.changed.emit(run)
-        elif kind == "val":
-            self.runs.changed.emit(run)  # the table's best loss; the charts redraw
+        react = self._reactions.get(kind)
+        if react is not None:
+            react(run, rec)
+        told = RecordFormatter(run.number, run.kind, run.steps).read(rec)
+        if told.status is not None:
+            self.status.setText(told.status)
+        if told.message is not None:
+            self.w.statusBar().showMessage(told.message, 20000)
         self.output.add_record(run, rec)
+
+    @property
+    def _reactions(self) -> dict:
+        """What the window does on a record, by kind (beyond showing it)."""
+        return {"start": self._started, "train": self._trained, "paused": self._changed,
+                "resumed": self._changed, "val": self._changed, "done": self._changed,
+                "error": self._stopped_on_error, "warning": self._warned}
+
+    def _started(self, run: Run, rec: dict) -> None:
+        if self.state == STARTING:
+            self._set_state(RUNNING)
+        self.runs.changed.emit(run)
+        self.device.watch_training(rec["device"], rec.get("devices"))
+        self.progress.setRange(0, max(1, rec["steps"]))
+        self.progress.setValue(rec["step"])
+        self._update_banner()
+
+    def _trained(self, run: Run, rec: dict) -> None:
+        self.charts.schedule()
+        self.progress.setValue(min(rec["step"], self.progress.maximum()))
+
+    def _changed(self, run: Run, rec: dict) -> None:
+        self.runs.changed.emit(run)  # the table's state and best loss; the charts redraw
+
+    def _stopped_on_error(self, run: Run, rec: dict) -> None:
+        self.last_error = rec["message"]
+        self.w.notify("Training stopped", rec["message"])
+        log.error("training stopped: %s", rec["message"])
+
+    def _warned(self, run: Run, rec: dict) -> None:
+        self.charts.schedule()
+        self.runs.changed.emit(run)
+        log.warning("training: %s", rec["message"])
 
     @Slot(int, int)
     def _download(self, done: int, total: int) -> None:
