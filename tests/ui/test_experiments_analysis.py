@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from designer.search import analysis as A
+from designer.search import charts as C
 from tests.ui.experiments_fakes import make_study, search_project
 
 
@@ -65,10 +66,10 @@ def test_history_is_each_complete_value_and_the_best_so_far():
             A.TrialRow(2, "COMPLETE", values={"val_loss": 2.0}),
             A.TrialRow(3, "COMPLETE", values={"val_loss": 2.5}),
             A.TrialRow(4, "FAIL", reason="out of memory")]
-    h = A.history(rows, "val_loss", "minimize")
+    h = C.history(rows, "val_loss", "minimize")
     assert h.numbers.tolist() == [0, 2, 3] and h.values.tolist() == [3.0, 2.0, 2.5]
     assert h.best.tolist() == [3.0, 2.0, 2.0]
-    assert A.history(rows, "val_loss", "maximize").best.tolist() == [3.0, 3.0, 3.0]
+    assert C.history(rows, "val_loss", "maximize").best.tolist() == [3.0, 3.0, 3.0]
     assert A.best_row(rows, "val_loss").number == 2
 
 
@@ -83,7 +84,7 @@ def test_parallel_coordinates_put_every_trial_on_normalised_axes():
             A.TrialRow(2, "COMPLETE", {"lstm1.num_output": 128, "solver.type": "AdamW",
                                        "solver.base_lr": 0.0}, {"val_loss": 4.0}),
             A.TrialRow(3, "PRUNED", {"lstm1.num_output": 64})]
-    p = A.parallel_coordinates(rows, axes, "val_loss", "minimize")
+    p = C.parallel_coordinates(rows, axes, "val_loss", "minimize")
     assert p.labels == ["lstm1.num_output", "solver.type", "solver.base_lr", "val_loss \u2193"]
     assert p.lines.shape == (3, 4) and p.numbers == [0, 1, 2]
     assert np.allclose(p.lines[:, 0], [0.0, 0.5, 1.0])        # 8, 32, 128 in log scale
@@ -100,7 +101,7 @@ def test_the_pareto_front_of_two_objectives_is_optunas(project):
     reading = A.read_study(A.default_storage(project), "tiny")
     assert reading.facts.objectives == ["val_loss", "ms_per_step"]
     assert sorted(reading.front) == sorted(t.number for t in study.best_trials)
-    p = A.pareto(reading.rows, reading.facts.objectives, reading.front)
+    p = C.pareto(reading.rows, reading.facts.objectives, reading.front)
     complete = [r for r in reading.rows if r.state == "COMPLETE"]
     assert len(p.x) == len(complete) and p.on_front.sum() == len(study.best_trials)
     for x, y, on in zip(p.x, p.y, p.on_front):  # nothing beats a point of the front on both

@@ -8,6 +8,7 @@ import warnings
 import pytest
 
 from designer.search import analysis as A
+from designer.search import charts as C
 from designer.ui.experiments.launch import SearchOptions
 from tests.ui.experiments_fakes import search_project
 
@@ -129,7 +130,7 @@ def test_the_trials_axis_counts_in_whole_numbers_and_no_axis_name_is_cut(qtbot):
             for i in range(3)]
     axes = {"lstm1.num_output": A.Axis("lstm1.num_output", "int", 8, 24),
             "solver.base_lr": A.Axis("solver.base_lr", "float", 0.01, 0.03)}
-    chart.show_parallel(A.parallel_coordinates(rows, axes, "val_loss"))
+    chart.show_parallel(C.parallel_coordinates(rows, axes, "val_loss"))
     chart.show()
     qtbot.waitExposed(chart)
     names = chart.plot.getAxis("top")
@@ -147,7 +148,7 @@ def test_the_history_and_pareto_legends_sit_under_their_plots_off_every_point(qt
 
     from designer.ui.experiments.charts import HistoryChart, ParetoChart
     values = np.array([2.49, 2.48, 2.50, 2.94, 2.34, 3.34])
-    h = A.History(np.arange(6.0), values, np.minimum.accumulate(values))
+    h = C.History(np.arange(6.0), values, np.minimum.accumulate(values))
     history, pareto = HistoryChart(), ParetoChart()
     history.show_history(h, "val_loss", "minimize")
     for chart in (history, pareto):

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
-from designer.search.analysis import History, Pareto
+from designer.search.charts import History, Pareto
 from designer.ui.charts.curves import CompactAxis
 
 BEST = "#e8590c"        # the best so far, the Pareto front

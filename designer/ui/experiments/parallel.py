@@ -15,7 +15,8 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFontMetrics, QPalette
 from PySide6.QtWidgets import QApplication
 
-from designer.search.analysis import Parallel, fmt
+from designer.search.analysis import fmt
+from designer.search.charts import Parallel
 
 from designer.ui.experiments.charts import BEST, ChartBox, alpha, small_font
 

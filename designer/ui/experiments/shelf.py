@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QSplitter, QStackedWidget, QTabWidget
 
 from designer.search import analysis as A
+from designer.search import charts as C
 
 from designer.ui.experiments.charts import HistoryChart, ParetoChart
 from designer.ui.experiments.parallel import ImportanceChart, ParallelChart
@@ -71,11 +72,11 @@ class ChartShelf(QStackedWidget):
                 chart.clear("Trials appear here as the search finishes them.")
             return
         direction = facts.direction(objective)
-        self.history.show_history(A.history(rows, objective, direction), objective, direction)
-        self.parallel.show_parallel(A.parallel_coordinates(rows, axes, objective, direction))
+        self.history.show_history(C.history(rows, objective, direction), objective, direction)
+        self.parallel.show_parallel(C.parallel_coordinates(rows, axes, objective, direction))
         self.importance.show_importances(importances, why, objective)
         objectives = facts.objectives
-        self.pareto.show_front(A.pareto(rows, objectives, front) if len(objectives) > 1
+        self.pareto.show_front(C.pareto(rows, objectives, front) if len(objectives) > 1
                                else None, objectives, facts.directions)
 
     def refresh_theme(self) -> None:

@@ -55,10 +55,9 @@ class ExperimentsView(QWidget):
         A trial's run folder, to open in the training charts.
     message(str)
         A sentence for the window's status bar.
-    search_started(SearchOptions), search_ended(int)
-        A search began; it ended (its exit code).
+    search_started(SearchOptions), search_ended(int): a search began; it ended (its exit code).
     study_read(StudyReading)
-        The study was read from its storage (tests wait for it).
+        The study was read from its storage.
     """
 
     trial_opened = Signal(str)
