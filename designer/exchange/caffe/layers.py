@@ -318,7 +318,6 @@ CONVERTERS.update({
     "scale": _simple("Scale", ("x", "scale"), ("y",), _scale),
     "slice": _simple("Slice", ("x",), ("a", "b"), _slice),
     "concat": _simple("Concat", ("a", "b"), ("y",), _concat),
-    "lstmunit": _simple("LSTMUnit", ("c_prev", "gates", "cont"), ("c", "h")),
     "silence": _silence,
 })
 
