@@ -28,6 +28,7 @@ class UserError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from designer.training.new_from_data import designs  # the nets init draws
     p = argparse.ArgumentParser(
         prog="rnn-designer",
         description="Design, train and compare recurrent networks. Without a command, opens "
@@ -179,9 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "separated by commas; classify (CSV): the label column")
     i.add_argument("--horizon", type=int, metavar="STEPS", help="forecast: how many steps "
                    "ahead (default 1)")
-    i.add_argument("--net", choices=("rocket", "lstm-fcn"), default="rocket",
-                   help="classify: MiniRocket's random convolution features -> BatchNorm -> "
-                   "InnerProduct (default), or an LSTM-FCN")
+    nets = designs.NET_WORDS
+    i.add_argument("--net", choices=tuple(nets), default=next(iter(nets)),
+                   help="classify: " + "; ".join(f"{net}, {words}" for net, words in
+                                                  nets.items()) + " (default: %(default)s)")
     i.add_argument("--out", metavar="PROJECT.json", help="default: the file's name with "
                    ".json, in the working folder")
     add_table_limit(i)

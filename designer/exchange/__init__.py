@@ -7,10 +7,11 @@
 - :mod:`.commands` holds the ``export`` and ``import`` commands; :mod:`.source` is what an export
   starts from (a project or a run folder), :mod:`.errors` the one-sentence errors.
 
-Each recurrent cell writes (and reads) its own layers: it registers its writers into the
-registries here (:mod:`.writers`: ``onnx_export.recurrent.FUSED`` and ``NODES``,
-``pytorch_export.layers.LAYERS``, ``caffe.exporter.PARAMS``, ``caffe.layers.CONVERTERS``) from
-its folder, ``designer/cells/<cell>/exports/``; nothing here imports a cell.
+Each recurrent cell writes (and reads) its own layers, and the building blocks it owns: it
+registers its writers into the registries here (:mod:`.writers`: ``onnx_export.recurrent.FUSED``
+and ``NODES``, ``onnx_export.ops.CONVERTERS``, ``pytorch_export.layers.LAYERS``,
+``pytorch_export.snippets.CELL_HELPERS``, ``caffe.exporter.PARAMS``, ``caffe.layers.CONVERTERS``)
+from its folder, ``designer/cells/<cell>/exports/``; nothing here imports a cell.
 
 The Caffe room uses no torch; the ONNX and PyTorch exports import torch (and onnx) when used.
 """

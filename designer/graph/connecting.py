@@ -3,8 +3,8 @@ canvas shows while a wire is dragged (green, refused with a reason, or not yet j
 
 The layer is judged as a whole, as it would be with the link made: a port whose layer still
 lacks another required input is not called good, since what it carries can only be checked
-against that input (an LSTM's ``cont`` against its ``x``); what can be checked already (the
-kind of values the port takes) is.
+against that input (a recurrent layer's ``cont`` against its ``x``); what can be checked
+already (the kind of values the port takes) is.
 """
 from __future__ import annotations
 

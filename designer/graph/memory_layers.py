@@ -170,13 +170,6 @@ def _conv1d(ctx, params):
     return k
 
 
-def _lstm_unit(ctx, params):
-    # sigmoid and tanh keep their results (the 4H gates), tanh(c) and the products' operands
-    gates = ctx.numel(ctx.inputs[1])
-    return Kept(inputs=[0, 2], extra=4 * (gates + 2 * ctx.numel(ctx.outputs[0])),
-                backward=grads(ctx))
-
-
 def _batch_norm(ctx, params):
     """Keeps its input and the batch's mean and 1/std (C each); its running mean and variance
     are buffers, not learned (no gradient, no optimizer state): their 2C floats count here,
@@ -234,7 +227,7 @@ RULES.update({
     "ReLU": _relu, "GELU": _keeps_inputs, "Clip": _keeps_inputs, "Scale": _keeps_inputs,
     "Reshape": _views, "Slice": _views, "Concat": _views,
     "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
-    "LSTMUnit": _lstm_unit, "Conv1D": _conv1d,
+    "Conv1D": _conv1d,
     "SequencePool": _sequence_pool, "MiniRocket": _mini_rocket,
 })
 

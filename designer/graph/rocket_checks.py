@@ -3,9 +3,9 @@ before it whose only way to a loss runs through it never trains.
 
 MiniRocket's features are fixed once fitted (its biases come from the data, not from a
 gradient), and its output has no gradient to give its input. A layer with learned weights
-before it (an Embed, an LSTM, an InnerProduct...) still trains when another path leads from
-it to a loss; the warning names the nearest one that has none. Where a data layer feeding the
-chain gives float sequences in the MiniRocket's layout, the fix reads them directly.
+before it (an Embed, a recurrent layer, an InnerProduct...) still trains when another path
+leads from it to a loss; the warning names the nearest one that has none. Where a data layer
+feeding the chain gives float sequences in the MiniRocket's layout, the fix reads them directly.
 
 Called from :func:`designer.graph.lint.lint`.
 """

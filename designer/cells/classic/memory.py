@@ -1,5 +1,6 @@
 """What an LSTM, GRU, RNN or LSTMSimple layer keeps for the backward pass, per engine and
-device: the rule :mod:`designer.graph.memory_layers` applies to them.
+device: the rule :mod:`designer.graph.memory_layers` applies to them; and the LSTMUnit building
+block's.
 
 Counted with ``torch.autograd.graph.saved_tensors_hooks`` on the CPU
 (``tests/engines/net/test_memory.py``) and against the allocator's peak on an H200
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from designer.cells.classic.spec import CELLS
 from designer.graph import registry
-from designer.graph.memory_layers import Context, Kept, memory_rule
+from designer.graph.memory_layers import Context, Kept, grads, memory_rule
 
 # values per hidden unit, level and time step that a recurrent level keeps (see the module doc)
 UNROLLED_PER_LEVEL = {"LSTM": 6, "LSTMSimple": 6, "GRU": 5, "RNN": 2}
@@ -84,3 +85,12 @@ def classic_kept(ctx: Context, params: int) -> Kept:
             k.inputs, k.extra = [], k.extra + 2 * tokens * e
             k.weight_copies = 2 * params
     return k
+
+
+@memory_rule("LSTMUnit")
+def unit_kept(ctx: Context, params: int) -> Kept:
+    """LSTMUnit: sigmoid and tanh keep their results (the 4H gates), tanh(c) and the products'
+    operands."""
+    gates = ctx.numel(ctx.inputs[1])
+    return Kept(inputs=[0, 2], extra=4 * (gates + 2 * ctx.numel(ctx.outputs[0])),
+                backward=grads(ctx))

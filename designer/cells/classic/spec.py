@@ -1,6 +1,7 @@
 """The classic recurrent cells: LSTM, GRU and RNN (torch.nn's, on the cuDNN engine or the
 unrolled Caffe net; the LSTM also on PERSIST) and LSTMSimple (the junhyukoh caffe-lstm layer
-MyCaffe ships as LSTM_SIMPLE, always unrolled).
+MyCaffe ships as LSTM_SIMPLE, always unrolled); and LSTMUnit, the unrolled LSTM's unit (Caffe's
+LSTM_UNIT) as a building block users can draw.
 
 Their facts, said once: the gates of each (the unrolled net's order), the state each carries,
 the engines each runs on and whose tensors each engine holds.
@@ -13,7 +14,7 @@ from designer.graph.layers.common import bias_filler, num_output, weight_filler
 from designer.graph.layers.recurrent import (BATCH_FIRST, BIDIRECTIONAL, INPUTS, OUTPUTS,
                                              SIMPLE_INPUTS, STACK_DROPOUT, directions, infer,
                                              levels)
-from designer.graph.spec import LayerSpec, ParamSpec, PortSpec
+from designer.graph.spec import FLOAT, LayerSpec, ParamSpec, PortSpec, TensorInfo
 
 ENGINES = ("AUTO", "CUDNN", "CAFFE")  # AUTO, the default: the fastest, timed on a GPU
 CUDNN_HELD = {"AUTO": "CUDNN", "PERSIST": "CUDNN"}  # AUTO and PERSIST hold torch.nn's tensors
@@ -167,4 +168,40 @@ LSTM_SIMPLE = LayerSpec(
     cell=CELLS["LSTMSimple"],
 )
 
-SPECS = (LSTM, GRU, RNN, LSTM_SIMPLE)
+
+
+def _unit_infer(ctx):
+    c, x, cont = ctx.need_float("c_prev"), ctx.need_float("gates"), ctx.input("cont")
+    if c.rank < 1:
+        ctx.fail("c_prev", "a cell state (..., H)")
+    h = c.shape[-1]
+    want = tuple(c.shape[:-1]) + (D.mul(4, h),)
+    if x.rank != len(want) or not all(D.same(p, q) for p, q in zip(x.shape, want)):
+        ctx.fail("gates", f"gate inputs of shape {D.shape_str(want)} (4 x H for i, f, o, g)")
+    if not all(D.same(p, q) for p, q in zip(cont.shape, c.shape[:-1])) or cont.rank != c.rank - 1:
+        ctx.fail("cont", f"continuation flags of shape {D.shape_str(c.shape[:-1])}")
+    return [TensorInfo(c.shape, FLOAT), TensorInfo(c.shape, FLOAT)]
+
+
+LSTM_UNIT = LayerSpec(
+    id="LSTMUnit",
+    category="Building blocks",
+    caffe_type=CELLS["LSTM"].unit,
+    summary="One LSTM step: gates in, new cell and hidden state out",
+    help=(
+        "Caffe's LSTM unit. From the gate inputs in the order [i, f, o, g]: i, f, o = "
+        "sigmoid, g = tanh; c = cont * f * c_prev + i * g; h = o * tanh(c). The unrolled LSTM "
+        "runs one per time step."
+    ),
+    inputs=(
+        PortSpec("c_prev", "the previous cell state (..., H)"),
+        PortSpec("gates", "the gate pre-activations (..., 4H)"),
+        PortSpec("cont", "continuation flags (...): 0 forgets c_prev"),
+    ),
+    outputs=(PortSpec("c", "the new cell state"), PortSpec("h", "the new hidden state")),
+    params=(),
+    infer=_unit_infer,
+    flops=lambda ctx, outs: D.mul(CELLS["LSTM"].unit_flops, D.numel(outs[0].shape)),
+)
+
+SPECS = (LSTM, GRU, RNN, LSTM_SIMPLE, LSTM_UNIT)

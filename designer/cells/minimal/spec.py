@@ -6,8 +6,8 @@ so the whole sequence is one linear recurrence: the SCAN engine computes every s
 parallel scan in log space, the CAFFE engine step by step as its unrolled net (one SCALE and one
 unit per step). Both hold the same tensors per level and direction, ``W_xc`` (G*H x E) and
 ``b_c`` (G*H), G = 2 blocks [z, h] for MinGRU and 3 blocks [f, i, h] for MinLSTM; there is no
-recurrent matrix. The ports, batch layout, ``cont``, ``lengths`` and ``bidirectional`` are the
-LSTM's (:mod:`designer.graph.layers.recurrent`).
+recurrent matrix. The ports, batch layout, ``cont``, ``lengths`` and ``bidirectional`` are every
+recurrent layer's (:mod:`designer.graph.layers.recurrent`).
 """
 from __future__ import annotations
 
@@ -105,23 +105,24 @@ STATE = (
 
 MIN_GRU = _spec(
     "MinGRU", "minGRU: update gate and candidate from the input alone; a parallel scan trains it",
-    "minGRU (Feng et al., 2024, \"Were RNNs All We Needed?\"): a GRU whose gate and candidate "
-    "read only the current input. Each step: the update gate z = sigmoid(W_z x + b_z), the "
-    "candidate h~ = g(W_h x + b_h) with " + G_WORDS + ", and h = (1 - z) * h_prev + z * h~. "
-    "No reset gate and no recurrent matrix: 2H x E weights per level (blocks z, h), against a "
-    "GRU's 3H x (E + H). In log space, log z = -softplus(-k), log(1 - z) = -softplus(k) and "
-    "log h~ = log g(v), so the scan never leaves positive numbers." + STATE + VARIABLE,
+    "minGRU (Feng et al., 2024, \"Were RNNs All We Needed?\"): a gated recurrent unit whose "
+    "gate and candidate read only the current input. Each step: the update gate z = "
+    "sigmoid(W_z x + b_z), the candidate h~ = g(W_h x + b_h) with " + G_WORDS + ", and h = "
+    "(1 - z) * h_prev + z * h~. No reset gate and no recurrent matrix: 2H x E weights per "
+    "level (blocks z, h), against a gated recurrent unit's 3H x (E + H). In log space, log z = "
+    "-softplus(-k), log(1 - z) = -softplus(k) and log h~ = log g(v), so the scan never leaves "
+    "positive numbers." + STATE + VARIABLE,
 )
 MIN_LSTM = _spec(
     "MinLSTM", "minLSTM: normalised forget and input gates from the input alone; a parallel "
     "scan trains it",
-    "minLSTM (Feng et al., 2024, \"Were RNNs All We Needed?\"): an LSTM without output gate "
-    "or cell, whose gates read only the current input. Each step: the forget gate f = "
-    "sigmoid(W_f x + b_f) and the input gate i = sigmoid(W_i x + b_i), normalised to sum to "
-    "one (f' = f / (f + i), i' = i / (f + i)), the candidate h~ = g(W_h x + b_h) with "
-    + G_WORDS + ", and h = f' * h_prev + i' * h~. 3H x E weights per level (blocks f, i, h), "
-    "against an LSTM's 4H x (E + H); normalising keeps the state on the candidates' scale "
-    "however long the sequence." + STATE + VARIABLE,
+    "minLSTM (Feng et al., 2024, \"Were RNNs All We Needed?\"): a long short-term memory "
+    "without output gate or cell, whose gates read only the current input. Each step: the "
+    "forget gate f = sigmoid(W_f x + b_f) and the input gate i = sigmoid(W_i x + b_i), "
+    "normalised to sum to one (f' = f / (f + i), i' = i / (f + i)), the candidate h~ = "
+    "g(W_h x + b_h) with " + G_WORDS + ", and h = f' * h_prev + i' * h~. 3H x E weights per "
+    "level (blocks f, i, h), against a long short-term memory's 4H x (E + H); normalising "
+    "keeps the state on the candidates' scale however long the sequence." + STATE + VARIABLE,
 )
 
 SPECS = (MIN_GRU, MIN_LSTM)

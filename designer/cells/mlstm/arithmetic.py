@@ -27,7 +27,7 @@ after another (a few small products per chunk); the outputs of every chunk then 
 as batched matrix products. Padded steps (past a sequence's length, and the last chunk's
 fill) get log f = 0 and i~ = -inf: they keep the state exactly and pass no gradient.
 
-States are flattened per sequence so that they are carried like the LSTM's (h, c): C as
+States are flattened per sequence so that they are carried as any recurrent state is: C as
 (N, NH*d*d) (per head, rows the value's index and columns the key's), n (N, H), m (N, NH).
 
 Everything here uses torch alone: the PyTorch export copies these functions into ``model.py``.

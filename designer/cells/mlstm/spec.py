@@ -1,5 +1,5 @@
-"""mLSTM (Beck et al., 2024, "xLSTM: Extended Long Short-Term Memory"): an LSTM whose memory
-is a matrix per head, written with exponential input gates and read by a query.
+"""mLSTM (Beck et al., 2024, "xLSTM: Extended Long Short-Term Memory"): a long short-term memory
+whose cell is a matrix per head, written with exponential input gates and read by a query.
 
 Every gate and projection reads only the current input, so the whole sequence has a parallel
 form: the CHUNK engine computes it chunk by chunk (within a chunk the quadratic parallel form
@@ -10,7 +10,7 @@ tensors per level, ``W_xc`` ((4H + 2NH) x E) and ``b_c`` (4H + 2NH), in blocks
 
 The state of a level is (C, n, m): the matrix memory C (NH heads of H/NH x H/NH values), the
 normaliser n (H values) and the stabiliser m (one per head), each flattened to
-``(levels, N, values)`` so that it is carried, cut and checkpointed as the LSTM's (h, c) is.
+``(levels, N, values)`` so that it is carried, cut and checkpointed as any recurrent state is.
 
 The causal parallel form runs forwards only (the paper's mLSTM has no backward direction): a
 layer asked to run bidirectional is an error whose fix turns it off; a head count that does not
@@ -144,22 +144,21 @@ MLSTM = LayerSpec(
     id="mLSTM", category="Recurrent", caffe_type="MLSTM",
     summary="mLSTM (xLSTM): a matrix memory per head, exponential input gate, parallel form",
     help=(
-        "mLSTM (Beck et al., 2024, \"xLSTM\"): an LSTM whose cell is a matrix per head. Each "
-        "step, from the input alone: the query q = W_q x + b_q, the key k = (W_k x + b_k) / "
-        "sqrt(d) and the value v = W_v x + b_v (d = H/NH per head), the output gate o = "
-        "sigmoid(W_o x + b_o), and per head the input gate i = exp(i~) and the forget gate f "
-        "= sigmoid(f~) (or exp(f~)), i~ and f~ one number each from x. The matrix memory "
-        "takes the value at the key, C_t = f C_{t-1} + i v k^T, the normaliser sums the keys, "
-        "n_t = f n_{t-1} + i k, and the output reads the memory at the query: h~ = (C q) / "
-        "max(|n^T q|, 1), normalised per head (zero mean, unit variance over its d values; "
-        "cell_norm 'none' leaves it as it is), then gated: h = o * h~. An exponential "
-        "overflows, so a stabiliser m_t = max(log f + m_{t-1}, i~) is kept and C and n are "
-        "stored divided by exp(m): i becomes exp(i~ - m_t), f becomes exp(log f + m_{t-1} - "
-        "m_t) and the bound 1 becomes exp(-m_t); the outputs "
-        "are the same. No recurrent matrix: (4H + 2NH) x E weights per level (blocks q, k, v, "
-        "o, i, f). The state starts at zero and 'cont' = 0 sets it to zero. Sequences of "
-        "different lengths come padded at the end with their 'lengths': a padded step keeps "
-        "(C, n, m), outputs zero and passes no gradient, on both engines."
+        "mLSTM (Beck et al., 2024, \"xLSTM\"): a long short-term memory whose cell is a matrix "
+        "per head. Each step, from the input alone: the query q = W_q x + b_q, the key k = (W_k x "
+        "+ b_k) / sqrt(d) and the value v = W_v x + b_v (d = H/NH per head), the output gate o = "
+        "sigmoid(W_o x + b_o), and per head the input gate i = exp(i~) and the forget gate f = "
+        "sigmoid(f~) (or exp(f~)), i~ and f~ one number each from x. The matrix memory takes the "
+        "value at the key, C_t = f C_{t-1} + i v k^T, the normaliser sums the keys, n_t = f "
+        "n_{t-1} + i k, and the output reads the memory at the query: h~ = (C q) / max(|n^T q|, "
+        "1), normalised per head (zero mean, unit variance over its d values; cell_norm 'none' "
+        "leaves it as it is), then gated: h = o * h~. An exponential overflows, so a stabiliser "
+        "m_t = max(log f + m_{t-1}, i~) is kept and C and n are stored divided by exp(m): i "
+        "becomes exp(i~ - m_t), f becomes exp(log f + m_{t-1} - m_t) and the bound 1 becomes "
+        "exp(-m_t); the outputs are the same. No recurrent matrix: (4H + 2NH) x E weights per "
+        "level (blocks q, k, v, o, i, f). The state starts at zero and 'cont' = 0 sets it to "
+        "zero. Sequences of different lengths come padded at the end with their 'lengths': a "
+        "padded step keeps (C, n, m), outputs zero and passes no gradient, on both engines."
     ),
     inputs=INPUTS, outputs=OUTPUTS, params=PARAMS,
     infer=_infer_mlstm, count_params=_count, flops=_flops, cell=CELL,

@@ -1,5 +1,5 @@
-"""sLSTM (Beck et al., 2024, "xLSTM: Extended Long Short-Term Memory"): the scalar LSTM with
-exponential gating, a normaliser state and a stabiliser state, its recurrent weights
+"""sLSTM (Beck et al., 2024, "xLSTM: Extended Long Short-Term Memory"): the scalar long short-term
+memory with exponential gating, a normaliser state and a stabiliser state, its recurrent weights
 block-diagonal in heads.
 
 Per level and direction the layer holds ``W_xc`` (4H x E, gate blocks [i, f, z, o] of H rows),
@@ -7,7 +7,7 @@ Per level and direction the layer holds ``W_xc`` (4H x E, gate blocks [i, f, z, 
 gate blocks [i, f, z, o] of d rows). Both engines hold these same tensors: FUSED (the input
 transform of all steps as one GEMM, then the recurrence, the heads' matrices batched) and CAFFE
 (the unrolled net: per step SCALE, HEAD_INNER_PRODUCT, ELTWISE and SLSTM_UNIT). The ports,
-batch layout, ``cont``, ``lengths`` and ``bidirectional`` are the LSTM's
+batch layout, ``cont``, ``lengths`` and ``bidirectional`` are every recurrent layer's
 (:mod:`designer.graph.layers.recurrent`).
 """
 from __future__ import annotations
@@ -106,20 +106,20 @@ SLSTM = LayerSpec(
     id="sLSTM", category="Recurrent", caffe_type="SLSTM",
     summary="sLSTM (xLSTM): exponential input gate, normaliser and stabiliser, heads",
     help=(
-        "sLSTM (Beck et al., 2024, \"xLSTM\"): an LSTM whose input gate is exponential, so a "
-        "new input can outweigh all that is stored, kept finite by a normaliser and a "
-        "stabiliser. Each step, from the pre-activations W x + R h_prev + b (R block-diagonal "
-        "in heads): the input gate i = exp(i~), the forget gate f = sigmoid(f~) or exp(f~), the "
-        "cell input z = tanh(z~) and the output gate o = sigmoid(o~). The stabiliser m = "
-        "max(log f + m_prev, log i) keeps the exponentials in range: the gates are used as i' = "
-        "exp(log i - m) and f' = exp(log f + m_prev - m). The cell c = f' c_prev + i' z, the "
+        "sLSTM (Beck et al., 2024, \"xLSTM\"): a long short-term memory whose input gate is "
+        "exponential, so a new input can outweigh all that is stored, kept finite by a normaliser "
+        "and a stabiliser. Each step, from the pre-activations W x + R h_prev + b (R "
+        "block-diagonal in heads): the input gate i = exp(i~), the forget gate f = sigmoid(f~) or "
+        "exp(f~), the cell input z = tanh(z~) and the output gate o = sigmoid(o~). The stabiliser "
+        "m = max(log f + m_prev, log i) keeps the exponentials in range: the gates are used as i' "
+        "= exp(log i - m) and f' = exp(log f + m_prev - m). The cell c = f' c_prev + i' z, the "
         "normaliser n = f' n_prev + i' (the sum of the input gates' weights, so c / n is a "
         "weighted average of the z), and h = o * c / n. The state (h, c, n, m) starts at zero "
         "(where n is zero, m starts at log i, as the xLSTM code does); 'cont' = 0 sets it to "
         "zero. Sequences of different lengths come padded at the end with their 'lengths': a "
         "padded step keeps the state, outputs zero and passes no gradient, on both engines. "
-        "Bidirectional, a second chain reads each sequence backwards from its last valid step "
-        "and both outputs are joined, the forward half first."
+        "Bidirectional, a second chain reads each sequence backwards from its last valid step and "
+        "both outputs are joined, the forward half first."
     ),
     inputs=INPUTS, outputs=OUTPUTS, params=PARAMS,
     infer=_infer_slstm, count_params=_count, flops=_flops, cell=CELL,

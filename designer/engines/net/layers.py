@@ -7,7 +7,6 @@ from torch import nn
 
 from designer.engines.net.builders import BuildContext, builder
 from designer.engines.tensors.fillers import fill_bias, fill_weight
-from designer.engines.unrolled import lstm_unit
 
 
 class Feed(nn.Module):
@@ -280,8 +279,3 @@ def _scale(ctx: BuildContext) -> nn.Module:
         dims = x[a:] if p["num_axes"] < 0 else x[a:a + p["num_axes"]]
         shape = tuple(ctx.int_dim(d, "the scale size") for d in dims)
     return Scale(p["axis"], shape, p["bias_term"])
-
-
-@builder("LSTMUnit")
-def _lstm_unit(ctx: BuildContext) -> nn.Module:
-    return Lambda(lstm_unit, "LSTM_UNIT")

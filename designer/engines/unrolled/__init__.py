@@ -19,5 +19,5 @@ in the cell's order) and ``b_c`` (G), and the recurrent weights the cell's chain
 """
 from designer.engines.unrolled.module import (FAST_STEPS, FILLS, FastSteps,  # noqa: F401
                                               UnrolledRecurrent, fast_steps, fill_chains, fills)
-from designer.engines.unrolled.ops import (REFERENCE, UNIT_OPS, Run, lstm_unit,  # noqa: F401
-                                           run_reference, unit_op, weight_key)
+from designer.engines.unrolled.ops import (REFERENCE, UNIT_OPS, Run, run_reference,  # noqa: F401
+                                           unit_op, weight_key)

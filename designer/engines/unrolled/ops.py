@@ -79,16 +79,6 @@ def run_reference(exp: Expansion, weights: dict, blobs: dict, training: bool,
     return blobs
 
 
-def lstm_unit(c_prev, gates, cont):
-    """Caffe's LSTM_UNIT: gates [i, f, o, g]; c = cont * f * c_prev + i * g; h = o * tanh(c).
-    The LSTMUnit building block runs it as it is, and a cell whose chain carries c may."""
-    h = c_prev.shape[-1]
-    i, f, o = torch.sigmoid(gates[..., :3 * h]).split(h, -1)
-    g = torch.tanh(gates[..., 3 * h:])
-    c = f * (cont.unsqueeze(-1) * c_prev) + i * g
-    return c, o * torch.tanh(c)
-
-
 # -- the generic node types -----------------------------------------------------------------
 @unit_op("INNER_PRODUCT")
 def _inner_product(node: Node, b: list, run: Run) -> tuple:

@@ -1,11 +1,11 @@
 """Caffe and MyCaffe layer types, and how each becomes rnn-designer layers on import.
 
-One converter per Caffe type (matched without regard to case or underscores, so ``Lstm``,
-``LSTM`` and ``lstm`` are one type); the recurrent layers' come from their cells. A converter
-reads the layer's parameter block with Caffe's defaults, adds the equivalent layer(s) through
-the importer's builder, links the bottoms and registers the tops. What the file says that
-rnn-designer computes differently is written into the import notes; what it cannot compute at
-all is refused with one sentence.
+One converter per Caffe type (matched without regard to case or underscores, so ``InnerProduct``,
+``INNER_PRODUCT`` and ``innerproduct`` are one type); the recurrent layers' come from their cells.
+A converter reads the layer's parameter block with Caffe's defaults, adds the equivalent layer(s)
+through the importer's builder, links the bottoms and registers the tops. What the file says that
+rnn-designer computes differently is written into the import notes; what it cannot compute at all
+is refused with one sentence.
 """
 from __future__ import annotations
 
@@ -319,7 +319,6 @@ CONVERTERS.update({
     "scale": _simple("Scale", ("x", "scale"), ("y",), _scale),
     "slice": _simple("Slice", ("x",), ("a", "b"), _slice),
     "concat": _simple("Concat", ("a", "b"), ("y",), _concat),
-    "lstmunit": _simple("LSTMUnit", ("c_prev", "gates", "cont"), ("c", "h")),
     "silence": _silence,
 })
 

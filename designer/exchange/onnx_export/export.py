@@ -83,9 +83,7 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
             values[(name, 0)] = _recurrent(b, graph, name, module, ins[0], lengths,
                                            timed.get(name), states, notes)
             continue
-        convert = CONVERTERS.get(layer.type)
-        if convert is None:
-            raise ExchangeError(f"{name}: a {layer.type} layer has no ONNX form yet")
+        convert = CONVERTERS.of_type(layer.type, name)
         from designer.graph.shapes import resolve_params
         params = resolve_params(layer.spec, layer.params, graph.dims)
         for i, value in enumerate(convert(b, name, module, params, ins, shapes)):

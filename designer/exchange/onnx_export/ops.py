@@ -2,7 +2,8 @@
 
 Every converter gets the ``OnnxBuilder``, the layer's name, its built module, its effective
 parameters, the names of its input values and their shapes (as the graph inferred them), and
-returns the names of its output values. Shapes are never
+returns the names of its output values; :data:`CONVERTERS` holds them by layer type (a building
+block that belongs to a cell is written by its cell's exports). Shapes are never
 baked in where they depend on the data: Caffe's Reshape and InnerProduct flattening go through
 ONNX ``Reshape`` with 0 (copy this dim) and -1 (infer), or through ``Shape`` and ``Concat``.
 """
@@ -15,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from designer.exchange.onnx_export.pooling import sequence_pool
 from designer.exchange.onnx_export.rocket import mini_rocket
+from designer.exchange.writers import Writers
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -217,24 +219,6 @@ def scale(b, name, module, p, ins, shapes):
     return [y]
 
 
-def lstm_unit(b, name, c_prev, gates, cont, hidden: int):
-    """Caffe's LSTM_UNIT: gates [i, f, o, g]; c = cont * f * c_prev + i * g; h = o * tanh(c)."""
-    axis = b.ints(f"{name}/last", [-1])
-    ifo = b.op("Sigmoid", [b.op("Slice", [gates, b.ints(f"{name}/s0", [0]),
-                                          b.ints(f"{name}/s3", [3 * hidden]), axis],
-                                f"{name}/ifo_in")], f"{name}/ifo")
-    g = b.op("Tanh", [b.op("Slice", [gates, b.ints(f"{name}/g0", [3 * hidden]),
-                                     b.ints(f"{name}/g1", [4 * hidden]), axis],
-                           f"{name}/g_in")], f"{name}/g")
-    i, f, o = b.op("Split", [ifo, b.ints(f"{name}/split", [hidden] * 3)], f"{name}/gate",
-                   outputs=3, axis=-1)
-    keep = b.op("Unsqueeze", [cont, axis], f"{name}/cont")
-    kept = b.op("Mul", [f, b.op("Mul", [keep, c_prev], f"{name}/c_conted")], f"{name}/fc")
-    c = b.op("Add", [kept, b.op("Mul", [i, g], f"{name}/ig")], f"{name}/c")
-    h = b.op("Mul", [o, b.op("Tanh", [c], f"{name}/tanh_c")], f"{name}/h")
-    return c, h
-
-
 def sequence_last(b, name, module, p, ins, shapes):
     """Each sequence's step ``lengths - 1`` (clamped into the steps; the last step without
     lengths); for a bidirectional input the backward half is read at the first step."""
@@ -267,10 +251,6 @@ def sequence_last(b, name, module, p, ins, shapes):
     backward = b.op("Slice", [first, b.ints(f"{name}/b0", [half]),
                               b.ints(f"{name}/b1", [INT64_MAX]), axis], f"{name}/backward")
     return [b.op("Concat", [forward, backward], name, axis=1)]
-
-
-def lstm_unit_layer(b, name, module, p, ins, shapes):
-    return list(lstm_unit(b, name, ins[0], ins[1], ins[2], int(shapes[0][-1])))
 
 
 def conv1d(b, name, module, p, ins, shapes):
@@ -330,12 +310,15 @@ def layer_norm(b, name, module, p, ins, shapes):
                  epsilon=float(module.eps))]
 
 
-CONVERTERS = {
+# layer type -> converter(b, name, module, p, ins, shapes) -> its output values; a building
+# block a cell owns registers its own from the cell's exports
+CONVERTERS = Writers("ONNX form")
+CONVERTERS.update({
     "BatchNorm": batch_norm, "LayerNorm": layer_norm,
     "Embed": embed, "InnerProduct": inner_product, "Reshape": reshape, "Dropout": identity,
     "ReLU": relu, "TanH": unary("Tanh"), "Sigmoid": unary("Sigmoid"), "GELU": gelu,
     "Softmax": softmax,
     "Clip": clip, "Eltwise": eltwise, "Concat": concat, "Slice": slice_, "Scale": scale,
-    "LSTMUnit": lstm_unit_layer, "SequenceLast": sequence_last, "Conv1D": conv1d,
+    "SequenceLast": sequence_last, "Conv1D": conv1d,
     "SequencePool": sequence_pool, "MiniRocket": mini_rocket,
-}
+})

@@ -27,9 +27,8 @@ from designer.exchange.pytorch_export.snippets import (data_constant, helper_nam
 from designer.exchange.source import ModelSource
 
 RESERVED = {"self", "state", "new_state", "torch", "nn", "F", "tokens", "data", "cont", "Model",
-            "load", "caffe_reshape", "lstm_unit", "Path", "VOCAB", "lengths", "packed",
-            "sequence_last", "DATA", "test_input", "batch_norm", "conv_over_time",
-            "sequence_pool", "math", "MiniRocket"}
+            "load", "caffe_reshape", "Path", "VOCAB", "lengths", "sequence_last", "DATA",
+            "test_input", "batch_norm", "conv_over_time", "sequence_pool", "math", "MiniRocket"}
 TRAINING_ONLY = ("SoftmaxWithLoss", "Accuracy", "EuclideanLoss", "L1Loss")
 
 

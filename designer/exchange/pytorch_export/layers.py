@@ -125,11 +125,6 @@ def _scale(w, name, var, p, x) -> str:
     return expr
 
 
-def _lstm_unit(w, name, var, p, x) -> str:
-    w.helpers.add("lstm_unit")
-    return f"lstm_unit({x}, {w._in(name, 1)}, {w._in(name, 2)})"
-
-
 def _sequence_last(w, name, var, p, x) -> str:
     w.helpers.add("sequence_last")
     return (f"sequence_last({x}, {w._in(name, 1)}, batch_first={p['batch_first']}, "
@@ -145,6 +140,5 @@ LAYERS.update({
     "Clip": _expression(_clip), "Reshape": _expression(_reshape),
     "Eltwise": _expression(_eltwise), "Concat": _expression(_concat),
     "Slice": _expression(_slice, commented=False), "Scale": _expression(_scale),
-    "LSTMUnit": _expression(_lstm_unit, commented=False),
     "SequencePool": _expression(sequence_pool), "SequenceLast": _expression(_sequence_last),
 })

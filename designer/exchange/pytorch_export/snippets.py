@@ -1,11 +1,11 @@
 """The fixed pieces of an exported ``model.py``: helper functions, the data constant, the
 ``__main__`` block.
 
-Each helper is written out only when a layer of the net needs it, and computes what the
-designer's engine computes (``designer.engines.net.layers`` and the cells' engines). A cell whose
-layer torch.nn lacks adds its class and functions to :data:`CELL_HELPERS` from its
-``exports/pytorch.py``: helper name -> what makes its text (:func:`pytorch_copies.cell_source`),
-called when first written. The cells' helpers follow the others, in the order of their names.
+Each helper is written out only when a layer of the net needs it, and computes what the designer's
+engine computes (``designer.engines.net.layers`` and the cells' engines). A cell adds its own to
+:data:`CELL_HELPERS` from its ``exports/pytorch.py``: helper name -> what makes its text (for a
+cell torch.nn lacks, its class and functions: :func:`pytorch_copies.cell_source`), called when
+first written. The cells' helpers follow the others, in the order of their names.
 """
 from __future__ import annotations
 
@@ -25,48 +25,6 @@ def caffe_reshape(x, shape, axis, num_axes):
     end = x.dim() if num_axes < 0 else a + num_axes
     new = [x.shape[a + i] if s == 0 else s for i, s in enumerate(shape)]
     return x.reshape(*x.shape[:a], *new, *x.shape[end:])
-'''
-
-LSTM_UNIT = '''
-def lstm_unit(c_prev, gates, cont):
-    """One LSTM step, Caffe's LSTM_UNIT: gates [i, f, o, g]."""
-    h = c_prev.shape[-1]
-    i, f, o = torch.sigmoid(gates[..., :3 * h]).split(h, -1)
-    g = torch.tanh(gates[..., 3 * h:])
-    c = f * (cont.unsqueeze(-1) * c_prev) + i * g
-    return c, o * torch.tanh(c)
-'''
-
-PACKED = '''
-def packed(rnn, x, state, lengths):
-    """Run ``rnn`` over padded sequences, sequence n valid for its first ``lengths[n]`` steps
-    (``None``: all of them):
-    padded steps give zeros and the final state is each sequence's after its last valid step
-    (the backward direction's: after the first step). A length of 0 gives no output and leaves
-    the state as it came in."""
-    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-    if lengths is None:  # every step counts
-        return rnn(x, state)
-    first = rnn.batch_first
-    lengths = lengths.to("cpu", torch.int64)
-    steps, n = (x.shape[1], x.shape[0]) if first else (x.shape[0], x.shape[1])
-    if state is None:
-        zeros = x.new_zeros(rnn.num_layers * (2 if rnn.bidirectional else 1), n,
-                            rnn.hidden_size)
-        state = (zeros, zeros.clone()) if isinstance(rnn, nn.LSTM) else zeros
-    seqs = pack_padded_sequence(x, lengths.clamp(min=1), batch_first=first,
-                                enforce_sorted=False)
-    y, new = rnn(seqs, state)
-    y, _ = pad_packed_sequence(y, batch_first=first, total_length=steps)
-    alive = (lengths > 0).to(x.device)
-    if not bool(alive.all()):
-        y = torch.where(alive.view((-1, 1, 1) if first else (1, -1, 1)), y, 0.0)
-        keep = alive.view(1, -1, 1)
-        if isinstance(new, tuple):
-            new = tuple(torch.where(keep, a, b) for a, b in zip(new, state))
-        else:
-            new = torch.where(keep, new, state)
-    return y, new
 '''
 
 SEQUENCE_LAST = '''
@@ -128,8 +86,8 @@ def batch_norm(bn, x, lengths, batch_first):
     return y.to(x.dtype)
 '''
 
-HELPERS = {"batch_norm": BATCH_NORM, "caffe_reshape": CAFFE_RESHAPE, "lstm_unit": LSTM_UNIT,
-           "packed": PACKED, "sequence_last": SEQUENCE_LAST, "conv_over_time": CONV_OVER_TIME}
+HELPERS = {"batch_norm": BATCH_NORM, "caffe_reshape": CAFFE_RESHAPE,
+           "sequence_last": SEQUENCE_LAST, "conv_over_time": CONV_OVER_TIME}
 
 SEQUENCE_POOL = '''
 def sequence_pool(x, lengths, method, batch_first, score=None):

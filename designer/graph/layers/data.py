@@ -100,7 +100,8 @@ WAV_AUDIO = LayerSpec(
         "Reads a WAV file (PCM 8/16/24/32-bit or float, mono or stereo, any rate; stereo is "
         "mixed to mono) and quantises each sample to a class: mu-law to 256 classes, or 128 "
         "uniform buckets between the file's minimum and maximum as MyCaffe does. The net "
-        "then learns to predict the next sample's class, like a Char-RNN over sound."
+        "then learns to predict the next sample's class, as a character-level language model "
+        "predicts the next character."
     ),
     inputs=(),
     outputs=SEQ_OUTPUTS,

@@ -136,8 +136,9 @@ SCALE = LayerSpec(
     summary="Multiplies by a learned or given scale, broadcast along 'axis'",
     help=(
         "Multiplies the input element-wise by a scale broadcast from 'axis' on: the second "
-        "input when it is connected (the unrolled LSTM scales h by the continuation flags this "
-        "way), else a learned scale over num_axes dims, plus an optional learned bias."
+        "input when it is connected (an unrolled recurrent layer scales h by the continuation "
+        "flags this way), else a learned scale over num_axes dims, plus an optional learned "
+        "bias."
     ),
     inputs=(X, PortSpec("scale", "the scale to multiply by (optional)", FLOAT, optional=True)),
     outputs=(Y,),

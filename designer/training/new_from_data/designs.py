@@ -21,10 +21,12 @@ from designer.graph.layers.rocket import REMEMBER_BYTES
 from designer.graph.layout import layered_positions
 from designer.graph.model import Graph
 
-# the convolution blocks of the classifier: (filters, kernel)
-# the classifiers ``init`` draws (its ``net``), in words for a picker
+# the classifiers ``init`` draws (its ``net``, the first by default), in words for a picker
+# and the command line's help, and as a sentence names them
 NET_WORDS = {"rocket": "MiniRocket features -> BatchNorm -> InnerProduct",
              "lstm-fcn": "LSTM-FCN (convolutions beside an LSTM)"}
+NET_NAMES = {"rocket": "MiniRocket's features", "lstm-fcn": "an LSTM-FCN"}
+# the convolution blocks of the classifier: (filters, kernel)
 FCN_BLOCKS = ((128, 8), (256, 5), (128, 3))
 FCN_LSTM = 8          # the LSTM beside them: a few units read the order the convolutions miss
 FCN_DROPOUT = 0.5
@@ -144,6 +146,14 @@ def classifier_words(classes: int) -> str:
             f"-> InnerProduct {classes} -> SoftmaxWithLoss, Accuracy")
 
 
+def forecaster_words(g: Graph, outputs: int) -> str:
+    """The forecaster drawn in ``g`` in one line, for init's report: its recurrent layer's
+    type and size as drawn, and its ``outputs`` forecasts."""
+    rnn = g.layer("lstm1")
+    return (f"{rnn.type} {rnn.params['num_output']} -> SequenceLast -> InnerProduct {outputs} "
+            "-> EuclideanLoss")
+
+
 def forecaster(g: Graph, hidden: int, outputs) -> None:
     """LSTM -> SequenceLast -> InnerProduct -> EuclideanLoss below the data layer."""
     g.add_layer("LSTM", "lstm1", {"num_output": hidden}, (0, 110))
@@ -155,7 +165,6 @@ def forecaster(g: Graph, hidden: int, outputs) -> None:
     g.add_layer("EuclideanLoss", "loss", {}, (0, 440))
     g.connect("ip1", "y", "loss", "pred")
     g.connect("data", "label", "loss", "label")
-
 
 
 # ----------------------------------------------------------- what `rnn-designer search` varies --

@@ -2,10 +2,9 @@
 
 A ``.ts`` file, or a long-format CSV (a series id first whose rows come in runs, a label
 constant within each series), is labelled sequences to classify; any other CSV or a ``.npy``
-is a series to forecast. A forecaster is data -> LSTM -> SequenceLast -> InnerProduct ->
-EuclideanLoss; a classifier is MiniRocket's random convolution features -> BatchNorm ->
-InnerProduct, or with ``net="lstm-fcn"`` an LSTM-FCN (a convolution branch beside an LSTM;
-both in `designs`).
+is a series to forecast. A forecaster reads its windows with a recurrent layer; a classifier is
+MiniRocket's random convolution features -> BatchNorm -> InnerProduct, or another of the nets
+`designs` draws (``net``); its module doc says what each is.
 Each is sized from what the file holds, with enough steps to learn and few enough to train
 on a CPU in a couple of minutes (MiniRocket's classifier all its 2,000 steps where its
 features, remembered on a CPU, allow it, and on a machine with a GPU), and carries a ``search`` section: what ``rnn-designer
@@ -34,7 +33,7 @@ BUDGET_MS = 100_000   # the training steps' share of "a couple of minutes" on a 
 FRAME_STEPS = 128     # sequences longer than this are read in frames that make them as long
 CLASSIFIER_STEPS = 1500  # the classifier's training steps, where the CPU budget allows
 ROCKET_FRAME_STEPS = 4096  # MiniRocket reads every step of sequences up to this long
-NETS = ("rocket", "lstm-fcn")  # the classifiers init draws
+NETS = tuple(designs.NET_WORDS)  # the classifiers init draws
 
 
 class InitError(Exception):
@@ -55,8 +54,8 @@ def init_project(data: str | os.PathLike, task: str | None = None, target: str |
                  replace: bool = False, net: str = "rocket") -> tuple[Path, list[str]]:
     """Write the project for ``data``; returns its path and lines that say what was chosen.
 
-    ``net``: the classifier drawn, ``rocket`` (MiniRocket's features, the default) or
-    ``lstm-fcn``.
+    ``net``: the classifier drawn, one of :data:`NETS` (``designs.NET_WORDS`` says what each
+    is); ``rocket``, MiniRocket's features, by default.
 
     ``replace``: write over an existing ``out`` (the window asks the user first); the file is
     written atomically either way, so a failure leaves what was there.
@@ -151,9 +150,8 @@ def _forecaster(path: Path, where: str, target: str, horizon: int) -> tuple[Proj
     start = {"change": "the last value seen", "season": "the value one season before"}
     season += f"; the net forecasts the change from {start[params['predict']]}"
     lines = [f"data: {source.describe()}{season}",
-             f"net: LSTM {hidden} -> SequenceLast -> InnerProduct "
-             f"{source.horizon * len(source.targets)} -> EuclideanLoss; {steps:,} steps of "
-             f"{batch}"]
+             f"net: {designs.forecaster_words(g, source.horizon * len(source.targets))}; "
+             f"{steps:,} steps of {batch}"]
     lines += [f"note: {n}" for n in source.notes]
     return project, lines
 
@@ -208,13 +206,13 @@ def _classifier(path: Path, where: str, label: str, net: str) -> tuple[Project, 
     g.add_layer("SequenceClasses", "data", layer_params, (0, 0))
     if net == "rocket":
         designs.rocket_classifier(g, source.num_classes)
-        what, words = "MiniRocket's features", designs.rocket_words(source.num_classes)
+        words = designs.rocket_words(source.num_classes)
     else:
         designs.classifier(g, source.num_classes)
-        what, words = "an LSTM-FCN", designs.classifier_words(source.num_classes)
+        words = designs.classifier_words(source.num_classes)
     project = Project(g, description=(
         f"Classifies the sequences of {path.name} into {source.num_classes} classes with "
-        f"{what}; made by rnn-designer init."))
+        f"{designs.NET_NAMES[net]}; made by rnn-designer init."))
     if net == "rocket":
         _solver(project, steps, evals, lr, policy="fixed")
         project.search = designs.rocket_search(steps)

@@ -26,9 +26,11 @@ LENGTHS = torch.tensor([7, 3, 0, 5])
 
 
 def cell_helpers() -> dict:
-    """Helper name -> (the cell's package, its prefix): the helpers the cells add."""
+    """Helper name -> (the cell's package, its prefix): the helpers the cells copy from their
+    arithmetic (a cell's other helpers, fixed text, are left out)."""
     helpers(set())  # the cells' exports registered
-    return {name: (made.args[0], made.args[1]) for name, made in CELL_HELPERS.items()}
+    return {name: (made.args[0], made.args[1]) for name, made in CELL_HELPERS.items()
+            if getattr(made, "func", None) is cell_source}
 
 
 def tokens(text: str) -> list:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from designer.engines.unrolled import fast_steps, fill_chains, fills, lstm_unit, unit_op
+from designer.engines.unrolled import fast_steps, fill_chains, fills, unit_op
 from designer.cells.classic.spec import CELLS
 from designer.cells.classic.engines.step_plans import (compile_lstm_plan, compile_step_plan,
                                                        run_lstm_plan, run_step_plan)
@@ -34,6 +34,16 @@ class _ClipGrad(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g.clamp(-ctx.threshold, ctx.threshold), None
+
+
+def lstm_unit(c_prev, gates, cont):
+    """Caffe's LSTM_UNIT: gates [i, f, o, g]; c = cont * f * c_prev + i * g; h = o * tanh(c).
+    The LSTM's and LSTMSimple's steps run it, and the LSTMUnit building block as it is."""
+    h = c_prev.shape[-1]
+    i, f, o = torch.sigmoid(gates[..., :3 * h]).split(h, -1)
+    g = torch.tanh(gates[..., 3 * h:])
+    c = f * (cont.unsqueeze(-1) * c_prev) + i * g
+    return c, o * torch.tanh(c)
 
 
 @unit_op(CELLS["LSTM"].unit)

@@ -2,12 +2,14 @@
 and ``RNN`` (which MyCaffe lacks; the file names it so), and ``LstmSimple`` (the caffe-lstm
 layer, ``lstm_simple_param``), written with what MyCaffe would run otherwise in the notes; and
 read back from Caffe's and MyCaffe's files (an ``RNN`` of the CAFFE engine as an RNN followed
-by its output transform, which Caffe's layer adds).
+by its output transform, which Caffe's layer adds). Caffe's ``LSTMUnit`` is read as the LSTMUnit
+building block.
 """
 from __future__ import annotations
 
 from designer.exchange.caffe.exporter import CAFFE_TYPES, PARAMS, bias, filler
-from designer.exchange.caffe.layers import (CONVERTERS, ENGINES, RECURRENT, fillers, num,
+from designer.cells.classic.spec import LSTM_UNIT
+from designer.exchange.caffe.layers import (CONVERTERS, ENGINES, RECURRENT, fillers, key, num,
                                             param)
 from designer.exchange.errors import ExchangeError
 from designer.exchange.caffe.textformat import Enum, Message
@@ -130,3 +132,11 @@ def _lstm_simple(b, layer):
 for _key, _kind in KINDS.items():
     CONVERTERS.register(_key)(_recurrent(_kind))
 RECURRENT.update(KINDS, ("lstmsimple",))
+
+
+@CONVERTERS.register(key(LSTM_UNIT.caffe_type))
+def _lstm_unit(b, layer):
+    """Caffe's LSTMUnit: bottoms (c_prev, gates, cont), tops (c, h)."""
+    made = b.add(layer, LSTM_UNIT.id, {})
+    b.wire(layer, made, tuple(p.name for p in LSTM_UNIT.inputs),
+           tuple(p.name for p in LSTM_UNIT.outputs))

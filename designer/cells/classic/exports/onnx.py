@@ -16,15 +16,16 @@ final state is each sequence's after its last valid step (the backward direction
 0), as torch's packed sequences. A length of 0 is run as 1 and then undone (no output, the
 state as it came in), which is what the designer's engines do.
 
-The unrolled net (``--unrolled``) writes per step an LSTM_UNIT (:func:`designer.exchange.
-onnx_ops.lstm_unit`, Caffe's) or a GRU_UNIT; an RNN's unit is a TANH or RELU node.
+The unrolled net (``--unrolled``) writes per step an LSTM_UNIT (:func:`lstm_unit`, Caffe's) or a
+GRU_UNIT; an RNN's unit is a TANH or RELU node. The LSTMUnit building block is one LSTM_UNIT.
 """
 from __future__ import annotations
 
 import numpy as np
 from onnx import TensorProto
 
-from designer.exchange.onnx_export.ops import OnnxBuilder, lstm_unit, tensor
+from designer.cells.classic.spec import CELLS, LSTM_UNIT
+from designer.exchange.onnx_export.ops import CONVERTERS, OnnxBuilder, tensor
 from designer.exchange.onnx_export.recurrent import FUSED, NODES, UnrolledLayer, split_levels
 
 TORCH_TO_ONNX = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
@@ -110,9 +111,33 @@ def standard_ops(b: OnnxBuilder, name: str, module, x: str, states: list[str], l
     return x, finals
 
 
-@NODES.register("LSTM_UNIT")
+def lstm_unit(b, name, c_prev, gates, cont, hidden: int):
+    """Caffe's LSTM_UNIT: gates [i, f, o, g]; c = cont * f * c_prev + i * g; h = o * tanh(c)."""
+    axis = b.ints(f"{name}/last", [-1])
+    ifo = b.op("Sigmoid", [b.op("Slice", [gates, b.ints(f"{name}/s0", [0]),
+                                          b.ints(f"{name}/s3", [3 * hidden]), axis],
+                                f"{name}/ifo_in")], f"{name}/ifo")
+    g = b.op("Tanh", [b.op("Slice", [gates, b.ints(f"{name}/g0", [3 * hidden]),
+                                     b.ints(f"{name}/g1", [4 * hidden]), axis],
+                           f"{name}/g_in")], f"{name}/g")
+    i, f, o = b.op("Split", [ifo, b.ints(f"{name}/split", [hidden] * 3)], f"{name}/gate",
+                   outputs=3, axis=-1)
+    keep = b.op("Unsqueeze", [cont, axis], f"{name}/cont")
+    kept = b.op("Mul", [f, b.op("Mul", [keep, c_prev], f"{name}/c_conted")], f"{name}/fc")
+    c = b.op("Add", [kept, b.op("Mul", [i, g], f"{name}/ig")], f"{name}/c")
+    h = b.op("Mul", [o, b.op("Tanh", [c], f"{name}/tanh_c")], f"{name}/h")
+    return c, h
+
+
+@NODES.register(CELLS["LSTM"].unit)
 def _lstm_unit(layer: UnrolledLayer, node, hint: str, bot: list) -> list:
     return list(lstm_unit(layer.b, hint, bot[0], bot[1], bot[2], layer.hidden))
+
+
+@CONVERTERS.register(LSTM_UNIT.id)
+def lstm_unit_layer(b, name, module, p, ins, shapes):
+    """The LSTMUnit building block: one LSTM_UNIT of its inputs (c_prev, gates, cont)."""
+    return list(lstm_unit(b, name, ins[0], ins[1], ins[2], int(shapes[0][-1])))
 
 
 @NODES.register("GRU_UNIT")

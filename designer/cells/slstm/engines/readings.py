@@ -2,9 +2,9 @@
 
 A level is read from ``gate_input_t`` with the normaliser and stabiliser the step found, which
 give the stabilised gates i' and f' (each in [0, 1]), the cell input z = tanh(z~) (named ``g``
-here, as the LSTM's candidate) and o, and ``c_t``, ``n_t`` (the normaliser) and ``h_t``.
-Parity compares the FUSED engine with the unrolled net, from a starting normaliser drawn
-positive, as any n the layer makes is.
+here, as a long short-term memory names its candidate) and o, and ``c_t``, ``n_t`` (the
+normaliser) and ``h_t``. Parity compares the FUSED engine with the unrolled net, from a starting
+normaliser drawn positive, as any n the layer makes is.
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ their ``4U x d`` rows of ``W_hc``, and meets the head's other programs at a barr
 (every program resident at once: the barrier waits for all of them): 8 at 4x128 (32 programs at
 N=16, 128 at N=64), 4 at 8x64 (32 / 128). Expected: a step's time falls from the time one SM
 takes to stream ``4d x d`` to that of ``4U x d`` (1/8 at 4x128) plus one barrier (a few
-microseconds, as the LSTM's PERSIST kernels pay); not measured yet. Split programs run 4 warps
+microseconds, as the PERSIST engine's kernels pay); not measured yet. Split programs run 4 warps
 and 16-deep products (``KC``), which build for sm_90 with no spill; one program a head runs 8
 warps, ``JC`` = ``KC`` = 32 (at most 32 bytes spilled; 64-wide chunks spill hundreds). fp32
 products run on the tensor cores in three TF32 passes (``"tf32x3"``, about fp32's accuracy) on
