@@ -236,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("docs", help="open the documentation in the browser, built first when "
                        "the code or its pages changed")
     d.add_argument("--layer", metavar="TYPE", help="open it at this layer type's section of the "
-                   "layer reference (LSTM, Conv1D, ...)")
+                   "layer reference (e.g. Conv1D)")
     d.add_argument("--no-open", action="store_true", help="print where the documentation is "
                    "instead of opening it")
     return p

@@ -2,8 +2,9 @@
 that layer on the canvas.
 
 A data layer is drawn alone, reading a small sample file of its kind. Any other layer is fed
-from one of a few small nets (characters through an Embed and an LSTM; labelled sequences and
-a series through an LSTM and its last step): each required input takes the first output that
+from one of a few small nets (characters through an Embed and a recurrent layer; labelled
+sequences and a series through a recurrent layer and its last step; the recurrent layer is the
+first the registry holds): each required input takes the first output that
 leaves the layer without a problem (an output of the same name first, as a ``label`` feeds a
 ``label``), and an optional input is linked where an output of its name is there and the
 layer stays good. The picture holds the layer and what feeds it. A layer that no such net
@@ -31,19 +32,20 @@ SAMPLE_PARAMS = {
     "TimeSeries": {"file": "series.csv"},
     "SequenceClasses": {"file": "sequences.csv"},
 }
+RECURRENT = "recurrent"  # stands for the first recurrent layer type the registry holds
 # the small nets a layer may be fed from: the data layer, then (name, type, params, fed by)
 FEEDERS = (
     ("CharText", (("embed", "Embed", {"num_output": 15}, ("data", "data", "x")),
-                  ("lstm", "LSTM", {}, ("embed", "y", "x")),
+                  ("lstm", RECURRENT, {}, ("embed", "y", "x")),
                   ("logits", "InnerProduct", {"num_output": "V", "axis": 2},
                    ("lstm", "y", "x")))),
-    ("SequenceClasses", (("lstm", "LSTM", {}, ("data", "data", "x")),
+    ("SequenceClasses", (("lstm", RECURRENT, {}, ("data", "data", "x")),
                          ("last", "SequenceLast", {}, ("lstm", "y", "x")),
                          ("logits", "InnerProduct", {"num_output": "K"}, ("last", "y", "x")))),
-    ("TimeSeries", (("lstm", "LSTM", {}, ("data", "data", "x")),
+    ("TimeSeries", (("lstm", RECURRENT, {}, ("data", "data", "x")),
                     ("last", "SequenceLast", {}, ("lstm", "y", "x")),
                     ("pred", "InnerProduct", {"num_output": "P"}, ("last", "y", "x")))),
-    # one step of an unrolled LSTM: its state and its four gates' pre-activations
+    # one step of an unrolled cell: its state and its four gates' pre-activations
     ("CharText", (("embed", "Embed", {"num_output": 15}, ("data", "data", "x")),
                   ("c_prev", "InnerProduct", {"num_output": 16, "axis": 2}, ("embed", "y", "x")),
                   ("gates", "InnerProduct", {"num_output": 64, "axis": 2},
@@ -118,6 +120,8 @@ def _feeder(data: str, chain, folder: Path) -> Graph:
     with g.bulk():
         g.add_layer(data, "data", params=SAMPLE_PARAMS.get(data))
         for name, kind, params, (src, port, dst_port) in chain:
+            if kind == RECURRENT:
+                kind = registry.recurrent_kinds()[0]
             g.add_layer(kind, name, params=params)
             g.connect(src, port, name, dst_port)
     return g

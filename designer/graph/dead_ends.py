@@ -5,7 +5,7 @@ train to no end and cost their memory and time; the warning's fix removes the la
 Only the end of such a branch is told (a layer with none of its outputs connected): removing
 it makes the layer before it the end, told in turn. A layer nothing feeds has an error of its
 own (its input is not connected), a layer with an output leading on is no dead end (a slice's
-other half, an LSTM unit's ``c`` may go unused), and a net with no loss has no dead ends (it
+other half, a unit's cell state ``c`` may go unused), and a net with no loss has no dead ends (it
 is told it has no loss). Called from :func:`designer.graph.lint.lint`.
 """
 from __future__ import annotations
