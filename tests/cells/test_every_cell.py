@@ -1,5 +1,5 @@
-"""What every cell with an engine of its own (MinGRU, MinLSTM, mLSTM, sLSTM, and whatever cell
-comes next) shares as the designer knows it: its spec offers that engine by default and the
+"""What every cell with an engine of its own (MinGRU, MinLSTM, mLSTM, sLSTM, RG-LRU, and whatever
+cell comes next) shares as the designer knows it: its spec offers that engine by default and the
 unrolled net beside it, both hold the same tensors, shapes and the memory estimate follow, and
 it leaves the designer as ONNX that steps on from the state it gave back, as a standalone
 model.py that carries its state, and as prototxt read back.
@@ -28,16 +28,19 @@ from tests.nets import char_net
 
 designer.cells.load()
 KINDS = [k for k in registry.recurrent_kinds() if registry.cell(k).fused]
-OWN_ENGINE = {"MinGRU": "SCAN", "MinLSTM": "SCAN", "mLSTM": "CHUNK", "sLSTM": "FUSED"}
+OWN_ENGINE = {"MinGRU": "SCAN", "MinLSTM": "SCAN", "mLSTM": "CHUNK", "sLSTM": "FUSED",
+              "RGLRU": "SCAN"}
 ONE_WAY = {"mLSTM"}  # runs forward only: bidirectional is an error with its fix
-FUSED_KEEPS_MORE = {"MinGRU": True, "MinLSTM": True, "mLSTM": False, "sLSTM": False}
+FUSED_KEEPS_MORE = {"MinGRU": True, "MinLSTM": True, "mLSTM": False, "sLSTM": False,
+                    "RGLRU": True}
 MODEL_PY_TOL = {"mLSTM": 1e-5}  # the chunkwise sums in another order; the others 1e-6
 HEADS = {"mLSTM": 2}  # the heads of the spec tests' nets where the default does not fit
 ENGINES_NET = {"sLSTM": {"num_output": 8, "num_heads": 2}}  # the engine tests' layer; else 16
 CLASSES = {"MinGRU": ("ScanRecurrent", "UnrolledRecurrent"),  # its own engine's, the unrolled
            "MinLSTM": ("ScanRecurrent", "UnrolledRecurrent"),
-           "mLSTM": ("ChunkMLSTM", "UnrolledMLSTM"), "sLSTM": ("FusedSLSTM", "UnrolledRecurrent")}
-CAFFE_NOTE = {"MinGRU", "MinLSTM", "sLSTM"}  # the cells whose prototxt notes the layer's name
+           "mLSTM": ("ChunkMLSTM", "UnrolledMLSTM"), "sLSTM": ("FusedSLSTM", "UnrolledRecurrent"),
+           "RGLRU": ("ScanRGLRU", "UnrolledRecurrent")}
+CAFFE_NOTE = {"MinGRU", "MinLSTM", "sLSTM", "RGLRU"}  # the cells whose prototxt notes the layer's name
 
 
 def heads_of(kind: str) -> dict:

@@ -14,6 +14,7 @@ from functools import partial
 from designer.cells.rglru.spec import KIND
 from designer.exchange.pytorch_export.copies import cell_source
 from designer.exchange.pytorch_export.layers import LAYERS
+from designer.exchange.pytorch_export.recurrent import write_cell_layer
 from designer.exchange.pytorch_export.snippets import CELL_HELPERS
 
 MODULE = '''
@@ -60,21 +61,5 @@ CELL_HELPERS["rglru"] = partial(cell_source, "designer.cells.rglru", "rglru", MO
 def rglru_layer(writer, name, var, layer, module, p, x, comment) -> str:
     """Write an RG-LRU layer into ``writer`` (a ``pytorch_code`` writer): its ``RGLRU``
     attribute and weights; returns the expression of its call."""
-    e, h, levels = module.input_size, module.hidden, module.levels
-    args = [str(e), str(h)]
-    if levels > 1:
-        args.append(f"num_layers={levels}")
-    if levels > 1 and p.get("dropout_ratio", 0.0):
-        args.append(f"dropout={p['dropout_ratio']!r}")
-    args += ["batch_first=True"] * bool(p.get("batch_first"))
-    args += ["bidirectional=True"] * bool(p.get("bidirectional"))
-    how = "the linear scan, which RGLRU runs" if writer.net.engines.get(name) == "SCAN" \
-        else "the unrolled Caffe engine, whose tensors RGLRU holds; its scan computes the same"
-    writer.helpers.add("rglru")
-    writer.init += [f"{comment}: {e} -> {h}" + (f", {levels} stacked layers" if levels > 1
-                                                 else ""), f"# trained on {how}",
-                    f"self.{var} = RGLRU({', '.join(args)})"]
-    for key, value in module.named_parameters():
-        writer.weights[f"{var}.{key}"] = value.detach()
-    lengths = writer._in(name, 2) if len(writer.net.wiring[name]) > 2 else "None"
-    return f"self.{var}({x}, state.get({name!r}), {lengths})"
+    return write_cell_layer(writer, name, var, module, p, x, comment, cls="RGLRU",
+                            helper="rglru", fused="the linear scan", first=())
