@@ -33,26 +33,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import time
 
 import torch
 
+from bench_min_rnn import count, lstm_units  # the LSTM of the same size, as there
 from designer.cells.rglru.engines.scan import ScanRGLRU
-
-
-def count(module: torch.nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
-
-
-def lstm_units(params: int, inputs: int) -> int:
-    """The LSTM width whose parameters, 4H(E + H) + 8H (torch keeps two biases), come
-    closest to ``params``."""
-    b = inputs + 2  # 4H^2 + 4(E + 2)H - params = 0
-    h = (-b + math.sqrt(b * b + params)) / 2
-    return min((max(1, math.floor(h)), math.ceil(h)),
-               key=lambda u: abs(4 * u * (inputs + u) + 8 * u - params))
 
 
 def time_pass(layer, x, weight, iters: int, warmup: int, backward: bool = True) -> float:

@@ -10,7 +10,7 @@ from designer.cells.minimal.arithmetic import min_layers
 from designer.engines.measure.parity import TOLERANCE, compare, spread_lengths
 from designer.engines.unrolled import UnrolledRecurrent
 from designer.graph import Graph
-from tests.cells.running import char_feeds, kept_bytes
+from tests.cells.running import assert_state_carries_step_by_step, char_feeds, kept_bytes
 from tests.nets import char_net
 
 KINDS = ["MinGRU", "MinLSTM"]
@@ -176,18 +176,7 @@ def test_the_state_carries_step_by_step_as_over_the_whole_sequence(cls, kind):
     sequence at once, restarts included."""
     torch.manual_seed(5)
     m = cls(kind, 3, 5, 2)
-    m.reset_parameters("uniform", 0.0)
-    x = torch.randn(7, 2, 3)
-    cont = torch.ones(7, 2)
-    cont[4, 1] = 0
-    with torch.no_grad():
-        whole, (h_whole,) = m(x, cont)
-        state, ys = None, []
-        for t in range(7):
-            y, state = m(x[t:t + 1], cont[t:t + 1], state)
-            ys.append(y)
-    assert torch.allclose(torch.cat(ys), whole, atol=1e-6)
-    assert torch.allclose(state[0], h_whole, atol=1e-6)
+    assert_state_carries_step_by_step(m)
 
 
 @pytest.mark.parametrize("kind", KINDS)
