@@ -24,7 +24,8 @@ from .augment import Augmentation
 from .base import Source, check_eval_count
 from .cursors import SPLITS, ShuffledSplits
 from .errors import DataError
-from .labelled import Sequences, read_sequences
+from .labelled import Sequences
+from .sequence_files import read_sequences
 from .normalise import check_normalisable, finite_columns, moments, normalised, peaks
 
 SPLIT_SEED = 0x53455143  # fixed: which sequences validate and test must not follow the seed
@@ -57,7 +58,8 @@ class ClassesSource(ShuffledSplits, Source):
     def __init__(self, path: Path, params: dict, seed: int = 0, meta: dict | None = None,
                  whole: bool = False, labelled: bool = True):
         super().__init__(path, 0, 0, params["batch_size"], seed)
-        main = read_sequences(self.path, params.get("label_column", ""), labelled)
+        layout = params.get("layout", "auto")
+        main = read_sequences(self.path, params.get("label_column", ""), labelled, layout)
         self.notes.extend(main.notes)
         self.features = main.features
         test = None if whole else paired_test_file(self.path)
@@ -66,7 +68,7 @@ class ClassesSource(ShuffledSplits, Source):
         if whole:
             seqs, parts = main, {"train": [], "val": [], "test": list(range(len(main.series)))}
         elif test is not None:
-            other = read_sequences(test, params.get("label_column", ""))
+            other = read_sequences(test, params.get("label_column", ""), True, layout)
             self.notes.extend(other.notes)
             _check_channels(main, other)
             seqs = _join(main, other)
@@ -126,7 +128,7 @@ class ClassesSource(ShuffledSplits, Source):
         for i, s in enumerate(seqs.series):
             padded[i, :len(s)] = normalised(s, mean, std)
         first = len(main.series)
-        noun = "channel" if self.path.suffix.lower() == ".ts" else "column"
+        noun = "column" if main.kind == "long" else "channel"
         for file, lo, hi in ((self.path, 0, first), (test, first, len(seqs.series))):
             if hi > lo:  # each file named for its own values
                 check_normalisable(file, self.features, _peaks(seqs.series[lo:hi]),
@@ -293,7 +295,7 @@ def _check_two_classes(seqs: Sequences, train: list[int]) -> None:
     if len(seen) != 1:
         return  # none at all is refused later ("leaves no sequence for training")
     listed = (f" (its header lists {', '.join(seqs.classes[:12])})"
-              if seqs.path.suffix.lower() == ".ts" and len(seqs.classes) > 1 else "")
+              if seqs.declares_classes and len(seqs.classes) > 1 else "")
     raise DataError(f"{seqs.path}: every series in the training split is of class "
                     f"'{seen[0]}'{listed}; a classifier needs at least two classes")
 
@@ -313,13 +315,14 @@ def _check_channels(a: Sequences, b: Sequences) -> None:
 def _join(a: Sequences, b: Sequences) -> Sequences:
     classes = list(dict.fromkeys(a.classes + b.classes))
     return Sequences(a.path, a.series + b.series, a.labels + b.labels, classes,
-                     a.ids + b.ids, a.features, a.notes + b.notes, a.lines + b.lines)
+                     a.ids + b.ids, a.features, a.notes + b.notes, a.lines + b.lines, a.kind)
 
 
 def _classes(seqs: Sequences, parts: dict, labelled: bool) -> list[str]:
-    """The classes the model learns: those the header declares (a .ts) or, for a CSV, those
-    the training sequences show; a class only other splits hold is refused by the caller."""
-    if seqs.path.suffix.lower() == ".ts" and seqs.classes:
+    """The classes the model learns: those the header declares (a .ts or .arff) or, for a
+    table, those the training sequences show; a class only other splits hold is refused by the
+    caller."""
+    if seqs.declares_classes:
         declared = list(seqs.classes)
         seen = {seqs.labels[i] for i in parts["train"]} | {seqs.labels[i] for i in parts["val"]}
         missing = [c for c in declared if c not in seen]

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from designer.graph import datasets, task_guess
+from designer.graph import datasets, task_guess, wide_tables
 from designer.graph.datasets import DataProblem
 from designer.graph.model import Graph
 from designer.graph.project import Project
@@ -46,6 +46,9 @@ def guess_task(path: Path, target: str | None = None) -> str:
     (`designer.graph.task_guess`)."""
     try:
         return task_guess.guess_task(path, target)
+    except task_guess.TaskQuestion as e:
+        raise InitError(f"{e}; say which with --task forecast, or --task classify (the label "
+                        "in the first column)") from None
     except DataProblem as e:
         raise DataError(str(e)) from None
 
@@ -176,7 +179,8 @@ def _better_start(source: SeriesSource) -> str:
 
 def _classifier(path: Path, where: str, label: str, net: str) -> tuple[Project, list]:
     params = {"file": str(path), "label_column": label, "batch_size": 32, "frame": 1,
-              "val_fraction": 0.1, "test_fraction": 0.2, "normalize": True}
+              "val_fraction": 0.1, "test_fraction": 0.2, "normalize": True,
+              "layout": _table_layout(path)}
     source = ClassesSource(path, params, 0)
     longest = int(source.lengths.max())
     # a long recording reads as well in frames, and far faster
@@ -222,8 +226,23 @@ def _classifier(path: Path, where: str, label: str, net: str) -> tuple[Project, 
         _solver(project, steps, evals, 0.005, weight_decay=0.05)
         project.search = designs.classifier_search(steps, params["frame"])
     lines = [f"data: {source.describe()}", f"net: {words}; {steps:,} steps of {batch}"]
+    if params["layout"] == "wide":
+        lines.insert(1, "data: read as one sequence a row, the label in the first column (as "
+                     "the UCR archive writes its tables)")
     lines += [f"note: {n}" for n in source.notes]
     return project, lines
+
+
+def _table_layout(path: Path) -> str:
+    """How a table holds the sequences asked for: ``wide`` where its first lines show one a
+    row with the label first, or may (a classifier was asked for), else ``auto``."""
+    if path.suffix.lower() in (".ts", ".arff", ".npy"):
+        return "auto"
+    try:
+        seen = wide_tables.look(path)
+    except DataProblem as e:
+        raise DataError(str(e)) from None
+    return "wide" if seen.verdict in (wide_tables.WIDE, wide_tables.UNSURE) else "auto"
 
 
 def _default(type_id: str, key: str):
