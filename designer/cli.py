@@ -100,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int)
     t.add_argument("--corpus", metavar="FILE", help="train on this file instead")
     t.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop after this long")
+    t.add_argument("--refit", choices=("auto", "on", "off"), help="labelled sequences: once "
+                   "validation has chosen the steps, train the final model again on every "
+                   "training sequence (train + validation) and score that one: auto (where "
+                   "the file holds fewer than 500; the project's setting by default), on, or "
+                   "off (the validated model is the run's)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.add_argument("--nproc", type=int, default=1, metavar="N", help="train data-parallel on "
                    "N processes of this machine: one per GPU (NCCL), or N on the CPU (gloo); "
@@ -132,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "the same device")
     gen.add_argument("--seconds", type=float, help="audio: seconds to generate")
     gen.add_argument("--wav", metavar="OUT.wav", help="audio: write the result here")
-    gen.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    add_checkpoint(gen)
     gen.add_argument("--device", default="auto", metavar="auto|cpu|cuda[:N]",
                      help="auto (default): the device the run trained on, when this machine "
                      "has it, else the CPU")
@@ -149,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "as their unrolled per-step net (fixes the number of steps)")
     ex.add_argument("--steps", type=int, help="with --unrolled: the steps to unroll over "
                     "(default: the project's sequence length)")
-    ex.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    add_checkpoint(ex)
 
     im = sub.add_parser("import", help="read an ONNX model (with its weights) or a "
                         "Caffe/MyCaffe train_val.prototxt (and solver) into a project")
@@ -177,8 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--horizon", type=int, metavar="STEPS", help="forecast: how many steps "
                    "ahead (default 1)")
     i.add_argument("--net", choices=("rocket", "lstm-fcn"), default="rocket",
-                   help="classify: MiniRocket's random convolution features -> BatchNorm -> "
-                   "InnerProduct (default), or an LSTM-FCN")
+                   help="classify: MiniRocket's random convolution features under a head "
+                   "(default), or an LSTM-FCN")
+    i.add_argument("--head", choices=("auto", "ridge", "adam"), default="auto",
+                   help="classify with MiniRocket: auto (default): the head cross-validation "
+                   "on the training sequences prefers; ridge: an InnerProduct solved in "
+                   "closed form; adam: BatchNorm -> InnerProduct learned by Adam")
     i.add_argument("--out", metavar="PROJECT.json", help="default: the file's name with "
                    ".json, in the working folder")
     add_table_limit(i)
@@ -191,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "run's own score beside it")
     e.add_argument("--data", metavar="FILE", help="score every window or sequence of this "
                    "file instead")
-    e.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    add_checkpoint(e)
     e.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     e.add_argument("--json", action="store_true")
     add_table_limit(e)
@@ -204,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "probabilities or forecasts averaged")
     pr.add_argument("--input", required=True, metavar="FILE")
     pr.add_argument("--out", metavar="FILE.csv", help="write the CSV here (default: print it)")
-    pr.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    add_checkpoint(pr)
     pr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     add_table_limit(pr)
 
@@ -221,13 +230,22 @@ def build_parser() -> argparse.ArgumentParser:
                      "level (lstm1/L1)")
     ins.add_argument("--parity", action="store_true", help="also the per-step difference "
                      "between the engines for these weights")
-    ins.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    add_checkpoint(ins)
     ins.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     ins.add_argument("--json", action="store_true", help="print JSON for machines")
     add_table_limit(ins)
 
     add_search(sub)
     return p
+
+
+def add_checkpoint(command) -> None:
+    """``--checkpoint``: which of a run's models the command reads."""
+    command.add_argument("--checkpoint", choices=("best", "last", "validated"), default="best",
+                         help="best (default): the run's model, its final model trained on "
+                         "every training sequence where it trained one, else the checkpoint "
+                         "of the lowest validation loss; validated: that checkpoint always; "
+                         "last: the last step's")
 
 
 def add_table_limit(command) -> None:

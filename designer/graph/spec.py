@@ -262,6 +262,9 @@ class LayerSpec:
     source_dims: Callable[[dict, Any], dict] | None = None  # data layers: dims they bind
     check_params: Callable[[dict], None] | None = None  # relations between parameters
     generation: GenerationDefaults | None = None  # data layers a model can write like
+    # a few words the canvas shows beside the output shape: a choice that changes what the
+    # layer is (an InnerProduct solved in closed form), from its parameters; "" for none
+    caption: Callable[[dict], str] | None = None
 
     # -- derived helpers ---------------------------------------------------------------------
     @property

@@ -105,7 +105,8 @@ def _train(args, project, world, voice: Voice) -> int:
     opts = RunOptions(out=args.resume or args.out, resume=bool(args.resume), steps=args.steps,
                       device=args.device, engine=args.engine, seed=args.seed,
                       corpus=args.corpus, time_limit=args.time_limit,
-                      download_progress=download if main else None, world=world)
+                      download_progress=download if main else None, world=world,
+                      refit=getattr(args, "refit", None))
     token = StopToken()
     if args.stdin_commands and main:
         read_commands(token, sys.stdin)
@@ -159,7 +160,7 @@ class _Printer:
             print(f"data: {rec['data']}")
             print(f"run folder: {rec['run_dir']}")
             self.bar = _bar(total=rec["steps"], initial=rec["step"], unit="step",
-                            disable=self.quiet)
+                            disable=self.quiet or not rec["steps"])
         elif kind == "train":
             bar.update(rec["step"] - bar.n)
             shown = {"loss": f"{rec['loss']:.3f}"}
@@ -186,12 +187,28 @@ class _Printer:
             (bar.write if bar else print)(f"warning: {rec['message']}")
         elif kind == "error":
             (bar.write if bar else print)(f"rnn-designer: {rec['message']}")
+        elif kind == "final":
+            self._final(rec)
         elif kind == "done":
             self.close()
             best = rec["best_val_loss"]
             best_text = f", best validation loss {best:.4f}" if best is not None else ""
             print(f"{rec['reason']} at step {rec['step']} after {rec['time']:.1f} s"
                   f"{best_text}; checkpoints in {rec['run_dir']}")
+
+    def _final(self, rec: dict) -> None:
+        """The final model trained again on every training sequence: its own bar."""
+        if rec["stage"] == "progress":
+            if self.bar is not None:
+                self.bar.update(rec["step"] - self.bar.n)
+                if rec.get("loss") is not None:
+                    self.bar.set_postfix(loss=f"{rec['loss']:.3f}", refresh=False)
+            return
+        self.close()
+        print(rec["message"])
+        if rec["stage"] == "start":
+            self.bar = _bar(total=rec["steps"], unit="step", desc="final",
+                            disable=self.quiet or not rec["steps"])
 
     def close(self) -> None:
         if self.bar is not None:
@@ -290,7 +307,7 @@ def init(args) -> int:
     from .new_from_data.init import InitError, init_project
     try:
         path, lines = init_project(args.data, args.task, args.target, args.out, args.horizon,
-                                   net=args.net)
+                                   net=args.net, head=getattr(args, "head", "auto"))
     except (InitError, DataError) as e:
         return _err(str(e))
     for line in lines:

@@ -174,7 +174,8 @@ class ClassesSource(ShuffledSplits, Source):
 
     def run_meta(self) -> dict:
         return {"classes": self.classes, "stats": self.stats, "features": self.features,
-                "frame": self.frame}
+                "frame": self.frame,
+                "split": {s: self.split_size(s) for s in ("train", "val", "test")}}
 
     def indices(self, split: str) -> np.ndarray:
         self._check_split(split)
@@ -258,7 +259,7 @@ def _stratified(labels: list, members: list[int], fraction: float) -> tuple[list
 
 def _validating(seqs: Sequences, members: list[int], params: dict) -> tuple[list, list]:
     """``(train, val)`` of the training ``members``: ``val_fraction`` of them validating, or
-    with ``folds`` of 2 or more, fold ``fold`` of `_folds`."""
+    with ``folds`` of 2 or more, fold ``fold`` of `deal_folds`."""
     folds = int(params.get("folds", 1))
     if folds < 2:
         return _stratified(seqs.labels, members, params["val_fraction"])
@@ -266,12 +267,12 @@ def _validating(seqs: Sequences, members: list[int], params: dict) -> tuple[list
     if folds > len(members):
         raise DataError(f"{seqs.path}: {folds} folds need at least {folds} training "
                         f"sequences, and it has {len(members)}; lower folds")
-    dealt = _folds(seqs.labels, members, folds)
+    dealt = deal_folds(seqs.labels, members, folds)
     held = set(dealt[fold - 1])
     return [i for i in members if i not in held], sorted(held)
 
 
-def _folds(labels: list, members: list[int], folds: int) -> list[list[int]]:
+def deal_folds(labels: list, members: list[int], folds: int) -> list[list[int]]:
     """``members`` dealt into ``folds`` folds: each class's members in an order drawn with a
     fixed seed, dealt in turn, the next class starting where the last one stopped (so the
     folds differ in size by one at most and each holds every class of ``folds`` or more

@@ -22,11 +22,13 @@ from ..readout.decode import Sampler
 from ..readout.inspect import probe_record
 from ..readout.probe import held_out_probe
 from . import checkpoint as C
+from . import final
 from .distributed import World
 from .divergence import DivergenceWatch
 from .errors import TrainingError
 from .first_step import first_step_notes
 from .fits import check_fits
+from .heads import ClosedFormHeads
 from .options import RunOptions, resolve_device
 from .resume import restore
 from .rundir import RunDir
@@ -88,6 +90,14 @@ class Session:
             self.step, self.best, self.carry = back.step, back.best, back.carry
             self.notes += back.notes
             self.run.truncate_metrics(self.step)
+        self.heads = ClosedFormHeads(self.graph, self.net, self.source, self.data_layer,
+                                     self.device, world)
+        if self.ck is not None:
+            self.heads.restore_gradient(self.ck.state.get("gradient_heads"))
+        if self.heads.only:
+            self.notes.append(f"nothing else in the net learns by gradient: "
+                              f"{', '.join(self.heads.names)} solved in closed form is its "
+                              "training, so the run takes no steps")
         self._prepare_steps(project)
 
     def _open_data_and_net(self, project: Project) -> None:
@@ -142,7 +152,8 @@ class Session:
                                  world.data_parallel())  # with several ranks, DDP
         if self.source.carries_state and self.carry is None:
             self.carry = self.net.initial_state(self.source.batch_size, device)
-        self.stop_at = self.opts.steps or self.solver["max_steps"]
+        self.stop_at = 0 if self.heads.only else self.opts.steps or self.solver["max_steps"]
+        self.refit = self.opts.refit or cfg["refit"]
         self.device_name = world.device_name(_device_name(device))
         self.meta_base = {"project": project.to_dict(), "engines": dict(self.net.engines),
                           "seed": self.seed, "device": str(device),
@@ -174,6 +185,8 @@ class Session:
                "memory": None if self.memory is None else self.memory.total,
                "vocab": source.vocab, "num_classes": source.num_classes,
                "targets": list(getattr(source, "targets", ())) or None,
+               "split": {s: source.split_size(s) for s in ("train", "val", "test")}
+               if source.kind == "classes" else None,
                "probe": None if self.probe is None else self.probe.to_dict()}
         for note in self.notes:
             yield {"kind": "note", "step": self.step, "message": note}
@@ -258,9 +271,27 @@ class Session:
             return False
         return True
 
+    def solve_only(self) -> Iterator[dict]:
+        """A net whose only learning is its closed-form heads: solved, validated and kept
+        at step 0."""
+        yield from self.validate()
+        yield self.save(("last",), {})
+
+    def solved(self) -> Iterator[dict]:
+        """A note for each closed-form head solved at this step (`heads`)."""
+        for note in self.heads.solve(self.step):
+            yield {"kind": "note", "step": self.step, "message": note}
+
     def validate(self) -> Iterator[dict]:
         """The validation record (and the probe's), a checkpoint when it is the best yet;
-        returns False when ``patience`` evaluations passed without a better one."""
+        returns False when ``patience`` evaluations passed without a better one. Heads
+        solved in closed form are solved first and stand in while it runs."""
+        yield from self.solved()
+        with self.heads.scored(self.step):
+            go_on = yield from self._validate()
+        return go_on
+
+    def _validate(self) -> Iterator[dict]:
         result = evaluate(self.net, self.source, self.cfg["eval_batches"], self.device,
                           self.data_layer, world=self.world)
         seen = probe_record(self.net, self.probe, self.step)  # rank 0's alone has a probe
@@ -315,23 +346,35 @@ class Session:
         self.t_log = time.perf_counter()
 
     def end(self) -> Iterator[dict]:
-        """The last checkpoint (unless the run ended on bad steps or took none) and the
-        done record."""
+        """The last checkpoint (unless the run ended on bad steps or took none)."""
         if self.reason != "nan" and self.step > (self.ck.step if self.ck else 0):
             yield self.save(("last",), {})
-        yield {"kind": "done", "step": self.step, "reason": self.reason,
-               "best_val_loss": None if math.isinf(self.best) else self.best,
-               "time": time.perf_counter() - self.t_start, "run_dir": str(self.run.path)}
+
+    def trains_final(self) -> bool:
+        """Whether the run, ended as it did, now trains its final model on every training
+        sequence (`final`)."""
+        return self.reason in final.ENDS and final.wanted(self.refit, self.source)
+
+    def done(self) -> dict:
+        """The done record."""
+        return {"kind": "done", "step": self.step, "reason": self.reason,
+                "best_val_loss": None if math.isinf(self.best) else self.best,
+                "time": time.perf_counter() - self.t_start, "run_dir": str(self.run.path)}
 
     def save(self, pointers, extra) -> dict:
         """A checkpoint of the weights, optimizer, data cursors, carried state and RNG."""
         world = self.world
         state = {"optimizer": self.opt.state_dict(), "data": self.source.state_dict(),
                  "carry": world.global_carry(self.carry), **world.rng_states()}
+        if self.heads:  # the solved heads are saved; the gradient's own go on from here
+            state["gradient_heads"] = self.heads.gradient_state()
         meta = {**self.meta_base, "best_val_loss": None if math.isinf(self.best) else self.best,
                 **extra}
         if world.is_main:  # the weights and the optimizer are the same on every rank
-            C.save(self.run.path, self.step, self.net.state_dict(), state, meta, pointers)
+            with self.heads.scored(self.step):
+                if self.heads:
+                    meta["closed_form"] = self.heads.summary()
+                C.save(self.run.path, self.step, self.net.state_dict(), state, meta, pointers)
         return {"kind": "checkpoint", "step": self.step,
                 "path": str(C.checkpoint_folder(self.run.path, self.step)),
                 "pointers": list(pointers)}

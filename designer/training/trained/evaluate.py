@@ -22,6 +22,7 @@ import torch
 from designer.graph import project as P
 
 from ..data import open_source
+from ..run import final
 from .generate import GenerateError, TrainedModel, load_trained
 from .peers import classify_peer, forecast_peer, peer_beside, peer_words
 
@@ -91,6 +92,9 @@ def finish(report: dict, model: TrainedModel, source, data, arrays: dict | None,
     report.update(file=str(getattr(source, "test_path", source.path)),
                   split="test" if data is None else "all",
                   checkpoint_step=int(model.meta["step"]))
+    seen = final.trained_on(model.meta)
+    if seen:  # which training sequences the scored model saw
+        report["trained_on"] = seen
     return report
 
 
@@ -216,6 +220,8 @@ def format_report(report: dict, label: str = "model") -> str:
                                                                  for v in row) + f"  {shown:>8s}")
         if "peer" in report:
             lines[1:1] = [peer_words(report["peer"], "classify", long=True)]
+        if report.get("trained_on"):
+            lines.insert(1, f"  {label}: {final.words(report['trained_on'])}")
         return "\n".join(lines)
     unit = ", ".join(report["targets"])
     lines = [f"{where}: {report['n']:,} forecasts of {unit}, {report['horizon']} step(s) ahead",

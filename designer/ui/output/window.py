@@ -153,6 +153,9 @@ class OutputPanel(QTabWidget):
             self._append_scored(rec["text"], rec["surprise"], rec.get("top") or [], run.vocab)
         elif kind == "checkpoint":
             self.note(f"   checkpoint at step {rec['step']:,} ({', '.join(rec['pointers'])})")
+        elif kind == "final" and rec["stage"] != "progress":
+            self._append(f"{n} {rec['message']}", self._accent(),
+                         bold=rec["stage"] == "done")
         elif kind == "paused":
             self.note(f"{n} paused at step {rec['step']:,}")
         elif kind == "resumed":

@@ -95,6 +95,8 @@ class Run:
         self.num_classes: int | None = None
         self.targets: list | None = None    # forecasting runs: the columns forecast
         self.probe: dict | None = None      # the held-out snippet inspected (a Probe dict)
+        # labelled sequences: which training sequences the run's model saw (final.trained_on)
+        self.trained_on: dict = {}
         self.saturation: list = []          # [(step, {level: {gate: fraction}})], by step
         from .series import Series  # numpy: not on the way to the first paint
         self.series: dict[str, Series] = {m: Series() for m in METRICS.values()}
@@ -139,6 +141,10 @@ class Run:
             self.vocab, self.probe = record.get("vocab"), record.get("probe")
             self.num_classes = record.get("num_classes")
             self.targets = record.get("targets")
+            split = record.get("split") or {}
+            if split.get("train") is not None:
+                self.trained_on = {"sequences": split["train"], "held": split.get("val") or 0,
+                                   "final": False, "steps": None}
             self.state = "running"
             if record.get("resumed"):  # continued: what came after its checkpoint is redone
                 self.truncate(self.step)
@@ -165,6 +171,11 @@ class Run:
                 time = float(s.column("time")[-1]) if len(s) else 0.0
             self.events.append(("diverging" if kind == "warning" else "stopped", step,
                                 float(time), record.get("message", "")))
+        elif kind == "final":
+            self.state = "final" if record["stage"] != "done" else self.state
+            if record["stage"] == "done":
+                self.trained_on = {"sequences": record["sequences"], "held": 0,
+                                   "final": True, "steps": record["steps"]}
         elif kind == "paused":
             self.state = "paused"
         elif kind == "resumed":
@@ -219,6 +230,8 @@ class Run:
                 "CHUNK" if la["type"] in CHUNK_KINDS else
                 "FUSED" if la["type"] in SLSTM_KINDS else "AUTO")
                 for la in project["graph"]["layers"] if la["type"] in ENGINE_KINDS}
+        from designer.training.run.final import folder_trained_on  # no torch
+        run.trained_on = folder_trained_on(folder, meta)
         try:
             lines = metrics.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as e:

@@ -52,11 +52,14 @@ class TaskChoice(QGroupBox):
         self.label.setToolTip("The column that holds each sequence's class")
         self.label.currentIndexChanged.connect(lambda *_: self.changed.emit())
         self.net = QComboBox()
-        self.net.addItem("MiniRocket features -> BatchNorm -> InnerProduct", "rocket")
+        self.net.addItem("MiniRocket features -> a head cross-validated (closed form or "
+                         "Adam)", "rocket")
         self.net.addItem("LSTM-FCN (convolutions beside an LSTM)", "lstm-fcn")
         self.net.setToolTip("The classifier init draws: MiniRocket's 9,996 random convolution "
-                            "features with a learned classifier over them (the strongest on "
-                            "the UCR/UEA sets measured), or a recurrent LSTM-FCN")
+                            "features under the head that cross-validation on the training "
+                            "sequences prefers (an InnerProduct solved in closed form, ridge, "
+                            "or BatchNorm -> InnerProduct learned by Adam), or a recurrent "
+                            "LSTM-FCN")
         self.label_first = False  # the label is the first column (or a .ts file's own)
         self.first_column: list[str] = []
         self.classes = QLabel()

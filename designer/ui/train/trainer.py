@@ -238,6 +238,20 @@ class TrainingController(QObject):
             self.charts.schedule()
             self.progress.setValue(min(rec["step"], self.progress.maximum()))
             self.status.setText(status_text(run, rec))
+        elif kind == "final":
+            if rec["stage"] == "start":
+                self.progress.setRange(0, max(1, rec["steps"]))
+                self.progress.setValue(0)
+                self.runs.changed.emit(run)
+            elif rec["stage"] == "progress":
+                self.progress.setValue(min(rec["step"], self.progress.maximum()))
+            else:
+                self.runs.changed.emit(run)
+            if rec["stage"] == "progress":
+                self.status.setText(f"Run #{run.number}: the final model, on every training "
+                                    f"sequence: step {rec['step']:,}/{rec['steps']:,}")
+            else:
+                self.status.setText(f"Run #{run.number}: {rec['message']}")
         elif kind == "paused":
             self.runs.changed.emit(run)
             self.w.show_message(f"Paused at step {rec['step']:,}")

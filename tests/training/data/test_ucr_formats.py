@@ -43,7 +43,7 @@ def write_pair(tmp_path, suffix, sep, **kw):
 
 def read_as_init_does(tmp_path, data):
     """``init``'s project for ``data`` and its data layer's sequences, as training opens them."""
-    out, lines = init_project(data, out=tmp_path / "p.json")
+    out, lines = init_project(data, out=tmp_path / "p.json", head="ridge")
     project = load(out)
     layer = project.graph.layer(project.graph.sources()[0])
     return layer, open_source(layer, tmp_path, seed=0), lines
@@ -129,11 +129,11 @@ def test_a_table_that_could_hold_either_task_is_a_question_not_a_guess(tmp_path)
     path = write_table(tmp_path / "numbers.csv", rows, ",", pad="")
     assert wide_tables.look(path).verdict == "unsure"
     with pytest.raises(InitError) as e:
-        init_project(path, out=tmp_path / "p.json")
+        init_project(path, out=tmp_path / "p.json", head="ridge")
     text = str(e.value)
     assert str(path) in text and "--task classify" in text and "--task forecast" in text
     assert not (tmp_path / "p.json").exists()
-    out, _ = init_project(path, task="classify", out=tmp_path / "p.json")
+    out, _ = init_project(path, task="classify", out=tmp_path / "p.json", head="ridge")
     assert load(out).graph.layer("data").get("layout") == "wide"
 
 

@@ -47,6 +47,7 @@ def weekly(folder, rows=200) -> str:
 
 
 def source_of(data, folder, **init):
+    init.setdefault("head", "adam")  # not cross-validated: the data is what is looked at
     path, _ = init_project(data, out=folder / f"{Path(data).stem}.json", **init)
     project = load(path)
     layer = project.graph.layer(project.graph.sources()[0])
