@@ -9,7 +9,10 @@ learned on the others. The head with the higher accuracy over the held-out seque
 on a tie, the one with the lower cross-entropy, each head's scores taken at the temperature
 that suits them best (Adam's after 2,000 steps are far too confident, the closed form's are
 calibrated already: compared raw, the closed form would win every tie on calibration alone),
-and the closed form wins what is left (it takes no steps). Sets of
+and the closed form wins what is left (it takes no steps). A set with a class of fewer than
+``MIN_PER_CLASS`` training sequences gets the closed form without asking, MiniRocket's own
+head: its folds would train on one or two sequences of that class and tell the heads apart by
+a sequence or two (measured on UCR sets cut to 2 a class, RESULTS.md). Sets of
 ``CROSS_VALIDATE_BELOW`` training sequences or more keep Adam's head without asking: there a
 held-out tenth costs little and the closed form's eigendecomposition grows with the square of
 the sequences.
@@ -29,6 +32,7 @@ from ..run.ridge import TEMPERATURES, RidgeError, solve
 from . import designs
 
 CROSS_VALIDATE_BELOW = 500
+MIN_PER_CLASS = 4        # fewer in a class, and the folds cannot tell the heads apart
 FOLDS = 3
 FIT_SEQUENCES = 16       # MiniRocket's biases come from a batch of this many, as in a run
 CHUNK = 64               # sequences a feature pass reads at once
@@ -50,7 +54,8 @@ class Choice:
         if self.asked:
             return f"{said}, as asked"
         if not self.scores and self.head == "ridge":
-            return f"{said} (too few training sequences to cross-validate)"
+            return (f"{said}: a class has fewer than {MIN_PER_CLASS} training sequences, too "
+                    "few for folds to tell the heads apart")
         if not self.scores:
             return ("Adam's head (its training set is large enough not to cross-validate "
                     "the closed form)")
@@ -78,6 +83,8 @@ def _choose(source, seed: int) -> Choice:
     if len(members) >= CROSS_VALIDATE_BELOW:
         return Choice("adam")
     labels = source.label_ids[members]
+    if np.bincount(labels, minlength=source.num_classes).min() < MIN_PER_CLASS:
+        return Choice("ridge")
     folds = min(FOLDS, len(members))
     dealt = deal_folds(list(labels), list(range(len(members))), folds)
     if folds < 2 or any(not d for d in dealt):

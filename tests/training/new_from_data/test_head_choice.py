@@ -87,3 +87,14 @@ def test_the_folds_train_one_adam_head_each_in_one_set_of_tensors(few_steps):
     for i in range(3):
         alone = head_choice._adam(xs[i:i + 1], ys[i:i + 1], 2, i)[0]
         assert torch.allclose(together[i](xs[i]), alone(xs[i]), atol=1e-5)
+
+
+def test_classes_too_small_for_folds_get_the_closed_form_without_asking(tmp_path,
+                                                                         monkeypatch):
+    def never(*_):
+        raise AssertionError("no fold is trained")
+    monkeypatch.setattr(head_choice, "_adam", never)
+    out, lines = init_project(three_shapes(tmp_path, per_class=3), out=tmp_path / "p.json")
+    assert load(out).graph.layer("ip1").get("solve") == "ridge"
+    assert "a class has fewer than 4 training sequences, too few for folds to tell the " \
+           "heads apart" in "\n".join(lines)
