@@ -109,11 +109,14 @@ def _verdict(path: Path, rows: list[list[str]], width: int) -> tuple[str, str]:
     if any(v != int(v) for v in labels):
         return NO, "its first column holds measurements (numbers with fractions)"
     ints = [int(v) for v in labels]
+    archive = path.suffix.lower() in ARCHIVE_SUFFIXES
     if len(ints) >= 3 and ints == list(range(ints[0], ints[0] + len(ints))):
         return NO, "its first column counts the rows"
+    if len(set(ints)) == 1 and len(ints) > 1 and not archive:
+        return NO, "its first column holds one value in every row read"
     if all(v == int(v) for v in numbers):
         return UNSURE, "every column holds whole numbers, so the first may be a label or a count"
-    if path.suffix.lower() in ARCHIVE_SUFFIXES or len(set(ints)) < len(ints):
+    if archive or len(set(ints)) < len(ints):
         return WIDE, "its first column holds whole numbers that repeat, the rest measurements"
     return UNSURE, ("its first column holds whole numbers, each row its own, and the rest "
                     "measurements: the first column may be a label or a value")

@@ -142,6 +142,7 @@ def test_a_table_that_could_hold_either_task_is_a_question_not_a_guess(tmp_path)
     "0,0.5,0.6,0.7,0.8,0.9,1.0,1.1,1.2,1.3\n1,0.5,0.6,0.7,0.8,0.9,1.0,1.1,1.2,1.3\n"
     "2,0.5,0.6,0.7,0.8,0.9,1.0,1.1,1.2,1.3\n",                # its rows counted first
     "0.5,1.5,2.5,3.5,4.5,5.5,6.5,7.5,8.5,9.5\n1.5,1.5,2.5,3.5,4.5,5.5,6.5,7.5,8.5,9.5\n",
+    "0,0,0,0,0,0,0,0,0,0\n" * 5,                             # one value first: no labels
 ])
 def test_tables_of_series_stay_series(tmp_path, text):
     path = tmp_path / "series.csv"
