@@ -14,7 +14,7 @@ import threading
 from designer import __version__
 
 COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate", "export",
-            "import", "init", "evaluate", "predict", "inspect", "search")
+            "import", "init", "evaluate", "predict", "inspect", "search", "docs")
 DEFAULT_PROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                "projects", "char-rnn-shakespeare.json")
 
@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--json", action="store_true")
     pa.add_argument("--steps", type=int, default=None, help="sequence length to test "
                     "(default: the project's, at most 20)")
+    pa.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                    help="the type both engines run in (default float32, tolerance 1e-5; "
+                    "float64: tolerance 1e-10, where only a difference of the functions shows)")
 
     u = sub.add_parser("unroll", help="show the unrolled (Caffe) net of a recurrent layer")
     u.add_argument("project")
@@ -236,6 +239,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_table_limit(ins)
 
     add_search(sub)
+
+    d = sub.add_parser("docs", help="open the documentation in the browser, built first when "
+                       "the code or its pages changed")
+    d.add_argument("--layer", metavar="TYPE", help="open it at this layer type's section of the "
+                   "layer reference (LSTM, Conv1D, ...)")
+    d.add_argument("--no-open", action="store_true", help="print where the documentation is "
+                   "instead of opening it")
     return p
 
 
@@ -350,6 +360,9 @@ def command(args: argparse.Namespace) -> int:
     if cmd == "search":
         from designer.search.command import search
         return search(args)
+    if cmd == "docs":
+        from designer.docs.command import docs
+        return docs(args)
     if cmd in ("train", "generate", "init", "evaluate", "predict", "inspect"):
         from designer.training import commands
         return getattr(commands, cmd)(args)

@@ -6,11 +6,12 @@
 # A clean virtual environment (packaging/build/venv) gets CPU torch, the app with its
 # dependencies (PySide6-Essentials, pyqtgraph, ...) and its onnx extra (onnx for the ONNX
 # export; ONNX Runtime only checks the exported model in the tests and stays out of the app),
-# PyInstaller and pytest; nothing from the environment the script is run from goes into the
-# app. Set TORCH_SPEC to another pip requirement for torch (the default is the version CI
-# tests), and pip's usual variables (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS) to an
-# index that serves CPU wheels: the script refuses a torch built for CUDA, which would add
-# gigabytes.
+# its docs extra (Sphinx builds the documentation site, which the app ships built; Sphinx
+# itself stays out of the app), PyInstaller and pytest; nothing from the environment the script
+# is run from goes into the app. Set TORCH_SPEC to another pip requirement for torch (the
+# default is the version CI tests), and pip's usual variables (PIP_INDEX_URL,
+# PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS) to an index that serves CPU wheels: the script refuses a
+# torch built for CUDA, which would add gigabytes.
 #
 # Then it writes a .desktop entry next to the app, runs tests/packaging against the app, and
 # prints the app's size and how long it takes to start. The tests use the app as its users do:
@@ -40,7 +41,11 @@ if ! "$VPY" -c "import sys, torch; sys.exit(torch.version.cuda is not None)"; th
          "point PIP_INDEX_URL or PIP_FIND_LINKS at CPU wheels and run it again" >&2
     exit 2
 fi
-"$VPY" -m pip install -q "$ROOT[onnx]" pyinstaller pytest
+"$VPY" -m pip install -q "$ROOT[onnx,docs]" pyinstaller pytest
+
+echo "== the documentation"
+# the app has no generator to build it with (Sphinx stays out of it): it ships the built site
+(cd "$ROOT" && QT_QPA_PLATFORM=offscreen "$VPY" -m designer docs --no-open)
 
 echo "== PyInstaller"
 rm -rf "$APP"

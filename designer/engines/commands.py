@@ -6,7 +6,6 @@ import sys
 
 from designer.graph import dims as D
 from designer.graph import project as P
-from designer.graph.layers.recurrent import ENGINE_KINDS
 
 from .expansion import UNROLLS, expand
 
@@ -34,29 +33,34 @@ def parity(args) -> int:
         return 2
     if _errors_block(proj):
         return 1
-    from .parity import TOLERANCE, layer_parity
-    names = [n for n in proj.graph.names() if proj.graph.layer(n).type in ENGINE_KINDS]
+    from .parity import DTYPES, KINDS, TOLERANCES, layer_parity
+    names = [n for n in proj.graph.names() if proj.graph.layer(n).type in KINDS]
     if not names:
-        print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, MinGRU, MinLSTM, mLSTM or "
-              "sLSTM layer to compare", file=sys.stderr)
+        print(f"rnn-designer: {proj.path} has no LSTM, GRU, RNN, LSTMSimple, MinGRU, MinLSTM, "
+              "mLSTM or sLSTM layer to compare", file=sys.stderr)
         return 2
-    rows = [layer_parity(proj.graph, n, steps=args.steps) for n in names]
+    dtype = DTYPES[args.dtype]
+    rows = [layer_parity(proj.graph, n, steps=args.steps, dtype=dtype) for n in names]
     if args.json:
-        print(json.dumps({"tolerance": TOLERANCE, "layers": rows}, indent=1))
+        print(json.dumps({"dtype": args.dtype, "tolerance": TOLERANCES[dtype], "layers": rows},
+                         indent=1))
     else:
-        print(f"cuDNN (MinGRU, MinLSTM: parallel scan; mLSTM: chunkwise form; sLSTM: fused) vs "
-              f"unrolled engine, float32 on the CPU, same weights; tolerance {TOLERANCE:g} "
-              "(relative to the largest value of each tensor)")
+        print(f"fused engine (cuDNN; MinGRU, MinLSTM: parallel scan; mLSTM: chunkwise form; "
+              f"sLSTM: fused; LSTMSimple: fused steps) vs unrolled engine, {args.dtype} on the "
+              f"CPU, same weights; tolerance {TOLERANCES[dtype]:g} of each tensor's largest "
+              "value, or its floor where more (what rounding alone can put between the two)")
         for r in rows:
             verdict = "ok" if r["ok"] else "ABOVE TOLERANCE"
             both = ", bidirectional" if r["bidirectional"] else ""
             print(f"\n{r['layer']} ({r['type']}, {r['levels']} layer(s){both}, T={r['steps']}, "
                   f"N={r['batch']}): max abs {r['max_abs']:.2e}, max rel {r['max_rel']:.2e}  "
                   f"{verdict}")
+            print(f"  compared: {r['compared'][0]}; {r['compared'][1]}")
             if r["lengths"] is not None:
                 print(f"  padded to lengths {r['lengths']}")
             for d in r["diffs"]:
-                print(f"  {d['name']:<32s} abs {d['abs']:.2e}  rel {d['rel']:.2e}")
+                print(f"  {d['name']:<32s} abs {d['abs']:.2e}  rel {d['rel']:.2e}  "
+                      f"floor {d['floor']:.1e}")
     return 0 if all(r["ok"] for r in rows) else 1
 
 

@@ -24,7 +24,7 @@ from .mlstm_cell import CHUNK, mlstm_layers
 from .mlstm_expansion import STATES, expand_mlstm
 from .recurrent import reset_points
 from .recurrent_state import check_lengths, time_major
-from .unrolled import run_reference
+from .unrolled import REFERENCE, run_reference
 
 FORGET_BIAS = (3.0, 6.0)  # the forget gates' biases start spread over this range (xLSTM's)
 
@@ -128,6 +128,7 @@ class UnrolledMLSTM(MLSTMLayer):
     """An mLSTM layer on the CAFFE engine: its unrolled net, node by node."""
 
     engine_name = "CAFFE"
+    ran = REFERENCE
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -1,9 +1,11 @@
 """The FUSED engine of the sLSTM: the input transform of all steps as one GEMM, then the
 recurrence: on a CUDA device with Triton, one launch of a persistent kernel per level and
 direction (:mod:`designer.engines.slstm_kernel`; backward one launch and one GEMM), else a step
-loop with the heads' recurrent blocks batched into one product a step. Both compute the same
-numbers (within 1e-5 in fp32, tested); ``ran`` and ``fallback`` say which ran the last call and
-why not the kernels, and a CUDA call that cannot run them warns once per reason.
+loop with the heads' recurrent blocks batched into one product a step, and the kernels' gradient
+written out (:class:`designer.engines.slstm_cell.KernelGradUnit`; autograd does the rest). Both
+compute the same numbers (within 1e-5 in fp32, tested); ``ran`` and ``fallback`` say which ran
+the last call and why not the kernels, and a CUDA call that cannot run them warns once per
+reason.
 
 The layer holds what its unrolled net holds (``W_xc_l{k}``, ``b_c_l{k}`` and ``W_hc_l{k}`` per
 level, the backward direction's suffixed ``_reverse``), so a checkpoint of either engine loads
@@ -15,6 +17,7 @@ with ``cont`` is captured in a CUDA graph like one without).
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import torch
@@ -23,10 +26,11 @@ from torch import nn
 from . import slstm_kernel
 from .fillers import fill_bias, fill_weight
 from .recurrent_state import check_lengths, time_major, zero_state
-from .slstm_cell import slstm_direction, slstm_layers
+from .slstm_cell import kernel_grad_unit, slstm_direction, slstm_layers
 
 SUFFIXES = ("", "_reverse")
 GATES = 4
+LOOP = functools.partial(slstm_direction, unit=kernel_grad_unit)  # where the kernels do not run
 
 
 def add_slstm_weights(module: nn.Module, input_size: int, hidden: int, heads: int,
@@ -134,7 +138,7 @@ class FusedSLSTM(nn.Module):
             self._warned.add(reason)
             warnings.warn(f"{self.name}: the sLSTM runs its step loop here, not the persistent "
                           f"kernels: {reason}.", RuntimeWarning, stacklevel=3)
-        return slstm_direction
+        return LOOP
 
     def extra_repr(self) -> str:
         both = ", bidirectional" if self.directions == 2 else ""

@@ -18,6 +18,11 @@ f' is 1), so the division is safe. The recurrent matrix R is block-diagonal: per
 input transform is permuted once to (T, heads, N, 4d), and each step is one batched matrix
 product over the heads (``baddbmm``) and the unit, no copy of the state. Everything here uses
 torch alone: the PyTorch export copies these functions into ``model.py``.
+
+:class:`KernelGradUnit` is :func:`slstm_unit` with the persistent kernels' gradient, written
+out (:func:`designer.engines.triton_slstm._cell_backward`) rather than autograd's through the
+unit: the FUSED engine's step loop runs it, so on every device the FUSED engine's gradient is
+its own computation, which ``parity`` measures against autograd's through the unrolled net.
 """
 from __future__ import annotations
 
@@ -37,6 +42,45 @@ def slstm_unit(pre, c, n, m, exp_forget=False):
     c_new = f_p * c + i_p * torch.tanh(z_t)
     n_new = f_p * n + i_p
     return torch.sigmoid(o_t) * c_new / n_new, c_new, n_new, m_new
+
+
+class KernelGradUnit(torch.autograd.Function):
+    """:func:`slstm_unit` forward; backward the persistent kernels' equations, from the saved
+    pre-activations and the state the step read: with ``gc = dc + dh o / n`` and ``gn = dn -
+    dh h / n`` (the totals on the step's c and n), ``gm = dm - gc c - gn n`` goes to the
+    stabiliser's winner (``log f + m_prev`` or ``i~``; half to each on a tie, as
+    ``torch.maximum``; all to ``i~`` where the step starts fresh); ``da = (gc c_prev + gn
+    n_prev) f'`` plus what the winner ``log f + m_prev`` takes is the gradient of ``log f``
+    and of ``m_prev``; ``dc_prev = gc f'``, ``dn_prev = gn f'``."""
+
+    @staticmethod
+    def forward(ctx, pre, c, n, m, exp_forget=False):
+        ctx.save_for_backward(pre, c, n, m)
+        ctx.exp_forget = exp_forget
+        return slstm_unit(pre, c, n, m, exp_forget)
+
+    @staticmethod
+    def backward(ctx, dh, dc, dn, dm):
+        pre, c, n, m = ctx.saved_tensors
+        i_t, f_t = pre.chunk(4, -1)[:2]
+        a = (f_t if ctx.exp_forget else F.logsigmoid(f_t)) + m
+        i_p, f_p, z, o = gates(pre, n, m, ctx.exp_forget)
+        c_new, n_new = f_p * c + i_p * z, f_p * n + i_p
+        r = c_new / n_new  # h = o r
+        gc = dc + dh * o / n_new
+        gn = dn - dh * o * r / n_new
+        gm = dm - gc * c_new - gn * n_new
+        to_a = torch.where((n == 0) | (a < i_t), 0.0, torch.where(a > i_t, gm, 0.5 * gm))
+        da = (gc * c + gn * n) * f_p + to_a
+        d_pre = torch.cat([(gc * z + gn) * i_p + gm - to_a,
+                           da if ctx.exp_forget else da * torch.sigmoid(-f_t),
+                           gc * i_p * (1 - z * z), dh * r * o * (1 - o)], -1)
+        return d_pre, gc * f_p, gn * f_p, da, None
+
+
+def kernel_grad_unit(pre, c, n, m, exp_forget=False):
+    """:class:`KernelGradUnit` as a function, in :func:`slstm_unit`'s place."""
+    return KernelGradUnit.apply(pre, c, n, m, exp_forget)
 
 
 def gates(pre, n, m, exp_forget=False):
@@ -88,13 +132,14 @@ def reverse_valid(x, lengths):
 
 
 def slstm_direction(xw, w_hc, state, cont=None, lengths=None, reverse=False,
-                    exp_forget=False):
+                    exp_forget=False, unit=slstm_unit):
     """One direction of one level: (every h_t (T, N, H), the final state (h, c, n, m)).
 
     ``xw`` (T, N, 4H) is the input transform, ``w_hc`` (heads, 4d, d) the recurrent blocks,
     ``state`` four (N, H) tensors, ``cont`` (T, N) or None (0: the state is zeroed before the
     step), ``lengths`` (N) each sequence's valid steps or None. Padded steps output zero and
     keep the state; the backward direction reads each sequence from its last valid step.
+    ``unit`` computes a step as :func:`slstm_unit` does.
     """
     steps, n = xw.shape[0], xw.shape[1]
     heads = w_hc.shape[0]
@@ -115,7 +160,7 @@ def slstm_direction(xw, w_hc, state, cont=None, lengths=None, reverse=False,
             k = keep[t]
             hk, ck, nk, mk = h * k, c * k, nn_ * k, m * k
         pre = torch.baddbmm(xh[t], hk, rt)
-        h2, c2, n2, m2 = slstm_unit(pre, ck, nk, mk, exp_forget)
+        h2, c2, n2, m2 = unit(pre, ck, nk, mk, exp_forget)
         if valid is not None:
             v = valid[t]
             h, c, nn_, m = (torch.where(v, a, b) for a, b in

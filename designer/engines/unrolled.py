@@ -48,6 +48,9 @@ def weight_key(blob_weight: str) -> str:
     return f"{name}_l{k}{reverse}"
 
 
+REFERENCE = "the reference executor, node by node"  # what ran, in words (``ran``)
+
+
 class _ClipGrad(torch.autograd.Function):
     """Identity forward; clamps the gradient to +/- threshold (LSTMSimple's gate clipping)."""
 
@@ -249,6 +252,7 @@ class UnrolledRecurrent(nn.Module):
         self.directions = 2 if bidirectional else 1
         self.state_layers = levels * self.directions
         self.fast = True  # use the fused executor where the expansion allows it
+        self.ran = REFERENCE  # which executor ran the last call, in words
         self._plans: dict[tuple, tuple] = {}
         self.heads, self.forget_gate = heads, forget_gate
         if kind == "sLSTM":  # W_hc: one (4d x d) block per head
@@ -337,10 +341,13 @@ class UnrolledRecurrent(nn.Module):
         weights = self._parameters  # this module holds its weights itself (no children)
         if self.fast and plan is not None and isinstance(plan[0], LevelPlan):
             run_fast(plan, weights, blobs, self.training, self.clip)
+            self.ran = f"the fused {self.kind} steps"
         elif self.fast and plan is not None:
             run_step_plan(plan, weights, blobs, self.training, weight_key)
+            self.ran = f"the fused {self.kind} steps"
         else:
             run_reference(exp, weights, blobs, self.training, self.clip)
+            self.ran = REFERENCE
         y = blobs[exp.outputs[0]]
         finals = exp.outputs[1:]
         per = len(names)

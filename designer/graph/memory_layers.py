@@ -284,11 +284,14 @@ def _held(ctx: Context, seq: int, levels: int, d: int, gates: float) -> int:
 
 
 # sLSTM: values per hidden unit, level, direction and step that autograd keeps (counted from
-# the saved tensors on the CPU: the step's pre-activations, gates, exponentials, c, n, m, h).
-# Of those, 1 H is the buffer the CPU's logsigmoid (the forget gate) saves for its backward;
-# torch's CUDA kernel saves an empty one (aten/src/ATen/native/cuda/LogSigmoid.cu), so the
-# unrolled net keeps 1 H less there. FUSED on CUDA: the persistent kernels' own (8 H).
-SLSTM_PER_LEVEL = {"FUSED": 14.5, "CAFFE": 16.5, "FUSED cuda": 8.0, "CAFFE cuda": 15.5}
+# the saved tensors on the CPU). The unrolled net: the step's pre-activations, gates,
+# exponentials, c, n, m, h; of those, 1 H is the buffer the CPU's logsigmoid (the forget gate)
+# saves for its backward, and torch's CUDA kernel saves an empty one
+# (aten/src/ATen/native/cuda/LogSigmoid.cu), so it keeps 1 H less there. FUSED's step loop: its
+# unit saves the pre-activations (4 H) and the state it found (c, n, m), the heads' product its
+# h, and the states' continuation products about half an H more (fitted to the measured
+# peaks); FUSED on CUDA: the persistent kernels' own (8 H).
+SLSTM_PER_LEVEL = {"FUSED": 8.5, "CAFFE": 16.5, "FUSED cuda": 8.0, "CAFFE cuda": 15.5}
 
 
 def _slstm(ctx, params):

@@ -309,4 +309,11 @@ class LayerSpec:
         if self.generation is not None:
             lines.append(f"Generation: temperature {self.generation.temperature:g} by default "
                          f"({self.generation.why})")
+        lines += ["", self.read_more()]
         return "\n".join(lines).strip()
+
+    def read_more(self) -> str:
+        """Where the documentation tells more of this layer type (the last line of its
+        tool-tips): its section of the layer reference, one page per category."""
+        return (f"Read more: the layer reference, {self.category} layers, {self.id} (select the "
+                f"layer and press F1: Help > Documentation)")

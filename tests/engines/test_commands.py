@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+from designer.graph import project as P
+from designer.graph.retype import replace_layer
 from tests.conftest import PROJECTS, need_data
 
 UNROLLED = PROJECTS / "char-rnn-shakespeare-unrolled.json"
@@ -97,3 +99,22 @@ def test_unroll_shows_the_backward_chain(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "bidirectional" in out.stdout and "unit_3_reverse" in out.stdout
     assert "HOLD x12" in out.stdout and "SEQUENCE_MASK x1" in out.stdout
+
+
+def test_parity_in_float64_holds_the_engines_to_1e_10_and_names_them(tmp_path):
+    proj = P.load(PROJECTS / "char-rnn-shakespeare.json")
+    replace_layer(proj.graph, "lstm1", "mLSTM")
+    proj.graph.set_param("lstm1", "num_output", 32)
+    path = tmp_path / "mlstm.json"
+    proj.save(path)
+    out = run("parity", path, "--steps", "6", "--dtype", "float64", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads(out.stdout)
+    assert report["dtype"] == "float64" and report["tolerance"] == 1e-10
+    (row,) = report["layers"]
+    assert row["ok"] and row["max_rel"] <= 1e-10
+    assert row["compared"] == ["CHUNK: the chunkwise form, chunks of 2 steps",
+                               "CAFFE: the reference executor, node by node"]
+    text = run("parity", path, "--steps", "6", "--dtype", "float64").stdout
+    assert "float64 on the CPU" in text and "tolerance 1e-10" in text
+    assert "compared: CHUNK: the chunkwise form" in text and "floor" in text

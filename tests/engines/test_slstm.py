@@ -11,7 +11,7 @@ from designer.engines.convert import convert_state_dict
 from designer.engines.expansion import expand_params
 from designer.engines.parity import TOLERANCE, compare, spread_lengths
 from designer.engines.slstm import FusedSLSTM, fill_slstm
-from designer.engines.slstm_cell import slstm_layers
+from designer.engines.slstm_cell import KernelGradUnit, slstm_layers, slstm_unit
 from designer.engines.unrolled import UnrolledRecurrent
 from designer.graph import Graph
 
@@ -165,6 +165,29 @@ def test_the_fused_recurrence_passes_gradcheck_in_float64():
         y, final = slstm_layers(dict(zip(names, ws)), x, st, 1, 2, lengths=lengths)
         return (y,) + final
     assert torch.autograd.gradcheck(fn, (x, *tensors, *s0))
+
+
+@pytest.mark.parametrize("forget", ["sigmoid", "exp"])
+def test_the_step_loops_written_out_gradient_is_autograds_through_the_unit(forget):
+    """The FUSED engine's step loop takes the persistent kernels' gradient of a step, written
+    out: in float64 it is autograd's through the unit the unrolled net runs, for a state that
+    starts fresh (n = 0) and where the stabiliser's two candidates tie."""
+    torch.manual_seed(7)
+    pre = torch.randn(5, 3, 16, dtype=torch.double)
+    c, n, m = (torch.randn(5, 3, 4, dtype=torch.double) for _ in range(3))
+    n = n.abs() + 0.5
+    c[0] = n[0] = m[0] = 0.0  # fresh
+    i_t, f_t = pre[1, :, :4], pre[1, :, 4:8]
+    m[1] = i_t - (f_t if forget == "exp" else torch.nn.functional.logsigmoid(f_t))  # ties
+    grads = []
+    for unit in (slstm_unit, KernelGradUnit.apply):
+        args = [t.clone().requires_grad_() for t in (pre, c, n, m)]
+        out = unit(*args, forget == "exp")
+        g = torch.Generator().manual_seed(1)
+        sum((t * torch.randn(t.shape, generator=g, dtype=t.dtype)).sum() for t in out).backward()
+        grads.append([a.grad for a in args])
+    for name, ours, autograd in zip(("pre", "c", "n", "m"), *grads):
+        assert (ours - autograd).abs().max() < 1e-13, name
 
 
 @pytest.mark.parametrize("cls", ["fused", "unrolled"])

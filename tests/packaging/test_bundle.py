@@ -36,6 +36,16 @@ def test_the_app_bundles_the_examples_and_validates_one(app, tmp_path):
     assert re.search(r"^lstm1 +LSTM ", done.stdout, re.M) and "memory to train" in done.stdout
 
 
+def test_the_app_ships_the_documentation_built_and_opens_a_layers_page(app, tmp_path):
+    site = app / "_internal" / "docs" / "_build" / "html"
+    assert (site / "index.html").is_file() and (site / "reference" / "layers").is_dir()
+    done = run_app([str(app / "rnn-designer"), "docs", "--layer", "LSTM", "--no-open"],
+                   tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (site / "layer" / "LSTM.html").as_uri()
+    assert done.stderr == ""  # nothing to build, nothing to say: the site is the app's own
+
+
 @need_data("tinyshakespeare.txt")
 def test_the_desktop_entry_starts_the_app(app, tmp_path):
     entry = configparser.ConfigParser(interpolation=None)

@@ -128,6 +128,7 @@ def layer_tooltip(graph, name: str) -> str:
         rows.append(_p("\u26a0 " + escape(text), "color:#d93b3b;margin-top:3px"))
     for text in warnings_of(graph, name):
         rows.append(_p("\u26a0 " + escape(text), "color:#c07a00;margin-top:3px"))
+    rows.append(_p(escape(spec.read_more()), "color:gray;margin-top:4px"))
     return "<qt>" + "".join(rows) + "</qt>"
 
 
@@ -174,4 +175,5 @@ def spec_tooltip(spec) -> str:
             f"</span>" + _p(escape(spec.help), "margin-top:3px")
             + _p(escape(" \u00b7 ".join(ports)), "margin-top:3px")
             + (f"<table cellspacing=0 cellpadding=2 style='margin-top:3px'>{params}</table>"
-               if params else "") + "</qt>")
+               if params else "") + _p(escape(spec.read_more()), "color:gray;margin-top:4px")
+            + "</qt>")

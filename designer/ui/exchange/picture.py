@@ -71,3 +71,22 @@ def _svg(scene, rect: QRectF, path: Path, background: QColor) -> None:
     scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect, Qt.KeepAspectRatio)
     painter.end()
     tmp.replace(path)
+
+
+def save_net_picture(graph, path: str | Path) -> Path:
+    """``graph`` as the canvas draws it, laid out in rows, in the light theme, saved as a PNG
+    (the documentation's picture of a layer); raises ``OSError``."""
+    from designer.graph.project import Project
+    from designer.ui.editor.document import Document
+    from designer.ui.editor.layout import layered_positions
+    from designer.ui.editor.scene import GraphScene
+    from designer.ui.look import theme
+
+    for name, pos in layered_positions(graph).items():
+        graph.move_layer(name, pos)
+    kept, theme.colors = theme.colors, theme.LIGHT
+    try:
+        scene = GraphScene(Document(Project(graph, "picture")))
+        return save_picture(scene, path, theme.colors.canvas)
+    finally:
+        theme.colors = kept

@@ -17,6 +17,7 @@ from designer.graph.errors import GraphError
 from designer.ui.editor import clipboard
 from designer.ui.editor.layout import layered_positions
 from designer.ui.exchange.menu import add_to_file_menu
+from designer.ui.help.menu import add_to_help_menu
 from designer.ui.look import resources, theme
 from designer.ui.sequences import menu as sequences_menu
 
@@ -169,6 +170,8 @@ def build(w) -> SimpleNamespace:
     m.addSeparator()
     m.addAction(a.smoke)
     m = mb.addMenu("&Help")
+    add_to_help_menu(w, m, a)
+    m.addSeparator()
     m.addAction(a.about)
 
     tb = w.addToolBar("Main")
