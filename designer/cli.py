@@ -12,6 +12,7 @@ import sys
 import threading
 
 from designer import __version__
+from designer.search.arguments import add_search
 
 COMMANDS = ("gui", "validate", "parity", "unroll", "bench", "train", "generate", "export",
             "import", "init", "evaluate", "predict", "inspect", "search", "docs")
@@ -104,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int)
     t.add_argument("--corpus", metavar="FILE", help="train on this file instead")
     t.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop after this long")
+    t.add_argument("--refit", choices=("auto", "on", "off"), help="labelled sequences: once "
+                   "validation has chosen the steps, train the final model again on every "
+                   "training sequence (train + validation) and score that one: auto (where "
+                   "the file holds fewer than 500; the project's setting by default), on, or "
+                   "off (the validated model is the run's)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.add_argument("--nproc", type=int, default=1, metavar="N", help="train data-parallel on "
                    "N processes of this machine: one per GPU (NCCL), or N on the CPU (gloo); "
@@ -136,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "the same device")
     gen.add_argument("--seconds", type=float, help="audio: seconds to generate")
     gen.add_argument("--wav", metavar="OUT.wav", help="audio: write the result here")
-    gen.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    add_checkpoint(gen)
     gen.add_argument("--device", default="auto", metavar="auto|cpu|cuda[:N]",
                      help="auto (default): the device the run trained on, when this machine "
                      "has it, else the CPU")
@@ -153,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "as their unrolled per-step net (fixes the number of steps)")
     ex.add_argument("--steps", type=int, help="with --unrolled: the steps to unroll over "
                     "(default: the project's sequence length)")
-    ex.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    add_checkpoint(ex)
 
     im = sub.add_parser("import", help="read an ONNX model (with its weights) or a "
                         "Caffe/MyCaffe train_val.prototxt (and solver) into a project")
@@ -184,6 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--net", choices=tuple(nets), default=next(iter(nets)),
                    help="classify: " + "; ".join(f"{net}, {words}" for net, words in
                                                   nets.items()) + " (default: %(default)s)")
+    i.add_argument("--head", choices=("auto", "ridge", "adam"), default="auto",
+                   help="classify with MiniRocket: auto (default): the head cross-validation "
+                   "on the training sequences prefers; ridge: an InnerProduct solved in "
+                   "closed form; adam: BatchNorm -> InnerProduct learned by Adam")
     i.add_argument("--out", metavar="PROJECT.json", help="default: the file's name with "
                    ".json, in the working folder")
     add_table_limit(i)
@@ -196,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "run's own score beside it")
     e.add_argument("--data", metavar="FILE", help="score every window or sequence of this "
                    "file instead")
-    e.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    add_checkpoint(e)
     e.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     e.add_argument("--json", action="store_true")
     add_table_limit(e)
@@ -209,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "probabilities or forecasts averaged")
     pr.add_argument("--input", required=True, metavar="FILE")
     pr.add_argument("--out", metavar="FILE.csv", help="write the CSV here (default: print it)")
-    pr.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    add_checkpoint(pr)
     pr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     add_table_limit(pr)
 
@@ -226,12 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
                      "level (lstm1/L1)")
     ins.add_argument("--parity", action="store_true", help="also the per-step difference "
                      "between the engines for these weights")
-    ins.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    add_checkpoint(ins)
     ins.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     ins.add_argument("--json", action="store_true", help="print JSON for machines")
     add_table_limit(ins)
 
-    add_search(sub)
+    add_table_limit(add_search(sub))
 
     d = sub.add_parser("docs", help="open the documentation in the browser, built first when "
                        "the code or its pages changed")
@@ -242,67 +252,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def add_checkpoint(command) -> None:
+    """``--checkpoint``: which of a run's models the command reads."""
+    command.add_argument("--checkpoint", choices=("best", "last", "validated"), default="best",
+                         help="best (default): the run's model, its final model trained on "
+                         "every training sequence where it trained one, else the checkpoint "
+                         "of the lowest validation loss; validated: that checkpoint always; "
+                         "last: the last step's")
+
+
 def add_table_limit(command) -> None:
     """``--max-table-gb``: for the commands that read data tables."""
     command.add_argument("--max-table-gb", type=float, metavar="GB", help="read a CSV table "
                          "of up to GB gigabytes (a larger one is refused at once; without "
                          "it, a few GB)")
-
-
-def add_search(sub) -> None:
-    """``rnn-designer search``: its options."""
-    s = sub.add_parser("search", help="search a project's design and settings with Optuna: "
-                       "many short trainings, each an ordinary run folder")
-    s.add_argument("project")
-    s.add_argument("--trials", type=int, required=True, metavar="N", help="the study's total "
-                   "number of trials (a search run again goes on to N)")
-    s.add_argument("--space", metavar="SPACE.json", help="what to vary, instead of the "
-                   "project's 'search' section (the same form)")
-    s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="auto (default): the GPUs when there are any, else the CPU")
-    s.add_argument("--gpus", metavar="all|K", help="how many GPUs to use (default all)")
-    s.add_argument("--per-gpu", type=int, default=1, metavar="K", help="worker processes "
-                   "per GPU (default 1)")
-    s.add_argument("--workers", type=int, metavar="K", help="with --device cpu: worker "
-                   "processes (default 1)")
-    s.add_argument("--steps", type=int, metavar="N", help="training steps of each trial "
-                   "(default: the project's max_steps)")
-    s.add_argument("--folds", default="auto", metavar="auto|K", help="score each trial by "
-                   "K-fold cross-validation over the training sequences and train the best "
-                   "design again on the project's split (auto, the default: 3 folds for "
-                   "labelled sequences validated on fewer than 200, else 1: the project's "
-                   "own split)")
-    s.add_argument("--refit-seeds", type=int, default=1, metavar="K", help="train the "
-                   "pick again K times, with the seeds S, S+1, ... (S: --seed, else the "
-                   "project's), into best-trial-N, best-trial-N-seed-2 ... -seed-K: a seed "
-                   "ensemble that 'rnn-designer evaluate' scores as one (default 1; without "
-                   "cross-validation the best trial's own run is the first of the K)")
-    s.add_argument("--refit-top", type=int, default=1, metavar="D", help="train the D best "
-                   "designs again, each with --refit-seeds seeds: the one the search keeps "
-                   "(best-trial-N), then the next best trials with other values "
-                   "(ensemble-trial-M): an ensemble of designs for 'rnn-designer evaluate' "
-                   "(default 1; one objective only)")
-    s.add_argument("--storage", metavar="URL|FILE", help="an Optuna RDB URL (sqlite:///..., "
-                   "postgresql://...), an SQLite file (.db, .sqlite), or a journal file on a "
-                   "shared disk (any other file) (default: "
-                   "sqlite:///<project dir>/runs/<project>.search.db)")
-    s.add_argument("--study", metavar="NAME", help="the study's name (default: the project "
-                   "file's name); machines that give the same --study and --storage join it")
-    s.add_argument("--objective", default="val_loss", metavar="METRIC[,METRIC2]",
-                   help="val_loss (default), val_accuracy, test_accuracy, ms_per_step or "
-                   "params; two make a Pareto front")
-    s.add_argument("--pruner", choices=("median", "halving", "none"), default="median",
-                   help="stop trials that fall behind: median (default), halving "
-                   "(successive halving) or none")
-    s.add_argument("--seed", type=int, help="seeds the sampler, and trains every trial "
-                   "with this seed")
-    s.add_argument("--time-limit", type=float, metavar="SECONDS", help="start no trial "
-                   "after this long")
-    s.add_argument("--best-out", metavar="P.json", help="write the best trial's design as "
-                   "a project here")
-    s.add_argument("--json", action="store_true", help="one JSON line per event (for "
-                   "programs)")
-    add_table_limit(s)
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

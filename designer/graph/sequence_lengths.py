@@ -2,7 +2,8 @@
 kernel fits every sequence, not only the longest one all are padded to (pure stdlib).
 
 A ``.ts`` file is read line by line, each series' steps counted as the values of its first
-channel; a long-format CSV up to ``LABEL_SCAN_LIMIT`` has its rows counted per series id. The
+channel; a table of a sequence a row (or an ``.arff`` file) its values up to the last number of
+each row; a long-format CSV up to ``LABEL_SCAN_LIMIT`` has its rows counted per series id. The
 ``_TEST`` file beside an ``X_TRAIN.ts`` (the test split) counts too. Counts are cached by path,
 size and modification time, so the Problems panel reads an unchanged file once.
 """
@@ -13,8 +14,9 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from designer.graph import datasets, headers
-from designer.graph.layers.sequences import LABEL_SCAN_LIMIT, long_format_columns, paired_test_file
+from designer.graph import datasets, headers, arff, wide_tables
+from designer.graph.layers.sequences import (LABEL_SCAN_LIMIT, long_format_columns,
+                                             paired_test_file, file_layout)
 
 TS_SCAN_LIMIT = 64 << 20  # a larger .ts file is not counted (its shortest stays unknown)
 
@@ -40,24 +42,28 @@ def shortest_sequence(params: dict, project_dir=None) -> Shortest | None:
     for file in (path, paired_test_file(path)):
         if file is None:
             continue
-        steps = _counted(file, params.get("label_column", ""))
+        steps = _counted(file, params.get("label_column", ""), params.get("layout", "auto"))
         if steps is not None and (best is None or steps < best.steps):
             best = Shortest(steps, file)
     return best
 
 
-def _counted(path: Path, label_column: str) -> int | None:
+def _counted(path: Path, label_column: str, layout: str = "auto") -> int | None:
     try:
         st = path.stat()
     except OSError:
         return None
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, label_column)
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, label_column, layout)
     if key not in _cache:
         if len(_cache) > 64:
             _cache.clear()
         try:
-            if path.suffix.lower() == ".ts":
+            kind = file_layout(path, layout)
+            if kind == "ts":
                 _cache[key] = _ts_shortest(path) if st.st_size <= TS_SCAN_LIMIT else None
+            elif kind in ("wide", "arff"):
+                _cache[key] = _rows_shortest(path, kind) if st.st_size <= TS_SCAN_LIMIT \
+                    else None
             else:
                 _cache[key] = _csv_shortest(path, label_column) \
                     if st.st_size <= LABEL_SCAN_LIMIT else None
@@ -81,6 +87,31 @@ def _ts_shortest(path: Path) -> int | None:
             if first:
                 steps = first.count(b",") + 1
                 shortest = steps if shortest is None else min(shortest, steps)
+    return shortest
+
+
+def _rows_shortest(path: Path, kind: str) -> int | None:
+    """The fewest values of a row of a wide table or an ``.arff`` file (a relational row's
+    first channel), the missing cells after its last number left out."""
+    if kind == "arff":
+        skip, delimiter = arff.read_arff_header(path).data_line, ","
+    else:
+        skip, delimiter = 0, wide_tables.look(path).delimiter
+    shortest = None
+    with io.TextIOWrapper(datasets.open_data(path), encoding="utf-8-sig",
+                          errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            s = line.strip()
+            if number <= skip or not s or s.startswith("%"):
+                continue
+            if kind == "arff":
+                cells = s.rpartition(",")[0].strip("'").split("\\n")[0].split(",")
+            else:
+                cells = wide_tables.split(s, delimiter)[1:]
+            while cells and headers.is_missing(cells[-1]):
+                cells.pop()
+            if cells:
+                shortest = len(cells) if shortest is None else min(shortest, len(cells))
     return shortest
 
 

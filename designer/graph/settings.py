@@ -53,6 +53,11 @@ TRAINING = (
               minimum=1, maximum=1 << 20),
     ParamSpec("sample_temperature", "float", 0.8, "the temperature of the samples shown "
               "while training", minimum=0.0, maximum=10.0),
+    ParamSpec("refit", "choice", "auto", "labelled sequences: once validation has chosen the "
+              "steps, train the final model again on every training sequence (train + "
+              "validation) for those steps and score that one: auto (where the training file "
+              "holds fewer than 500), on, or off (score the validated model)",
+              choices=("auto", "on", "off")),
     ParamSpec("seed", "int", 1, "the random seed", minimum=0, maximum=2**63 - 1),
     ParamSpec("device", "choice", "auto", "auto: CUDA when present, else CPU",
               choices=("auto", "cpu", "cuda")),

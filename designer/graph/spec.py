@@ -264,6 +264,9 @@ class LayerSpec:
     check_params: Callable[[dict], None] | None = None  # relations between parameters
     generation: GenerationDefaults | None = None  # data layers a model can write like
     cell: CellSpec | None = None  # recurrent layers: their gates, states and engines
+    # a few words the canvas shows beside the output shape: a choice that changes what the
+    # layer is (an InnerProduct solved in closed form), from its parameters; "" for none
+    caption: Callable[[dict], str] | None = None
 
     # -- derived helpers ---------------------------------------------------------------------
     @property

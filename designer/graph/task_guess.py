@@ -1,9 +1,12 @@
 """Which task a data file is for, from its kind and first rows (pure stdlib: the window's
 New from Data preview asks this before torch is loaded; ``rnn-designer init`` asks it too).
 
-A ``.ts`` file, or a long-format CSV (a series id first whose rows come in runs, a label
-constant within each series), is labelled sequences to classify; any other CSV or a ``.npy``
-is a series to forecast.
+A ``.ts`` or ``.arff`` file, a table of one sequence a row with the label first and no header
+(the UCR archive's ``.tsv``, ``.txt`` and ``.csv``: `designer.graph.wide_tables`), or a
+long-format CSV (a series id first whose rows come in runs, a label constant within each
+series), is labelled sequences to classify; any other table or a ``.npy`` is a series to
+forecast. A table of numbers whose first column may be a label or a measurement is neither:
+`TaskQuestion` asks which.
 """
 from __future__ import annotations
 
@@ -11,18 +14,31 @@ import csv
 import io
 from pathlib import Path
 
-from designer.graph import headers
+from designer.graph import headers, wide_tables
+from designer.graph.datasets import DataProblem
 
 LABEL_NAMES = ("label", "class", "target", "y", "category", "activity", "classlabel")
 
 
+class TaskQuestion(DataProblem):
+    """The file could hold either task; ``str()`` asks which, in one sentence."""
+
+
 def guess_task(path: Path, target: str | None = None) -> str:
-    """``classify`` or ``forecast``; raises `DataProblem` for a CSV that cannot be read."""
+    """``classify`` or ``forecast``; raises `TaskQuestion` for a table that could be either
+    and `DataProblem` for one that cannot be read."""
     suffix = Path(path).suffix.lower()
-    if suffix == ".ts":
+    if suffix in (".ts", ".arff"):
         return "classify"
     if suffix == ".npy":
         return "forecast"
+    seen = wide_tables.look(path)
+    if seen.wide:
+        return "classify"
+    if seen.verdict == wide_tables.UNSURE and not target:
+        raise TaskQuestion(
+            f"{path} could be a table of series to forecast or one labelled sequence a "
+            f"row, the label first (as the UCR archive writes them): {seen.reason}")
     header = headers.read_csv_header(path)
     return "classify" if is_long_format(path, header, target) else "forecast"
 

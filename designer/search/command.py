@@ -29,6 +29,7 @@ from designer.search.study import (INTERRUPTED, NEEDS_ACCURACY, SearchError, def
                                    quiet_optuna, reap, storage_label)
 from designer.search.where import storage_url
 from designer.search.worker import Plan, trial_event
+from designer.search.refit import trains_final
 
 
 def search(args) -> int:
@@ -67,11 +68,12 @@ def search(args) -> int:
     best = summary(study)
     best["trial_run_dir"] = best["run_dir"]
     seeds, top = getattr(args, "refit_seeds", 1), getattr(args, "refit_top", 1)
-    if (plan.folds.count > 1 or seeds > 1 or top > 1) and best["number"] is not None \
-            and not interrupted and not short:
+    final = trains_final(project)  # the pick's final model sees every training sequence
+    if (plan.folds.count > 1 or seeds > 1 or top > 1 or final) and \
+            best["number"] is not None and not interrupted and not short:
         designs = ensemble_trials(study, top) if top > 1 else [best]
         try:
-            folders = retrain(project, space, designs, plan, slots[0], out, seeds)
+            folders = retrain(project, space, designs, plan, slots[0], out, seeds, final)
             best["run_dir"] = str(folders[0])
             if len(folders) > 1:
                 best["run_dirs"] = [str(f) for f in folders]
@@ -108,9 +110,11 @@ def same_command(args) -> str:
     return shlex.join(["rnn-designer", *argv])
 
 
-def retrain(project, space, designs: list, plan, device: str, out, seeds: int = 1) -> list:
+def retrain(project, space, designs: list, plan, device: str, out, seeds: int = 1,
+            final: bool = False) -> list:
     """`refit.refit_seeds` of each trial in ``designs`` (the kept one first; ``seeds`` runs
-    each; without cross-validation a trial's own run is its first), Ctrl-C ending it after
+    each; without cross-validation, and unless the pick trains a ``final`` model on every
+    training sequence, a trial's own run is its first), Ctrl-C ending it after
     the current step (then ``KeyboardInterrupt``: the same command again goes on from its
     last checkpoint). A failed retraining raises `SearchError` whose ``done`` lists the
     folders trained before it."""
@@ -131,7 +135,7 @@ def retrain(project, space, designs: list, plan, device: str, out, seeds: int = 
                 folders += refit_seeds(
                     project, space, trial, plan.study, plan.runs, device, plan.steps,
                     plan.seed, seeds, token, out, kept=i == 0,
-                    first=None if plan.folds.count > 1 else trial["run_dir"])
+                    first=None if plan.folds.count > 1 or final else trial["run_dir"])
             except SearchError as e:
                 e.done = folders + list(getattr(e, "done", None) or [])
                 raise

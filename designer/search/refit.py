@@ -2,7 +2,10 @@
 each of the best trial's runs saw only part of the training sequences, so the best design is
 trained once more on the project's own split (``val_fraction`` validating, the trial's seed
 and steps) into ``<runs>/best-trial-N``. That run folder is the search's result: the one
-``evaluate``, ``export`` and the window open.
+``evaluate``, ``export`` and the window open. For a small set of labelled sequences (the
+training setting ``refit``, `designer.training.run.final`) that training then trains its final
+model on every training sequence, for the steps its validation chose (`trains_final`): so a
+search retrains its pick even without cross-validation.
 
 ``--refit-seeds K`` (`refit_seeds`) trains it K times, with the seeds S, S+1, ... (S: the
 search's ``--seed``, else the project's), into ``best-trial-N`` and ``best-trial-N-seed-2``
@@ -29,6 +32,24 @@ from designer.graph.project import Project
 from designer.search.design import apply
 from designer.search.space import Space
 from designer.search.study import SearchError
+
+
+def trains_final(project: Project) -> bool:
+    """Whether a run of ``project`` trains a final model on every training sequence (its
+    retrained pick then does too, where no trial did)."""
+    from designer.training.data import DataError, open_source
+    from designer.training.run.final import wanted
+
+    from designer.search.folds import FOLDED, data_folder
+    graph = project.graph
+    data = [n for n in graph.sources() if graph.layer(n).type == FOLDED]
+    if not data:
+        return False
+    try:
+        source = open_source(graph.layer(data[0]), data_folder(project), seed=0)
+    except (DataError, OSError):
+        return False
+    return wanted(project.training_settings()["refit"], source)
 
 
 def refit_folder(runs: str | Path, number: int, member: int = 1, kept: bool = True) -> Path:
@@ -98,12 +119,13 @@ def refit(project: Project, space: Space, best: dict, study: str, runs: str | Pa
         return run_dir
     resume = has_checkpoint(run_dir)
     how = f" with seed {seed} (run {member} of the ensemble)" if member > 1 else ""
+    chosen = whole_validation(apply(project, space, best["params"]),
+                              data_layers_searched(project, space))
+    then = ", then on every training sequence" if trains_final(chosen) else ""
     show({"kind": "refit", "number": best["number"], "run_dir": str(run_dir),
           "resume": resume, **({"seed": seed, "member": member} if member > 1 else {}),
           "message": f"training trial {best['number']}'s design again{how} on the "
-          f"project's own split into {run_dir}"})
-    chosen = whole_validation(apply(project, space, best["params"]),
-                              data_layers_searched(project, space))
+          f"project's own split{then} into {run_dir}"})
     opts = RunOptions(out=run_dir, resume=resume, device=device, steps=steps, seed=seed,
                       probe_steps=0, extra_meta={"search": {
                           "study": study, "trial": best["number"],

@@ -148,7 +148,9 @@ class Objective:
         if setup.folds.count > 1:
             meta["fold"] = [fold + 1, setup.folds.count]
         opts = RunOptions(out=run_dir, device=setup.device, steps=setup.steps, seed=setup.seed,
-                          probe_steps=0, extra_meta={"search": meta})
+                          probe_steps=0, extra_meta={"search": meta},
+                          refit="off")  # a trial is scored on its validation; the pick's
+        #                                 retraining trains the final model (refit)
         seen, pruned_at, pruned_value, last = Seen(), None, math.nan, None
         so_far = None  # the best validation of this run yet
         prunable = not trial.user_attrs.get("drawn")  # the design as drawn runs to its end

@@ -104,7 +104,8 @@ def _train(args, project, world, voice: Voice) -> int:
     opts = RunOptions(out=args.resume or args.out, resume=bool(args.resume), steps=args.steps,
                       device=args.device, engine=args.engine, seed=args.seed,
                       corpus=args.corpus, time_limit=args.time_limit,
-                      download_progress=download if main else None, world=world)
+                      download_progress=download if main else None, world=world,
+                      refit=getattr(args, "refit", None))
     token = StopToken()
     if args.stdin_commands and main:
         read_commands(token, sys.stdin)
@@ -149,6 +150,9 @@ class _Printer:
         self.quiet, self.bar = quiet, None
 
     def __call__(self, rec: dict) -> None:
+        if rec["kind"] == "final":  # the final model trained on every sequence: its own bar
+            self._final(rec)
+            return
         told = self.format.read(rec)
         if told.ends:
             self.close()
@@ -165,6 +169,20 @@ class _Printer:
     def write(self, line) -> None:
         text = f"rnn-designer: {line.text}" if line.tone == ERROR else line.text
         (self.bar.write if self.bar is not None else print)(text)
+
+    def _final(self, rec: dict) -> None:
+        """The final model trained again on every training sequence: its own bar."""
+        if rec["stage"] == "progress":
+            if self.bar is not None:
+                self.bar.update(rec["step"] - self.bar.n)
+                if rec.get("loss") is not None:
+                    self.bar.set_postfix(loss=f"{rec['loss']:.3f}", refresh=False)
+            return
+        self.close()
+        print(rec["message"])
+        if rec["stage"] == "start":
+            self.bar = _bar(total=rec["steps"], unit="step", desc="final",
+                            disable=self.quiet or not rec["steps"])
 
     def close(self) -> None:
         if self.bar is not None:
@@ -263,7 +281,7 @@ def init(args) -> int:
     from designer.training.new_from_data.init import InitError, init_project
     try:
         path, lines = init_project(args.data, args.task, args.target, args.out, args.horizon,
-                                   net=args.net)
+                                   net=args.net, head=getattr(args, "head", "auto"))
     except (InitError, DataError) as e:
         return _err(str(e))
     for line in lines:

@@ -76,6 +76,7 @@ def tiny_init_runs(folder, data, seeds, **init) -> list[str]:
     from designer.graph.project import load
     from designer.training.new_from_data.init import init_project
     from designer.training.run.loop import RunOptions, train
+    init.setdefault("head", "adam")  # a classifier's head as drawn, not cross-validated
     path, _ = init_project(data, out=Path(folder) / "p.json", **init)
     project = load(path)
     if project.graph.layer("data").type == "TimeSeries":

@@ -253,7 +253,7 @@ def test_labels_of_neighbouring_links_at_one_height_do_not_overlap(window, tmp_p
     ts.write_text("@dimensions 1\n@equalLength false\n@classLabel true up down\n@data\n" + "".join(
         f"{','.join(str((i % 2 * 2 - 1) * t) for t in range(10 + i % 4))}:{'up' if i % 2 else 'down'}\n"
         for i in range(12)))
-    init_project(str(ts), out=str(tmp_path / "p.json"))
+    init_project(str(ts), out=str(tmp_path / "p.json"), head="adam")
     assert window.files.open_path(tmp_path / "p.json", confirmed=True)
     window.scene.reroute_all()
     data = window.scene.link_item(Link("data", "data", "rocket", "x")).label_item

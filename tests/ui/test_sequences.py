@@ -325,3 +325,34 @@ def test_a_classifier_is_created_with_the_net_chosen(window, qtbot, tmp_path):
     with qtbot.waitSignal(dialog.finished, timeout=60_000):
         dialog.create_button.click()
     assert window.doc.graph.layer("rocket").type == "MiniRocket"
+
+
+def test_a_ucr_archive_tsv_is_offered_as_sequences_labelled_by_its_first_column(
+        window, qtbot, tmp_path):
+    from tests.training.data.test_ucr_formats import write_pair
+    dialog = open_dialog(window, qtbot, write_pair(tmp_path, ".tsv", "\t"))
+    choice = dialog.choice
+    assert choice.classify.isChecked() and not choice.forecast.isEnabled()
+    assert not choice.classes_form.isRowVisible(choice.label)  # no other column to pick
+    assert choice.classes.text() == "3: 1 (4), 2 (4), 3 (4) (sequences each)"
+    assert dialog.summary.text().startswith("12 sequences of 1 channel, 15 to 20 steps long")
+    with qtbot.waitSignal(dialog.finished, timeout=60_000):
+        dialog.create_button.click()
+    layer = window.doc.graph.layer("data")
+    assert layer.type == "SequenceClasses" and layer.params["layout"] == "wide"
+
+
+def test_a_table_that_could_hold_either_task_is_asked_about(window, qtbot, tmp_path):
+    rows = [f"{10 + i}," + ",".join(f"{v:.3f}" for v in np.linspace(0, 1, 12) * i)
+            for i in range(0, 8, 2)]
+    path = tmp_path / "numbers.csv"
+    path.write_text("\n".join(rows) + "\n")
+    dialog = open_dialog(window, qtbot, path)
+    choice = dialog.choice
+    assert not choice.classify.isChecked() and not choice.forecast.isChecked()
+    assert not dialog.create_button.isEnabled() and dialog.message.isVisible()
+    assert dialog.message.text().startswith("Say what to learn: ")
+    choice.classify.setChecked(True)
+    assert dialog.create_button.isEnabled() and not dialog.message.isVisible()
+    assert choice.init_args(dialog.preview)["target"] == ""
+    dialog.reject()

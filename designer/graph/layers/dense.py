@@ -17,6 +17,14 @@ def _ip_infer(ctx):
             f"{ctx.layer} flattens {flat} from axis {ctx.params['axis']} into one vector, but "
             f"axis {x.batch} of {x} is the batch (N): every sample's output would mix the "
             f"others; set axis to {x.batch + 1}"), port="x")
+    if ctx.params["solve"] == "ridge" and (x.batch not in (0, None) or a != 1):
+        raise ShapeError(ctx.layer, (
+            f"{ctx.layer} is solved in closed form (ridge) over one vector a sequence, but "
+            f"it reads {x} from axis {ctx.params['axis']}, which keeps "
+            f"{D.shape_str(x.shape[:a])} apart; feed it (N, features) with axis 1, or set "
+            "solve to gradient"), port="x")
+    if ctx.params["solve"] == "ridge" and not ctx.params["bias_term"]:
+        ctx.fail(None, "is solved in closed form (ridge) with its intercept: set bias_term")
     return [x.derive(tuple(x.shape[:a]) + (ctx.params["num_output"],), FLOAT,
                      batch=x.batch_after(a), values=None)]
 
@@ -49,7 +57,15 @@ INNER_PRODUCT = LayerSpec(
     help=(
         "Flattens the input from 'axis' to the end into K values and maps them to num_output "
         "values with a learned K x num_output matrix and bias; the dims before 'axis' are "
-        "kept (axis 2 on a (T, N, H) input applies the same layer at every step)."
+        "kept (axis 2 on a (T, N, H) input applies the same layer at every step). "
+        "With solve 'ridge', a classifier's last layer is solved in closed form instead: "
+        "ridge regression of the classes on its inputs over every training sequence, the "
+        "penalty chosen by leave-one-out from ten between 1e-3 and 1e3 (as scikit-learn's "
+        "RidgeClassifierCV, MiniRocket's own classifier), its scores calibrated for the "
+        "softmax. It is solved before each validation and for every checkpoint, over what "
+        "the layers below it give (a frozen MiniRocket's features, or a net's penultimate "
+        "layer as it has trained so far); while the net trains by gradient the layer trains "
+        "with it. A net with nothing else to learn takes no gradient steps."
     ),
     inputs=(X,),
     outputs=(Y,),
@@ -59,8 +75,13 @@ INNER_PRODUCT = LayerSpec(
         ParamSpec("bias_term", "bool", True, "add a learned bias"),
         weight_filler("xavier"),
         bias_filler(),
+        ParamSpec("solve", "choice", "gradient", "how its weights are learned: gradient (with "
+                  "the net), or ridge: in closed form over its inputs on every training "
+                  "sequence, the penalty chosen by leave-one-out (a classifier's last layer "
+                  "feeding a SoftmaxWithLoss)", choices=("gradient", "ridge")),
     ),
     infer=_ip_infer,
+    caption=lambda p: "ridge, closed form" if p.get("solve") == "ridge" else "",
     count_params=_ip_count,
     flops=_ip_flops,
 )

@@ -7,9 +7,10 @@ first lines of the file are read here (``designer.graph.headers``).
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
-from designer.graph import datasets, headers
+from designer.graph import datasets, headers, arff, wide_tables
 from designer.graph.errors import ParamError
 from designer.graph.spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
 from designer.graph.layers.data import _batch
@@ -186,11 +187,23 @@ def _classes_dims(params: dict, project_dir) -> tuple[dict, str | None]:
     if path is None:
         return dims, "sequences " + datasets.not_found_message(params["file"], project_dir)
     try:
-        if path.suffix.lower() == ".ts":
+        kind = file_layout(path, params["layout"])
+        if kind == "ts":
             head = headers.read_ts_header(path)
             dims["F"], dims["K"] = head.dimensions * frame, len(head.class_labels)
             if head.series_length:
                 dims["T"] = -(-head.series_length // frame)
+            return dims, None
+        if kind == "arff":
+            head = arff.read_arff_header(path)
+            dims["F"], dims["T"] = head.channels * frame, -(-head.steps // frame)
+            if head.class_labels:
+                dims["K"] = len(head.class_labels)
+            return dims, None
+        if kind == "wide":
+            dims["F"] = frame
+            if path.stat().st_size <= LABEL_SCAN_LIMIT:
+                dims["K"] = len(wide_classes(path, params["label_column"]))
             return dims, None
         table = headers.read_csv_header(path)
         features = long_format_columns(table, params["label_column"])[2]
@@ -201,6 +214,39 @@ def _classes_dims(params: dict, project_dir) -> tuple[dict, str | None]:
     except (datasets.DataProblem, OSError) as e:
         return dims, str(e)
     return dims, None
+
+
+def file_layout(path: Path, layout: str = "auto") -> str:
+    """How a ``SequenceClasses`` file holds its sequences: ``ts``, ``arff``, ``wide`` (a row
+    each, the label first: `designer.graph.wide_tables`) or ``long`` (a row per step), by its
+    suffix and the layer's ``layout`` (``auto``: wide where the first lines say so)."""
+    suffix = Path(path).suffix.lower()
+    if suffix in (".ts", ".arff"):
+        return suffix[1:]
+    if layout == "wide" or (layout == "auto" and wide_tables.look(path).wide):
+        return "wide"
+    return "long"
+
+
+def wide_classes(path: Path, label_column: str = "") -> list[str]:
+    """The classes of a wide table's label column, read through (a small file's)."""
+    seen = wide_tables.look(path)
+    names = wide_tables.column_names(seen.width)
+    j = names.index(label_column) if label_column in names else 0
+    found: dict[str, None] = {}
+    with io.TextIOWrapper(datasets.open_data(path), encoding="utf-8-sig", errors="replace",
+                          newline="") as f:
+        for line in f:
+            cells = wide_tables.split(line, seen.delimiter)
+            if j < len(cells) and not headers.is_missing(cells[j]):
+                found.setdefault(_class_name(cells[j].strip()))
+    return sort_classes(found)
+
+
+def _class_name(text: str) -> str:
+    """A label as the readers name it: a whole number written otherwise as the number."""
+    value = headers.parse_number(text)
+    return str(int(value)) if value is not None and value == int(value) else text
 
 
 def long_format_columns(table: headers.TableHeader, label_column: str
@@ -233,7 +279,6 @@ def long_format_columns(table: headers.TableHeader, label_column: str
 
 def _csv_classes(table: headers.TableHeader, label_column: str) -> list[str]:
     import csv
-    import io
     label = long_format_columns(table, label_column)[3]
     j = table.columns.index(label)
     seen: dict[str, None] = {}
@@ -263,7 +308,9 @@ SEQUENCE_CLASSES = LayerSpec(
     summary="Labelled sequences of different lengths, padded, with their lengths and classes",
     help=(
         "Reads labelled sequences from a UEA/UCR .ts file (multivariate, '@classLabel true "
-        "...') or a long-format CSV (series_id, time, features..., label: one row per step). "
+        "...'), a long-format CSV (series_id, time, features..., label: one row per step), a "
+        "table of one sequence a row with the label first and no header (the UCR archive's "
+        ".tsv, and its older space- or comma-separated .txt and .csv) or an .arff file. "
         "Each batch is padded with zeros after each sequence's end to the longest sequence of "
         "the file: 'data' (T, N, F), 'lengths' (N) the valid steps of each, 'label' (N) the "
         "class as an id in [0, K). With frame > 1, that many steps make one (the last one "
@@ -280,10 +327,16 @@ SEQUENCE_CLASSES = LayerSpec(
         PortSpec("label", "each sequence's class, (N,) ids", INDEX),
     ),
     params=(
-        ParamSpec("file", "str", "sequences.ts", "the .ts or long-format CSV file (a path, or "
-                  "a name found in the data folder)"),
-        ParamSpec("label_column", "str", "", "CSV only: the column that holds the class "
-                  "(empty: the last column)"),
+        ParamSpec("file", "str", "sequences.ts", "the .ts, .arff or table (.csv, .tsv, .txt) "
+                  "file (a path, or a name found in the data folder)"),
+        ParamSpec("label_column", "str", "", "a table only: the column that holds the "
+                  "class (empty: the last column of a long-format table, the first of a "
+                  "table of a sequence a row)"),
+        ParamSpec("layout", "choice", "auto", "a table only: long (a row per step: series "
+                  "id, time, features, label), wide (a row per sequence, the label first, as "
+                  "the UCR archive writes its .tsv and .txt files) or auto (wide where the "
+                  "first lines show no header and a label first)",
+                  choices=("auto", "long", "wide")),
         ParamSpec("frame", "int", 1, "steps read as one: F x frame values a step, T / frame "
                   "steps (a long univariate recording reads far better in frames)",
                   minimum=1, maximum=10000, shaping=True),

@@ -24,9 +24,10 @@ from designer.training.data.augment import Augmentation
 from designer.training.data.base import Source, check_eval_count
 from designer.training.data.cursors import SPLITS, ShuffledSplits
 from designer.training.data.errors import DataError
-from designer.training.data.labelled import Sequences, read_sequences
+from designer.training.data.labelled import Sequences
 from designer.training.data.normalise import (check_normalisable, finite_columns, moments,
                                               normalised, peaks)
+from designer.training.data.sequence_files import read_sequences
 
 SPLIT_SEED = 0x53455143  # fixed: which sequences validate and test must not follow the seed
 
@@ -58,7 +59,8 @@ class ClassesSource(ShuffledSplits, Source):
     def __init__(self, path: Path, params: dict, seed: int = 0, meta: dict | None = None,
                  whole: bool = False, labelled: bool = True):
         super().__init__(path, 0, 0, params["batch_size"], seed)
-        main = read_sequences(self.path, params.get("label_column", ""), labelled)
+        layout = params.get("layout", "auto")
+        main = read_sequences(self.path, params.get("label_column", ""), labelled, layout)
         self.notes.extend(main.notes)
         self.features = main.features
         test = None if whole else paired_test_file(self.path)
@@ -67,7 +69,7 @@ class ClassesSource(ShuffledSplits, Source):
         if whole:
             seqs, parts = main, {"train": [], "val": [], "test": list(range(len(main.series)))}
         elif test is not None:
-            other = read_sequences(test, params.get("label_column", ""))
+            other = read_sequences(test, params.get("label_column", ""), True, layout)
             self.notes.extend(other.notes)
             _check_channels(main, other)
             seqs = _join(main, other)
@@ -127,7 +129,7 @@ class ClassesSource(ShuffledSplits, Source):
         for i, s in enumerate(seqs.series):
             padded[i, :len(s)] = normalised(s, mean, std)
         first = len(main.series)
-        noun = "channel" if self.path.suffix.lower() == ".ts" else "column"
+        noun = "column" if main.kind == "long" else "channel"
         for file, lo, hi in ((self.path, 0, first), (test, first, len(seqs.series))):
             if hi > lo:  # each file named for its own values
                 check_normalisable(file, self.features, _peaks(seqs.series[lo:hi]),
@@ -173,7 +175,8 @@ class ClassesSource(ShuffledSplits, Source):
 
     def run_meta(self) -> dict:
         return {"classes": self.classes, "stats": self.stats, "features": self.features,
-                "frame": self.frame}
+                "frame": self.frame,
+                "split": {s: self.split_size(s) for s in ("train", "val", "test")}}
 
     def indices(self, split: str) -> np.ndarray:
         self._check_split(split)
@@ -257,7 +260,7 @@ def _stratified(labels: list, members: list[int], fraction: float) -> tuple[list
 
 def _validating(seqs: Sequences, members: list[int], params: dict) -> tuple[list, list]:
     """``(train, val)`` of the training ``members``: ``val_fraction`` of them validating, or
-    with ``folds`` of 2 or more, fold ``fold`` of `_folds`."""
+    with ``folds`` of 2 or more, fold ``fold`` of `deal_folds`."""
     folds = int(params.get("folds", 1))
     if folds < 2:
         return _stratified(seqs.labels, members, params["val_fraction"])
@@ -265,12 +268,12 @@ def _validating(seqs: Sequences, members: list[int], params: dict) -> tuple[list
     if folds > len(members):
         raise DataError(f"{seqs.path}: {folds} folds need at least {folds} training "
                         f"sequences, and it has {len(members)}; lower folds")
-    dealt = _folds(seqs.labels, members, folds)
+    dealt = deal_folds(seqs.labels, members, folds)
     held = set(dealt[fold - 1])
     return [i for i in members if i not in held], sorted(held)
 
 
-def _folds(labels: list, members: list[int], folds: int) -> list[list[int]]:
+def deal_folds(labels: list, members: list[int], folds: int) -> list[list[int]]:
     """``members`` dealt into ``folds`` folds: each class's members in an order drawn with a
     fixed seed, dealt in turn, the next class starting where the last one stopped (so the
     folds differ in size by one at most and each holds every class of ``folds`` or more
@@ -294,7 +297,7 @@ def _check_two_classes(seqs: Sequences, train: list[int]) -> None:
     if len(seen) != 1:
         return  # none at all is refused later ("leaves no sequence for training")
     listed = (f" (its header lists {', '.join(seqs.classes[:12])})"
-              if seqs.path.suffix.lower() == ".ts" and len(seqs.classes) > 1 else "")
+              if seqs.declares_classes and len(seqs.classes) > 1 else "")
     raise DataError(f"{seqs.path}: every series in the training split is of class "
                     f"'{seen[0]}'{listed}; a classifier needs at least two classes")
 
@@ -314,13 +317,14 @@ def _check_channels(a: Sequences, b: Sequences) -> None:
 def _join(a: Sequences, b: Sequences) -> Sequences:
     classes = list(dict.fromkeys(a.classes + b.classes))
     return Sequences(a.path, a.series + b.series, a.labels + b.labels, classes,
-                     a.ids + b.ids, a.features, a.notes + b.notes, a.lines + b.lines)
+                     a.ids + b.ids, a.features, a.notes + b.notes, a.lines + b.lines, a.kind)
 
 
 def _classes(seqs: Sequences, parts: dict, labelled: bool) -> list[str]:
-    """The classes the model learns: those the header declares (a .ts) or, for a CSV, those
-    the training sequences show; a class only other splits hold is refused by the caller."""
-    if seqs.path.suffix.lower() == ".ts" and seqs.classes:
+    """The classes the model learns: those the header declares (a .ts or .arff) or, for a
+    table, those the training sequences show; a class only other splits hold is refused by the
+    caller."""
+    if seqs.declares_classes:
         declared = list(seqs.classes)
         seen = {seqs.labels[i] for i in parts["train"]} | {seqs.labels[i] for i in parts["val"]}
         missing = [c for c in declared if c not in seen]

@@ -8,8 +8,10 @@ the window: pandas' C parser, a chunk of rows at a time.
 
 `Layout` says how a file is written, and nothing here guesses it: the columns' names, the
 delimiter (one character, or ``" "`` for runs of spaces and tabs), whether a header line comes
-first and the decimal mark. `designer.graph.headers` sniffs it from a CSV's first lines; a
-label-first UCR archive file is ``Layout(("label", "t1", ...), "\\t", header=False)``.
+first, the decimal mark, the quote character and the lines before the table (an ``.arff``
+file's header). `designer.graph.headers` sniffs it from a CSV's first lines; a label-first UCR
+archive file is ``Layout(("label", "t1", ...), "\\t", header=False)``
+(`designer.graph.wide_tables`).
 
 Numbers are float64; the missing-value markers of `designer.graph.headers` (an empty cell,
 ``NA``, ``?``...) are NaN, and any other cell that is not a finite number is refused naming
@@ -86,12 +88,23 @@ class Layout:
         The first line names the columns (it is no row).
     decimal : str
         ``,`` for decimal commas, else ``.``.
+    quote : str
+        The character that quotes a cell (``'`` in an ``.arff`` file).
+    skip : int
+        Lines before the table (before its header line, if it has one).
     """
 
     columns: tuple
     delimiter: str = ","
     header: bool = True
     decimal: str = "."
+    quote: str = '"'
+    skip: int = 0
+
+    @property
+    def first_line(self) -> int:
+        """The line (from 1) of the first row."""
+        return 1 + self.skip + self.header
 
     @classmethod
     def of(cls, header: headers.TableHeader) -> "Layout":
@@ -148,7 +161,7 @@ def read_columns(path: Path, layout: Layout, numbers: Sequence[str] = (),
         n = len(chunk.lines)
         values[rows:rows + n], cells[rows:rows + n] = chunk.numbers, chunk.texts
         rows += n
-    return Columns(path, values[:rows], cells[:rows], 1 + layout.header,
+    return Columns(path, values[:rows], cells[:rows], layout.first_line,
                    np.asarray(blank, np.int64))
 
 
@@ -166,11 +179,12 @@ def chunks(path: Path, layout: Layout, numbers: Sequence[str] = (), texts: Seque
     at_n, at_t = [names.index(c) for c in numbers], [names.index(c) for c in texts]
     options = dict(
         sep=r"\s+" if layout.delimiter == " " else layout.delimiter, header=None,
-        names=range(len(names)), index_col=False, skiprows=1 if layout.header else 0,
+        names=range(len(names)), index_col=False, skiprows=layout.skip + layout.header,
+        quotechar=layout.quote,
         skip_blank_lines=False, keep_default_na=False, dtype={j: str for j in at_t},
         na_values={j: MARKERS for j in range(len(names)) if j not in at_t},
         decimal=layout.decimal, encoding="utf-8-sig", engine="c", chunksize=rows)
-    line, row = 1 + layout.header, 1
+    line, row = layout.first_line, 1
     raw = _RawLines(path)
     try:
         with pd.read_csv(path, **options) as reader:
@@ -282,7 +296,8 @@ def _cells(text: str, layout: Layout) -> list:
     """A line's cells as the table's delimiter splits them (quotes read)."""
     if layout.delimiter == " ":
         return text.split()
-    return next(csv.reader([text.rstrip("\r\n")], delimiter=layout.delimiter), [])
+    return next(csv.reader([text.rstrip("\r\n")], delimiter=layout.delimiter,
+                           quotechar=layout.quote), [])
 
 
 # ----------------------------------------------------------------------------- lines --
@@ -319,9 +334,9 @@ def count_lines(path: Path) -> int:
 def _check_first_row(path: Path, layout: Layout) -> None:
     """The first row may not be longer than the table either (pandas would cut it short)."""
     with open(path, "rb") as f:
-        for number, raw in enumerate(itertools.islice(f, 64), 1):
+        for number, raw in enumerate(itertools.islice(f, layout.first_line + 63), 1):
             text = raw.decode("utf-8-sig", errors="replace")
-            if number > layout.header and text.strip():
+            if number >= layout.first_line and text.strip():
                 cells = len(_cells(text, layout))
                 if cells > len(layout.columns):
                     raise RowTooLong(_too_long(path, layout, number, cells))

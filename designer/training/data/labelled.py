@@ -1,6 +1,8 @@
-"""Reading labelled sequences: UEA/UCR ``.ts`` files and long-format CSV tables.
+"""Reading labelled sequences: UEA/UCR ``.ts`` files and long-format CSV tables (`wide` reads
+tables of a sequence a row and ``.arff`` files; `sequence_files.read_sequences` picks the
+reader).
 
->>> seqs = read_sequences(Path("JapaneseVowels_TRAIN.ts"))
+>>> seqs = read_ts(Path("JapaneseVowels_TRAIN.ts"))
 >>> len(seqs.series), seqs.series[0].shape, seqs.labels[:3], seqs.classes
 (270, (20, 12), ['1', '1', '1'], ['1', '2', ..., '9'])
 
@@ -36,14 +38,14 @@ class Sequences:
     features: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     lines: list = field(default_factory=list)  # where each sequence starts in the file
+    kind: str = "long"  # how the file holds them: ts, arff, wide or long (file_layout)
+    filled: int = 0     # missing values inside the sequences, filled in
 
-
-def read_sequences(path: Path, label_column: str = "", labelled: bool = True) -> Sequences:
-    """A ``.ts`` or long-format CSV file's sequences (``labelled``: labels are required)."""
-    path = Path(path)
-    if path.suffix.lower() == ".ts":
-        return read_ts(path, labelled)
-    return read_long_csv(path, label_column, labelled)
+    @property
+    def declares_classes(self) -> bool:
+        """The file's header lists its classes (a .ts file's @classLabel, an .arff's class
+        attribute)."""
+        return self.kind in ("ts", "arff") and bool(self.classes)
 
 
 # ----------------------------------------------------------------------------------- ts --

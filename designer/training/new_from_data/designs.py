@@ -2,8 +2,10 @@
 
 - A forecaster: data -> LSTM -> SequenceLast -> InnerProduct -> EuclideanLoss.
 - A classifier, by default: MiniRocket's 9,996 random convolution features (Dempster et al.,
-  2021) -> BatchNorm -> InnerProduct, the features fitted from the first training batch and
-  the classifier learned by Adam at a small learning rate.
+  2021), fitted from the first training batch, under one of two heads that ``init``
+  cross-validates on the training sequences (`head_choice`): an InnerProduct solved in closed
+  form (ridge, as MiniRocket's own classifier), or BatchNorm -> InnerProduct learned by Adam
+  at a small learning rate.
 - A classifier with ``--net lstm-fcn``: LSTM-FCN (Karim et al., 2018). A fully convolutional branch (three
   Conv1D -> BatchNorm -> ReLU blocks of 128, 256 and 128 filters, kernels 8, 5 and 3,
   averaged over each sequence's valid steps) beside an LSTM of 8 units read at each
@@ -23,7 +25,7 @@ from designer.graph.model import Graph
 
 # the classifiers ``init`` draws (its ``net``, the first by default), in words for a picker
 # and the command line's help, and as a sentence names them
-NET_WORDS = {"rocket": "MiniRocket features -> BatchNorm -> InnerProduct",
+NET_WORDS = {"rocket": "MiniRocket features -> a head cross-validated (closed form or Adam)",
              "lstm-fcn": "LSTM-FCN (convolutions beside an LSTM)"}
 NET_NAMES = {"rocket": "MiniRocket's features", "lstm-fcn": "an LSTM-FCN"}
 # the convolution blocks of the classifier: (filters, kernel)
@@ -119,11 +121,15 @@ def rocket_remembered_ms(t: int, sequences: int, features: int = ROCKET_FEATURES
     return rocket_ms(t, sequences, features) + ROCKET_STEPS * MS_PER_HEAD_STEP
 
 
-def rocket_classifier(g: Graph, classes: int) -> None:
-    """Draw data -> MiniRocket -> BatchNorm -> InnerProduct below the data layer ``data``."""
+def rocket_classifier(g: Graph, classes: int, head: str = "adam") -> None:
+    """Draw data -> MiniRocket -> BatchNorm -> InnerProduct below the data layer ``data``, or
+    with ``head`` ``ridge`` data -> MiniRocket -> InnerProduct solved in closed form."""
     g.add_layer("MiniRocket", "rocket", {})
     g.connect("data", "data", "rocket", "x")
     g.connect("data", "lengths", "rocket", "lengths")
+    if head == "ridge":  # it scales its inputs itself: nothing between
+        _head(g, "rocket", {"num_output": classes, "solve": "ridge"})
+        return
     g.add_layer("BatchNorm", "bn", {})
     g.connect("rocket", "y", "bn", "x")
     # its weights start at zero: 10,000 features times random weights start it far from
@@ -131,8 +137,12 @@ def rocket_classifier(g: Graph, classes: int) -> None:
     _head(g, "bn", {"num_output": classes, "weight_filler": "zero"})
 
 
-def rocket_words(classes: int) -> str:
+def rocket_words(classes: int, head: str = "adam") -> str:
     """The MiniRocket classifier in one line, for init's report."""
+    if head == "ridge":
+        return (f"MiniRocket ({ROCKET_FEATURES:,} random convolution features) -> "
+                f"InnerProduct {classes} solved in closed form (ridge) -> SoftmaxWithLoss, "
+                "Accuracy")
     return (f"MiniRocket ({ROCKET_FEATURES:,} random convolution features) -> BatchNorm -> "
             f"InnerProduct {classes} -> SoftmaxWithLoss, Accuracy")
 
@@ -183,6 +193,7 @@ def classifier_search(steps: int, frame: int) -> dict:
         "lstm1.num_output": {"int": [8, 64], "step": 8},
         "lstm1.bidirectional": {"choice": [False, True]},
         "features.inputs": {"choice": ["both", "pool"]},
+        "ip1.solve": {"choice": ["gradient", "ridge"]},  # or over the trained net's features
     }
     for i, (filters, _) in enumerate(FCN_BLOCKS, 1):
         space[f"conv{i}.num_output"] = {"choice": [filters // 2, filters]}
@@ -191,9 +202,14 @@ def classifier_search(steps: int, frame: int) -> dict:
     return space
 
 
-def rocket_search(steps: int) -> dict:
+def rocket_search(steps: int, head: str = "adam") -> dict:
     """The MiniRocket classifier's ``search`` section: the learning rate, the steps, the
-    batch, how many features it makes and from which random kernels."""
+    batch, how many features it makes and from which random kernels (a head solved in closed
+    form has no steps to vary: the features, the kernels and their dilations)."""
+    if head == "ridge":
+        return {"rocket.num_features": {"choice": [4956, ROCKET_FEATURES, 2 * ROCKET_FEATURES]},
+                "rocket.max_dilations": {"choice": [16, 32]},
+                "rocket.seed": {"choice": [0, 1, 2, 3, 4]}}
     return {
         "solver.base_lr": {"float": [3e-5, 1e-3], "log": True},
         "solver.max_steps": {"choice": sorted({max(100, steps // 20 * 10), steps,

@@ -1,14 +1,17 @@
 """``rnn-designer init``: a ready-to-train project sized from a data file.
 
-A ``.ts`` file, or a long-format CSV (a series id first whose rows come in runs, a label
-constant within each series), is labelled sequences to classify; any other CSV or a ``.npy``
-is a series to forecast. A forecaster reads its windows with a recurrent layer; a classifier is
-MiniRocket's random convolution features -> BatchNorm -> InnerProduct, or another of the nets
-`designs` draws (``net``); its module doc says what each is.
-Each is sized from what the file holds, with enough steps to learn and few enough to train
+A ``.ts`` or ``.arff`` file, a table of a sequence a row with the label first (the UCR
+archive's), or a long-format CSV (a series id first whose rows come in runs, a label constant
+within each series), is labelled sequences to classify; any other CSV or a ``.npy`` is a
+series to forecast (`designer.graph.task_guess`; a table that could be either is a question).
+A forecaster reads its windows with a recurrent layer; a classifier is MiniRocket's random
+convolution features under the head cross-validation prefers on the training sequences (an
+InnerProduct solved in closed form, or BatchNorm -> InnerProduct learned by Adam:
+`head_choice`), or another of the nets `designs` draws (``net``); its module doc says what each
+is. Each is sized from what the file holds, with enough steps to learn and few enough to train
 on a CPU in a couple of minutes (MiniRocket's classifier all its 2,000 steps where its
-features, remembered on a CPU, allow it, and on a machine with a GPU), and carries a ``search`` section: what ``rnn-designer
-search`` varies around it.
+features, remembered on a CPU, allow it, and on a machine with a GPU), and carries a
+``search`` section: what ``rnn-designer search`` varies around it.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from designer.graph import datasets, task_guess
+from designer.graph import datasets, task_guess, wide_tables
 from designer.graph.datasets import DataProblem
 from designer.graph.model import Graph
 from designer.graph.project import Project
@@ -28,12 +31,14 @@ from designer.training.data.classes import ClassesSource
 from designer.training.data.errors import DataError
 from designer.training.data.series import SeriesSource
 from designer.training.new_from_data import designs
+from designer.training.new_from_data.head_choice import Choice, choose_head
 
 BUDGET_MS = 100_000   # the training steps' share of "a couple of minutes" on a CPU
 FRAME_STEPS = 128     # sequences longer than this are read in frames that make them as long
 CLASSIFIER_STEPS = 1500  # the classifier's training steps, where the CPU budget allows
 ROCKET_FRAME_STEPS = 4096  # MiniRocket reads every step of sequences up to this long
 NETS = tuple(designs.NET_WORDS)  # the classifiers init draws
+HEADS = ("auto", "ridge", "adam")  # MiniRocket's head: cross-validated, or as asked
 
 
 class InitError(Exception):
@@ -45,17 +50,23 @@ def guess_task(path: Path, target: str | None = None) -> str:
     (`designer.graph.task_guess`)."""
     try:
         return task_guess.guess_task(path, target)
+    except task_guess.TaskQuestion as e:
+        raise InitError(f"{e}; say which with --task forecast, or --task classify (the label "
+                        "in the first column)") from None
     except DataProblem as e:
         raise DataError(str(e)) from None
 
 
 def init_project(data: str | os.PathLike, task: str | None = None, target: str | None = None,
                  out: str | os.PathLike | None = None, horizon: int | None = None,
-                 replace: bool = False, net: str = "rocket") -> tuple[Path, list[str]]:
+                 replace: bool = False, net: str = "rocket",
+                 head: str = "auto") -> tuple[Path, list[str]]:
     """Write the project for ``data``; returns its path and lines that say what was chosen.
 
     ``net``: the classifier drawn, one of :data:`NETS` (``designs.NET_WORDS`` says what each
-    is); ``rocket``, MiniRocket's features, by default.
+    is); ``rocket``, MiniRocket's features, by default. ``head``: MiniRocket's head, ``auto``
+    (the one cross-validation on the training sequences prefers, `head_choice`), ``ridge``
+    (solved in closed form) or ``adam`` (BatchNorm -> InnerProduct learned by Adam).
 
     ``replace``: write over an existing ``out`` (the window asks the user first); the file is
     written atomically either way, so a failure leaves what was there.
@@ -82,6 +93,8 @@ def init_project(data: str | os.PathLike, task: str | None = None, target: str |
                         "written)")
     if net not in NETS:
         raise InitError(f"--net {net} is none of {', '.join(NETS)}")
+    if head not in HEADS:
+        raise InitError(f"--head {head} is none of {', '.join(HEADS)}")
     if horizon is not None and horizon < 1:
         raise InitError("--horizon must be at least 1")
     guessed = task is None
@@ -98,7 +111,7 @@ def init_project(data: str | os.PathLike, task: str | None = None, target: str |
     else:
         if horizon is not None:
             raise InitError("--horizon is for forecasting; a classifier has none")
-        project, lines = _classifier(path, where, target or "", net)
+        project, lines = _classifier(path, where, target or "", net, head)
     how = "guessed from the file" if guessed else "as asked"
     lines.insert(0, f"task: {task} ({how})")
     project.name = f"{path.stem} ({task})"
@@ -172,9 +185,11 @@ def _better_start(source: SeriesSource) -> str:
     return "season" if error["seasonal_naive"] < error["persistence"] else "change"
 
 
-def _classifier(path: Path, where: str, label: str, net: str) -> tuple[Project, list]:
+def _classifier(path: Path, where: str, label: str, net: str,
+                head: str = "auto") -> tuple[Project, list]:
     params = {"file": str(path), "label_column": label, "batch_size": 32, "frame": 1,
-              "val_fraction": 0.1, "test_fraction": 0.2, "normalize": True}
+              "val_fraction": 0.1, "test_fraction": 0.2, "normalize": True,
+              "layout": _table_layout(path)}
     source = ClassesSource(path, params, 0)
     longest = int(source.lengths.max())
     # a long recording reads as well in frames, and far faster
@@ -204,9 +219,10 @@ def _classifier(path: Path, where: str, label: str, net: str) -> tuple[Project, 
     layer_params = {k: v for k, v in params.items() if v != _default("SequenceClasses", k)}
     layer_params["file"] = where
     g.add_layer("SequenceClasses", "data", layer_params, (0, 0))
-    if net == "rocket":
-        designs.rocket_classifier(g, source.num_classes)
-        words = designs.rocket_words(source.num_classes)
+    if net == "rocket":  # a head over the features: cross-validated on the training set
+        choice = choose_head(source) if head == "auto" else Choice(head, asked=True)
+        designs.rocket_classifier(g, source.num_classes, choice.head)
+        words = designs.rocket_words(source.num_classes, choice.head)
     else:
         designs.classifier(g, source.num_classes)
         words = designs.classifier_words(source.num_classes)
@@ -215,13 +231,32 @@ def _classifier(path: Path, where: str, label: str, net: str) -> tuple[Project, 
         f"{designs.NET_NAMES[net]}; made by rnn-designer init."))
     if net == "rocket":
         _solver(project, steps, evals, lr, policy="fixed")
-        project.search = designs.rocket_search(steps)
+        project.search = designs.rocket_search(steps, choice.head)
     else:
         _solver(project, steps, evals, 0.005, weight_decay=0.05)
         project.search = designs.classifier_search(steps, params["frame"])
-    lines = [f"data: {source.describe()}", f"net: {words}; {steps:,} steps of {batch}"]
+    told = "no steps: the head is solved in closed form" if net == "rocket" and \
+        choice.head == "ridge" else f"{steps:,} steps of {batch}"
+    lines = [f"data: {source.describe()}", f"net: {words}; {told}"]
+    if net == "rocket":
+        lines.append(f"head: {choice.words()}")
+    if params["layout"] == "wide":
+        lines.insert(1, "data: read as one sequence a row, the label in the first column (as "
+                     "the UCR archive writes its tables)")
     lines += [f"note: {n}" for n in source.notes]
     return project, lines
+
+
+def _table_layout(path: Path) -> str:
+    """How a table holds the sequences asked for: ``wide`` where its first lines show one a
+    row with the label first, or may (a classifier was asked for), else ``auto``."""
+    if path.suffix.lower() in (".ts", ".arff", ".npy"):
+        return "auto"
+    try:
+        seen = wide_tables.look(path)
+    except DataProblem as e:
+        raise DataError(str(e)) from None
+    return "wide" if seen.verdict in (wide_tables.WIDE, wide_tables.UNSURE) else "auto"
 
 
 def _default(type_id: str, key: str):

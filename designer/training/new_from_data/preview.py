@@ -24,9 +24,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from designer.graph import datasets, headers
+from designer.graph import datasets, headers, wide_tables
 from designer.graph.datasets import DataProblem
-from designer.graph.task_guess import guess_task
+from designer.graph.task_guess import TaskQuestion, guess_task
 
 from designer.training.data import csv_reader
 from designer.training.data.errors import DataError
@@ -51,12 +51,19 @@ def read_head(path: str | Path) -> Preview:
         raise PreviewError(f"{path} does not exist")
     if problem := datasets.not_regular(path):
         raise PreviewError(f"{problem}; pick the data file")
+    question = None
     try:
-        task = guess_task(path)
+        try:
+            task = guess_task(path)
+        except TaskQuestion as e:  # the window asks, as init does
+            task, question = "unsure", str(e)
         suffix = path.suffix.lower()
         if suffix == ".ts":
             from designer.training.new_from_data.preview_ts import ts_head
             return ts_head(path, task)
+        if suffix == ".arff" or (suffix != ".npy" and wide_tables.look(path).wide):
+            from designer.training.new_from_data.preview_wide import wide_head
+            return wide_head(path, task)
         header = headers.read_table_header(path)
     except DataProblem as e:
         raise PreviewError(str(e)) from None
@@ -78,7 +85,7 @@ def read_head(path: str | Path) -> Preview:
         j = list(header.columns).index(header.time_column)
         times = [r[j] for r in body[:SAMPLE_TIMES] if j < len(r)]
     return Preview(path, "csv", task, columns, list(header.columns), head,
-                   time_column=header.time_column, spacing=_spacing(times))
+                   time_column=header.time_column, spacing=_spacing(times), question=question)
 
 
 def _spacing(times: list[str]) -> str | None:
@@ -124,6 +131,9 @@ def scan(look: Preview, stop: Callable[[], bool] = lambda: False,
         if look.format == "ts":
             from designer.training.new_from_data.preview_ts import scan_ts
             scan_ts(look, stop, progress)
+        elif look.one_a_line:
+            from designer.training.new_from_data.preview_wide import scan_wide
+            scan_wide(look, stop, progress)
         elif look.format == "npy":
             _scan_npy(look, stop)
         else:

@@ -13,6 +13,7 @@ SAMPLE_TIMES = 200       # first time stamps read for the rows' spacing
 MAX_DISTINCT = 200       # a column with more distinct values is no label
 CHECK_EVERY = 4096       # rows between looks at stop()
 PROGRESS_EVERY = 50_000
+SEQUENCE_FORMATS = ("ts", "wide", "arff")  # a whole sequence a line
 
 
 class PreviewError(Exception):
@@ -39,8 +40,8 @@ class Preview:
     """What `read_head` and `scan` found; plain data, passed between threads as it is."""
 
     path: Path
-    format: str                      # csv, npy or ts
-    task: str                        # classify or forecast, as init would guess it
+    format: str                      # csv, npy, ts, wide (a sequence a row) or arff
+    task: str                        # classify, forecast or unsure, as init would guess it
     columns: list                    # Column per column of a table, [] for .ts
     head_columns: list               # the header of the first rows' table
     head: list                       # the first rows, as text
@@ -57,6 +58,12 @@ class Preview:
     classes: dict = field(default_factory=dict)   # class -> sequences
     test_file: Path | None = None
     test_sequences: int | None = None
+    question: str | None = None       # why the task cannot be guessed (task "unsure")
+
+    @property
+    def one_a_line(self) -> bool:
+        """Each line (row) of the file is a whole sequence: a .ts, .arff or wide table."""
+        return self.format in SEQUENCE_FORMATS
 
     # ------------------------------------------------------------------- choices --
     def numeric_columns(self) -> list[str]:
@@ -78,7 +85,7 @@ class Preview:
     def class_counts(self, label: str | None = None) -> dict | None:
         """Sequences per class: a ``.ts`` file's, or rows per value of a CSV column (``None``
         when the column holds too many distinct values to be a label)."""
-        if self.format == "ts":
+        if self.one_a_line:
             return self.classes
         column = next((c for c in self.columns if c.name == label), None)
         if column is None or column.values is None:
@@ -89,7 +96,7 @@ class Preview:
     def summary(self) -> str:
         """One line: the size of the data and its empty cells."""
         name = self.path.name
-        if self.format == "ts":
+        if self.one_a_line:
             if self.sequences is None:
                 return f"{name}: reading the sequences\u2026"
             low, high = self.lengths
@@ -108,11 +115,12 @@ class Preview:
                          f"{low} to {high} steps")
         if self.spacing:
             text += f", {self.spacing}"
-        if self.scanned and self.format != "ts":
+        if self.scanned and not self.one_a_line:
             text += "; no empty cells" if not self.missing else (
                 f"; {count(self.missing, 'empty cell')}, the first at {self.first_missing}")
         elif self.scanned and self.missing:
-            text += f"; {count(self.missing, 'missing value')} ('?')"
+            text += f"; {count(self.missing, 'missing value')}" + \
+                (" ('?')" if self.format == "ts" else " inside sequences")
         return text
 
 

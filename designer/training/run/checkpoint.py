@@ -7,6 +7,8 @@ A run folder holds::
     checkpoints/step-0000500/state.pt             optimizer, RNG, data position, carried state
     checkpoints/step-0000500/meta.json            project, vocabulary, engines, step, losses
     last.json, best.json                          which checkpoint is the last and the best
+    final.json, final/                            a small labelled set's final model, trained
+                                                  again on every training sequence (`final`)
 
 Every file is written atomically, and a checkpoint becomes "last" or "best" only when the
 pointer file is replaced after all three files are on disk, so a crash leaves the previous
@@ -100,11 +102,18 @@ def has_checkpoint(run_dir: Path, which: str = "last") -> bool:
 
 
 def load(run_dir: str | Path, which: str = "last", with_state: bool = True) -> Checkpoint:
-    """Read the ``which`` ("last" or "best") checkpoint of a run folder.
+    """Read the ``which`` checkpoint of a run folder: ``last``; ``best``, the model the run
+    offers (its final model trained on every training sequence where it trained one, else
+    the checkpoint of the lowest validation loss); ``validated``, that checkpoint always; or
+    ``final``.
 
     Raises ``CheckpointError`` with one sentence for a missing, damaged or foreign checkpoint.
     """
     run_dir = Path(run_dir)
+    if which == "best" and (run_dir / "final.json").is_file():
+        which = "final"
+    elif which == "validated":
+        which = "best"
     if not run_dir.exists():
         raise CheckpointError(f"{run_dir} does not exist")
     if not run_dir.is_dir():

@@ -202,6 +202,7 @@ def worker_argv(args, out: str) -> list[str]:
     for flag, value in (("--steps", args.steps), ("--device", args.device),
                         ("--engine", args.engine), ("--seed", args.seed),
                         ("--corpus", args.corpus), ("--time-limit", args.time_limit),
+                        ("--refit", getattr(args, "refit", None)),
                         ("--max-table-gb", getattr(args, "max_table_gb", None))):
         if value is not None:
             argv += [flag, str(value)]

@@ -6,7 +6,8 @@
 Each step: check the stop/pause token -> set the learning rate -> take a batch -> one
 optimisation step (``designer.engines.train_step.step.TrainStep``: eager, or replayed from a CUDA graph)
 -> every ``log_interval`` steps, read the losses back and yield a record -> validate, sample and
-checkpoint on their intervals. Only plain data (numbers, strings) leaves the loop, never live
+checkpoint on their intervals. A small set of labelled sequences then trains its final model
+again on every training sequence (`designer.training.run.final`). Only plain data (numbers, strings) leaves the loop, never live
 tensors, so a Qt worker can pass the records across threads as they are. Each of those steps
 is a method of `designer.training.run.session.Session`, which holds what the run set up.
 
@@ -27,6 +28,7 @@ from designer.training.run.errors import TrainingError
 from designer.training.run.options import RunOptions, resolve_device
 from designer.training.run.session import ENDED_BY, Session
 from designer.training.run.validation import evaluate
+from designer.training.run.final import final_fit
 
 __all__ = ["RunOptions", "TrainingError", "evaluate", "resolve_device", "train"]
 
@@ -37,6 +39,8 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
     token = token or StopToken()
     run = Session(project, opts, opts.world or World())  # data, net, optimizer, run folder
     yield from run.start()
+    if run.heads.only and run.step == 0 and not opts.resume:  # closed-form heads alone
+        yield from run.solve_only()
     while run.step < run.stop_at:
         action = yield from run.control(token)  # a pause waits in here
         if action in ENDED_BY:
@@ -52,3 +56,6 @@ def train(project: Project, opts: RunOptions, token: StopToken | None = None
         if run.sampling_due():
             yield from run.sample()
     yield from run.end()
+    if run.trains_final():  # small labelled sets: the final model sees every sequence
+        run.reason = yield from final_fit(run, project, opts, token, train)
+    yield run.done()

@@ -32,6 +32,8 @@ class RunOptions:
     probe_steps: int = DEFAULT_STEPS     # the held-out snippet inspected at evals (0: none)
     data_meta: dict | None = None        # read the data as the weights were trained on it (the
     #                                      statistics and classes an imported export carries)
+    refit: str | None = None             # train the final model on every training sequence:
+    #                                      auto, on or off (default: the project's setting)
 
 
 def resolve_device(name: str) -> torch.device:

@@ -248,6 +248,17 @@ class RecordFormatter:
                           f"({', '.join(rec['pointers'])})", MUTED, detail=True)],
                     detail=True)
 
+    @on("final")
+    def on_final(self, rec: dict) -> Told:
+        """The final model trained again on every training sequence: its start, its steps and
+        its end."""
+        if rec["stage"] == "progress":
+            return Told(status=f"{self.run_name}: the final model, on every training sequence: "
+                               f"step {rec['step']:,}/{rec['steps']:,}")
+        done = rec["stage"] == "done"
+        return Told([Line(f"{self.tag}{rec['message']}", STRONG if done else HEADING)],
+                    status=f"{self.run_name}: {rec['message']}")
+
     @on("paused")
     def on_paused(self, rec: dict) -> Told:
         return Told([Line(f"{self.tag}paused at step {rec['step']:,}", MUTED)],

@@ -15,19 +15,20 @@ from designer.engines.net.rocket import fit_from, fitted_state, unfitted
 from designer.engines.train_step.step import TrainStep, make_optimizer, set_lr
 from designer.graph.project import Project
 from designer.graph.settings import adam_l2_note
-from designer.graph.validate import LOSS_TYPES
 
 from designer.training.data import FILE_PARAMS, DataError, open_source
 from designer.training.readout.decode import Sampler
 from designer.training.readout.inspect import probe_record
 from designer.training.readout.probe import held_out_probe
-from designer.training.run import checkpoint as C
+from designer.training.run import checkpoint as C, final
 from designer.training.run.distributed import World
 from designer.training.run.divergence import DivergenceWatch
 from designer.training.run.errors import TrainingError
 from designer.training.run.first_step import first_step_notes
+from designer.training.run.heads import ClosedFormHeads
 from designer.training.run.fits import check_fits
 from designer.training.run.options import RunOptions, resolve_device
+from designer.training.run.readiness import check_trainable, data_meta, pin_classes
 from designer.training.run.resume import restore
 from designer.training.run.rundir import RunDir
 from designer.training.run.schedule import learning_rate
@@ -35,18 +36,6 @@ from designer.training.run.step_records import batch_tokens, streak, summarise
 from designer.training.run.validation import evaluate, to_device
 
 ENDED_BY = {"stop": "stopped", "time_limit": "time_limit"}  # a control action -> the reason
-
-
-def check_trainable(graph) -> None:
-    """Refuse a design that cannot train (bad input, like a broken file) in one sentence."""
-    errors = graph.errors()
-    if errors:
-        raise TrainingError(f"the net is not valid: {errors[0]}", 2)
-    if not graph.sources():
-        raise TrainingError("the net has no data layer to train on", 2)
-    if not any(layer.type in LOSS_TYPES for layer in graph.layers()):
-        raise TrainingError(f"the net has no loss layer ({', '.join(LOSS_TYPES)}), so there "
-                            "is nothing to minimise", 2)
 
 
 class Session:
@@ -88,6 +77,14 @@ class Session:
             self.step, self.best, self.carry = back.step, back.best, back.carry
             self.notes += back.notes
             self.run.truncate_metrics(self.step)
+        self.heads = ClosedFormHeads(self.graph, self.net, self.source, self.data_layer,
+                                     self.device, world)
+        if self.ck is not None:
+            self.heads.restore_gradient(self.ck.state.get("gradient_heads"))
+        if self.heads.only:
+            self.notes.append(f"nothing else in the net learns by gradient: "
+                              f"{', '.join(self.heads.names)} solved in closed form is its "
+                              "training, so the run takes no steps")
         self._prepare_steps(project)
 
     def _open_data_and_net(self, project: Project) -> None:
@@ -113,7 +110,7 @@ class Session:
                 source.kind == "text":
             raise TrainingError(f"{source.path} has {source.num_classes} distinct characters, "
                                 f"but the net was sized for V = {graph.dims['V']}", 2)
-        _pin_classes(graph, source)
+        pin_classes(graph, source)
         torch.manual_seed(self.seed)
         try:
             self.net = Net(graph, opts.engine).to(self.device)
@@ -142,12 +139,13 @@ class Session:
                                  world.data_parallel())  # with several ranks, DDP
         if self.source.carries_state and self.carry is None:
             self.carry = self.net.initial_state(self.source.batch_size, device)
-        self.stop_at = self.opts.steps or self.solver["max_steps"]
+        self.stop_at = 0 if self.heads.only else self.opts.steps or self.solver["max_steps"]
+        self.refit = self.opts.refit or cfg["refit"]
         self.device_name = world.device_name(_device_name(device))
         self.meta_base = {"project": project.to_dict(), "engines": dict(self.net.engines),
                           "seed": self.seed, "device": str(device),
                           "device_name": self.device_name, "world_size": world.size,
-                          "data": _data_meta(self.source), **self.opts.extra_meta}
+                          "data": data_meta(self.source), **self.opts.extra_meta}
         self.sampler = Sampler(self.net, device) \
             if self.source.kind == "text" and world.is_main else None
         self.pending, self.nan_streak, self.reason = [], 0, "finished"
@@ -174,6 +172,8 @@ class Session:
                "memory": None if self.memory is None else self.memory.total,
                "vocab": source.vocab, "num_classes": source.num_classes,
                "targets": list(getattr(source, "targets", ())) or None,
+               "split": {s: source.split_size(s) for s in ("train", "val", "test")}
+               if source.kind == "classes" else None,
                "probe": None if self.probe is None else self.probe.to_dict()}
         for note in self.notes:
             yield {"kind": "note", "step": self.step, "message": note}
@@ -258,9 +258,27 @@ class Session:
             return False
         return True
 
+    def solve_only(self) -> Iterator[dict]:
+        """A net whose only learning is its closed-form heads: solved, validated and kept
+        at step 0."""
+        yield from self.validate()
+        yield self.save(("last",), {})
+
+    def solved(self) -> Iterator[dict]:
+        """A note for each closed-form head solved at this step (`heads`)."""
+        for note in self.heads.solve(self.step):
+            yield {"kind": "note", "step": self.step, "message": note}
+
     def validate(self) -> Iterator[dict]:
         """The validation record (and the probe's), a checkpoint when it is the best yet;
-        returns False when ``patience`` evaluations passed without a better one."""
+        returns False when ``patience`` evaluations passed without a better one. Heads
+        solved in closed form are solved first and stand in while it runs."""
+        yield from self.solved()
+        with self.heads.scored(self.step):
+            go_on = yield from self._validate()
+        return go_on
+
+    def _validate(self) -> Iterator[dict]:
         result = evaluate(self.net, self.source, self.cfg["eval_batches"], self.device,
                           self.data_layer, world=self.world)
         seen = probe_record(self.net, self.probe, self.step)  # rank 0's alone has a probe
@@ -315,23 +333,35 @@ class Session:
         self.t_log = time.perf_counter()
 
     def end(self) -> Iterator[dict]:
-        """The last checkpoint (unless the run ended on bad steps or took none) and the
-        done record."""
+        """The last checkpoint (unless the run ended on bad steps or took none)."""
         if self.reason != "nan" and self.step > (self.ck.step if self.ck else 0):
             yield self.save(("last",), {})
-        yield {"kind": "done", "step": self.step, "reason": self.reason,
-               "best_val_loss": None if math.isinf(self.best) else self.best,
-               "time": time.perf_counter() - self.t_start, "run_dir": str(self.run.path)}
+
+    def trains_final(self) -> bool:
+        """Whether the run, ended as it did, now trains its final model on every training
+        sequence (`final`)."""
+        return self.reason in final.ENDS and final.wanted(self.refit, self.source)
+
+    def done(self) -> dict:
+        """The done record."""
+        return {"kind": "done", "step": self.step, "reason": self.reason,
+                "best_val_loss": None if math.isinf(self.best) else self.best,
+                "time": time.perf_counter() - self.t_start, "run_dir": str(self.run.path)}
 
     def save(self, pointers, extra) -> dict:
         """A checkpoint of the weights, optimizer, data cursors, carried state and RNG."""
         world = self.world
         state = {"optimizer": self.opt.state_dict(), "data": self.source.state_dict(),
                  "carry": world.global_carry(self.carry), **world.rng_states()}
+        if self.heads:  # the solved heads are saved; the gradient's own go on from here
+            state["gradient_heads"] = self.heads.gradient_state()
         meta = {**self.meta_base, "best_val_loss": None if math.isinf(self.best) else self.best,
                 **extra}
         if world.is_main:  # the weights and the optimizer are the same on every rank
-            C.save(self.run.path, self.step, self.net.state_dict(), state, meta, pointers)
+            with self.heads.scored(self.step):
+                if self.heads:
+                    meta["closed_form"] = self.heads.summary()
+                C.save(self.run.path, self.step, self.net.state_dict(), state, meta, pointers)
         return {"kind": "checkpoint", "step": self.step,
                 "path": str(C.checkpoint_folder(self.run.path, self.step)),
                 "pointers": list(pointers)}
@@ -343,33 +373,10 @@ def _weights_copy(net: Net) -> dict:
     return {k: v.detach().to("cpu", copy=True).numpy() for k, v in net.state_dict().items()}
 
 
-def _data_meta(source) -> dict:
-    meta = {"kind": source.kind, "path": str(Path(source.path).resolve()),
-            "num_classes": source.num_classes,
-            "vocab": source.vocab}
-    if source.kind == "audio":
-        meta["codec"] = source.codec
-    if hasattr(source, "run_meta"):
-        meta.update(source.run_meta())
-    return meta
-
-
 def _project_dir(project: Project):
     """Where the project's relative data paths are found: the graph's folder (which may be
     another than the project file's, for a snapshot run in a child process)."""
     return project.graph.project_dir or (project.path and project.path.parent)
-
-
-def _pin_classes(graph, source) -> None:
-    """Fix K to the classes the data holds (a large CSV's are counted only now)."""
-    if source.kind != "classes":
-        return
-    bound = graph.dims.get("K")
-    if bound is not None and bound != source.num_classes:
-        raise TrainingError(f"{source.path} gives {source.num_classes} classes, but the net "
-                            f"was sized for K = {bound}", 2)
-    if bound is None:
-        graph.pin_dims({"K": source.num_classes})
 
 
 def _device_name(device: torch.device) -> str:

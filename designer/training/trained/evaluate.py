@@ -23,7 +23,9 @@ from designer.graph import project as P
 
 from designer.training.data import open_source
 from designer.training.trained.generate import GenerateError, TrainedModel, load_trained
-from designer.training.trained.peers import classify_peer, forecast_peer, peer_beside, peer_words
+from designer.training.trained.peers import (classify_peer, forecast_peer, peer_beside,
+                                             peer_words, CLASSIFIER_PEERS, attempt)
+from designer.training.run import final
 
 TASKS = {"series": "forecast", "classes": "classify"}
 
@@ -91,6 +93,9 @@ def finish(report: dict, model: TrainedModel, source, data, arrays: dict | None,
     report.update(file=str(getattr(source, "test_path", source.path)),
                   split="test" if data is None else "all",
                   checkpoint_step=int(model.meta["step"]))
+    seen = final.trained_on(model.meta)
+    if seen:  # which training sequences the scored model saw
+        report["trained_on"] = seen
     return report
 
 
@@ -151,15 +156,17 @@ def baseline_names(source) -> list[str]:
 
 
 def with_peer(report: dict, source, arrays: dict | None = None, fit_source=None) -> dict:
-    """``report`` with ``report["peer"]``: MiniRocket's accuracy on the same test sequences,
+    """``report`` with ``report["peer"]``: the better of MiniRocket's and
+    MultiRocket-Hydra's accuracies on the same test sequences (``report["peers"]``: both),
     or AutoETS's ``rmse``/``mae`` on the same windows (``arrays``: ``forecast_arrays``), each
     with ``ratio`` (the model's score over the peer's) and ``seconds``; or one sentence why
     there is none (``missing``, ``error``). ``fit_source()``: the source the peer learns from,
     when ``source`` is another file."""
     def fit():
         learn = fit_source() if fit_source is not None else None
-        if arrays is None:
-            return classify_peer(source, learn)
+        if arrays is None:  # each of aeon's classifiers: the report names the better
+            return [attempt(name, lambda n=name: classify_peer(source, learn, peer=n))
+                    for name in CLASSIFIER_PEERS]
         info, pred = forecast_peer(source, arrays["origins"], learn)
         peer = {**info, **error_scores(pred, arrays["truth"], arrays["mask"])}
         if len(source.targets) > 1:
@@ -215,7 +222,10 @@ def format_report(report: dict, label: str = "model") -> str:
             lines.append(c[:width].rjust(width) + "  " + " ".join(str(v).rjust(width)
                                                                  for v in row) + f"  {shown:>8s}")
         if "peer" in report:
-            lines[1:1] = [peer_words(report["peer"], "classify", long=True)]
+            lines[1:1] = [peer_words(p, "classify", long=True)
+                          for p in report.get("peers") or [report["peer"]]]
+        if report.get("trained_on"):
+            lines.insert(1, f"  {label}: {final.words(report['trained_on'])}")
         return "\n".join(lines)
     unit = ", ".join(report["targets"])
     lines = [f"{where}: {report['n']:,} forecasts of {unit}, {report['horizon']} step(s) ahead",

@@ -1,7 +1,9 @@
-"""A strong non-deep peer beside every evaluation: MiniRocket for a classifier, AutoETS for a
-forecaster, fitted on the data the run learnt from and scored on exactly what the model is.
+"""Strong non-deep peers beside every evaluation: MiniRocket and MultiRocket-Hydra for a
+classifier (the better of the two named), AutoETS for a forecaster, fitted on the data the run
+learnt from and scored on exactly what the model is.
 
 >>> peer = classify_peer(source)   # {"name": "MiniRocket", "accuracy": 0.99, "seconds": 1.4, ...}
+>>> peers = [classify_peer(source, peer=name) for name in CLASSIFIER_PEERS]
 
 Both come with the optional extra ``peers`` (aeon and statsforecast); without it
 :func:`peer_beside` answers one line saying how to get them, and a peer that fails on a data
@@ -31,34 +33,71 @@ SEED = 0
 MAX_FIT_SEQUENCES = 10_000  # more are sampled down (MiniRocket's features: 10,000 a sequence)
 PREDICT_CHUNK = 1_000       # test sequences transformed at once
 MAX_ETS_STEPS = 50_000_000  # history steps run over, all windows together (about a minute)
+# aeon's classifiers beside a classifier: MiniRocket (10,000 kernels and a ridge classifier,
+# its penalty cross-validated) and MultiRocket-Hydra (MultiRocket's and Hydra's features side
+# by side under the same ridge; stronger on some sets, weaker on others)
+CLASSIFIER_PEERS = ("MiniRocket", "MultiRocket-Hydra")
+
+
+def _classifier(name: str, seed: int):
+    from aeon.classification.convolution_based import (MiniRocketClassifier,
+                                                       MultiRocketHydraClassifier)
+    made = {"MiniRocket": MiniRocketClassifier,
+            "MultiRocket-Hydra": MultiRocketHydraClassifier}[name]
+    return made(random_state=seed, n_jobs=1)
 
 
 def peer_beside(report: dict, fit) -> dict:
     """``report`` with ``report["peer"]``: what ``fit()`` returns (a peer's scores), with the
     model's ratio to it (``ratio``: the model's accuracy or RMSE over the peer's); or
     ``{"missing": MISSING}`` when the extra is not installed, or ``{"name", "error"}`` with one
-    sentence when the peer failed."""
+    sentence when the peer failed. Where ``fit()`` returns several peers (a classifier's,
+    each from `attempt`), ``report["peers"]`` holds them all and ``report["peer"]`` is the
+    better (``better``: True; on a tie, the first, unmarked)."""
+    name = CLASSIFIER_PEERS[0] if report["task"] == "classify" else "AutoETS"
     try:
         peer = fit()
     except ImportError:
         peer = {"missing": MISSING}
     except Exception as e:  # noqa: BLE001 - a failing peer is reported, the report stands
-        name = "MiniRocket" if report["task"] == "classify" else "AutoETS"
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        peer = {"name": name, "error": f"{name} could not be scored here ({reason})"}
-    if "error" not in peer and "missing" not in peer:
-        key = "accuracy" if report["task"] == "classify" else "rmse"
-        mine, theirs = report.get(key), peer.get(key)
-        peer["ratio"] = (mine / theirs) if mine is not None and theirs else None
+        peer = _failed(name, e)
+    key = "accuracy" if report["task"] == "classify" else "rmse"
+    for one in peer if isinstance(peer, list) else [peer]:
+        if "error" not in one and "missing" not in one:
+            mine, theirs = report.get(key), one.get(key)
+            one["ratio"] = (mine / theirs) if mine is not None and theirs else None
+    if isinstance(peer, list):
+        report["peers"] = peer
+        scored = [p for p in peer if "error" not in p]
+        peer = max(scored, key=lambda p: p[key]) if scored else peer[0]
+        if sum(p[key] == peer[key] for p in scored) == 1 < len(scored):  # not a tie
+            peer["better"] = True
     report["peer"] = peer
     return report
 
 
+def attempt(name: str, fit) -> dict:
+    """One peer of several: ``fit()``'s scores, or ``{"name", "error"}`` in one sentence (the
+    others still stand); an `ImportError` (no extra) goes up."""
+    try:
+        return fit()
+    except ImportError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a failing peer is reported, the report stands
+        return _failed(name, e)
+
+
+def _failed(name: str, error: Exception) -> dict:
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else \
+        type(error).__name__
+    return {"name": name, "error": f"{name} could not be scored here ({reason})"}
+
+
 # ------------------------------------------------------------------------- classifiers --
-def classify_peer(score, fit=None, seed: int = SEED) -> dict:
+def classify_peer(score, fit=None, seed: int = SEED, peer: str = "MiniRocket") -> dict:
     """MiniRocket (aeon's ``MiniRocketClassifier``: 10,000 kernels, then a ridge classifier
-    with its penalty cross-validated) fitted on ``fit``'s train and val sequences and scored on
-    ``score``'s test split.
+    with its penalty cross-validated), or another of `CLASSIFIER_PEERS` (``peer``), fitted on
+    ``fit``'s train and val sequences and scored on ``score``'s test split.
 
     Parameters
     ----------
@@ -68,7 +107,9 @@ def classify_peer(score, fit=None, seed: int = SEED) -> dict:
         Where the training sequences come from (default ``score``; another when ``evaluate``
         scores a file of its own).
     seed : int
-        Seeds MiniRocket's kernels' biases.
+        Seeds the peer's kernels (MiniRocket's biases).
+    peer : str
+        Which of `CLASSIFIER_PEERS`.
 
     Returns
     -------
@@ -76,8 +117,6 @@ def classify_peer(score, fit=None, seed: int = SEED) -> dict:
         ``{"name", "accuracy", "n", "fitted_on", "length", "seconds"}``; ``length``: the steps
         every sequence was padded to (``None`` when they were all of one length already).
     """
-    from aeon.classification.convolution_based import MiniRocketClassifier
-
     fit = score if fit is None else fit
     train = _labelled(fit, [*fit.parts.get("train", ()), *fit.parts.get("val", ())])
     test = _labelled(score, score.parts["test"])
@@ -95,19 +134,18 @@ def classify_peer(score, fit=None, seed: int = SEED) -> dict:
     lengths = {len(s) for src, idx in ((fit, train), (score, test))
                for s in (src.seqs.series[i] for i in idx)}
     length = max(max(lengths), MIN_LENGTH)
-    clf = MiniRocketClassifier(random_state=seed, n_jobs=1)
+    clf = _classifier(peer, seed)
     clf.fit(_panel(fit, train, length), fit.label_ids[train])
     predicted = np.concatenate([np.asarray(clf.predict(_panel(score, test[i:i + PREDICT_CHUNK],
                                                               length)))
                                 for i in range(0, len(test), PREDICT_CHUNK)])
     accuracy = float(np.mean(predicted == score.label_ids[test]))
-    peer = {"name": "MiniRocket", "accuracy": accuracy, "n": len(test),
-            "fitted_on": len(train),
-            "length": None if len(lengths) == 1 and length == lengths.pop() else int(length),
-            "seconds": time.perf_counter() - start}
+    out = {"name": peer, "accuracy": accuracy, "n": len(test), "fitted_on": len(train),
+           "length": None if len(lengths) == 1 and length == lengths.pop() else int(length),
+           "seconds": time.perf_counter() - start}
     if note:
-        peer["note"] = note
-    return peer
+        out["note"] = note
+    return out
 
 
 def _labelled(source, index) -> np.ndarray:
@@ -227,7 +265,8 @@ def peer_words(peer: dict, task: str, long: bool = False) -> str:
                     f"in {peer['seconds']:.1f} s")
         if peer.get("note"):
             told.append(peer["note"])
-        return (f"{peer['name']} (non-deep peer): accuracy {score} on the same sequences "
+        which = "non-deep peer, the better" if peer.get("better") else "non-deep peer"
+        return (f"{peer['name']} ({which}): accuracy {score} on the same sequences "
                 f"({'; '.join(told)})")
     rows = f"the {peer['fitted_on']:,} rows" + (
         f" of {Path(peer['fit_file']).name} before its test split" if peer.get("fit_file")

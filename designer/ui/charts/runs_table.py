@@ -8,11 +8,14 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QColor, QDesktopServices, QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget, QTreeWidgetItem
 
+from designer.training.run.final import short
 from designer.ui.runs.run import Run, device_text, engines_text
 from designer.ui.runs.run_list import RunList
 
-COLUMNS = ("Run", "Engines", "Device", "Step", "Tokens/s", "Best val loss", "State")
+COLUMNS = ("Run", "Engines", "Device", "Step", "Tokens/s", "Best val loss", "State",
+           "Trained on")
 STATES = {"starting": "starting", "running": "training", "paused": "paused",
+          "final": "final model",
           "stopping": "stopping", "finished": "finished", "stopped": "stopped",
           "early_stop": "stopped early", "nan": "stopped: NaN", "time_limit": "time limit",
           "failed": "failed", "loaded": "from folder", "ended": "ended"}
@@ -48,6 +51,9 @@ class RunsTable(QTreeWidget):
             self.headerItem().setTextAlignment(i, Qt.AlignRight | Qt.AlignVCenter)
         self.headerItem().setToolTip(4, "Median tokens (time steps x batch) per second, the "
                                         "first record (warm-up) left out")
+        self.headerItem().setToolTip(7, "Labelled sequences: the training sequences the run's "
+                                        "model saw (a final model is trained again on all of "
+                                        "them once validation has chosen its steps)")
         self.itemChanged.connect(self._ticked)
         runs.added.connect(self._added)
         runs.removed.connect(self._removed)
@@ -93,7 +99,8 @@ class RunsTable(QTreeWidget):
                   f"{best:.4f}" if best is not None and math.isfinite(best) else "\u2013",
                   STATES.get(run.state, run.state)
                   + (" \u00b7 \u26a0 diverged" if any(e[0] == "diverging" for e in run.events)
-                     else ""))
+                     else ""),
+                  short(run.trained_on) or "\u2013")
         for i, text in enumerate(values):
             if item.text(i) != text:
                 item.setText(i, text)

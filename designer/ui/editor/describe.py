@@ -40,7 +40,14 @@ def output(graph, name: str, port: str):
 
 
 def outputs_line(graph, name: str) -> str:
-    """What a node shows under its name: its output shape(s)."""
+    """What a node shows under its name: its output shape(s), and its spec's caption (how a
+    choice of its parameters makes it work)."""
+    layer = graph.layer(name)
+    caption = layer.spec.caption(layer.effective_params()) if layer.spec.caption else ""
+    return _outputs(graph, name) + (f" \u00b7 {caption}" if caption else "")
+
+
+def _outputs(graph, name: str) -> str:
     info = graph.info(name)
     outs = [shape(t) for t in info.outputs]
     if not outs:

@@ -73,6 +73,8 @@ class Run:
         self.num_classes: int | None = None
         self.targets: list | None = None    # forecasting runs: the columns forecast
         self.probe: dict | None = None      # the held-out snippet inspected (a Probe dict)
+        # labelled sequences: which training sequences the run's model saw (final.trained_on)
+        self.trained_on: dict = {}
         self.saturation: list = []          # [(step, {level: {gate: fraction}})], by step
         from designer.ui.runs.series import Series  # numpy: not on the way to the first paint
         self.series: dict[str, Series] = {m: Series() for m in METRICS.values()}
@@ -117,6 +119,10 @@ class Run:
             self.vocab, self.probe = record.get("vocab"), record.get("probe")
             self.num_classes = record.get("num_classes")
             self.targets = record.get("targets")
+            split = record.get("split") or {}
+            if split.get("train") is not None:
+                self.trained_on = {"sequences": split["train"], "held": split.get("val") or 0,
+                                   "final": False, "steps": None}
             self.state = "running"
             if record.get("resumed"):  # continued: what came after its checkpoint is redone
                 self.truncate(self.step)
@@ -146,6 +152,11 @@ class Run:
         elif kind in ("paused", "resumed"):  # at the step it paused at: the step the run is at
             self.state = "paused" if kind == "paused" else "running"
             self.step = max(self.step, int(record.get("step", self.step)))
+        elif kind == "final":
+            self.state = "final" if record["stage"] != "done" else self.state
+            if record["stage"] == "done":
+                self.trained_on = {"sequences": record["sequences"], "held": 0,
+                                   "final": True, "steps": record["steps"]}
         elif kind == "done":
             self.state = record.get("reason", "finished")
             self.step = record.get("step", self.step)
@@ -195,6 +206,8 @@ class Run:
             run.engines = {la["name"]: la.get("params", {}).get(
                 "engine", registry.get(la["type"]).param("engine").default)
                 for la in project["graph"]["layers"] if la["type"] in kinds}
+        from designer.training.run.final import folder_trained_on  # no torch
+        run.trained_on = folder_trained_on(folder, meta)
         try:
             lines = metrics.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as e:

@@ -57,10 +57,13 @@ class ConfusionChart(QWidget):
         worst = most_confused(report)
         confused = (f" \u00b7 most confused: {worst[0]} taken for {worst[1]} "
                     f"({worst[2]} time{'s' if worst[2] != 1 else ''})") if worst else ""
+        from designer.training.run.final import words
+        seen = words(report.get("trained_on") or {})
+        model = f"the model {seen}" if seen else \
+            f"checkpoint at step {report['checkpoint_step']:,}"
         self.headline.setText(
             f"<b>Test accuracy {report['accuracy']:.2%}</b> on {report['n']:,} sequences "
-            f"(checkpoint at step {report['checkpoint_step']:,}){confused}"
-            + peer_html(report.get("peer"), "classify"))
+            f"({model}){confused}" + peer_html(report.get("peer"), "classify"))
         self._draw()
 
     # --------------------------------------------------------------------- drawing --

@@ -23,8 +23,9 @@ from designer.ui.sequences.preview_table import PreviewTable
 from designer.ui.sequences.task_choice import TaskChoice
 from designer.ui.sequences.workers import InitWorker, PreviewWorker
 
-DATA_FILTER = ("Data files (*.csv *.tsv *.txt *.npy *.ts);;CSV tables (*.csv *.tsv *.txt);;"
-               "NumPy arrays (*.npy);;UEA/UCR sequences (*.ts);;All files (*)")
+DATA_FILTER = ("Data files (*.csv *.tsv *.txt *.npy *.ts *.arff);;CSV tables (*.csv *.tsv "
+               "*.txt);;NumPy arrays (*.npy);;UEA/UCR sequences (*.ts *.arff *.tsv *.txt);;"
+               "All files (*)")
 ERROR_STYLE = "color: #d93b3b;"
 WARNING_STYLE = "color: #b35c00;"
 
@@ -177,6 +178,8 @@ class NewFromDataDialog(QDialog):
         if not self._out_edited:
             self.out_edit.setText(str(self._default_out(look.path)))
         self._update_create()
+        if look.task == "unsure":
+            self._say(self.why_not(), WARNING_STYLE)
         self.previewed.emit(look)
 
     def _scanned(self, look) -> None:
@@ -192,7 +195,7 @@ class NewFromDataDialog(QDialog):
 
     def _progress(self, rows: int) -> None:
         if self._current(self.sender()) and self.preview is not None:
-            what = "sequences" if self.preview.format == "ts" else "rows"
+            what = "sequences" if self.preview.one_a_line else "rows"
             self.summary.setText(f"{self.preview.summary()} \u2014 {rows:,} {what} read so "
                                  "far\u2026")
 
@@ -218,10 +221,13 @@ class NewFromDataDialog(QDialog):
         self.choice.show_classes(self.preview)
         if self.preview is not None:
             self.table.preview_model.set_chosen(self.choice.chosen_columns())
+            if self.preview.task == "unsure" and self.task is not None and \
+                    not self.preview.problem:
+                self._say(None)  # the question is answered
         self._update_create()
 
     @property
-    def task(self) -> str:
+    def task(self) -> str | None:
         return self.choice.task
 
     def _update_create(self) -> None:
@@ -238,6 +244,9 @@ class NewFromDataDialog(QDialog):
             return self.error or "Pick a data file first."
         if self.init_job is not None:
             return "The project is being made."
+        if self.task is None:
+            return _sentence(f"Say what to learn: {self.preview.question}" if
+                             self.preview.question else "Say what to learn.")
         if self.task == "forecast" and not self.preview.target_choices():
             return (f"{self.preview.path.name} has no column of numbers to forecast; "
                     "a table to forecast needs one")

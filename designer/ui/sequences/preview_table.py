@@ -47,7 +47,7 @@ class PreviewModel(QAbstractTableModel):
             return None
         row = self.look.head[index.row()]
         cell = row[index.column()] if index.column() < len(row) else ""
-        table = self.look.format != "ts"
+        table = not self.look.one_a_line
         if role == Qt.DisplayRole:
             return "(empty)" if table and is_missing(cell) else cell
         if role == Qt.ToolTipRole and table and is_missing(cell):

@@ -57,9 +57,12 @@ class TaskChoice(QGroupBox):
         for value, words in NET_WORDS.items():
             self.net.addItem(words, value)
         self.net.setToolTip("The classifier init draws: MiniRocket's 9,996 random convolution "
-                            "features with a learned classifier over them (the strongest on "
-                            "the UCR/UEA sets measured), or convolutions beside a recurrent "
-                            "layer")
+                            "features under the head that cross-validation on the training "
+                            "sequences prefers (an InnerProduct solved in closed form, ridge, "
+                            "or BatchNorm -> InnerProduct learned by Adam), or convolutions "
+                            "beside a recurrent layer")
+        self.label_first = False  # the label is the first column (or a .ts file's own)
+        self.first_column: list[str] = []
         self.classes = QLabel()
         self.classes.setWordWrap(True)
         self.classes.setTextFormat(Qt.PlainText)
@@ -87,12 +90,21 @@ class TaskChoice(QGroupBox):
 
     # ------------------------------------------------------------------------- filling --
     def fill(self, look) -> None:
-        """The choices ``look`` (a `Preview`) offers, set as ``init`` would set them."""
+        """The choices ``look`` (a `Preview`) offers, set as ``init`` would set them; a file
+        that could hold either task has neither ticked, and the question said."""
         self.tasks.blockSignals(True)
-        (self.classify if look.task == "classify" else self.forecast).setChecked(True)
+        self.tasks.setExclusive(False)
+        self.forecast.setChecked(look.task == "forecast")
+        self.classify.setChecked(look.task == "classify")
+        self.tasks.setExclusive(True)
         self.tasks.blockSignals(False)
-        self.guess.setText(f"({look.task}: guessed from the file, as rnn-designer init "
-                           "guesses)")
+        if look.task == "unsure":
+            self.guess.setText("(either, from the file: say which)")
+            self.guess.setToolTip(look.question or "")
+        else:
+            self.guess.setText(f"({look.task}: guessed from the file, as rnn-designer init "
+                               "guesses)")
+            self.guess.setToolTip("")
         self.targets.blockSignals(True)
         self.targets.clear()
         default = look.default_target()
@@ -115,13 +127,16 @@ class TaskChoice(QGroupBox):
         if self.label.count():
             self.label.setCurrentIndex(self.label.count() - 1)  # init's default: the last
         self.label.blockSignals(False)
-        self.classes_form.setRowVisible(self.label, look.format != "ts")
-        self.forecast.setEnabled(look.format != "ts")
+        self.label_first = look.one_a_line or look.task == "unsure"
+        self.first_column = look.head_columns[:1]
+        self.classes_form.setRowVisible(self.label, not self.label_first)
+        self.forecast.setEnabled(not look.one_a_line)
         self.classify.setEnabled(look.format != "npy")
         self._task_changed()
 
     def _task_changed(self, *_) -> None:
         self.pages.setCurrentIndex(1 if self.classify.isChecked() else 0)
+        self.pages.setVisible(self.task is not None)
         self.changed.emit()
 
     def show_classes(self, look) -> None:
@@ -131,28 +146,38 @@ class TaskChoice(QGroupBox):
         if not look.scanned:
             self.classes.setText("counting\u2026")
             return
-        counts = look.class_counts(self.label.currentData())
+        label = look.columns[0].name if self.label_first and look.columns else \
+            self.label.currentData()
+        counts = look.class_counts(label)
         if counts is None:
             self.classes.setText("this column holds too many different values to be a label")
             return
         shown = ", ".join(f"{k} ({v:,})" for k, v in list(counts.items())[:SHOWN_CLASSES])
         more = f", \u2026 {len(counts) - SHOWN_CLASSES} more" if len(counts) > SHOWN_CLASSES \
             else ""
-        unit = "sequences" if look.format == "ts" else "rows"
+        unit = "sequences" if self.label_first else "rows"
         self.classes.setText(f"{len(counts)}: {shown}{more} ({unit} each)")
 
     # -------------------------------------------------------------------------- reading --
     @property
-    def task(self) -> str:
-        return "classify" if self.classify.isChecked() else "forecast"
+    def task(self) -> str | None:
+        """``classify`` or ``forecast``; ``None`` while neither is ticked."""
+        if self.classify.isChecked():
+            return "classify"
+        return "forecast" if self.forecast.isChecked() else None
 
     def chosen_targets(self) -> list[str]:
         return [self.targets.item(i).text() for i in range(self.targets.count())
                 if self.targets.item(i).checkState() == Qt.Checked]
 
     def chosen_columns(self) -> list[str]:
-        """The columns the task reads as its answer: the targets, or the label."""
+        """The columns the task reads as its answer: the targets, or the label (none while no
+        task is ticked)."""
+        if self.task is None:
+            return []
         if self.task == "classify":
+            if self.label_first:
+                return self.first_column
             return [self.label.currentData()] if self.label.currentData() else []
         return self.chosen_targets()
 
@@ -162,6 +187,7 @@ class TaskChoice(QGroupBox):
         if self.task == "forecast":
             return {"task": "forecast", "target": ",".join(self.chosen_targets()),
                     "horizon": self.horizon.value()}
-        label = (self.label.currentData() or "") if look.format != "ts" else None
+        label = None if look.one_a_line else "" if self.label_first else \
+            (self.label.currentData() or "")
         return {"task": "classify", "target": label, "horizon": None,
                 "net": self.net.currentData()}

@@ -242,7 +242,7 @@ class TrainingController(QObject):
         """What the window does on a record, by kind (beyond showing it)."""
         return {"start": self._started, "train": self._trained, "paused": self._changed,
                 "resumed": self._changed, "val": self._changed, "done": self._changed,
-                "error": self._stopped_on_error, "warning": self._warned}
+                "error": self._stopped_on_error, "warning": self._warned, "final": self._final}
 
     def _started(self, run: Run, rec: dict) -> None:
         if self.state == STARTING:
@@ -256,6 +256,14 @@ class TrainingController(QObject):
     def _trained(self, run: Run, rec: dict) -> None:
         self.charts.schedule()
         self.progress.setValue(min(rec["step"], self.progress.maximum()))
+
+    def _final(self, run: Run, rec: dict) -> None:
+        """The final model, trained again on every training sequence: its own progress."""
+        if rec["stage"] == "start":
+            self.progress.setRange(0, max(1, rec["steps"]))
+        self.progress.setValue(min(rec.get("step", 0), self.progress.maximum()))
+        if rec["stage"] != "progress":
+            self.runs.changed.emit(run)
 
     def _changed(self, run: Run, rec: dict) -> None:
         self.runs.changed.emit(run)  # the table's state and best loss; the charts redraw

@@ -14,6 +14,8 @@ from tests.conftest import DATA, need_data
 @pytest.mark.parametrize("data, net, keys", [
     ("ucr/GunPoint_TRAIN.ts", "rocket", {"solver.base_lr", "solver.max_steps", "data.batch_size",
                                          "rocket.num_features", "rocket.seed"}),
+    ("ucr/GunPoint_TRAIN.ts", "rocket+ridge", {"rocket.num_features", "rocket.seed",
+                                               "rocket.max_dilations"}),
     ("ucr/GunPoint_TRAIN.ts", "lstm-fcn", {
         "solver.base_lr", "solver.weight_decay", "conv2.num_output", "lstm1.num_output",
         "lstm1.type", "lstm1.bidirectional", "pool.method", "drop.dropout_ratio",
@@ -22,7 +24,8 @@ from tests.conftest import DATA, need_data
                                   "data.seq_len"}),
 ])
 def test_init_writes_a_search_section_whose_designs_are_valid(tmp_path, data, net, keys):
-    path, _ = init_project(DATA / data, out=tmp_path / "p.json", net=net)
+    net, _, head = net.partition("+")  # the head as asked: nothing cross-validated
+    path, _ = init_project(DATA / data, out=tmp_path / "p.json", net=net, head=head or "adam")
     project = P.load(path)
     assert keys <= set(project.search)
     space = parse_space(project.search, project, path)

@@ -148,3 +148,36 @@ def test_init_into_a_folder_that_does_not_exist_is_one_sentence(tmp_path, capsys
     err = capsys.readouterr().err
     assert "missing is not a folder" in err and "Traceback" not in err
     assert err.count("\n") == 1 and not out.parent.exists()
+
+
+def test_a_ucr_archive_tsv_is_sequences_labelled_by_its_first_column(tmp_path):
+    from tests.training.data.test_ucr_formats import sequences, write_pair
+    train = write_pair(tmp_path, ".tsv", "\t")
+    look = read_head(train)
+    assert look.format == "wide" and look.task == "classify" and look.one_a_line
+    assert look.head_columns == ["class (first column)", "length", "values"]
+    assert look.head[4][:2] == ["2", "15"]  # the padding of a shorter one is no step
+    scan(look)
+    assert (look.sequences, look.lengths) == (12, (15, 20))
+    assert look.classes == {"1": 4, "2": 4, "3": 4}
+    assert look.test_file == tmp_path / "Shapes_TEST.tsv" and look.test_sequences == 9
+    assert look.summary() == ("12 sequences of 1 channel, 15 to 20 steps long, 3 classes; "
+                              "Shapes_TEST.tsv beside it holds 9 more, the test split")
+    assert len(sequences()) == 12
+
+
+def test_an_arff_file_is_previewed_by_its_class_attribute(tmp_path):
+    from tests.training.data.test_ucr_formats import arff, sequences
+    look = scan(read_head(arff(tmp_path / "Shapes_TRAIN.arff", sequences())))
+    assert look.format == "arff" and look.task == "classify"
+    assert look.head[0][:2] == ["1", "20"] and look.classes == {"1": 4, "2": 4, "3": 4}
+
+
+def test_a_table_that_could_hold_either_task_asks(tmp_path):
+    rows = [f"{10 + i}," + ",".join(f"{v:.3f}" for v in np.linspace(0, 1, 12) * i)
+            for i in range(0, 8, 2)]
+    path = tmp_path / "numbers.csv"
+    path.write_text("\n".join(rows) + "\n")
+    look = read_head(path)
+    assert look.format == "csv" and look.task == "unsure"
+    assert str(path) in look.question and "label first" in look.question

@@ -34,9 +34,9 @@ def counted_peers(monkeypatch) -> list[str]:
     """The peers replaced by a fixed score, each fit counted (fast, and without the extra)."""
     fits = []
 
-    def classify(source, learn=None):
-        fits.append("classify")
-        return {"name": "MiniRocket", "accuracy": 0.5, "fitted_on": 1, "seconds": 0.0}
+    def classify(source, learn=None, peer="MiniRocket"):
+        fits.append(f"classify {peer}")
+        return {"name": peer, "accuracy": 0.5, "fitted_on": 1, "seconds": 0.0}
 
     def forecast(source, origins, learn=None):
         fits.append("forecast")
@@ -67,7 +67,8 @@ def test_a_classifier_ensemble_scores_the_mean_of_its_members_probabilities(
     code, out, err = run(capsys, "evaluate", *classifiers, "--json")
     assert code == 0, err
     scored = json.loads(out)
-    assert counted_peers == ["classify"]  # the peer is fitted once, not once a run
+    # each peer is fitted once, not once a run
+    assert counted_peers == ["classify MiniRocket", "classify MultiRocket-Hydra"]
     assert scored["accuracy"] == report["accuracy"] and scored["n"] == 15
     assert {"confusion", "per_class_accuracy", "peer", "file", "checkpoint_step"} <= set(scored)
     for r, member in zip(classifiers, scored["members"]):

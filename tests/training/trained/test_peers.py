@@ -1,6 +1,7 @@
-"""A strong non-deep peer beside every evaluation: MiniRocket beside a classifier, AutoETS
-beside a forecaster, scored on the same test split; without the extra, one line on how to get
-it; a peer that fails, one sentence, and the rest of the report stands."""
+"""Strong non-deep peers beside every evaluation: MiniRocket and MultiRocket-Hydra beside a
+classifier (the better named), AutoETS beside a forecaster, scored on the same test split;
+without the extra, one line on how to get it; a peer that fails, one sentence, and the rest of
+the report stands."""
 import builtins
 import json
 from pathlib import Path
@@ -47,6 +48,7 @@ def weekly(folder, rows=200) -> str:
 
 
 def source_of(data, folder, **init):
+    init.setdefault("head", "adam")  # not cross-validated: the data is what is looked at
     path, _ = init_project(data, out=folder / f"{Path(data).stem}.json", **init)
     project = load(path)
     layer = project.graph.layer(project.graph.sources()[0])
@@ -87,6 +89,13 @@ def test_minirocket_pads_sequences_of_different_lengths_and_tells_the_classes_ap
     assert peer["length"] == 30 and peer["accuracy"] >= 0.9 and peer["seconds"] > 0
     again = peers.classify_peer(source)    # a fixed seed: the same answer
     assert again["accuracy"] == peer["accuracy"]
+
+
+def test_multirocket_hydra_pads_sequences_of_different_lengths_as_minirocket_does(tmp_path):
+    source = source_of(two_classes(tmp_path, (6, 30)), tmp_path)
+    peer = peers.classify_peer(source, peer="MultiRocket-Hydra")
+    assert peer["name"] == "MultiRocket-Hydra" and peer["n"] == 20
+    assert peer["fitted_on"] == 30 and peer["length"] == 30 and peer["accuracy"] >= 0.9
 
 
 def test_minirocket_takes_sequences_of_one_length_as_they_are(tmp_path):
@@ -146,6 +155,34 @@ def test_evaluate_puts_minirocket_beside_a_classifier(classifier, capsys):
     assert "model / peer accuracy" in text
     assert main(["evaluate", classifier, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["peer"]["name"] == "MiniRocket"
+
+
+def test_evaluate_names_the_better_of_minirocket_and_multirocket_hydra(classifier, capsys,
+                                                                      monkeypatch):
+    report = evaluate_run(classifier)
+    both = report["peers"]
+    assert [p["name"] for p in both] == ["MiniRocket", "MultiRocket-Hydra"]
+    assert report["peer"] is max(both, key=lambda p: p["accuracy"])
+    tie = both[0]["accuracy"] == both[1]["accuracy"]
+    assert sum(bool(p.get("better")) for p in both) == (0 if tie else 1)
+    text = format_report(report)
+    assert all(f"{p['name']} (non-deep peer" in text for p in both)
+    if not tie:
+        assert f"{report['peer']['name']} (non-deep peer, the better): accuracy" in text
+    marked = peers.peer_beside({"task": "classify", "accuracy": 0.8}, lambda: [
+        {"name": "MiniRocket", "accuracy": 0.9}, {"name": "MultiRocket-Hydra",
+                                                  "accuracy": 0.95}])
+    assert marked["peer"]["name"] == "MultiRocket-Hydra" and marked["peer"]["better"]
+    assert marked["peer"]["ratio"] == pytest.approx(0.8 / 0.95)
+    # one that fails is said, and the other still stands beside the model
+    real = peers.classify_peer
+    monkeypatch.setattr("designer.training.trained.evaluate.classify_peer",
+                        lambda *a, peer, **k: real(*a, peer=peer, **k) if peer ==
+                        "MiniRocket" else (_ for _ in ()).throw(ValueError("too short")))
+    report = evaluate_run(classifier)
+    assert report["peer"]["name"] == "MiniRocket" and "better" not in report["peer"]
+    assert report["peers"][1] == {"name": "MultiRocket-Hydra", "error":
+                                  "MultiRocket-Hydra could not be scored here (too short)"}
 
 
 def test_evaluate_puts_autoets_beside_a_forecaster(forecaster):
