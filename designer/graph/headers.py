@@ -343,6 +343,20 @@ def ts_blank(line: str) -> bool:
     return not line or line[0] in "#%"
 
 
+def ts_data_lines(lines):
+    """The numbered, stripped lines of a .ts file's data section (after ``@data``), those that
+    hold nothing to read passed over: ``(line number, text)``."""
+    in_data = False
+    for number, line in enumerate(lines, 1):
+        s = line.strip()
+        if ts_blank(s):
+            continue
+        if not in_data:
+            in_data = s.lower().startswith("@data")
+            continue
+        yield number, s
+
+
 def _read_ts_header(path: Path) -> TsHeader:
     text = head_text(path, 1 << 20)
     fields: dict[str, str] = {}

@@ -66,14 +66,7 @@ def read_ts(path: Path, labelled: bool = True) -> Sequences:
     series, labels, lines, filled = [], [], [], 0
     try:
         with open(path, encoding="utf-8-sig") as f:
-            in_data = False
-            for number, line in enumerate(f, 1):
-                s = line.strip()
-                if headers.ts_blank(s):
-                    continue
-                if not in_data:
-                    in_data = s.lower().startswith("@data")
-                    continue
+            for number, s in headers.ts_data_lines(f):
                 parts = s.split(":")
                 label = parts.pop().strip() if has_labels else None
                 if has_labels and declared and label not in declared:

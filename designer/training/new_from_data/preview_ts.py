@@ -71,14 +71,7 @@ def _ts_counts(look: Preview, path: Path, stop, progress) -> tuple[Counter, list
     lengths: list[int] = []
     missing = 0
     with open(path, encoding="utf-8-sig") as f:
-        in_data = False
-        for number, line in enumerate(f, 1):
-            s = line.strip()
-            if headers.ts_blank(s):
-                continue
-            if not in_data:
-                in_data = s.lower().startswith("@data")
-                continue
+        for number, s in headers.ts_data_lines(f):
             parts = s.split(":")
             label = parts.pop().strip()
             if len(lengths) % CHECK_EVERY == 0 and lengths:
