@@ -6,7 +6,8 @@
 # The sets share the GPU and the CPU's cores, so a set's wall time here is more than alone.
 # The last figure of a search line is init's seconds plus the search's (to its pick's final
 # model trained), without the evaluations.
-#   [TRIALS=50] [LIMIT=240] [PER_GPU=1] [SEED=1] [SEARCH="A B"] [DEVICE=cuda] \
+# INIT_RUN=0 leaves out init's own training and evaluation (init, then the search alone).
+#   [TRIALS=50] [LIMIT=240] [PER_GPU=1] [SEED=1] [SEARCH="A B"] [DEVICE=cuda] [INIT_RUN=1] \
 #     bash tests/benchmarks/gpu_small_data.sh OUT SET_TRAIN.ts ...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,10 +36,12 @@ one_set() {
   $py -m designer init --data "$file" --out "$d/p.json" > "$d/init.txt" 2>&1 || { echo "$name init: $(tail -1 "$d/init.txt")"; return; }
   s1=$(date +%s)
   echo "GPU | $name | head: $(grep '^head:' "$d/init.txt" | cut -c7- | cut -d: -f1) | init $((s1 - s0)) s"
-  $py -m designer train "$d/p.json" --out "$d/init.run" --quiet --seed "$seed" --device "$device" > "$d/train.txt" 2>&1 \
-    || { echo "$name train: $(tail -1 "$d/train.txt")"; return; }
-  $py -m designer evaluate "$d/init.run" --json > "$d/init.eval.json" 2> "$d/init.eval.err" \
-    && report "$name" "init (train $(( $(date +%s) - s1 )) s with evaluate)" "$d/init.eval.json" "$(( $(date +%s) - s0 ))"
+  if [ "${INIT_RUN:-1}" = 1 ]; then
+    $py -m designer train "$d/p.json" --out "$d/init.run" --quiet --seed "$seed" --device "$device" > "$d/train.txt" 2>&1 \
+      || { echo "$name train: $(tail -1 "$d/train.txt")"; return; }
+    $py -m designer evaluate "$d/init.run" --json > "$d/init.eval.json" 2> "$d/init.eval.err" \
+      && report "$name" "init (train $(( $(date +%s) - s1 )) s with evaluate)" "$d/init.eval.json" "$(( $(date +%s) - s0 ))"
+  fi
   case " ${SEARCH:-} " in *" $name "*) ;; *) return ;; esac
   local s2=$(date +%s)
   $py -m designer search "$d/p.json" --trials "$trials" --device "$device" --per-gpu "$per_gpu" \
