@@ -94,24 +94,10 @@ def test_without_a_run_generate_says_what_to_do(tiny):
 
 # ----------------------------------------------------------------------------------- audio --
 def audio_project(folder):
-    from designer.graph import Graph
-    from designer.graph.project import Project
-    from designer.training.data.wavfile import write_wav
-    t = np.arange(8000) / 8000
-    write_wav(folder / "tone.wav", (0.5 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), 8000)
-    g = Graph(project_dir=folder)
-    g.add_layer("WavAudio", "data", {"file": "tone.wav", "seq_len": 20, "batch_size": 4})
-    g.add_layer("Embed", "embed", {"num_output": 8})
-    g.add_layer("LSTM", "lstm1", {"num_output": 16})
-    g.add_layer("InnerProduct", "ip1", {"num_output": "V", "axis": 2})
-    g.add_layer("SoftmaxWithLoss", "loss")
-    for a, b in [("data.data", "embed.x"), ("embed.y", "lstm1.x"), ("lstm1.y", "ip1.x"),
-                 ("ip1.y", "loss.logits"), ("data.label", "loss.label")]:
-        (s, sp), (d, dp) = a.split("."), b.split(".")
-        g.connect(s, sp, d, dp)
-    return Project(g, "tone", "", {"max_steps": 6},
-                   {"log_interval": 2, "eval_interval": 3, "eval_batches": 1,
-                    "sample_interval": 0, "device": "cpu"}).save(folder / "tone.json")
+    """A Char-RNN on a tone, saved (the generation tests' own)."""
+    from tests.training.trained.test_generate import audio_project as tone
+    tone(folder)
+    return folder / "tone.json"
 
 
 def test_an_audio_run_draws_its_waveform_and_saves_a_wav(qtbot, window, tmp_path):

@@ -1,17 +1,6 @@
 """The classic cells' unrolled nets on torch: the units' ops, how the layers' tensors are
 filled and their fast executors (:mod:`.step_plans`); the nodes of a step are
-:mod:`designer.cells.classic.expansion`'s.
-
-Per step, after the chain's SCALE (h_conted = cont_t x h_{t-1}):
-
-- LSTM and LSTMSimple: INNER_PRODUCT (W_hc x h_conted), ELTWISE sum with the step's input
-  transform, LSTM_UNIT (c, gates [i, f, o, g], cont) -> (c, h);
-- GRU: INNER_PRODUCT (W_hc x h_conted + b_hc), GRU_UNIT (h_conted, that, the step's input
-  transform, gates [r, z, n]) -> h;
-- RNN: INNER_PRODUCT, ELTWISE, then TANH or RELU (its ``nonlinearity``).
-
-Each chain holds ``W_xc`` and ``b_c`` (the input transform), ``W_hc`` (G x H) and, for the GRU,
-``b_hc`` (G): the recurrent bias its reset gate multiplies.
+:mod:`designer.cells.classic.expansion`'s, which also says what each chain holds.
 """
 from __future__ import annotations
 
