@@ -15,7 +15,7 @@ from tests.search.helpers import SPACE, lines, load, search, tiny_forecaster
 
 pytestmark = need_data("co2_weekly.csv")
 TRIAL_KEYS = {"kind", "number", "state", "params", "values", "run_dir", "device", "seconds",
-              "ms_per_step", "reason", "retry_of"}
+              "ms_per_step", "reason", "retry_of", "steps", "max_steps"}
 
 
 def test_four_trials_on_two_cpu_workers_leave_four_run_folders(tmp_path):
@@ -56,6 +56,7 @@ def test_json_lines_and_the_best_design_written_beside(tmp_path):
     assert [set(e) for e in trials] == [TRIAL_KEYS, TRIAL_KEYS]
     assert {e["state"] for e in trials} == {"COMPLETE"}
     assert all(len(e["values"]) == 1 and set(e["params"]) == set(SPACE) for e in trials)
+    assert all(e["steps"] == e["max_steps"] == 6 for e in trials)  # trained to the end
     best = events[-1]
     assert best["kind"] == "best" and best["best_out"] == str(best_out)
     assert best["values"][0] == min(e["values"][0] for e in trials)

@@ -152,6 +152,7 @@ def main(argv: list[str]) -> int:
     def say(event: dict) -> None:
         print(json.dumps(event), flush=True)
 
+    make_study(project, 0, objectives)  # opened before it is announced, as the search does
     say({"kind": "study", "study": A.default_study(project),
          "storage": A.default_storage(project), "trials": trials, "objectives": objectives,
          "directions": [A.DIRECTIONS[o] for o in objectives]})

@@ -160,3 +160,30 @@ def test_the_history_and_pareto_legends_sit_under_their_plots_off_every_point(qt
         legend = chart.legend.sceneBoundingRect()
         assert not legend.intersects(plotted), (type(chart).__name__, legend, plotted)
         assert legend.width() > 40 and legend.bottom() <= chart.widget.height()
+
+
+@pytest.mark.timeout(120)
+def test_a_running_search_is_followed_only_once_it_has_opened_its_study(window, tmp_path,
+                                                                         qtbot, monkeypatch):
+    """The study is read every few seconds while a search runs, to show how far its trials
+    are, but never before the search says its study is open: a read while the search is
+    still making its database could meet it half made."""
+    import sys
+    from pathlib import Path
+    fake = [sys.executable, str(Path(__file__).with_name("experiments_fakes.py"))]
+    assert window.files.open_path(search_project(tmp_path), confirmed=True)
+    view = window.show_experiments()
+    view.launcher = fake
+    heard = []
+    read, take = view.reader.read, view.take_event
+    monkeypatch.setattr(view.reader, "read", lambda *a, **k: (heard.append("read"),
+                                                              read(*a, **k)))
+    monkeypatch.setattr(view, "take_event", lambda e: (heard.append(e.get("kind")), take(e)))
+    view._follow.setInterval(20)
+    monkeypatch.setenv("FAKE_SEARCH", "slow")
+    with qtbot.waitSignal(view.search_ended, timeout=100_000):
+        assert view.start_search(SearchOptions(trials=2))
+        qtbot.waitUntil(lambda: heard.count("read") >= 3, timeout=60_000)
+        view.stop_search()
+    assert heard[0] == "study", heard[:5]
+    assert len(view.rows) >= 1

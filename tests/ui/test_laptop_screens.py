@@ -3,8 +3,8 @@ with a window manager (Xvfb and openbox, started here): after opening each view 
 with two runs, Inspect, Unrolled, Generate, Experiments after a search, New from Data) the
 window's frame is inside the screen's available geometry, every plot and table shown on the
 larger screen is shown on the smaller one, at least 120 px tall (the device's small plots keep
-their fixed height), and a geometry kept from a larger monitor opens inside the screen. tests/ui/laptop_probe.py drives the window, one process per
-screen."""
+their fixed height), and a geometry kept from a larger monitor opens inside the screen.
+tests/ui/laptop_probe.py drives the window, one process per screen, both at once."""
 import contextlib
 import json
 import subprocess

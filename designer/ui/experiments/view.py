@@ -33,7 +33,7 @@ from designer.ui.experiments.use_best import trained_values, use_params
 
 REDRAW_MS = 100     # charts redraw at most this often while lines stream in
 REREAD_MS = 400     # the study is read again this long after the last finished trial
-FOLLOW_MS = 2000    # and this often while a search runs (the trials training: how far)
+FOLLOW_MS = 2000    # and this often while a search runs, from its "study" line on
 
 
 class ExperimentsView(QWidget):
@@ -243,7 +243,6 @@ class ExperimentsView(QWidget):
         command = search_command(path, launcher=self.launcher, **options.arguments())
         self.process.start(command, cwd=Path(path).parent)
         self.say(f"Searching {Path(path).name}: {options.trials} trials\u2026")
-        self._follow.start()
         self.search_started.emit(options)
         self._update_actions()
         return True
@@ -258,9 +257,11 @@ class ExperimentsView(QWidget):
     def take_event(self, event: dict) -> None:
         """One JSON line of the search."""
         kind = event.get("kind")
-        if kind == "study":
+        if kind == "study":  # the search has opened its study: it can be read from now on
             self._set_facts(A.facts_from_event(event))
             self.table.trials.set_columns(self.facts.objectives, list(self.axes))
+            if self.process.running():
+                self._follow.start()
         elif kind == "trial":
             objectives = self.facts.objectives if self.facts else \
                 list(event.get("values") or {}) or ["value"]
