@@ -6,7 +6,10 @@ Only the end of such a branch is told (a layer with none of its outputs connecte
 it makes the layer before it the end, told in turn. A layer nothing feeds has an error of its
 own (its input is not connected), a layer with an output leading on is no dead end (a slice's
 other half, a unit's cell state ``c`` may go unused), and a net with no loss has no dead ends (it
-is told it has no loss). Called from :func:`designer.graph.lint.lint`.
+is told it has no loss). A branch that learns nothing (no layer of it has parameters: the
+class probabilities a model computes for prediction beside its loss, a fixed transform) is
+no dead end either: it trains nothing and may be read. Called from
+:func:`designer.graph.lint.lint`.
 """
 from __future__ import annotations
 
@@ -29,15 +32,34 @@ def dead_end_warnings(graph) -> list[DesignWarning]:
             continue
         if not graph.links_into(name) or graph.links_out_of(name):
             continue
+        learned = _branch_params(graph, name, reach)
+        if learned == 0:
+            continue
         port = layer.spec.outputs[0].name
         fix = Fix("bypass", name, f"remove {name}")
         w = DesignWarning(
             f"{name}'s output reaches no loss: it is computed and trained for nothing "
-            f"({D.count_text(graph.info(name).params)} parameters); {fix.text}, or connect "
+            f"({D.count_text(learned)} parameters); {fix.text}, or connect "
             f"{name}.{port} to a layer on the way to the loss", name)
         w.fix = fix
         out.append(w)
     return out
+
+
+def _branch_params(graph, end: str, reach: set):
+    """The parameters of the branch that ends at ``end``: the layers above it that reach no
+    loss either (a count, or a symbolic one where a size is not known yet)."""
+    total, todo, seen = 0, [end], {end}
+    while todo:
+        name = todo.pop()
+        params = graph.info(name).params
+        total = total + params if isinstance(params, int) and isinstance(total, int) else \
+            (params if total == 0 else total)
+        for link in graph.links_into(name):
+            if link.src not in seen and link.src not in reach:
+                seen.add(link.src)
+                todo.append(link.src)
+    return total
 
 
 def _reaching_a_sink(graph) -> set:

@@ -25,7 +25,8 @@ NEEDS = {"char-rnn-audio": "speech_8k.wav", "co2-dilated-conv-lstm": "co2_weekly
          "co2-forecast": "co2_weekly.csv", "japanese-vowels": "japanese_vowels",
          "japanese-vowels-attention": "japanese_vowels", "mnist-lstm": "mnist",
          "char-rnn-shakespeare": "tinyshakespeare.txt",
-         "char-rnn-shakespeare-unrolled": "tinyshakespeare.txt"}
+         "char-rnn-shakespeare-unrolled": "tinyshakespeare.txt",
+         "hawk-shakespeare": "tinyshakespeare.txt"}
 
 pytestmark = pytest.mark.slow
 

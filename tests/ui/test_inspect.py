@@ -388,6 +388,8 @@ def test_a_run_that_cannot_be_inspected_leaves_nothing_of_the_last_one(qtbot, wi
     broken = tmp_path / "broken"
     shutil.copytree(classifier_dir, broken)
     shutil.rmtree(broken / "checkpoints")
+    shutil.rmtree(broken / "final", ignore_errors=True)  # the final model's checkpoint too
+    (broken / "final.json").unlink(missing_ok=True)
     other = window.training.runs.add_folder(broken)
     window.show_inspect(other)
     with qtbot.waitSignal(view.inspected, timeout=60_000) as blocker:

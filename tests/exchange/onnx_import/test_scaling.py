@@ -52,9 +52,10 @@ def exported(folder):
     return path
 
 
-def predicted(run, data) -> np.ndarray:
-    """Every class's probability for each sequence of ``data``, in the file's order."""
-    text, _ = predict_file(run, data, which="last")
+def predicted(run, data, which: str = "last") -> np.ndarray:
+    """Every class's probability for each sequence of ``data``, in the file's order, from the
+    run's ``which`` checkpoint (an exported run's: ``best``, the model export writes)."""
+    text, _ = predict_file(run, data, which=which)
     rows = list(csv.DictReader(io.StringIO(text)))
     rows.sort(key=lambda r: int(r["series"]))
     return np.array([[float(r[k]) for k in r if k.startswith("p_")] for r in rows])
@@ -92,7 +93,7 @@ def test_an_own_export_keeps_the_statistics_its_run_trained_with(tmp_path, capsy
     shifted = [rows[0]] + [",".join(cells[:2] + [f"{float(v) * 10 + 5:.2f}" for v in cells[2:4]]
                                     + cells[4:]) for cells in (r.split(",") for r in rows[1:])]
     (tmp_path / "shifted.csv").write_text("\n".join(shifted) + "\n")
-    original = predicted(trained, tmp_path / "seqs.csv")
+    original = predicted(trained, tmp_path / "seqs.csv", "best")
     for data in ("shifted.csv", "seqs.csv"):  # the run's statistics, whichever file feeds it
         run = tmp_path / f"run-{data}"
         assert main(["import", str(model), "--out", str(tmp_path / f"{data}.json"), "--data",
@@ -112,4 +113,4 @@ def test_an_own_export_reads_data_given_where_its_design_had_none(tmp_path):
     run = tmp_path / "run"
     assert main(["import", str(model), "--out", str(tmp_path / "back.json"), "--data",
                  str(data), "--run", str(run)]) == 0
-    assert np.abs(predicted(run, data) - predicted(trained, data)).max() < 1e-4
+    assert np.abs(predicted(run, data) - predicted(trained, data, "best")).max() < 1e-4
