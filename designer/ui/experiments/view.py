@@ -1,9 +1,8 @@
 """The Experiments view: a search's trials and what they say.
 
-On top, the controls (Search, Stop, the objective the charts follow, Use Best) and a line of
-status; then the trials table (`table`); under it four charts: the objective by trial with
-the best so far, parallel coordinates, parameter importances and, for a search of two
-objectives, the Pareto front (`charts`, `parallel`).
+On top, the controls (Search, Stop, the objective the charts follow, Use Best) and a status
+line; then the trials table (`table`); under it four charts: the objective by trial with the
+best so far, parallel coordinates, importances and two objectives' Pareto front (`charts`).
 
 The rows come from two places: the JSON lines of a search this window runs (`process`), at
 once, and the study's storage (`reader`, off the GUI thread) when a project that has a study
@@ -263,8 +262,8 @@ class ExperimentsView(QWidget):
             if self.process.running():
                 self._follow.start()
         elif kind == "trial":
-            objectives = self.facts.objectives if self.facts else \
-                list(event.get("values") or {}) or ["value"]
+            objectives = (self.facts.objectives if self.facts
+                          else list(event.get("values") or ["value"]))
             self.table.trials.upsert(A.row_from_event(event, objectives))
             self.say(self._summary(running=self.process.running()))
             self._update_actions()
