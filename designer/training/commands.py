@@ -72,9 +72,11 @@ def train(args) -> int:
                 code = _train(args, project, world, voice)
                 if voice.failed_alone:  # the others may be stuck waiting for this one
                     leave_now(code)
-                return code
         except TrainingError as e:  # could not join the others
             return voice.fail(str(e), e.code)
+        if world.size > 1:  # the group is left: end here, as the interpreter's teardown of
+            leave_now(code)  # the backend's threads can abort a process whose work is done
+        return code
     if args.nproc > 1:
         return launch(args, project)
     return _train(args, project, distributed.World(), Voice())

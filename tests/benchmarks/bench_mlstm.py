@@ -34,6 +34,7 @@ from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests.nets, run as a script
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_min_rnn import count, lstm_units, time_layer  # noqa: E402
 

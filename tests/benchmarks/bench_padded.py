@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
 
 import torch
 
-from designer.engines.net.build import Net
-from designer.engines.measure.parity import compare, spread_lengths
-from designer.engines.train_step.step import TrainStep, make_optimizer
-from designer.graph import Graph, settings
-from tests.nets import link_all
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests.nets, run as a script
+
+from designer.engines.net.build import Net  # noqa: E402
+from designer.engines.measure.parity import compare, spread_lengths  # noqa: E402
+from designer.engines.train_step.step import TrainStep, make_optimizer  # noqa: E402
+from designer.graph import Graph, settings  # noqa: E402
+from tests.nets import link_all  # noqa: E402
 
 
 def padded_graph(kind: str, hidden: int, levels: int, bidirectional: bool, lengths: bool,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.xserver import PACKAGES, missing, x_screen
+from tests.ui.xserver import PACKAGES, NoScreen, missing, x_screen
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "tests" / "ui" / "laptop_probe.py"
@@ -32,7 +32,10 @@ def seen() -> dict:
     with contextlib.ExitStack() as stack:
         probes = {}
         for width, height in SIZES:
-            env = stack.enter_context(x_screen(width, height))
+            try:
+                env = stack.enter_context(x_screen(width, height))
+            except NoScreen as e:  # installed, but no X server or window manager starts here
+                pytest.skip(str(e))
             env["RNN_DESIGNER_OFFLINE"] = "1"
             probes[(width, height)] = subprocess.Popen(
                 [sys.executable, str(PROBE)], env=env, cwd=ROOT, text=True,

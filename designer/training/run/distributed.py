@@ -246,8 +246,16 @@ class World:
                 for k, v in saved.items()}
 
     # ------------------------------------------------------------------ the end --
-    def close(self) -> None:
+    def close(self, together: bool = False) -> None:
+        """Leave the process group; ``together`` (every rank ended the same way) first waits
+        for the others, so that none tears its connections down while another still uses
+        them."""
         if self.size > 1 and dist.is_initialized():
+            if together:
+                try:
+                    self.barrier()
+                except Exception:  # noqa: BLE001 - a peer already gone: leave all the same
+                    pass
             dist.destroy_process_group()
 
 
@@ -348,8 +356,10 @@ def joined(device_name: str, environ: Mapping[str, str] | None = None) -> Iterat
     world = join(device_name, environ)
     try:
         yield world
-    finally:
+    except BaseException:
         world.close()
+        raise
+    world.close(together=True)
 
 
 def _processes(n: int) -> str:

@@ -133,8 +133,9 @@ def lost_peer(error: BaseException) -> bool:
 
 
 def leave_now(code: int) -> None:
-    """End a worker that failed on its own at once: the others may be stuck in a collective,
-    so leaving the process group politely could wait forever."""
+    """End a worker at once: one that failed on its own (the others may be stuck in a
+    collective, so leaving the process group politely could wait forever), or one that has
+    left the group and has nothing more to do."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
@@ -343,7 +344,10 @@ def outcome(workers: list, folder: Path, out: str, supervisor: _Supervisor
                    key=lambda r: (r in reports, supervisor.ended_at.get(r, 0.0)))
         code = codes[rank]
         if code < 0:
-            cause = f"rank {rank} of {n} was killed ({_signal_name(-code)})"
+            said = _last_line(folder / f"rank-{rank}.log") \
+                if -code in (signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS) else ""  # its own
+            cause = f"rank {rank} of {n} was killed ({_signal_name(-code)}" + \
+                (f": {said})" if said else ")")
         else:
             said = reports[rank]["message"] if rank in reports else \
                 _last_line(folder / f"rank-{rank}.log")
