@@ -132,6 +132,11 @@ def _views(ctx, params):
     return Kept()
 
 
+def _linear(ctx, params):
+    """A linear map with no weights (Difference): its backward needs none of its values."""
+    return Kept(backward=grads(ctx))
+
+
 def _eltwise(ctx, params):
     if ctx.params.get("operation", "SUM") == "SUM":
         return Kept(backward=grads(ctx))
@@ -225,7 +230,7 @@ RULES.update({
     "Embed": _embed, "InnerProduct": _inner_product, "Dropout": _dropout,
     "TanH": _keeps_output, "Sigmoid": _keeps_output, "Softmax": _keeps_output,
     "ReLU": _relu, "GELU": _keeps_inputs, "Clip": _keeps_inputs, "Scale": _keeps_inputs,
-    "Reshape": _views, "Slice": _views, "Concat": _views,
+    "Reshape": _views, "Slice": _views, "Concat": _views, "Difference": _linear,
     "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
     "Conv1D": _conv1d,
     "SequencePool": _sequence_pool, "MiniRocket": _mini_rocket,

@@ -117,6 +117,9 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
     # torch: the layers above keep theirs); nothing learns from them here
     g.add_layer("MiniRocket", "rocket", {"num_features": 168, "max_dilations": 4})
     g.connect("embed", "y", "rocket", "x")
+    # the first difference of the embedded steps (nothing learned, no random draw)
+    g.add_layer("Difference", "diff", {})
+    g.connect("embed", "y", "diff", "x")
     # every other registered cell (a cell is a folder: this graph holds it unnamed), reading
     # the embedding and following cont, on its fused engine or unrolled; last, so that the
     # layers above keep their random draws

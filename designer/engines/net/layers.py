@@ -279,3 +279,35 @@ def _scale(ctx: BuildContext) -> nn.Module:
         dims = x[a:] if p["num_axes"] < 0 else x[a:a + p["num_axes"]]
         shape = tuple(ctx.int_dim(d, "the scale size") for d in dims)
     return Scale(p["axis"], shape, p["bias_term"])
+
+
+def difference(x: torch.Tensor, lengths: torch.Tensor | None, batch_first: bool) -> torch.Tensor:
+    """x[t+1] - x[t] along the steps of x, (T, N, C) or (N, T, C) when batch-first; with
+    lengths, the differences from each sequence's last valid step on are zeros."""
+    time = 1 if batch_first else 0
+    y = x.diff(dim=time)
+    if lengths is not None:
+        at = torch.arange(y.shape[time], device=y.device)
+        ends = lengths.to(y.device).long() - 1
+        valid = at[None, :] < ends[:, None] if batch_first else at[:, None] < ends[None, :]
+        y = torch.where(valid.unsqueeze(2), y, 0.0)
+    return y
+
+
+class Difference(nn.Module):
+    """The first difference of a sequence (spec: ``designer.graph.layers.difference``)."""
+
+    def __init__(self, batch_first: bool):
+        super().__init__()
+        self.batch_first = batch_first
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        return difference(x, lengths, self.batch_first)
+
+    def extra_repr(self) -> str:
+        return f"batch_first={self.batch_first}"
+
+
+@builder("Difference")
+def _difference(ctx: BuildContext) -> nn.Module:
+    return Difference(ctx.params["batch_first"])

@@ -277,6 +277,12 @@ def _mini_rocket(msg, g, layer, p, notes):
                      "bottom is for rnn-designer")
 
 
+def _difference(msg, g, layer, p, notes):
+    msg.add("difference_param", Message().add("batch_first", p["batch_first"]))
+    notes.append(f"{layer.name}: Caffe and MyCaffe have no Difference layer; the file names it "
+                 "Difference, which rnn-designer reads back")
+
+
 def _block(name: str, *keys, enums=()):
     def write(msg, g, layer, p, notes):
         b = Message()
@@ -308,7 +314,7 @@ PARAMS.update({
     "SequenceClasses": _data, "EuclideanLoss": _regression_loss, "L1Loss": _regression_loss,
     "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
     "SequenceLast": _sequence_last, "Conv1D": _conv1d,
-    "SequencePool": _sequence_pool, "MiniRocket": _mini_rocket,
+    "SequencePool": _sequence_pool, "MiniRocket": _mini_rocket, "Difference": _difference,
     "Embed": _embed, "InnerProduct": _inner_product,
     "SoftmaxWithLoss": _loss, "Reshape": _reshape, "ReLU": _relu,
     "Dropout": _block("dropout_param", "dropout_ratio"),

@@ -236,6 +236,11 @@ def _mini_rocket(b, layer):
             for k in ("num_features", "max_dilations", "seed", "batch_first")}
 
 
+def _difference(b, layer):
+    """rnn-designer's own Difference (no Caffe has one)."""
+    return {"batch_first": num(param(layer, "difference_param"), "batch_first", False, bool)}
+
+
 def _accuracy(b, layer):
     p = param(layer, "accuracy_param")
     if p.has("ignore_label"):
@@ -308,6 +313,7 @@ CONVERTERS.update({
     "sequencelast": _simple("SequenceLast", ("x", "lengths"), ("y",), _sequence_last),
     "sequencepool": _simple("SequencePool", ("x", "lengths"), ("y",), _sequence_pool),
     "minirocket": _simple("MiniRocket", ("x", "lengths"), ("y",), _mini_rocket),
+    "difference": _simple("Difference", ("x", "lengths"), ("y",), _difference),
     "convolution1d": _simple("Conv1D", ("x", "lengths"), ("y",), _conv1d),
     "accuracy": _simple("Accuracy", ("logits", "label"), ("accuracy",), _accuracy),
     "relu": _simple("ReLU", params=_relu),

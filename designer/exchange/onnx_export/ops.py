@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from designer.exchange.onnx_export.pooling import sequence_pool
+from designer.exchange.onnx_export.pooling import sequence_pool, valid_steps
 from designer.exchange.onnx_export.rocket import mini_rocket
 from designer.exchange.writers import Writers
 
@@ -198,6 +198,30 @@ def slice_(b, name, module, p, ins, shapes):
     return [first, second]
 
 
+def difference(b, name, module, p, ins, shapes):
+    """Difference: the input from step 1 on less the input up to its last step (two Slices
+    and a Sub, time-major); with lengths, the differences from each sequence's last valid
+    step on are zeroed (Where)."""
+    x = ins[0]
+    if p["batch_first"]:
+        x = b.op("Transpose", [x], f"{name}/time_major", perm=[1, 0, 2])
+    axis = b.ints(f"{name}/axis_t", [0])
+    later = b.op("Slice", [x, b.ints(f"{name}/from1", [1]), b.ints(f"{name}/end", [INT64_MAX]),
+                           axis], f"{name}/later")
+    earlier = b.op("Slice", [x, b.ints(f"{name}/start", [0]), b.ints(f"{name}/stop", [-1]),
+                             axis], f"{name}/earlier")
+    last = ins[1] is None and not p["batch_first"]
+    y = b.op("Sub", [later, earlier], name if last else f"{name}/diff")
+    if ins[1] is not None:
+        ends = b.op("Sub", [ins[1], b.ints(f"{name}/one_n", [1])], f"{name}/ends")
+        y = b.op("Where", [valid_steps(b, name, y, ends), y,
+                           b.const(f"{name}/zero_f", np.float32(0.0))],
+                 f"{name}/zeroed" if p["batch_first"] else name)
+    if p["batch_first"]:
+        y = b.op("Transpose", [y], name, perm=[1, 0, 2])
+    return [y]
+
+
 def scale(b, name, module, p, ins, shapes):
     rank = len(shapes[0])
     a = p["axis"] + rank if p["axis"] < 0 else p["axis"]
@@ -320,5 +344,5 @@ CONVERTERS.update({
     "Softmax": softmax,
     "Clip": clip, "Eltwise": eltwise, "Concat": concat, "Slice": slice_, "Scale": scale,
     "SequenceLast": sequence_last, "Conv1D": conv1d,
-    "SequencePool": sequence_pool, "MiniRocket": mini_rocket,
+    "SequencePool": sequence_pool, "MiniRocket": mini_rocket, "Difference": difference,
 })

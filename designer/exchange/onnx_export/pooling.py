@@ -11,7 +11,7 @@ def _tensor(param) -> np.ndarray:
     return param.detach().cpu().float().numpy()
 
 
-def _valid(b, name: str, x: str, lengths: str) -> str:
+def valid_steps(b, name: str, x: str, lengths: str) -> str:
     """(T, N, 1) booleans: step t of sequence n is one of its valid steps."""
     steps = b.op("Squeeze", [b.shape_slice(x, 0, 1, f"{name}/steps")], f"{name}/T")
     at = b.op("Range", [b.const(f"{name}/zero", np.int64(0)), steps,
@@ -53,7 +53,7 @@ def sequence_pool(b, name, module, p, ins, shapes):
                        axis=0)
         return [b.op("ReduceSum", [b.op("Mul", [weights, x], f"{name}/weighted"),
                                    b.ints(f"{name}/steps_axis", [0])], name, keepdims=0)]
-    valid = _valid(b, name, x, lengths)
+    valid = valid_steps(b, name, x, lengths)
     steps_axis = b.ints(f"{name}/steps_axis", [0])
     if method == "max":
         low = b.const(f"{name}/minus_inf", np.float32(-np.inf))

@@ -99,6 +99,11 @@ def _concat(w, name, var, p, x) -> str:
     return f"torch.cat([{x}, {w._in(name, 1)}], {p['axis']})"
 
 
+def _difference(w, name, var, p, x) -> str:
+    w.helpers.add("difference")
+    return f"difference({x}, {w._in(name, 1)}, batch_first={p['batch_first']})"
+
+
 def _slice(w, name, var, p, x) -> str:
     a, point = p["axis"], p["slice_point"]
     return f"{x}.narrow({a}, 0, {point}), {x}.narrow({a}, {point}, {x}.shape[{a}] - {point})"
@@ -139,6 +144,7 @@ LAYERS.update({
     "Softmax": _expression(_softmax),
     "Clip": _expression(_clip), "Reshape": _expression(_reshape),
     "Eltwise": _expression(_eltwise), "Concat": _expression(_concat),
+    "Difference": _expression(_difference),
     "Slice": _expression(_slice, commented=False), "Scale": _expression(_scale),
     "SequencePool": _expression(sequence_pool), "SequenceLast": _expression(_sequence_last),
 })

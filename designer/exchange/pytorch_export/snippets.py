@@ -117,6 +117,21 @@ def sequence_pool(x, lengths, method, batch_first, score=None):
     return (torch.softmax(s, 0) * x).sum(0)
 '''
 HELPERS["sequence_pool"] = SEQUENCE_POOL
+
+DIFFERENCE = '''
+def difference(x, lengths, batch_first):
+    """x[t+1] - x[t] along the steps of x, (T, N, C) or (N, T, C) when batch-first; with
+    lengths, the differences from each sequence's last valid step on are zeros."""
+    time = 1 if batch_first else 0
+    y = x.diff(dim=time)
+    if lengths is not None:
+        at = torch.arange(y.shape[time], device=y.device)
+        ends = lengths.to(y.device).long() - 1
+        valid = at[None, :] < ends[:, None] if batch_first else at[:, None] < ends[None, :]
+        y = torch.where(valid.unsqueeze(2), y, 0.0)
+    return y
+'''
+HELPERS["difference"] = DIFFERENCE
 HELPERS["mini_rocket"] = rocket_source()
 CELL_HELPERS: dict = {}  # helper name -> what makes its text: the cells fill it
 IMPORTED = ("math", "F")  # what a helper may read besides torch and nn: model.py imports it

@@ -2,10 +2,13 @@
 
 - A forecaster: data -> LSTM -> SequenceLast -> InnerProduct -> EuclideanLoss.
 - A classifier, by default: MiniRocket's 9,996 random convolution features (Dempster et al.,
-  2021), fitted from the first training batch, under one of two heads that ``init``
-  cross-validates on the training sequences (`head_choice`): an InnerProduct solved in closed
-  form (ridge, as MiniRocket's own classifier), or BatchNorm -> InnerProduct learned by Adam
-  at a small learning rate.
+  2021) of the series beside 9,996 of its first difference (a Difference layer: the view
+  MultiRocket adds), joined, fitted from the first training batch, under one of two heads
+  that ``init`` cross-validates on the training sequences (`head_choice`): an InnerProduct
+  solved in closed form (ridge, as MiniRocket's own classifier), or BatchNorm -> InnerProduct
+  learned by Adam at a small learning rate. On UCR/UEA sets cut to 2 and 5 training
+  sequences a class the difference's features add 3 points (RESULTS.md, "Small labelled
+  sets").
 - A classifier with ``--net lstm-fcn``: LSTM-FCN (Karim et al., 2018). A fully convolutional branch (three
   Conv1D -> BatchNorm -> ReLU blocks of 128, 256 and 128 filters, kernels 8, 5 and 3,
   averaged over each sequence's valid steps) beside an LSTM of 8 units read at each
@@ -25,7 +28,8 @@ from designer.graph.model import Graph
 
 # the classifiers ``init`` draws (its ``net``, the first by default), in words for a picker
 # and the command line's help, and as a sentence names them
-NET_WORDS = {"rocket": "MiniRocket features -> a head cross-validated (closed form or Adam)",
+NET_WORDS = {"rocket": "MiniRocket features of the series and its difference -> a head "
+                       "cross-validated (closed form or Adam)",
              "lstm-fcn": "LSTM-FCN (convolutions beside an LSTM)"}
 NET_NAMES = {"rocket": "MiniRocket's features", "lstm-fcn": "an LSTM-FCN"}
 # the convolution blocks of the classifier: (filters, kernel)
@@ -41,7 +45,8 @@ MS_PER_CONV_MAC = 5.3e-8
 # MiniRocket: per (T x N x features) of a step, measured on ArrowHead (T 251, N 16, 9,996
 # features: about 140 ms a step on 2 cores)
 MS_PER_ROCKET_FEATURE = 3.4e-6
-ROCKET_FEATURES = 9996
+ROCKET_FEATURES = 9996  # each MiniRocket's
+ROCKET_VIEWS = ("rocket", "rocket_diff")  # a MiniRocket over the series, one over its difference
 ROCKET_STEPS = 2000
 ROCKET_LR = 1e-4     # its 10,000 features fit a few dozen sequences at once at larger rates
 ROCKET_BATCH = 16
@@ -108,30 +113,41 @@ def _head(g: Graph, prev: str, params: dict) -> None:
 
 
 def rocket_ms(t: int, batch: int, features: int = ROCKET_FEATURES) -> float:
-    """CPU ms of one training step of the MiniRocket classifier over ``t`` steps."""
-    return MS_PER_ROCKET_FEATURE * t * batch * features
+    """CPU ms of one training step of the MiniRocket classifier over ``t`` steps (each
+    MiniRocket's ``features``: both views)."""
+    return MS_PER_ROCKET_FEATURE * t * batch * features * len(ROCKET_VIEWS)
 
 
 def rocket_remembered_ms(t: int, sequences: int, features: int = ROCKET_FEATURES) -> float:
     """CPU ms of the MiniRocket classifier's 2,000 steps when every sequence's features are
-    computed once and then remembered (``REMEMBER_BYTES``, as the engine keeps them); infinite
-    where they would not all fit."""
+    computed once and then remembered (``REMEMBER_BYTES`` a MiniRocket, as the engine keeps
+    them); infinite where they would not all fit."""
     if sequences * features * 4 > REMEMBER_BYTES:
         return math.inf
     return rocket_ms(t, sequences, features) + ROCKET_STEPS * MS_PER_HEAD_STEP
 
 
 def rocket_classifier(g: Graph, classes: int, head: str = "adam") -> None:
-    """Draw data -> MiniRocket -> BatchNorm -> InnerProduct below the data layer ``data``, or
-    with ``head`` ``ridge`` data -> MiniRocket -> InnerProduct solved in closed form."""
-    g.add_layer("MiniRocket", "rocket", {})
-    g.connect("data", "data", "rocket", "x")
-    g.connect("data", "lengths", "rocket", "lengths")
+    """Draw, below the data layer ``data``, a MiniRocket over the series and one over its
+    first difference (Difference), joined (Concat ``features``), -> BatchNorm ->
+    InnerProduct; or with ``head`` ``ridge`` the joined features -> InnerProduct solved in
+    closed form."""
+    series, difference = ROCKET_VIEWS
+    g.add_layer("Difference", "diff", {})
+    for name, source in ((series, ("data", "data")), (difference, ("diff", "y"))):
+        g.add_layer("MiniRocket", name, {})
+        g.connect(*source, name, "x")
+    for name in ("diff", series, difference):
+        g.connect("data", "lengths", name, "lengths")
+    g.connect("data", "data", "diff", "x")
+    g.add_layer("Concat", "features", {"axis": 1})
+    g.connect(series, "y", "features", "a")
+    g.connect(difference, "y", "features", "b")
     if head == "ridge":  # it scales its inputs itself: nothing between
-        _head(g, "rocket", {"num_output": classes, "solve": "ridge"})
+        _head(g, "features", {"num_output": classes, "solve": "ridge"})
         return
     g.add_layer("BatchNorm", "bn", {})
-    g.connect("rocket", "y", "bn", "x")
+    g.connect("features", "y", "bn", "x")
     # its weights start at zero: 10,000 features times random weights start it far from
     # neutral (measured: 0.88 against 0.85 on ArrowHead, RESULTS.md)
     _head(g, "bn", {"num_output": classes, "weight_filler": "zero"})
@@ -139,12 +155,12 @@ def rocket_classifier(g: Graph, classes: int, head: str = "adam") -> None:
 
 def rocket_words(classes: int, head: str = "adam") -> str:
     """The MiniRocket classifier in one line, for init's report."""
+    views = (f"MiniRocket ({ROCKET_FEATURES:,} random convolution features) of the series and "
+             "of its Difference, joined")
     if head == "ridge":
-        return (f"MiniRocket ({ROCKET_FEATURES:,} random convolution features) -> "
-                f"InnerProduct {classes} solved in closed form (ridge) -> SoftmaxWithLoss, "
-                "Accuracy")
-    return (f"MiniRocket ({ROCKET_FEATURES:,} random convolution features) -> BatchNorm -> "
-            f"InnerProduct {classes} -> SoftmaxWithLoss, Accuracy")
+        return (f"{views} -> InnerProduct {classes} solved in closed form (ridge) -> "
+                "SoftmaxWithLoss, Accuracy")
+    return f"{views} -> BatchNorm -> InnerProduct {classes} -> SoftmaxWithLoss, Accuracy"
 
 
 def classifier_words(classes: int) -> str:
@@ -204,19 +220,23 @@ def classifier_search(steps: int, frame: int) -> dict:
 
 def rocket_search(steps: int, head: str = "adam") -> dict:
     """The MiniRocket classifier's ``search`` section: the learning rate, the steps, the
-    batch, how many features it makes and from which random kernels (a head solved in closed
-    form has no steps to vary: the features, the kernels and their dilations)."""
+    batch, how many features each view makes and from which random kernels, and which views
+    (the series, its difference or both) the head reads (a head solved in closed form has no
+    steps to vary: the features, the kernels and their dilations)."""
+    series, difference = ROCKET_VIEWS
+    views = {"features.inputs": {"choice": ["both", series, difference]}}
+    features = {f"{v}.num_features": {"choice": [4956, ROCKET_FEATURES, 2 * ROCKET_FEATURES]}
+                for v in ROCKET_VIEWS}
+    seeds = {f"{v}.seed": {"choice": [0, 1, 2, 3, 4]} for v in ROCKET_VIEWS}  # other kernels
     if head == "ridge":
-        return {"rocket.num_features": {"choice": [4956, ROCKET_FEATURES, 2 * ROCKET_FEATURES]},
-                "rocket.max_dilations": {"choice": [16, 32]},
-                "rocket.seed": {"choice": [0, 1, 2, 3, 4]}}
+        return {**views, **features, f"{series}.max_dilations": {"choice": [16, 32]},
+                f"{difference}.max_dilations": {"choice": [16, 32]}, **seeds}
     return {
         "solver.base_lr": {"float": [3e-5, 1e-3], "log": True},
         "solver.max_steps": {"choice": sorted({max(100, steps // 20 * 10), steps,
                                                max(2 * steps, ROCKET_STEPS)})},
         "data.batch_size": {"choice": [8, 16, 32]},
-        "rocket.num_features": {"choice": [4956, ROCKET_FEATURES, 2 * ROCKET_FEATURES]},
-        "rocket.seed": {"choice": [0, 1, 2, 3, 4]},  # other kernels: an ensemble's variety
+        **views, **features, **seeds,
     }
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from designer.engines.net.layers import difference
 from designer.engines.net.rocket import MiniRocket
 
 from designer.training.data.classes import deal_folds
@@ -122,17 +123,21 @@ def _scores(logits: torch.Tensor, truth: torch.Tensor) -> tuple[float, float]:
 
 
 def _features(source, members: np.ndarray, seed: int) -> torch.Tensor:
-    """MiniRocket's features (N, 9,996) of ``members``, its biases fitted from a batch of
-    them, as a run fits them from its first training batch."""
+    """The joined features (N, 2 x 9,996) of ``members`` that `designs` draws: MiniRocket's of
+    the series and of its first difference, their biases fitted from a batch of them, as a
+    run fits them from its first training batch."""
     rng = np.random.default_rng(seed)
-    layer = MiniRocket(source._padded.shape[2], designs.ROCKET_FEATURES, 32, 0, False)
+    views = [(MiniRocket(source._padded.shape[2], designs.ROCKET_FEATURES, 32, 0, False), f)
+             for f in (lambda x, n: x, lambda x, n: difference(x, n, False))]
     first = source.batch(np.sort(rng.permutation(members)[:FIT_SEQUENCES]))
-    layer.fit(first["data"], first["lengths"])
+    for layer, view in views:
+        layer.fit(view(first["data"], first["lengths"]), first["lengths"])
     out = []
     with torch.no_grad():
         for i in range(0, len(members), CHUNK):
             batch = source.batch(members[i:i + CHUNK])
-            out.append(layer(batch["data"], batch["lengths"]))
+            x, n = batch["data"], batch["lengths"]
+            out.append(torch.cat([layer(view(x, n), n) for layer, view in views], 1))
     return torch.cat(out)
 
 

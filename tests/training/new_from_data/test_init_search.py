@@ -13,9 +13,11 @@ from tests.conftest import DATA, need_data
 @need_data("ucr/GunPoint_TRAIN.ts", "co2_weekly.csv")
 @pytest.mark.parametrize("data, net, keys", [
     ("ucr/GunPoint_TRAIN.ts", "rocket", {"solver.base_lr", "solver.max_steps", "data.batch_size",
-                                         "rocket.num_features", "rocket.seed"}),
+                                         "rocket.num_features", "rocket.seed",
+                                         "rocket_diff.num_features", "features.inputs"}),
     ("ucr/GunPoint_TRAIN.ts", "rocket+ridge", {"rocket.num_features", "rocket.seed",
-                                               "rocket.max_dilations"}),
+                                               "rocket.max_dilations", "rocket_diff.seed",
+                                               "features.inputs"}),
     ("ucr/GunPoint_TRAIN.ts", "lstm-fcn", {
         "solver.base_lr", "solver.weight_decay", "conv2.num_output", "lstm1.num_output",
         "lstm1.type", "lstm1.bidirectional", "pool.method", "drop.dropout_ratio",

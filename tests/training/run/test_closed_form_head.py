@@ -24,12 +24,13 @@ ARROWHEAD = "ucr/ArrowHead_TRAIN.ts"
 
 
 def ridge_project(folder):
-    """``init``'s ArrowHead project with the closed-form head: MiniRocket (840 features, for
-    the test) -> InnerProduct (ridge)."""
+    """``init``'s ArrowHead project with the closed-form head: MiniRocket over the series and
+    over its difference (840 features each, for the test), joined -> InnerProduct (ridge)."""
     path, _ = init_project(DATA / ARROWHEAD, out=folder / "p.json", head="ridge")
     project = load(path)
     g = project.graph
-    g.set_param("rocket", "num_features", 840)
+    for view in ("rocket", "rocket_diff"):
+        g.set_param(view, "num_features", 840)
     assert g.layer("ip1").get("solve") == "ridge" and g.errors() == []
     return project
 
@@ -47,7 +48,7 @@ def test_over_frozen_features_the_solve_is_the_training_and_predicts_as_scikit_l
     notes = [r["message"] for r in records if r["kind"] == "note"]
     assert any("solved in closed form is its training, so the run takes no steps" in n
                for n in notes)
-    assert any(n.startswith("ip1 solved in closed form (ridge) over 840 inputs of 33 "
+    assert any(n.startswith("ip1 solved in closed form (ridge) over 1,680 inputs of 33 "
                             "training sequences: alpha ") for n in notes)
     assert not [r for r in records if r["kind"] == "train"]
     assert records[-1]["reason"] == "finished" and records[-1]["step"] == 0
@@ -57,12 +58,14 @@ def test_over_frozen_features_the_solve_is_the_training_and_predicts_as_scikit_l
     # the run's own features of its training and test sequences, fed to scikit-learn
     model = load_trained(tmp_path / "run", "best", "cpu")
     source = E.test_source(model)
-    rocket = model.net.layers["rocket"]
 
     def features(split):
         batch = source.batch(source.parts[split])
-        return rocket(batch["data"], batch["lengths"]).double().numpy(), \
-            source.label_ids[source.parts[split]]
+        with torch.no_grad():
+            joined = model.net.eval()({"data.data": batch["data"],
+                                       "data.lengths": batch["lengths"]},
+                                      want=("features",)).blobs[("features", 0)]
+        return joined.double().numpy(), source.label_ids[source.parts[split]]
     x, y = features("train")
     theirs = make_pipeline(StandardScaler(with_mean=False),
                            RidgeClassifierCV(alphas=np.logspace(-3, 3, 10))).fit(x, y)
