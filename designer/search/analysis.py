@@ -48,6 +48,7 @@ class TrialRow:
     steps: int | None = None       # the steps trained (where its run ended)
     max_steps: int | None = None   # the steps it was to train (what Use Best keeps)
     progress: float | None = None  # a running trial: the share of its training done
+    fewest: int | None = None      # the fewest sequences of a class it validated on
 
     def merged(self, newer: TrialRow) -> TrialRow:
         """This row with what ``newer`` knows on top (what it leaves empty is kept)."""
@@ -183,7 +184,7 @@ def row_of(trial, objectives: list, folds: int = 1) -> TrialRow:
                     tuple(ua.get(f"{objectives[0]}_folds") or ()) if len(objectives) == 1
                     else (),
                     bool(ua.get("drawn")), _int(ua.get("steps")), _int(ua.get("max_steps")),
-                    _progress(trial, folds))
+                    _progress(trial, folds), _int(ua.get("fewest_validating")))
 
 
 def axes_of(study) -> dict[str, Axis]:
@@ -270,8 +271,8 @@ def best_row(rows: list, objective: str, direction: str = "minimize") -> TrialRo
     if not done:
         return None
     by_number = {r.number: r for r in done}
-    chosen, _ = pick([Scored(r.number, r.values[objective], r.folds, r.drawn)
-                      for r in done], direction)
+    chosen, _ = pick([Scored(r.number, r.values[objective], r.folds, r.drawn,
+                             fewest=r.fewest) for r in done], direction)
     return by_number[chosen.number]
 
 

@@ -43,7 +43,8 @@ def _scored(study) -> tuple[dict, list[Scored]]:
     trials = {t.number: t for t in study.get_trials(deepcopy=False,
                                                      states=(TrialState.COMPLETE,))}
     scored = [Scored(n, t.values[0], tuple(t.user_attrs.get(f"{objective}_folds") or ()),
-                     bool(t.user_attrs.get("drawn")), tuple(sorted(t.params.items())))
+                     bool(t.user_attrs.get("drawn")), tuple(sorted(t.params.items())),
+                     t.user_attrs.get("fewest_validating"))
               for n, t in trials.items()]
     return trials, scored
 

@@ -35,6 +35,8 @@ class Folds:
     count: int = 1
     layer: str | None = None         # the data layer whose folds are set
     eval_batches: int | None = None  # validation batches that cover the largest fold
+    fewest: int | None = None        # the fewest sequences of a class a trial validates on
+    #                                  (over all its folds); None: not labelled sequences
 
     def project(self, project: Project, fold: int) -> Project:
         """``project`` (a trial's copy, changed in place) validating on fold ``fold``
@@ -82,13 +84,26 @@ def plan_folds(project: Project, asked: str | int | None) -> Folds:
     members = source.split_size("train") + source.split_size("val")
     if count is None:
         if source.split_size("val") >= AUTO_BELOW or members < 2 * AUTO_FOLDS:
-            return Folds()
+            return Folds(fewest=_fewest(source, ("val",)))
         count = AUTO_FOLDS
     if count > members:
         raise SearchError(f"--folds {count}: {source.path} has {members} training "
                           f"sequences, fewer than the folds")
     batch = int(layer.effective_params()["batch_size"])
-    return Folds(count, layer.name, math.ceil(math.ceil(members / count) / batch))
+    return Folds(count, layer.name, math.ceil(math.ceil(members / count) / batch),
+                 _fewest(source, ("train", "val")))
+
+
+def _fewest(source, splits: tuple) -> int | None:
+    """The fewest sequences of one class among ``splits`` of ``source`` (every training
+    sequence validates once over the folds; without folds, the validation split alone)."""
+    import numpy as np
+    labels = getattr(source, "label_ids", None)
+    parts = getattr(source, "parts", None)
+    if labels is None or parts is None:
+        return None
+    held = np.concatenate([np.asarray(parts[s], dtype=np.int64) for s in splits])
+    return int(np.bincount(np.asarray(labels)[held], minlength=source.num_classes).min())
 
 
 def data_folder(project: Project):

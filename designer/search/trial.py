@@ -122,6 +122,8 @@ class Objective:
         the first, ``trial-N-fold-K`` on the others), and return its values: with folds,
         each the mean over the folds."""
         setup, folds = self.setup, self.setup.folds
+        if folds.fewest is not None:  # what `pick` weighs its lead against
+            trial.set_user_attr("fewest_validating", folds.fewest)
         if folds.count < 2:
             return self._values(trial, [self._run(trial, project, run_dir, 0)], [run_dir])
         seen, dirs = [], []

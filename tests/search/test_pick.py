@@ -55,3 +55,23 @@ def test_an_ensemble_of_designs_is_the_kept_one_then_the_next_best_with_other_va
     assert ensemble(trials, kept, 1) == [drawn]
     assert ensemble(trials, kept, 10) == [drawn, best, third]  # fewer designs than asked
     assert ensemble(trials, best, 2, "maximize") == [best, third]  # higher is better
+
+
+def test_with_too_few_sequences_of_a_class_to_validate_on_the_drawn_design_is_kept():
+    """A lead over fewer than 4 sequences of a class is a sequence or two: no design beats
+    the one drawn there, whatever its folds say (two folds of two can agree by chance)."""
+    drawn = Scored(0, 0.69, (0.68, 0.70), drawn=True, fewest=2)
+    best = Scored(17, 0.21, (0.20, 0.22), fewest=2)  # far beyond its fold scores' noise
+    chosen, why = pick([drawn, best])
+    assert chosen is drawn
+    assert why == ("the design as drawn (trial 0) is kept: a class has 2 sequences to "
+                   "validate on, too few to tell designs apart (trial 17 scored 0.21 "
+                   "against 0.69)")
+    one = Scored(17, 0.21, fewest=1)  # no folds: a validation split of one a class
+    assert pick([drawn, one])[0] is drawn and "has 1 sequence to validate" in pick([drawn, one])[1]
+    enough = Scored(17, 0.21, (0.20, 0.22), fewest=4)
+    assert pick([drawn, enough]) == (enough, "")
+    assert pick([drawn, Scored(17, 0.21)]) == (Scored(17, 0.21), "")  # unknown: as before
+    rows = [TrialRow(0, "COMPLETE", values={"val_loss": 0.69}, drawn=True, fewest=2),
+            TrialRow(17, "COMPLETE", values={"val_loss": 0.21}, fewest=2)]
+    assert best_row(rows, "val_loss").number == 0  # the Experiments view keeps it too

@@ -10,7 +10,7 @@ on a tie, the one with the lower cross-entropy, each head's scores taken at the 
 that suits them best (Adam's after 2,000 steps are far too confident, the closed form's are
 calibrated already: compared raw, the closed form would win every tie on calibration alone),
 and the closed form wins what is left (it takes no steps). A set with a class of fewer than
-``MIN_PER_CLASS`` training sequences gets the closed form without asking, MiniRocket's own
+``FEWEST_TO_COMPARE`` training sequences gets the closed form without asking, MiniRocket's own
 head: its folds would train on one or two sequences of that class and tell the heads apart by
 a sequence or two (measured on UCR sets cut to 2 a class, RESULTS.md). Sets of
 ``CROSS_VALIDATE_BELOW`` training sequences or more keep Adam's head without asking: there a
@@ -28,12 +28,11 @@ import torch.nn.functional as F
 from designer.engines.net.layers import difference
 from designer.engines.net.rocket import MiniRocket
 
-from designer.training.data.classes import deal_folds
+from designer.training.data.classes import FEWEST_TO_COMPARE, deal_folds
 from designer.training.run.ridge import TEMPERATURES, RidgeError, solve
 from designer.training.new_from_data import designs
 
 CROSS_VALIDATE_BELOW = 500
-MIN_PER_CLASS = 4        # fewer in a class, and the folds cannot tell the heads apart
 FOLDS = 3
 FIT_SEQUENCES = 16       # MiniRocket's biases come from a batch of this many, as in a run
 CHUNK = 64               # sequences a feature pass reads at once
@@ -55,7 +54,7 @@ class Choice:
         if self.asked:
             return f"{said}, as asked"
         if not self.scores and self.head == "ridge":
-            return (f"{said}: a class has fewer than {MIN_PER_CLASS} training sequences, too "
+            return (f"{said}: a class has fewer than {FEWEST_TO_COMPARE} training sequences, too "
                     "few for folds to tell the heads apart")
         if not self.scores:
             return ("Adam's head (its training set is large enough not to cross-validate "
@@ -84,7 +83,7 @@ def _choose(source, seed: int) -> Choice:
     if len(members) >= CROSS_VALIDATE_BELOW:
         return Choice("adam")
     labels = source.label_ids[members]
-    if np.bincount(labels, minlength=source.num_classes).min() < MIN_PER_CLASS:
+    if np.bincount(labels, minlength=source.num_classes).min() < FEWEST_TO_COMPARE:
         return Choice("ridge")
     folds = min(FOLDS, len(members))
     dealt = deal_folds(list(labels), list(range(len(members))), folds)
