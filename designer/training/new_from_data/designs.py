@@ -31,7 +31,7 @@ from designer.graph.model import Graph
 NET_WORDS = {"rocket": "MiniRocket features of the series and its difference -> a head "
                        "cross-validated (closed form or Adam)",
              "lstm-fcn": "LSTM-FCN (convolutions beside an LSTM)"}
-NET_NAMES = {"rocket": "MiniRocket's features", "lstm-fcn": "an LSTM-FCN"}
+NET_NAMES = {"rocket": "MiniRocket's features of the series and of its difference", "lstm-fcn": "an LSTM-FCN"}
 # the convolution blocks of the classifier: (filters, kernel)
 FCN_BLOCKS = ((128, 8), (256, 5), (128, 3))
 FCN_LSTM = 8          # the LSTM beside them: a few units read the order the convolutions miss
