@@ -322,7 +322,9 @@ def test_a_classifier_is_created_with_the_net_chosen(window, qtbot, tmp_path):
     dialog = open_dialog(window, qtbot, data)
     out = tmp_path / "toy-rocket.json"
     dialog.out_edit.setText(str(out))
-    with qtbot.waitSignal(dialog.finished, timeout=60_000):
+    # init computes two MiniRockets' features and cross-validates both heads over them (about
+    # 30 s on 2 busy cores)
+    with qtbot.waitSignal(dialog.finished, timeout=180_000):
         dialog.create_button.click()
     assert window.doc.graph.layer("rocket").type == "MiniRocket"
 
@@ -336,7 +338,7 @@ def test_a_ucr_archive_tsv_is_offered_as_sequences_labelled_by_its_first_column(
     assert not choice.classes_form.isRowVisible(choice.label)  # no other column to pick
     assert choice.classes.text() == "3: 1 (4), 2 (4), 3 (4) (sequences each)"
     assert dialog.summary.text().startswith("12 sequences of 1 channel, 15 to 20 steps long")
-    with qtbot.waitSignal(dialog.finished, timeout=60_000):
+    with qtbot.waitSignal(dialog.finished, timeout=180_000):  # init cross-validates its heads
         dialog.create_button.click()
     layer = window.doc.graph.layer("data")
     assert layer.type == "SequenceClasses" and layer.params["layout"] == "wide"

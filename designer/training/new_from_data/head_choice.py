@@ -177,11 +177,13 @@ def _adam(xs: list, ys: list, classes: int, seed: int) -> list:
             at[i] += batch
         xb = torch.stack([x[p] for x, p in zip(xs, picks)])          # (k, b, f)
         yb = torch.stack([y[p] for y, p in zip(ys, picks)])          # (k, b)
-        mean, var = xb.mean(1, keepdim=True), xb.var(1, unbiased=False, keepdim=True)
+        mean = xb.mean(1, keepdim=True)
+        centred = xb - mean
+        var = centred.square().mean(1, keepdim=True)  # (torch.var over axis 1: 5x slower)
         with torch.no_grad():  # BatchNorm's running statistics, momentum 0.1
             running[0].mul_(0.9).add_(0.1 * mean)
             running[1].mul_(0.9).add_(0.1 * var * batch / max(batch - 1, 1))
-        logits = ((xb - mean) / torch.sqrt(var + 1e-5) * gamma + beta) @ weight + bias
+        logits = (centred * torch.rsqrt(var + 1e-5) * gamma + beta) @ weight + bias
         loss = F.cross_entropy(logits.reshape(-1, classes), yb.reshape(-1)) * k
         opt.zero_grad(set_to_none=True)
         loss.backward()
