@@ -83,6 +83,7 @@ def build_model(source: ModelSource, unrolled: bool = False, steps: int | None =
             values[(name, 0)] = _recurrent(b, graph, name, module, ins[0], lengths,
                                            timed.get(name), states, notes)
             continue
+        _check_inputs(net, name, layer, values)
         convert = CONVERTERS.of_type(layer.type, name)
         from designer.graph.shapes import resolve_params
         params = resolve_params(layer.spec, layer.params, graph.dims)
@@ -123,6 +124,20 @@ def _outputs(net, graph) -> tuple[list, list[str]]:
     if not ends:
         raise ExchangeError("the net has no layer whose output could be exported")
     return [(n, 0) for n in ends], list(ends)
+
+
+def _check_inputs(net, name: str, layer, values: dict) -> None:
+    """Refuse, in one sentence, a layer that reads a data layer's output the model does not take
+    as an input (a layer other than a recurrent one reading ``cont``, the restarts)."""
+    for wire in net.wiring[name]:
+        if wire is None or wire in values:
+            continue
+        src, index = wire
+        port = net.ports[src][index] if src in net.ports else str(index)
+        raise ExchangeError(f"{name} ({layer.type}) reads {src}.{port}, which the ONNX model "
+                            f"does not take as an input (it takes the data and the sequences' "
+                            f"lengths; the recurrent layers follow no restarts there): read "
+                            f"another layer's output in {name}, or export as PyTorch", 2)
 
 
 def _reads(net, layers, source: str, port: str) -> bool:
