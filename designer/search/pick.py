@@ -25,7 +25,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from designer.training.data.classes import FEWEST_TO_COMPARE
+from designer.graph.layers.sequences import FEWEST_TO_COMPARE
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,12 @@ NORMALIZE = ParamSpec(
     "the run, so evaluation and prediction use the same ones)")
 
 
+# fewer sequences of a class than this to validate on, and two designs (or two heads, or two
+# folds' scores) cannot be told apart by them: a sequence or two decides (UCR sets cut to 2 a
+# class, docs/benchmarks/your-data.md). init's head choice and a search's pick both heed it.
+FEWEST_TO_COMPARE = 4
+
+
 def _fraction(name: str, default: float, what: str) -> ParamSpec:
     return ParamSpec(name, "float", default, what, minimum=0.0, maximum=0.5)
 

@@ -273,11 +273,6 @@ def _validating(seqs: Sequences, members: list[int], params: dict) -> tuple[list
     return [i for i in members if i not in held], sorted(held)
 
 
-# fewer sequences of a class than this to validate on, and two designs (or two heads) cannot be
-# told apart by them: a sequence or two decides (UCR sets cut to 2 a class, RESULTS.md)
-FEWEST_TO_COMPARE = 4
-
-
 def deal_folds(labels: list, members: list[int], folds: int) -> list[list[int]]:
     """``members`` dealt into ``folds`` folds: each class's members in an order drawn with a
     fixed seed, dealt in turn, the next class starting where the last one stopped (so the

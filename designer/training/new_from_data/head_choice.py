@@ -28,7 +28,8 @@ import torch.nn.functional as F
 from designer.engines.net.layers import difference
 from designer.engines.net.rocket import MiniRocket
 
-from designer.training.data.classes import FEWEST_TO_COMPARE, deal_folds
+from designer.graph.layers.sequences import FEWEST_TO_COMPARE
+from designer.training.data.classes import deal_folds
 from designer.training.run.ridge import TEMPERATURES, RidgeError, solve
 from designer.training.new_from_data import designs
 
