@@ -12,6 +12,7 @@ from typing import Callable
 
 from designer.graph import parts
 from designer.graph.cell import article
+from designer.graph.once import origin
 
 from designer.exchange.errors import ExchangeError
 
@@ -28,7 +29,7 @@ class Writers(dict):
         def add(writer: Callable) -> Callable:
             for kind in types:
                 known = self.get(kind)
-                if known is not None and _origin(known) != _origin(writer):
+                if known is not None and origin(known) != origin(writer):
                     raise ValueError(f"the {self.what} of {article(kind)} {self.of} is "
                                      "registered already")
                 self[kind] = writer
@@ -47,8 +48,3 @@ class Writers(dict):
         if writer is None:
             raise ExchangeError(f"{name}: {article(kind)} {self.of} has no {self.what} yet")
         return writer
-
-
-def _origin(writer: Callable) -> tuple:
-    """Where a writer is defined: the same function imported again registers again."""
-    return getattr(writer, "__module__", None), getattr(writer, "__qualname__", repr(writer))

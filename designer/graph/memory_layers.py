@@ -30,6 +30,7 @@ from typing import Callable
 
 from designer.graph import registry
 from designer.graph.memory_rocket import rocket_bytes
+from designer.graph.once import put
 
 
 @dataclass
@@ -74,7 +75,7 @@ def memory_rule(*types: str):
     cell's ``memory`` module registers its own)."""
     def register(fn: Rule) -> Rule:
         for t in types:
-            RULES[t] = fn
+            put(RULES, t, fn, "the memory rule")
         return fn
     return register
 

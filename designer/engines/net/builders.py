@@ -15,6 +15,7 @@ from torch import nn
 from designer.graph import parts
 from designer.graph.cell import article
 from designer.graph.elements import Layer
+from designer.graph.once import put
 from designer.graph.shapes import LayerInfo
 
 
@@ -54,7 +55,7 @@ def builder(*type_ids: str):
     """Register a function ``BuildContext -> nn.Module`` for the given layer type ids."""
     def register(fn):
         for t in type_ids:
-            BUILDERS[t] = fn
+            put(BUILDERS, t, fn, "the builder")
         return fn
     return register
 

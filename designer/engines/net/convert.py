@@ -11,6 +11,7 @@ from typing import Callable
 
 from designer.graph import parts, registry
 from designer.graph.cell import article
+from designer.graph.once import put
 
 # (kind, tensors with module-relative keys, levels, source layout, destination layout) -> tensors
 Converter = Callable[[str, dict, int, str, str], dict]
@@ -24,7 +25,7 @@ def converter(*kinds: str):
     that hold different tensors)."""
     def register(fn: Converter) -> Converter:
         for kind in kinds:
-            CONVERTERS[kind] = fn
+            put(CONVERTERS, kind, fn, "the weight converter")
         return fn
     return register
 

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from designer.graph import parts, registry
+from designer.graph.once import put
 
 from designer.engines.expansion.expand import SUFFIXES, Expansion, expand_params
 from designer.engines.tensors.fillers import fill_bias, fill_weight
@@ -48,7 +49,7 @@ def fills(*kinds: str):
     (``params``: the layer's parameters, ``weight_filler`` and ``bias_filler`` among them)."""
     def register(fill: Fill) -> Fill:
         for kind in kinds:
-            FILLS[kind] = fill
+            put(FILLS, kind, fill, "the unrolled fill")
         return fill
     return register
 

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from designer.graph import parts
+from designer.graph.once import put
 
 from designer.engines.expansion.expand import SUFFIXES, Expansion, Node
 
@@ -55,7 +56,7 @@ def unit_op(*node_types: str):
     the tuple of its tops' values."""
     def register(op: UnitOp) -> UnitOp:
         for node_type in node_types:
-            UNIT_OPS[node_type] = op
+            put(UNIT_OPS, node_type, op, "the unrolled op")
         return op
     return register
 
