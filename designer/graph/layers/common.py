@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from designer.graph import dims as D
+from designer.graph.errors import ShapeError
 from designer.graph.spec import FLOAT, INDEX, InferContext, ParamSpec, PortSpec, TensorInfo
 
 FILLERS = ("xavier", "uniform", "gaussian", "orthogonal", "zero", "torch_default")
@@ -52,3 +53,30 @@ def numel_out(ctx: InferContext, outs) -> object:
 
 def index_port(name: str, help: str, optional: bool = False) -> PortSpec:
     return PortSpec(name, help, INDEX, optional)
+
+
+def sequence_input(ctx: InferContext, crossing: str, channels: str = "C",
+                   advise: bool = True) -> tuple[TensorInfo, int, int]:
+    """``(x, batch axis, time axis)``: the input ``x`` of a layer that reads a sequence of
+    vectors, (T, N, ``channels``) or (N, T, ``channels``) with ``batch_first``, checked to be
+    one and to hold its batch where the layout says. Where the batch is on the other axis the
+    sentence says what the layer would do then (``crossing``) and, with ``advise``, how to set
+    batch_first."""
+    first = ctx.params["batch_first"]
+    layout = f"(N, T, {channels})" if first else f"(T, N, {channels})"
+    x = ctx.need_float("x")
+    if x is None or x.rank != 3:
+        ctx.fail("x", "a sequence of vectors, " + layout)
+    batch, time = (0, 1) if first else (1, 0)
+    if x.batch is not None and x.batch != batch:
+        advice = f"; set batch_first to {'false' if first else 'true'}" if advise else ""
+        raise ShapeError(ctx.layer, f"{ctx.layer} reads {x} as {layout}, but axis {x.batch} is "
+                         f"the batch (N): {crossing}{advice}", port="x")
+    return x, batch, time
+
+
+def check_lengths(ctx: InferContext, n) -> None:
+    """The optional ``lengths`` input holds one length per sequence, ``(n,)``."""
+    lengths = ctx.input("lengths")
+    if lengths is not None and (lengths.rank != 1 or not D.same(lengths.shape[0], n)):
+        ctx.fail("lengths", f"one length per sequence, ({n},)", want=(n,))

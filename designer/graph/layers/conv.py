@@ -8,9 +8,9 @@ hold for the output too, and the next layers read the same ``lengths``.
 from __future__ import annotations
 
 from designer.graph import dims as D
-from designer.graph.errors import ShapeError
 from designer.graph.spec import FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
-from designer.graph.layers.common import bias_filler, num_output, weight_filler
+from designer.graph.layers.common import (bias_filler, check_lengths, num_output,
+                                          sequence_input, weight_filler)
 
 PADDINGS = ("same", "causal", "valid")
 
@@ -43,17 +43,9 @@ def out_steps(t, p: dict):
 
 
 def _infer(ctx):
-    p, name = ctx.params, ctx.layer
-    first = p["batch_first"]
-    x = ctx.need_float("x")
-    if x is None or x.rank != 3:
-        ctx.fail("x", "a sequence of vectors, " + ("(N, T, C)" if first else "(T, N, C)"))
-    batch, time = (0, 1) if first else (1, 0)
-    if x.batch is not None and x.batch != batch:
-        raise ShapeError(name, (
-            f"{name} reads {x} as {'(N, T, C)' if first else '(T, N, C)'}, but axis {x.batch} "
-            f"is the batch (N): it would convolve across the batch instead of through time"),
-            port="x")
+    p = ctx.params
+    x, batch, time = sequence_input(ctx, "it would convolve across the batch instead of "
+                                         "through time", advise=False)
     c, g, out = x.shape[2], p["groups"], p["num_output"]
     if D.known(c) and c % g:
         ctx.fail(None, f"splits its {c} input channels into {g} groups, but {c} is not a "
@@ -64,11 +56,8 @@ def _infer(ctx):
     if D.known(t) and reach > t:
         ctx.fail(None, f"has a kernel that spans {reach} steps (kernel_size {p['kernel_size']}, "
                  f"dilation {p['dilation']}), longer than the {t} steps of its sequences")
-    lengths = ctx.input("lengths")
-    if lengths is not None:
-        n = x.shape[batch]
-        if lengths.rank != 1 or not D.same(lengths.shape[0], n):
-            ctx.fail("lengths", f"one length per sequence, ({n},)", want=(n,))
+    check_lengths(ctx, x.shape[batch])
+    if ctx.input("lengths") is not None:
         if p["stride"] != 1 or p["padding"] == "valid":
             ctx.fail(None, "reads 'lengths', which hold for its output only when each output "
                      "step lines up with an input step (stride 1, padding same or causal)")

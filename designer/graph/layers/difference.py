@@ -9,8 +9,7 @@ still mark each sequence's valid steps for the layers after it.
 from __future__ import annotations
 
 from designer.graph import dims as D
-from designer.graph.errors import ShapeError
-from designer.graph.layers.common import numel_out
+from designer.graph.layers.common import check_lengths, numel_out, sequence_input
 from designer.graph.spec import INDEX, LayerSpec, ParamSpec, PortSpec
 
 
@@ -19,30 +18,13 @@ def steps_after(t):
     return t - 1 if D.known(t) else f"{t}-1"
 
 
-def _axes(first: bool) -> tuple[int, int]:
-    """(batch axis, time axis)."""
-    return (0, 1) if first else (1, 0)
-
-
 def _infer(ctx):
-    first = ctx.params["batch_first"]
-    layout = "(N, T, C)" if first else "(T, N, C)"
-    x = ctx.need_float("x")
-    if x is None or x.rank != 3:
-        ctx.fail("x", "a sequence of vectors, " + layout)
-    batch, time = _axes(first)
-    if x.batch is not None and x.batch != batch:
-        raise ShapeError(ctx.layer, (
-            f"{ctx.layer} reads {x} as {layout}, but axis {x.batch} is the batch (N): it "
-            f"would subtract one sequence from the next instead of one step from the next; set "
-            f"batch_first to {'false' if first else 'true'}"), port="x")
+    x, batch, time = sequence_input(ctx, "it would subtract one sequence from the next instead "
+                                         "of one step from the next")
     t = x.shape[time]
     if D.known(t) and t < 2:
         ctx.fail("x", "at least 2 steps (one difference)", f"it has {t}")
-    n = x.shape[batch]
-    lengths = ctx.input("lengths")
-    if lengths is not None and (lengths.rank != 1 or not D.same(lengths.shape[0], n)):
-        ctx.fail("lengths", f"one length per sequence, ({n},)", want=(n,))
+    check_lengths(ctx, x.shape[batch])
     shape = list(x.shape)
     shape[time] = steps_after(t)
     return [x.derive(tuple(shape), batch=batch, values=None)]

@@ -2,29 +2,17 @@
 from __future__ import annotations
 
 from designer.graph import dims as D
-from designer.graph.errors import ShapeError
 from designer.graph.spec import INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
-from designer.graph.layers.common import MAX_UNITS
+from designer.graph.layers.common import MAX_UNITS, check_lengths, sequence_input
 
 METHODS = ("mean", "max", "attention")
 
 
 def _pool_infer(ctx):
-    first = ctx.params["batch_first"]
-    layout = "(N, T, H)" if first else "(T, N, H)"
-    x = ctx.need_float("x")
-    if x.rank != 3:
-        ctx.fail("x", "a sequence of vectors, " + layout)
-    batch = 0 if first else 1
-    if x.batch is not None and x.batch != batch:
-        raise ShapeError(ctx.layer, (
-            f"{ctx.layer} reads {x} as {layout}, but axis {x.batch} is the batch (N): it "
-            f"would pool over the sequences of a batch instead of the steps of one; set "
-            f"batch_first to {'false' if first else 'true'}"), port="x")
+    x, batch, _ = sequence_input(ctx, "it would pool over the sequences of a batch instead "
+                                      "of the steps of one", channels="H")
     n = x.shape[batch]
-    lengths = ctx.input("lengths")
-    if lengths is not None and (lengths.rank != 1 or not D.same(lengths.shape[0], n)):
-        ctx.fail("lengths", f"one length per sequence, ({n},)", want=(n,))
+    check_lengths(ctx, n)
     return [TensorInfo((n, x.shape[2]), x.dtype, None, 0)]
 
 

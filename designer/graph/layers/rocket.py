@@ -14,7 +14,7 @@ import math
 from itertools import combinations
 
 from designer.graph import dims as D
-from designer.graph.errors import ShapeError
+from designer.graph.layers.common import check_lengths, sequence_input
 from designer.graph.spec import INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
 
 KERNELS = 84  # every choice of the three taps of weight 2 among nine
@@ -70,24 +70,13 @@ def _steps(ctx):
 
 
 def _infer(ctx):
-    p, first = ctx.params, ctx.params["batch_first"]
-    layout = "(N, T, C)" if first else "(T, N, C)"
-    x = ctx.need_float("x")
-    if x is None or x.rank != 3:
-        ctx.fail("x", "a sequence of vectors, " + layout)
-    batch = 0 if first else 1
-    if x.batch is not None and x.batch != batch:
-        raise ShapeError(ctx.layer, (
-            f"{ctx.layer} reads {x} as {layout}, but axis {x.batch} is the batch (N): its "
-            f"kernels would slide across the sequences of a batch; set batch_first to "
-            f"{'false' if first else 'true'}"), port="x")
+    p = ctx.params
+    x, batch, _ = sequence_input(ctx, "its kernels would slide across the sequences of a batch")
     if p["num_features"] < KERNELS:
         ctx.fail(None, f"makes num_features {p['num_features']} features, fewer than one a "
                  f"kernel ({KERNELS})")
     n = x.shape[batch]
-    lengths = ctx.input("lengths")
-    if lengths is not None and (lengths.rank != 1 or not D.same(lengths.shape[0], n)):
-        ctx.fail("lengths", f"one length per sequence, ({n},)", want=(n,))
+    check_lengths(ctx, n)
     return [TensorInfo((n, features(p["num_features"])), x.dtype, None, 0)]
 
 

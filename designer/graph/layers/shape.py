@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 from designer.graph import dims as D
-from designer.graph.errors import ShapeError
 from designer.graph.spec import ANY, FLOAT, INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
-from designer.graph.layers.common import axis_param
+from designer.graph.layers.common import axis_param, check_lengths, sequence_input
 
 XA = PortSpec("x", "the input tensor", ANY)
 
@@ -136,23 +135,13 @@ CONCAT = LayerSpec(
 
 
 def _last_infer(ctx):
-    first = ctx.params["batch_first"]
-    x = ctx.need_float("x")
-    if x.rank != 3:
-        ctx.fail("x", "a sequence of vectors, " + ("(N, T, H)" if first else "(T, N, H)"))
-    batch = 0 if first else 1
-    if x.batch is not None and x.batch != batch:
-        raise ShapeError(ctx.layer, (
-            f"{ctx.layer} reads {x} as {'(N, T, H)' if first else '(T, N, H)'}, but axis "
-            f"{x.batch} is the batch (N): it would pick a sequence instead of a step; set "
-            f"batch_first to {'false' if first else 'true'}"), port="x")
+    x, batch, _ = sequence_input(ctx, "it would pick a sequence instead of a step",
+                                 channels="H")
     n = x.shape[batch]
     if ctx.params["bidirectional"] and D.known(x.shape[2]) and x.shape[2] % 2:
         ctx.fail("x", "the two halves of a bidirectional layer's output",
                  f"{x.shape[2]} values a step do not split in two")
-    lengths = ctx.input("lengths")
-    if lengths is not None and (lengths.rank != 1 or not D.same(lengths.shape[0], n)):
-        ctx.fail("lengths", f"one length per sequence, ({n},)", want=(n,))
+    check_lengths(ctx, n)
     return [TensorInfo((n, x.shape[2]), FLOAT, None, 0)]
 
 
