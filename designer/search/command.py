@@ -22,6 +22,7 @@ from designer.training.data.csv_reader import size_limit
 from designer.search.best import check_best_out, ensemble_trials, summary, write_best
 from designer.search.design import drawn_values
 from designer.search.folds import plan_folds
+from designer.search.pick import too_few
 from designer.search.runner import Runner, cpu_threads, device_slots
 from designer.search.space import SpaceError, parse_space, read_space_file
 from designer.search.study import (INTERRUPTED, NEEDS_ACCURACY, SearchError, default_storage,
@@ -51,6 +52,11 @@ def search(args) -> int:
     for note in (space.adam_l2_note(project.solver_settings()), steps_note):
         if note:
             print(f"rnn-designer: note: {note}", file=sys.stderr)
+    few = too_few(plan.folds.fewest, plan.trials) if len(plan.objectives) == 1 and \
+        not study.get_trials(deepcopy=False) else ""
+    if few:  # no lead could count: the design as drawn is the pick whatever the others score
+        plan.trials = 1
+        print(f"rnn-designer: note: {few}", file=sys.stderr)
     out = JsonLines() if args.json else Lines(plan.objectives)
     out({"kind": "study", "study": plan.study, "storage": plan.storage, "trials": plan.trials,
          "objectives": list(plan.objectives), "directions": directions(plan.objectives),

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from designer.search.analysis import TrialRow, best_row
-from designer.search.pick import Scored, ensemble, pick, standard_error
+from designer.search.pick import Scored, ensemble, pick, standard_error, too_few
 
 
 def test_the_standard_error_of_the_fold_scores():
@@ -75,3 +75,12 @@ def test_with_too_few_sequences_of_a_class_to_validate_on_the_drawn_design_is_ke
     rows = [TrialRow(0, "COMPLETE", values={"val_loss": 0.69}, drawn=True, fewest=2),
             TrialRow(17, "COMPLETE", values={"val_loss": 0.21}, fewest=2)]
     assert best_row(rows, "val_loss").number == 0  # the Experiments view keeps it too
+
+
+def test_a_new_study_runs_its_trials_unless_a_class_is_too_few_to_compare():
+    assert too_few(None, 50) == "" and too_few(4, 50) == "" and too_few(24, 50) == ""
+    assert too_few(3, 1) == ""  # one trial asked: nothing to cut
+    note = too_few(3, 50)
+    assert note.startswith("a class has 3 sequences to validate on, too few") and \
+        "trains the design as drawn (trial 0) alone, not 50 trials" in note
+    assert too_few(1, 2).startswith("a class has 1 sequence to validate on")

@@ -1,7 +1,8 @@
 """A search on a set of 2 training sequences a class (GunPoint cut down, as
 tests/benchmarks/small_sets.py cuts it): its validation split holds one sequence of a class
-(too few for folds), too few to tell designs apart, so the search keeps the design ``init`` drew and says why; on
-the whole set (24 and 26 a class) the same search picks by its scores."""
+(too few for folds), too few to tell designs apart, so the search trains the design ``init``
+drew alone and says why (the rule that keeps it, when a study's other trials exist, is
+tests/search/test_pick.py's)."""
 import sys
 
 from designer.graph import project as P
@@ -49,16 +50,20 @@ def test_the_folds_say_how_few_sequences_of_a_class_validate(tmp_path):
     assert folds.count == 3 and folds.fewest == 24  # every training sequence validates once
 
 
-def test_a_search_on_two_a_class_keeps_the_design_drawn_and_says_why(tmp_path):
+def test_a_search_on_two_a_class_trains_the_design_drawn_alone_and_says_why(tmp_path):
     project = ridge_project(tmp_path, cut_set(tmp_path, 2))
     out = search(project.path, "--trials", 6, "--device", "cpu", "--seed", 1, "--json",
                  "--pruner", "none", timeout=600)
     assert out.returncode == 0, out.stderr
-    best = lines(out.stdout)[-1]
+    assert "a class has 1 sequence to validate on, too few to tell designs apart (fewer " \
+        "than 4): the search trains the design as drawn (trial 0) alone, not 6 trials" in \
+        out.stderr
+    rows = lines(out.stdout)
+    assert rows[0]["trials"] == 1
+    best = rows[-1]
     study = load(project.path)
-    values = {t.number: t.values[0] for t in study.get_trials() if t.values}
-    assert min(values, key=values.get) != 0  # another design scored better on its folds
-    assert best["number"] == 0
-    assert "a class has 1 sequence to validate on, too few to tell designs apart" in \
-        best["note"]
-    assert {t.user_attrs["fewest_validating"] for t in study.get_trials()} == {1}
+    trials = study.get_trials()
+    assert [t.number for t in trials] == [0] and trials[0].user_attrs["drawn"]
+    assert trials[0].user_attrs["fewest_validating"] == 1
+    assert best["number"] == 0 and best["complete"] == 1
+    assert best["run_dir"] != best["trial_run_dir"]  # its final model saw every sequence
