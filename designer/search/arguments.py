@@ -15,8 +15,10 @@ def add_search(sub):
     s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="auto (default): the GPUs when there are any, else the CPU")
     s.add_argument("--gpus", metavar="all|K", help="how many GPUs to use (default all)")
-    s.add_argument("--per-gpu", type=int, default=1, metavar="K", help="worker processes "
-                   "per GPU (default 1)")
+    s.add_argument("--per-gpu", default="auto", metavar="K|auto", help="worker processes "
+                   "per GPU (default auto: up to 4 where the design is small enough to share "
+                   "a GPU, as its memory estimate, the GPU's free memory and the CPU's cores "
+                   "allow; else 1)")
     s.add_argument("--workers", type=int, metavar="K", help="with --device cpu: worker "
                    "processes (default 1)")
     s.add_argument("--steps", type=int, metavar="N", help="training steps of each trial "

@@ -190,7 +190,7 @@ def prepare(args) -> tuple:
                           "has a Pareto front instead")
     if args.best_out:
         check_best_out(args.best_out, project)
-    slots = device_slots(args.device, args.gpus, args.per_gpu, args.workers)
+    slots = device_slots(args.device, args.gpus, args.per_gpu, args.workers, project)
     storage = storage_url(args.storage or default_storage(project.path))
     name = args.study or project.path.stem
     if not name.strip():

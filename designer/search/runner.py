@@ -21,6 +21,7 @@ import socket
 import time
 from typing import Callable
 
+from designer.search.per_gpu import auto_per_gpu
 from designer.search.study import INTERRUPTED, SearchError, counted, reap
 from designer.search.worker import Plan, trial_event, work
 
@@ -28,12 +29,18 @@ POLL_S = 0.2
 DEATHS_IN_A_ROW = 3  # per worker: deaths with no trial finishing between, before giving up
 
 
-def device_slots(device: str, gpus: str | None = None, per_gpu: int = 1,
-                 workers: int | None = None) -> list[str]:
+def device_slots(device: str, gpus: str | None = None, per_gpu: int | str = 1,
+                 workers: int | None = None, project=None) -> list[str]:
     """The device of every worker: ``cpu`` repeated ``workers`` times, or ``cuda:K`` for each
-    GPU asked for (``gpus``: ``all`` or a count), ``per_gpu`` times, the GPUs taking turns."""
-    if per_gpu < 1:
-        raise SearchError("--per-gpu must be at least 1")
+    GPU asked for (``gpus``: ``all`` or a count), ``per_gpu`` times, the GPUs taking turns
+    (``auto``: as many as `per_gpu.auto_per_gpu` finds room for ``project``)."""
+    if per_gpu != "auto":
+        try:
+            per_gpu = int(per_gpu)
+        except (TypeError, ValueError):
+            raise SearchError(f"--per-gpu takes auto or a number, not '{per_gpu}'") from None
+        if per_gpu < 1:
+            raise SearchError("--per-gpu must be at least 1")
     if workers is not None and workers < 1:
         raise SearchError("--workers must be at least 1")
     if device == "auto":
@@ -60,6 +67,8 @@ def device_slots(device: str, gpus: str | None = None, per_gpu: int = 1,
         if not 1 <= use <= count:
             raise SearchError(f"--gpus {use}: this machine has {count} GPU"
                               f"{'s' if count != 1 else ''}")
+    if per_gpu == "auto":
+        per_gpu = auto_per_gpu(project, list(range(use))) if project is not None else 1
     return [f"cuda:{g}" for _ in range(per_gpu) for g in range(use)]
 
 

@@ -7,13 +7,13 @@
 # The last figure of a search line is init's seconds plus the search's (to its pick's final
 # model trained), without the evaluations.
 # INIT_RUN=0 leaves out init's own training and evaluation (init, then the search alone).
-#   [TRIALS=50] [LIMIT=240] [PER_GPU=1] [SEED=1] [SEARCH="A B"] [DEVICE=cuda] [INIT_RUN=1] \
+#   [TRIALS=50] [LIMIT=240] [PER_GPU=auto] [SEED=1] [SEARCH="A B"] [DEVICE=cuda] [INIT_RUN=1] \
 #     bash tests/benchmarks/gpu_small_data.sh OUT SET_TRAIN.ts ...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?OUT}; shift
 py=${PYTHON:-python3}
-trials=${TRIALS:-50}; limit=${LIMIT:-240}; per_gpu=${PER_GPU:-1}; seed=${SEED:-1}
+trials=${TRIALS:-50}; limit=${LIMIT:-240}; per_gpu=${PER_GPU:-auto}; seed=${SEED:-1}
 device=${DEVICE:-cuda}
 mkdir -p "$out"
 report() {  # set what eval.json seconds

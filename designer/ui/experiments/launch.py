@@ -29,7 +29,7 @@ class SearchOptions:
     trials: int = 20
     device: str = "auto"            # auto, cpu or cuda
     gpus: int = 0
-    per_gpu: int = 1
+    per_gpu: int = 0                # 0: auto, as many as the design leaves room for
     workers: int = 1                # on the CPU
     steps: int = 0
     objectives: list = field(default_factory=lambda: ["val_loss"])
@@ -43,7 +43,7 @@ class SearchOptions:
             out["device"] = self.device
         if self.device == "cuda" and self.gpus:
             out["gpus"] = self.gpus
-        if self.device != "cpu" and self.per_gpu > 1:
+        if self.device != "cpu" and self.per_gpu > 0:
             out["per_gpu"] = self.per_gpu
         if self.device == "cpu" and self.workers > 1:
             out["workers"] = self.workers
@@ -96,9 +96,12 @@ class SearchDialog(QDialog):
         self.device.setCurrentIndex(max(0, self.device.findData(options.device)))
         self.gpus = QSpinBox(minimum=1, maximum=max(1, gpus), value=options.gpus or gpus or 1)
         self.gpus.setToolTip("How many of the GPUs to use (the first ones)")
-        self.per_gpu = QSpinBox(minimum=1, maximum=64, value=options.per_gpu)
+        self.per_gpu = QSpinBox(minimum=0, maximum=64, value=options.per_gpu)
+        self.per_gpu.setSpecialValueText("auto")
         self.per_gpu.setToolTip("Trials trained at once on each GPU (a small net leaves a GPU "
-                                "mostly idle: two to four keep it busy)")
+                                "mostly idle: two to four keep it busy). auto: up to 4, as "
+                                "the design's memory, the GPU's free memory and the cores "
+                                "allow")
         self.workers = QSpinBox(minimum=1, maximum=256, value=options.workers)
         self.workers.setToolTip("Trials trained at once on the CPU")
         self.steps = QSpinBox(minimum=0, maximum=2_000_000_000, value=options.steps,
