@@ -55,9 +55,9 @@ class ModelSource:
 
     def check_fitted(self, net, names=None) -> None:
         """Refuse, in one sentence, to export a layer that is fitted from data rather than
-        trained (MiniRocket's dilations, channels and biases: a run fits them to its first
-        training batch) when it has not been: its weights would be all zeros. ``names``: the
-        layers exported (default: all)."""
+        trained (MiniRocket's dilations, channels and biases, Hydra's dilations, kernels and
+        channel sums: a run fits them to its first training batch) when it has not been: its
+        weights would be all zeros. ``names``: the layers exported (default: all)."""
         layers = dict(net.layers.items())  # a ModuleDict
         for name in names if names is not None else layers:
             if getattr(layers.get(name), "is_fitted", True) is False:

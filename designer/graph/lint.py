@@ -104,3 +104,4 @@ def _pool_without_lengths(graph, name: str) -> list[DesignWarning]:
 
 warns("Conv1D")(conv_warnings)
 warns("MiniRocket")(rocket_warnings)
+warns("Hydra")(rocket_warnings)

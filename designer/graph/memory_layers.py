@@ -18,8 +18,8 @@ The figures follow what torch 2.x does, checked with ``torch.autograd.graph.save
 on the CPU (``tests/engines/net/test_memory.py``) and against the allocator's peak on an H200
 (``tests/benchmarks/RESULTS.md``):
 
-- MiniRocket keeps nothing (no gradient flows through it): see
-  :mod:`designer.graph.memory_rocket` for its buffers and what its forward holds;
+- MiniRocket and Hydra keep nothing (no gradient flows through them): see
+  :mod:`designer.graph.memory_rocket` for their buffers and what their forward holds;
 - dropout keeps its mask: 4 bytes a value on the CPU, 1 on a GPU.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from math import prod
 from typing import Callable
 
 from designer.graph import registry
-from designer.graph.memory_rocket import rocket_bytes
+from designer.graph.memory_rocket import hydra_bytes, rocket_bytes
 from designer.graph.once import put
 
 
@@ -219,6 +219,12 @@ def _sequence_pool(ctx, params):
     return k
 
 
+def _hydra(ctx, params):
+    """Hydra (:mod:`designer.graph.memory_rocket`): its buffers, nothing for backward."""
+    extra, forward = hydra_bytes(ctx)
+    return Kept(extra=extra, forward=forward)
+
+
 def _mini_rocket(ctx, params):
     """MiniRocket (:mod:`designer.graph.memory_rocket`): its buffers, nothing for backward."""
     extra, forward = rocket_bytes(ctx)
@@ -234,7 +240,7 @@ RULES.update({
     "Reshape": _views, "Slice": _views, "Concat": _views, "Difference": _linear,
     "Eltwise": _eltwise, "SoftmaxWithLoss": _loss, "Accuracy": _accuracy,
     "Conv1D": _conv1d,
-    "SequencePool": _sequence_pool, "MiniRocket": _mini_rocket,
+    "SequencePool": _sequence_pool, "MiniRocket": _mini_rocket, "Hydra": _hydra,
 })
 
 

@@ -1,4 +1,5 @@
-"""What a MiniRocket layer holds: the rule :mod:`designer.graph.memory_layers` applies to it.
+"""What a MiniRocket or Hydra layer holds: the rules :mod:`designer.graph.memory_layers` applies
+to them.
 
 It keeps nothing for the backward pass: no gradient flows through it, so autograd saves none
 of its tensors (``tests/engines/net/test_mini_rocket.py`` checks it with
@@ -27,6 +28,7 @@ its first pass: a size of the data, not of a step.
 """
 from __future__ import annotations
 
+from designer.graph.layers import hydra as H
 from designer.graph.layers.rocket import CHUNK as ROCKET_CHUNK
 from designer.graph.layers.rocket import KERNELS, dilations, features
 from designer.graph.layers.rocket import SORT_ABOVE as ROCKET_SORT_ABOVE
@@ -55,3 +57,21 @@ def rocket_bytes(ctx) -> tuple[int, int]:
     # the input as (N, C, T); the features made so far, or all of them and their join
     forward = 4 * n * c * t + max(held + 4 * n * f, 2 * 4 * n * f)
     return buffers, forward
+
+
+def hydra_bytes(ctx) -> tuple[int, int]:
+    """Hydra's (bytes of its buffers, bytes its forward holds at once): its kernels (F / 2 x
+    9), its channel sums (F / (2 x kernels) x C) and dilations; in its forward, at the
+    (dilation, view) of most groups, the input as (N, C, T) fp32 and its difference, the
+    groups' channel sums (N, g, T), the responses (N, g x kernels, T), each group's largest
+    and smallest response with their kernels (fp32 values, int64 indices, N x g x T each),
+    the features made so far and their join (N, F twice)."""
+    x, p = ctx.inputs[0][0], ctx.params
+    t, n, c = (x[1], x[0], x[2]) if p["batch_first"] else x
+    f, k = p["num_features"], p["kernels"]
+    rows = f // (H.COUNTS * k)
+    buffers = 4 * (rows * k * H.TAPS + rows * c) + 8 * p["max_dilations"] + 8 + 1
+    g = H.groups(f, k, len(H.steps_dilations(t, p)))
+    series = 4 * n * c * (2 * t - 1)
+    held = 4 * n * g * t * (1 + k) + 2 * (4 + 8) * n * g * t + 2 * 4 * n * g * k
+    return buffers, series + held + 2 * 4 * n * f

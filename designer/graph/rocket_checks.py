@@ -1,7 +1,8 @@
-"""A warning about a MiniRocket fed by layers that learn: it passes no gradient back, so a layer
-before it whose only way to a loss runs through it never trains.
+"""A warning about a layer of fixed features (MiniRocket, Hydra) fed by layers that learn: it
+passes no gradient back, so a layer before it whose only way to a loss runs through it never
+trains.
 
-MiniRocket's features are fixed once fitted (its biases come from the data, not from a
+Their features are fixed once fitted (its biases come from the data, not from a
 gradient), and its output has no gradient to give its input. A layer with learned weights
 before it (an Embed, a recurrent layer, an InnerProduct...) still trains when another path
 leads from it to a loss; the warning names the nearest one that has none. Where a data layer
@@ -14,10 +15,12 @@ from __future__ import annotations
 from designer.graph.errors import DesignWarning
 from designer.graph.hints import Fix
 
+FIXED_FEATURES = ("MiniRocket", "Hydra")  # fitted from data, no gradient through them
+
 
 def rocket_warnings(graph, name: str) -> list[DesignWarning]:
-    """The warning of one MiniRocket layer (none for other layers)."""
-    if graph.layer(name).type != "MiniRocket" or graph.info(name).problems:
+    """The warning of one layer of fixed features (none for other layers)."""
+    if graph.layer(name).type not in FIXED_FEATURES or graph.info(name).problems:
         return []
     if not _reaches_loss(graph, name, name):
         return []  # nothing learns from its features yet: the net's own warnings say so
@@ -63,7 +66,7 @@ def _reaches_loss(graph, start: str, through: str | None) -> bool:
             layer = graph.layer(k.dst)
             if layer.spec.has_param("loss_weight"):
                 return True
-            if k.dst in seen or (layer.type == "MiniRocket" and k.dst != through):
+            if k.dst in seen or (layer.type in FIXED_FEATURES and k.dst != through):
                 continue
             seen.add(k.dst)
             todo.append(k.dst)

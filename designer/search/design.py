@@ -54,7 +54,10 @@ def apply(project: P.Project, space: Space, values: dict) -> P.Project:
             for d in by_role["type"]:
                 if graph.layer(d.target).type != values[d.key]:
                     replace_layer(graph, d.target, values[d.key])
-            for d in by_role["inputs"]:
+            # the join nearest the loss first: a branch it keeps may hold another join (a
+            # Concat of Concats), which then still has its name when its own choice comes
+            at = {name: i for i, name in enumerate(graph.topological_order())}
+            for d in sorted(by_role["inputs"], key=lambda d: -at.get(d.target, -1)):
                 if d.target in graph and values[d.key] != BOTH:
                     keep_branch(graph, d.target, values[d.key])
             explicit = set()

@@ -120,6 +120,10 @@ def every_layer_graph(corpus, engine="CUDNN") -> Graph:
     # the first difference of the embedded steps (nothing learned, no random draw)
     g.add_layer("Difference", "diff", {})
     g.connect("embed", "y", "diff", "x")
+    # competing random convolution features (its kernels from its own seeded generator: the
+    # layers above keep their random draws); nothing learns from them here either
+    g.add_layer("Hydra", "hydra", {"num_features": 256, "max_dilations": 3})
+    g.connect("embed", "y", "hydra", "x")
     # every other registered cell (a cell is a folder: this graph holds it unnamed), reading
     # the embedding and following cont, on its fused engine or unrolled; last, so that the
     # layers above keep their random draws

@@ -34,8 +34,9 @@ def ridge_project(folder, data):
     project = P.load(path)
     for view in ("rocket", "rocket_diff"):
         project.graph.set_param(view, "num_features", 168)
+    project.graph.set_param("hydra", "num_features", 256)
     project.search = {"rocket.seed": {"choice": [0, 1, 2, 3]},
-                      "features.inputs": {"choice": ["both", "rocket", "rocket_diff"]}}
+                      "rockets.inputs": {"choice": ["both", "rocket", "rocket_diff"]}}
     project.save()
     return project
 

@@ -21,12 +21,14 @@ from designer.engines.net import conv as _conv  # noqa: F401  (and of the convol
 # the builders of the plain layers register themselves on import
 from designer.engines.net import layers as _layers  # noqa: F401
 from designer.engines.net import pooling as _pooling  # noqa: F401  (and of pooling over time
-from designer.engines.net import rocket as _rocket  # (and of the random convolution features
+from designer.engines.net import rocket as _rocket  # noqa: F401  (and of the random convolution
+from designer.engines.net import hydra as _hydra  # noqa: F401  features, MiniRocket and Hydra)
 from designer.engines.net import norm as _norm  # noqa: F401  (and of BatchNorm and LayerNorm
 # (the recurrent cells' builders register when their engines are first needed: builder_for)
 from designer.engines.net.builders import (BUILDERS, BuildContext, BuildError,  # noqa: F401
                                        builder, builder_for)  # (public here)
 from designer.engines.net.layers import per_sample
+from designer.engines.net.remembered import FittedFeatures, remembers
 from designer.engines.tensors.recurrent_state import zero_state
 
 CLASS_LOSSES = ("SoftmaxWithLoss",)
@@ -105,9 +107,10 @@ class Net(nn.Module):
         self.regressions = [n for n in self.losses if self.types[n] in REGRESSION_LOSSES]
         self.metrics = [n for n in self.order if self.types[n] == "Accuracy"]
         self.recurrent = list(self.engines)  # the recurrent layers, in order
-        # MiniRocket layers that read the data alone: :meth:`stage` runs them before a step
-        self.staged = [n for n in self.order if self.types[n] == "MiniRocket" and all(
-            w is None or w[0] in self.sources for w in self.wiring[n])]
+        # layers of fixed features (MiniRocket, Hydra) that read the data alone: :meth:`stage`
+        # runs them before a step
+        self.staged = [n for n in self.order if isinstance(self.layers[n], FittedFeatures)
+                       and all(w is None or w[0] in self.sources for w in self.wiring[n])]
         self._needed_cache: dict[tuple, list[str]] = {}
         self.register_buffer("unit_scale", torch.ones(1), persistent=False)
 
@@ -173,7 +176,7 @@ class Net(nn.Module):
         :meth:`forward` then takes as given. They learn nothing and read only the data, and
         the features of sequences read before come from their memory, which needs the host:
         run here, outside a training step, the step itself can be captured in a CUDA graph."""
-        if not self.staged or not _rocket.remembers():
+        if not self.staged or not remembers():
             return feeds
         out = dict(feeds)
         for name in self.staged:

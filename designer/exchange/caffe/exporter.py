@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from designer.graph import dims as D
+from designer.graph import registry
 from designer.graph.model import Graph, Layer
 from designer.graph.project import Project
 
@@ -264,17 +265,22 @@ def _sequence_pool(msg, g, layer, p, notes):
                      "bottom is for rnn-designer")
 
 
-def _mini_rocket(msg, g, layer, p, notes):
-    msg.add("mini_rocket_param", Message().add("num_features", p["num_features"])
-            .add("max_dilations", p["max_dilations"]).add("seed", p["seed"])
-            .add("batch_first", p["batch_first"]))
-    notes.append(f"{layer.name}: Caffe and MyCaffe have no MiniRocket layer; the file names it "
-                 "MiniRocket, which rnn-designer reads back (its dilations, channels and "
-                 "biases are fitted to the first training batch and saved with a run's "
-                 "weights, which a prototxt does not hold)")
-    if g.link_into(layer.name, "lengths") is not None:
-        notes.append(f"{layer.name}: Caffe and MyCaffe have no sequence lengths; the lengths "
-                     "bottom is for rnn-designer")
+def _fixed_features(block: str, fitted: str):
+    """The writer of a layer of fixed features (MiniRocket, Hydra): every parameter of its
+    spec in ``block``; ``fitted`` names what a run fits, which a prototxt does not hold."""
+    def write(msg, g, layer, p, notes):
+        b = Message()
+        for spec in registry.get(layer.type).params:
+            b.add(spec.name, p[spec.name])
+        msg.add(block, b)
+        notes.append(f"{layer.name}: Caffe and MyCaffe have no {layer.type} layer; the file "
+                     f"names it {layer.type}, which rnn-designer reads back (its {fitted} are "
+                     "fitted to the first training batch and saved with a run's weights, which "
+                     "a prototxt does not hold)")
+        if g.link_into(layer.name, "lengths") is not None:
+            notes.append(f"{layer.name}: Caffe and MyCaffe have no sequence lengths; the "
+                         "lengths bottom is for rnn-designer")
+    return write
 
 
 def _difference(msg, g, layer, p, notes):
@@ -314,7 +320,9 @@ PARAMS.update({
     "SequenceClasses": _data, "EuclideanLoss": _regression_loss, "L1Loss": _regression_loss,
     "BatchNorm": _batch_norm, "LayerNorm": _layer_norm,
     "SequenceLast": _sequence_last, "Conv1D": _conv1d,
-    "SequencePool": _sequence_pool, "MiniRocket": _mini_rocket, "Difference": _difference,
+    "SequencePool": _sequence_pool, "Difference": _difference,
+    "MiniRocket": _fixed_features("mini_rocket_param", "dilations, channels and biases"),
+    "Hydra": _fixed_features("hydra_param", "dilations, kernels and channel sums"),
     "Embed": _embed, "InnerProduct": _inner_product,
     "SoftmaxWithLoss": _loss, "Reshape": _reshape, "ReLU": _relu,
     "Dropout": _block("dropout_param", "dropout_ratio"),

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+from designer.graph import registry
+
 from designer.exchange.errors import ExchangeError
 from designer.exchange.writers import Writers
 from designer.exchange.caffe.textformat import Message
@@ -227,13 +229,15 @@ def _sequence_pool(b, layer):
             "batch_first": num(p, "batch_first", False, bool)}
 
 
-def _mini_rocket(b, layer):
-    """rnn-designer's own MiniRocket (no Caffe has one): its parameters, with the layer's
+def _fixed_features(kind: str, block: str):
+    """The converter of rnn-designer's own layer of fixed features ``kind`` (MiniRocket,
+    Hydra; no Caffe has one), reading its parameters from ``block`` with the layer's
     defaults; the fitted buffers come with a run's weights, never with a prototxt."""
-    from designer.graph.layers.rocket import MINI_ROCKET
-    p, default = param(layer, "mini_rocket_param"), MINI_ROCKET.defaults()
-    return {k: num(p, k, default[k], bool if k == "batch_first" else int)
-            for k in ("num_features", "max_dilations", "seed", "batch_first")}
+    def params(b, layer):
+        p = param(layer, block)
+        return {s.name: num(p, s.name, s.default, bool if s.kind == "bool" else int)
+                for s in registry.get(kind).params}
+    return _simple(kind, ("x", "lengths"), ("y",), params)
 
 
 def _difference(b, layer):
@@ -312,7 +316,8 @@ CONVERTERS.update({
     "layernorm": _simple("LayerNorm", params=_layer_norm),
     "sequencelast": _simple("SequenceLast", ("x", "lengths"), ("y",), _sequence_last),
     "sequencepool": _simple("SequencePool", ("x", "lengths"), ("y",), _sequence_pool),
-    "minirocket": _simple("MiniRocket", ("x", "lengths"), ("y",), _mini_rocket),
+    "minirocket": _fixed_features("MiniRocket", "mini_rocket_param"),
+    "hydra": _fixed_features("Hydra", "hydra_param"),
     "difference": _simple("Difference", ("x", "lengths"), ("y",), _difference),
     "convolution1d": _simple("Conv1D", ("x", "lengths"), ("y",), _conv1d),
     "accuracy": _simple("Accuracy", ("logits", "label"), ("accuracy",), _accuracy),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
+from designer.exchange.onnx_export.hydra import hydra
 from designer.exchange.onnx_export.pooling import sequence_pool, valid_steps
 from designer.exchange.onnx_export.rocket import mini_rocket
 from designer.exchange.writers import Writers
@@ -344,5 +345,6 @@ CONVERTERS.update({
     "Softmax": softmax,
     "Clip": clip, "Eltwise": eltwise, "Concat": concat, "Slice": slice_, "Scale": scale,
     "SequenceLast": sequence_last, "Conv1D": conv1d,
-    "SequencePool": sequence_pool, "MiniRocket": mini_rocket, "Difference": difference,
+    "SequencePool": sequence_pool, "MiniRocket": mini_rocket, "Hydra": hydra,
+    "Difference": difference,
 })

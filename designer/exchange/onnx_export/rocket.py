@@ -4,11 +4,12 @@
 The input goes to ONNX's (N, C, T) by a Transpose; with ``lengths``, the steps from each
 sequence's length on are zeroed (``Range`` over the steps, ``Less`` than each length,
 ``Where``); a ``Pad`` adds zero steps up to the steps the layer was fitted on, as the module
-reads a shorter batch. Then, per dilation d the layer uses, one ``Conv`` whose weights are the
-84 kernels times their channel masks (pads 4d, dilation d) gives every kernel's response at
-every step, (N, 84, T); a ``Where`` puts -inf at the steps that do not count, a ``Greater``
-against that dilation's biases and a ``ReduceSum`` over the steps count those above each
-bias, and a ``Div`` by the number of steps that count (at least 1) makes the proportions.
+reads a shorter batch (:func:`fitted_series`, which Hydra's converter shares). Then, per
+dilation d the layer uses, one ``Conv`` whose weights are the 84 kernels times their channel
+masks (pads 4d, dilation d) gives every kernel's response at every step, (N, 84, T); a
+``Where`` puts -inf at the steps that do not count, a ``Greater`` against that dilation's
+biases and a ``ReduceSum`` over the steps count those above each bias, and a ``Div`` by the
+number of steps that count (at least 1) makes the proportions.
 The steps that count: for kernel k at dilation row j with (k + j) odd, those whose window
 lies inside the padded sequence (4d <= t < T - 4d); for the others every step (booleans
 chosen per kernel by ``And``/``Or``: ONNX Runtime's ``Where`` picks no booleans). T and N stay
@@ -22,9 +23,10 @@ import numpy as np
 from designer.graph.layers.rocket import KERNELS, TAPS
 
 
-def mini_rocket(b, name, module, p, ins, shapes):
-    """MiniRocket's (N, F) proportions, features ordered dilation by dilation, then kernel,
-    then bias, as the module orders them."""
+def fitted_series(b, name, module, p, ins):
+    """The input as a layer of fixed features reads it (``FittedFeatures._series``): (N, C, T')
+    with the steps from each sequence's length on zeroed (when ``lengths`` is given) and zero
+    steps after the end up to the steps the layer was fitted on (T' = max(T, fitted))."""
     x = b.op("Transpose", [ins[0]], f"{name}/nct", perm=[0, 2, 1] if p["batch_first"]
              else [1, 2, 0])
     if ins[1] is not None:  # the steps from each sequence's length on are zeros
@@ -44,7 +46,13 @@ def mini_rocket(b, name, module, p, ins, shapes):
                          b.const(f"{name}/none", np.array([0], np.int64))], f"{name}/extra")
     pads = b.op("Concat", [b.const(f"{name}/pads_head", np.zeros(5, np.int64)), extra],
                 f"{name}/pads", axis=0)
-    x = b.op("Pad", [x, pads], f"{name}/padded")
+    return b.op("Pad", [x, pads], f"{name}/padded")
+
+
+def mini_rocket(b, name, module, p, ins, shapes):
+    """MiniRocket's (N, F) proportions, features ordered dilation by dilation, then kernel,
+    then bias, as the module orders them."""
+    x = fitted_series(b, name, module, p, ins)
     steps = b.shape_slice(x, 2, 3, f"{name}/steps")  # (1,)
     at = b.op("Range", [b.const(f"{name}/zero_at", np.int64(0)),
                         b.op("Squeeze", [steps], f"{name}/T"),

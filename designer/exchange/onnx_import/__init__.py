@@ -23,6 +23,7 @@ from designer.graph import project as P
 from designer.graph.errors import GraphError
 from designer.graph.layout import layered_positions
 from designer.graph.project import Project
+from designer.graph.rocket_checks import FIXED_FEATURES
 
 from designer.exchange.errors import ExchangeError
 from designer.exchange.onnx_import.read import check_operators, read_model
@@ -90,11 +91,11 @@ def _own(model, props: dict, path: Path, project_dir, data: str | None) -> OnnxI
         raise ExchangeError(f"{path}: its rnn-designer design cannot be read ({e})") from None
     if data is not None:
         _set_data(project, data)
-    fitted = [lay.name for lay in project.graph.layers() if lay.type == "MiniRocket"]
+    fitted = [lay for lay in project.graph.layers() if lay.type in FIXED_FEATURES]
     if fitted:  # its ONNX form holds its buffers multiplied and cut up, not as they were
-        raise ExchangeError(f"{path}: {fitted[0]} is a MiniRocket layer, whose fitted buffers "
-                            "rnn-designer does not read back from ONNX; open the run the model "
-                            "was exported from instead")
+        raise ExchangeError(f"{path}: {fitted[0].name} is a {fitted[0].type} layer, whose "
+                            "fitted buffers rnn-designer does not read back from ONNX; open the "
+                            "run the model was exported from instead")
     data = json.loads(props.get("data", "{}"))
     if "vocab" in props:
         data["vocab"] = json.loads(props["vocab"])

@@ -3,12 +3,14 @@
 A writer gets the ``pytorch_code`` writer, the layer's name, its variable, the layer, its built
 module, its effective parameters, the expression of its first input and the comment naming it;
 it adds the layer's attribute, weights and helpers and returns the expression of its call. The
-plain layers' writers are here and in :mod:`pytorch_sequence` and :mod:`pytorch_rocket`; a
-recurrent layer's is its cell's (``designer/cells/<cell>/exports/pytorch.py``). A layer computed
-by an expression alone (an activation, Eltwise, Reshape...) gets its comment on the line above.
+plain layers' writers are here and in :mod:`pytorch_sequence`, :mod:`pytorch_rocket` and
+:mod:`pytorch_hydra`; a recurrent layer's is its cell's
+(``designer/cells/<cell>/exports/pytorch.py``). A layer computed by an expression alone (an
+activation, Eltwise, Reshape...) gets its comment on the line above.
 """
 from __future__ import annotations
 
+from designer.exchange.pytorch_export.hydra import hydra
 from designer.exchange.pytorch_export.rocket import mini_rocket
 from designer.exchange.pytorch_export.sequence import conv1d, norm, sequence_pool
 from designer.exchange.writers import Writers
@@ -139,6 +141,7 @@ def _sequence_last(w, name, var, p, x) -> str:
 LAYERS.update({
     "Embed": _embed, "InnerProduct": _inner_product, "Dropout": _dropout,
     "Conv1D": conv1d, "BatchNorm": norm, "LayerNorm": norm, "MiniRocket": mini_rocket,
+    "Hydra": hydra,
     "ReLU": _expression(_relu), "TanH": _expression(_torch("tanh")),
     "Sigmoid": _expression(_torch("sigmoid")), "GELU": _expression(_gelu),
     "Softmax": _expression(_softmax),

@@ -16,6 +16,7 @@ from functools import lru_cache
 from designer.graph import parts
 
 from designer.exchange.pytorch_export.copies import free_names
+from designer.exchange.pytorch_export.hydra import hydra_source
 from designer.exchange.pytorch_export.rocket import rocket_source
 
 CAFFE_RESHAPE = '''
@@ -133,6 +134,7 @@ def difference(x, lengths, batch_first):
 '''
 HELPERS["difference"] = DIFFERENCE
 HELPERS["mini_rocket"] = rocket_source()
+HELPERS["hydra"] = hydra_source()
 CELL_HELPERS: dict = {}  # helper name -> what makes its text: the cells fill it
 IMPORTED = ("math", "F")  # what a helper may read besides torch and nn: model.py imports it
 _texts: dict = {}

@@ -3,12 +3,13 @@
 - A forecaster: data -> LSTM -> SequenceLast -> InnerProduct -> EuclideanLoss.
 - A classifier, by default: MiniRocket's 9,996 random convolution features (Dempster et al.,
   2021) of the series beside 9,996 of its first difference (a Difference layer: the view
-  MultiRocket adds), joined, fitted from the first training batch, under one of two heads
-  that ``init`` cross-validates on the training sequences (`head_choice`): an InnerProduct
-  solved in closed form (ridge, as MiniRocket's own classifier), or BatchNorm -> InnerProduct
-  learned by Adam at a small learning rate. On UCR/UEA sets cut to 2 and 5 training
-  sequences a class the difference's features add 3 points (RESULTS.md, "Small labelled
-  sets").
+  MultiRocket adds), joined (``rockets``), and beside them Hydra's 8,192 features of competing
+  kernels (Dempster et al., 2023), joined (``features``); fitted from the first training
+  batch, under one of two heads that ``init`` cross-validates on the training sequences
+  (`head_choice`): an InnerProduct solved in closed form (ridge, as MiniRocket's own
+  classifier), or BatchNorm -> InnerProduct learned by Adam at a small learning rate. On
+  UCR/UEA sets cut to 2 and 5 training sequences a class the difference's features add 3
+  points and Hydra's 1 more (RESULTS.md, "Small labelled sets").
 - A classifier with ``--net lstm-fcn``: LSTM-FCN (Karim et al., 2018). A fully convolutional branch (three
   Conv1D -> BatchNorm -> ReLU blocks of 128, 256 and 128 filters, kernels 8, 5 and 3,
   averaged over each sequence's valid steps) beside an LSTM of 8 units read at each
@@ -22,16 +23,18 @@ from __future__ import annotations
 
 import math
 
+from designer.graph.layers.hydra import HYDRA as HYDRA_SPEC
 from designer.graph.layers.rocket import REMEMBER_BYTES
 from designer.graph.layout import layered_positions
 from designer.graph.model import Graph
 
 # the classifiers ``init`` draws (its ``net``, the first by default), in words for a picker
 # and the command line's help, and as a sentence names them
-NET_WORDS = {"rocket": "MiniRocket features of the series and its difference -> a head "
-                       "cross-validated (closed form or Adam)",
+NET_WORDS = {"rocket": "MiniRocket features of the series and its difference, and Hydra's -> "
+                       "a head cross-validated (closed form or Adam)",
              "lstm-fcn": "LSTM-FCN (convolutions beside an LSTM)"}
-NET_NAMES = {"rocket": "MiniRocket's features of the series and of its difference", "lstm-fcn": "an LSTM-FCN"}
+NET_NAMES = {"rocket": "MiniRocket's features of the series and of its difference, and "
+                       "Hydra's", "lstm-fcn": "an LSTM-FCN"}
 # the convolution blocks of the classifier: (filters, kernel)
 FCN_BLOCKS = ((128, 8), (256, 5), (128, 3))
 FCN_LSTM = 8          # the LSTM beside them: a few units read the order the convolutions miss
@@ -47,6 +50,8 @@ MS_PER_CONV_MAC = 5.3e-8
 MS_PER_ROCKET_FEATURE = 3.4e-6
 ROCKET_FEATURES = 9996  # each MiniRocket's
 ROCKET_VIEWS = ("rocket", "rocket_diff")  # a MiniRocket over the series, one over its difference
+HYDRA = "hydra"       # Hydra's features beside them
+HYDRA_FEATURES = HYDRA_SPEC.defaults()["num_features"]
 ROCKET_STEPS = 2000
 ROCKET_LR = 1e-4     # its 10,000 features fit a few dozen sequences at once at larger rates
 ROCKET_BATCH = 16
@@ -114,7 +119,7 @@ def _head(g: Graph, prev: str, params: dict) -> None:
 
 def rocket_ms(t: int, batch: int, features: int = ROCKET_FEATURES) -> float:
     """CPU ms of one training step of the MiniRocket classifier over ``t`` steps (each
-    MiniRocket's ``features``: both views)."""
+    MiniRocket's ``features``: both views; Hydra's, a fraction of theirs, left out)."""
     return MS_PER_ROCKET_FEATURE * t * batch * features * len(ROCKET_VIEWS)
 
 
@@ -129,20 +134,25 @@ def rocket_remembered_ms(t: int, sequences: int, features: int = ROCKET_FEATURES
 
 def rocket_classifier(g: Graph, classes: int, head: str = "adam") -> None:
     """Draw, below the data layer ``data``, a MiniRocket over the series and one over its
-    first difference (Difference), joined (Concat ``features``), -> BatchNorm ->
-    InnerProduct; or with ``head`` ``ridge`` the joined features -> InnerProduct solved in
-    closed form."""
+    first difference (Difference), joined (Concat ``rockets``), beside Hydra over the series,
+    joined (Concat ``features``), -> BatchNorm -> InnerProduct; or with ``head`` ``ridge``
+    the joined features -> InnerProduct solved in closed form."""
     series, difference = ROCKET_VIEWS
     g.add_layer("Difference", "diff", {})
     for name, source in ((series, ("data", "data")), (difference, ("diff", "y"))):
         g.add_layer("MiniRocket", name, {})
         g.connect(*source, name, "x")
-    for name in ("diff", series, difference):
+    g.add_layer("Hydra", HYDRA, {})
+    g.connect("data", "data", HYDRA, "x")
+    for name in ("diff", series, difference, HYDRA):
         g.connect("data", "lengths", name, "lengths")
     g.connect("data", "data", "diff", "x")
+    g.add_layer("Concat", "rockets", {"axis": 1})
+    g.connect(series, "y", "rockets", "a")
+    g.connect(difference, "y", "rockets", "b")
     g.add_layer("Concat", "features", {"axis": 1})
-    g.connect(series, "y", "features", "a")
-    g.connect(difference, "y", "features", "b")
+    g.connect("rockets", "y", "features", "a")
+    g.connect(HYDRA, "y", "features", "b")
     if head == "ridge":  # it scales its inputs itself: nothing between
         _head(g, "features", {"num_output": classes, "solve": "ridge"})
         return
@@ -156,7 +166,7 @@ def rocket_classifier(g: Graph, classes: int, head: str = "adam") -> None:
 def rocket_words(classes: int, head: str = "adam") -> str:
     """The MiniRocket classifier in one line, for init's report."""
     views = (f"MiniRocket ({ROCKET_FEATURES:,} random convolution features) of the series and "
-             "of its Difference, joined")
+             f"of its Difference, and Hydra ({HYDRA_FEATURES:,}) of the series, joined")
     if head == "ridge":
         return (f"{views} -> InnerProduct {classes} solved in closed form (ridge) -> "
                 "SoftmaxWithLoss, Accuracy")
@@ -221,13 +231,16 @@ def classifier_search(steps: int, frame: int) -> dict:
 def rocket_search(steps: int, head: str = "adam") -> dict:
     """The MiniRocket classifier's ``search`` section: the learning rate, the steps, the
     batch, how many features each view makes and from which random kernels, and which views
-    (the series, its difference or both) the head reads (a head solved in closed form has no
-    steps to vary: the features, the kernels and their dilations)."""
+    (the series, its difference or both; Hydra's or not) the head reads (a head solved in
+    closed form has no steps to vary: the features, the kernels and their dilations)."""
     series, difference = ROCKET_VIEWS
-    views = {"features.inputs": {"choice": ["both", series, difference]}}
+    views = {"rockets.inputs": {"choice": ["both", series, difference]},
+             "features.inputs": {"choice": ["both", "rockets", HYDRA]}}
     features = {f"{v}.num_features": {"choice": [4956, ROCKET_FEATURES, 2 * ROCKET_FEATURES]}
                 for v in ROCKET_VIEWS}
-    seeds = {f"{v}.seed": {"choice": [0, 1, 2, 3, 4]} for v in ROCKET_VIEWS}  # other kernels
+    features[f"{HYDRA}.num_features"] = {"choice": [HYDRA_FEATURES // 2, HYDRA_FEATURES,
+                                                    2 * HYDRA_FEATURES]}
+    seeds = {f"{v}.seed": {"choice": [0, 1, 2, 3, 4]} for v in ROCKET_VIEWS + (HYDRA,)}
     if head == "ridge":
         return {**views, **features, f"{series}.max_dilations": {"choice": [16, 32]},
                 f"{difference}.max_dilations": {"choice": [16, 32]}, **seeds}

@@ -25,9 +25,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from designer.engines.net.hydra import Hydra
 from designer.engines.net.layers import difference
 from designer.engines.net.rocket import MiniRocket
 
+from designer.graph.layers.hydra import HYDRA
 from designer.graph.layers.sequences import FEWEST_TO_COMPARE
 from designer.training.data.classes import deal_folds
 from designer.training.run.ridge import TEMPERATURES, RidgeError, solve
@@ -123,12 +125,16 @@ def _scores(logits: torch.Tensor, truth: torch.Tensor) -> tuple[float, float]:
 
 
 def _features(source, members: np.ndarray, seed: int) -> torch.Tensor:
-    """The joined features (N, 2 x 9,996) of ``members`` that `designs` draws: MiniRocket's of
-    the series and of its first difference, their biases fitted from a batch of them, as a
-    run fits them from its first training batch."""
+    """The joined features (N, 2 x 9,996 + 8,192) of ``members`` that `designs` draws:
+    MiniRocket's of the series and of its first difference, and Hydra's, fitted from a batch
+    of them, as a run fits them from its first training batch."""
     rng = np.random.default_rng(seed)
-    views = [(MiniRocket(source._padded.shape[2], designs.ROCKET_FEATURES, 32, 0, False), f)
-             for f in (lambda x, n: x, lambda x, n: difference(x, n, False))]
+    channels = source._padded.shape[2]
+    same = lambda x, n: x  # noqa: E731
+    views = [(MiniRocket(channels, designs.ROCKET_FEATURES, 32, 0, False), same),
+             (MiniRocket(channels, designs.ROCKET_FEATURES, 32, 0, False),
+              lambda x, n: difference(x, n, False)),
+             (Hydra(channels, **HYDRA.defaults()), same)]
     first = source.batch(np.sort(rng.permutation(members)[:FIT_SEQUENCES]))
     for layer, view in views:
         layer.fit(view(first["data"], first["lengths"]), first["lengths"])

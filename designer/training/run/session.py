@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from designer.engines.net.build import BuildError, Net, detach_state
-from designer.engines.net.rocket import fit_from, fitted_state, unfitted
+from designer.engines.net.remembered import fit_from, fitted_state, unfitted
 from designer.engines.train_step.step import TrainStep, make_optimizer, set_lr
 from designer.graph.project import Project
 from designer.graph.settings import adam_l2_note

@@ -57,8 +57,8 @@ class TaskChoice(QGroupBox):
         for value, words in NET_WORDS.items():
             self.net.addItem(words, value)
         self.net.setToolTip("The classifier init draws: MiniRocket's 9,996 random convolution "
-                            "features of the series and 9,996 of its first difference, joined, "
-                            "under the head that cross-validation on the training "
+                            "features of the series and 9,996 of its first difference, and "
+                            "Hydra's 8,192 of competing kernels, joined, under the head that cross-validation on the training "
                             "sequences prefers (an InnerProduct solved in closed form, ridge, "
                             "or BatchNorm -> InnerProduct learned by Adam), or convolutions "
                             "beside a recurrent layer")

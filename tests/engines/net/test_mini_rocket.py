@@ -11,6 +11,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from designer.engines.net import remembered as fitted_features
 from designer.engines.net import rocket as engine
 from designer.engines.measure.bench import random_feeds
 from designer.engines.net.build import Net
@@ -204,9 +205,9 @@ def fitted_checkpoint(tmp_path) -> Checkpoint:
     g = rocket_net(tmp_path)
     net = Net(g)
     x, n = padded([16, 12, 14, 13], channels=2, garbage=False)
-    assert engine.fit_from(net, {"data.data": x, "data.lengths": n})
-    assert not engine.fit_from(net, {"data.data": x, "data.lengths": n})  # once
-    assert engine.fitted_state(net)["layers.rocket.fitted"].item() is True
+    assert fitted_features.fit_from(net, {"data.data": x, "data.lengths": n})
+    assert not fitted_features.fit_from(net, {"data.data": x, "data.lengths": n})  # once
+    assert fitted_features.fitted_state(net)["layers.rocket.fitted"].item() is True
     return Checkpoint(tmp_path / "checkpoints" / "step-0000010", {}, net.state_dict(), None)
 
 
@@ -325,10 +326,10 @@ def test_rank_0s_fit_becomes_every_ranks(tmp_path):
     rank0, rank1 = Net(g), Net(g)
     x, n = padded([16, 12, 14, 13], channels=2, garbage=False, seed=1)
     other, m = padded([15, 16, 9, 11], channels=2, garbage=False, seed=2)
-    engine.fit_from(rank0, {"data.data": x, "data.lengths": n})
-    engine.fit_from(rank1, {"data.data": other, "data.lengths": m})
+    fitted_features.fit_from(rank0, {"data.data": x, "data.lengths": n})
+    fitted_features.fit_from(rank1, {"data.data": other, "data.lengths": m})
     assert not torch.equal(rank0.layers["rocket"].biases, rank1.layers["rocket"].biases)
-    rank1.load_state_dict(engine.fitted_state(rank0), strict=False)
+    rank1.load_state_dict(fitted_features.fitted_state(rank0), strict=False)
     feeds = {"data.data": x, "data.lengths": n}
     assert torch.equal(rank0(feeds, want=("rocket",)).blobs[("rocket", 0)],
                        rank1(feeds, want=("rocket",)).blobs[("rocket", 0)])
@@ -381,7 +382,7 @@ def test_a_net_runs_the_layer_that_reads_the_data_before_its_step(tmp_path, monk
     assert net.staged == ["rocket"] and net.capture_blockers(carries_state=False) == []
     x, n = padded([16, 12, 14, 13], channels=2, garbage=False, seed=1)
     feeds = {"data.data": x, "data.lengths": n}
-    engine.fit_from(net, feeds)
+    fitted_features.fit_from(net, feeds)
     staged = net.stage(feeds)
     assert set(staged) == {"data.data", "data.lengths", "rocket.y"}
     calls = []
@@ -418,7 +419,7 @@ def test_training_steps_give_the_same_weights_whether_the_features_are_remembere
         monkeypatch.setattr(R, "REMEMBER_BYTES", remember_bytes)
         torch.manual_seed(0)
         net = Net(rocket_net(tmp_path / str(remember_bytes)))
-        engine.fit_from(net, {"data.data": x, "data.lengths": n})
+        fitted_features.fit_from(net, {"data.data": x, "data.lengths": n})
         solver = settings.effective("solver", {"type": "Adam", "base_lr": 1e-3})
         step = TrainStep(net, make_optimizer(net.parameters(), solver, torch.device("cpu")), 5.0)
         for rows in order:

@@ -52,13 +52,17 @@ def test_init_solves_the_head_in_closed_form_where_cross_validation_prefers_it(
     g = project.graph
     assert "bn" not in g.names() and g.layer("ip1").get("solve") == "ridge"
     assert g.link_into("ip1", "x").src == "features"
-    assert {link.src for link in g.links_into("features")} == {"rocket", "rocket_diff"}
+    assert {link.src for link in g.links_into("features")} == {"rockets", "hydra"}
+    assert {link.src for link in g.links_into("rockets")} == {"rocket", "rocket_diff"}
     assert g.link_into("rocket_diff", "x").src == "diff" and g.layer("diff").type == "Difference"
-    assert set(project.search) == {"features.inputs"} | {
+    assert g.link_into("hydra", "x").src == "data" and g.layer("hydra").type == "Hydra"
+    assert set(project.search) == {"features.inputs", "rockets.inputs", "hydra.num_features",
+                                   "hydra.seed"} | {
         f"{v}.{p}" for v in ("rocket", "rocket_diff")
         for p in ("num_features", "max_dilations", "seed")}
     for view in ("rocket", "rocket_diff"):
         g.set_param(view, "num_features", 168)  # small, for the test
+    g.set_param("hydra", "num_features", 256)
     records = list(train(project, RunOptions(out=tmp_path / "run", device="cpu",
                                              probe_steps=0)))
     assert records[0]["steps"] == 0 and records[-1]["reason"] == "finished"

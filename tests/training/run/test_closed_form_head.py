@@ -25,12 +25,14 @@ ARROWHEAD = "ucr/ArrowHead_TRAIN.ts"
 
 def ridge_project(folder):
     """``init``'s ArrowHead project with the closed-form head: MiniRocket over the series and
-    over its difference (840 features each, for the test), joined -> InnerProduct (ridge)."""
+    over its difference (840 features each, for the test), and Hydra (512), joined ->
+    InnerProduct (ridge)."""
     path, _ = init_project(DATA / ARROWHEAD, out=folder / "p.json", head="ridge")
     project = load(path)
     g = project.graph
     for view in ("rocket", "rocket_diff"):
         g.set_param(view, "num_features", 840)
+    g.set_param("hydra", "num_features", 512)
     assert g.layer("ip1").get("solve") == "ridge" and g.errors() == []
     return project
 
@@ -48,7 +50,7 @@ def test_over_frozen_features_the_solve_is_the_training_and_predicts_as_scikit_l
     notes = [r["message"] for r in records if r["kind"] == "note"]
     assert any("solved in closed form is its training, so the run takes no steps" in n
                for n in notes)
-    assert any(n.startswith("ip1 solved in closed form (ridge) over 1,680 inputs of 33 "
+    assert any(n.startswith("ip1 solved in closed form (ridge) over 2,192 inputs of 33 "
                             "training sequences: alpha ") for n in notes)
     assert not [r for r in records if r["kind"] == "train"]
     assert records[-1]["reason"] == "finished" and records[-1]["step"] == 0
