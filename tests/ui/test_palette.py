@@ -65,5 +65,7 @@ def test_mini_rocket_is_listed_under_sequence_with_its_help_as_the_tool_tip(qtbo
         assert name in tip
     palette.search.setText("rocket")
     assert palette.visible_types() == ["MiniRocket"]
-    palette.search.setText("random convolution")
-    assert palette.visible_types() == ["MiniRocket"]
+    palette.search.setText("random convolution")  # Hydra's summary says it too
+    assert palette.visible_types() == ["MiniRocket", "Hydra"]
+    palette.search.setText("competing")
+    assert palette.visible_types() == ["Hydra"]
