@@ -13,7 +13,7 @@ from designer.graph.elements import Link
 from designer.graph.errors import DesignWarning
 from designer.graph.hints import Fix
 from designer.graph.norm_checks import norm_warnings
-from designer.graph.rocket_checks import rocket_warnings
+from designer.graph.rocket_checks import FIXED_FEATURES, rocket_warnings
 
 Check = Callable[[object, str], list]  # (graph, layer name) -> its warnings
 CHECKS: dict[str, list[Check]] = {}  # layer type -> the checks of its layers
@@ -103,5 +103,5 @@ def _pool_without_lengths(graph, name: str) -> list[DesignWarning]:
 
 
 warns("Conv1D")(conv_warnings)
-warns("MiniRocket")(rocket_warnings)
-warns("Hydra")(rocket_warnings)
+for _kind in FIXED_FEATURES:
+    warns(_kind)(rocket_warnings)

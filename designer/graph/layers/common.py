@@ -38,6 +38,10 @@ def axis_param(default: int, help: str = "the axis the layer works along (negati
 
 X = PortSpec("x", "the input tensor")
 Y = PortSpec("y", "the output tensor")
+# a layer over sequences, in either layout, and the lengths that mark their padding
+SEQUENCE = PortSpec("x", "the input sequence, (T, N, C) or (N, T, C) when batch-first")
+LENGTHS = PortSpec("lengths", "each sequence's number of valid steps, (N,) (optional: connect "
+                   "it for padded sequences)", INDEX, optional=True)
 
 
 def same_shape(ctx: InferContext) -> list[TensorInfo]:

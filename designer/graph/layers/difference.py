@@ -9,8 +9,8 @@ still mark each sequence's valid steps for the layers after it.
 from __future__ import annotations
 
 from designer.graph import dims as D
-from designer.graph.layers.common import check_lengths, numel_out, sequence_input
-from designer.graph.spec import INDEX, LayerSpec, ParamSpec, PortSpec
+from designer.graph.layers.common import LENGTHS, SEQUENCE, check_lengths, numel_out, sequence_input
+from designer.graph.spec import LayerSpec, ParamSpec, PortSpec
 
 
 def steps_after(t):
@@ -44,9 +44,7 @@ DIFFERENCE = LayerSpec(
         "zeros (a sequence of L steps has L - 1), so the padding after its end changes "
         "nothing."
     ),
-    inputs=(PortSpec("x", "the input sequence, (T, N, C) or (N, T, C) when batch-first"),
-            PortSpec("lengths", "each sequence's number of valid steps, (N,) (optional: "
-                     "connect it for padded sequences)", INDEX, optional=True)),
+    inputs=(SEQUENCE, LENGTHS),
     outputs=(PortSpec("y", "the differences, (T-1, N, C) or (N, T-1, C)"),),
     params=(ParamSpec("batch_first", "bool", False, "the input and output are (N, T, C)",
                       shaping=True),),

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 
 from designer.graph import dims as D
-from designer.graph.layers.common import check_lengths, sequence_input
-from designer.graph.spec import INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph.layers.common import LENGTHS, SEQUENCE, check_lengths, sequence_input
+from designer.graph.spec import LayerSpec, ParamSpec, PortSpec, TensorInfo
 
 TAPS = 9
 VIEWS = 2      # the series and its first difference
@@ -106,9 +106,7 @@ HYDRA = LayerSpec(
         "not see; follow it with a head (an InnerProduct solved in closed form, or BatchNorm "
         "and an InnerProduct)."
     ),
-    inputs=(PortSpec("x", "the input sequence, (T, N, C) or (N, T, C) when batch-first"),
-            PortSpec("lengths", "each sequence's number of valid steps, (N,) (optional: "
-                     "connect it for padded sequences)", INDEX, optional=True)),
+    inputs=(SEQUENCE, LENGTHS),
     outputs=(PortSpec("y", "the features, (N, F), each at least 0"),),
     params=(
         ParamSpec("num_features", "int", 8192, "features made (F), shared among the "

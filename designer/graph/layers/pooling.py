@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from designer.graph import dims as D
-from designer.graph.spec import INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
-from designer.graph.layers.common import MAX_UNITS, check_lengths, sequence_input
+from designer.graph.spec import LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph.layers.common import LENGTHS, MAX_UNITS, check_lengths, sequence_input
 
 METHODS = ("mean", "max", "attention")
 
@@ -67,8 +67,7 @@ SEQUENCE_POOL = LayerSpec(
     ),
     inputs=(PortSpec("x", "the outputs at every step, (T, N, H) or (N, T, H) when "
                      "batch-first"),
-            PortSpec("lengths", "each sequence's number of valid steps, (N,) (optional: "
-                     "connect it for padded sequences)", INDEX, optional=True)),
+            LENGTHS),
     outputs=(PortSpec("y", "one vector per sequence, (N, H)"),),
     params=(
         ParamSpec("method", "choice", "attention", "how the steps are combined: mean, max, "

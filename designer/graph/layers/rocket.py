@@ -14,8 +14,8 @@ import math
 from itertools import combinations
 
 from designer.graph import dims as D
-from designer.graph.layers.common import check_lengths, sequence_input
-from designer.graph.spec import INDEX, LayerSpec, ParamSpec, PortSpec, TensorInfo
+from designer.graph.layers.common import LENGTHS, SEQUENCE, check_lengths, sequence_input
+from designer.graph.spec import LayerSpec, ParamSpec, PortSpec, TensorInfo
 
 KERNELS = 84  # every choice of the three taps of weight 2 among nine
 TAPS = 9
@@ -111,9 +111,7 @@ MINI_ROCKET = LayerSpec(
         "how long a sequence is remains in its features; with 'lengths' connected, the "
         "padded steps are zeros whatever the data held there."
     ),
-    inputs=(PortSpec("x", "the input sequence, (T, N, C) or (N, T, C) when batch-first"),
-            PortSpec("lengths", "each sequence's number of valid steps, (N,) (optional: "
-                     "connect it for padded sequences)", INDEX, optional=True)),
+    inputs=(SEQUENCE, LENGTHS),
     outputs=(PortSpec("y", "the features, (N, F), each between 0 and 1"),),
     params=(
         ParamSpec("num_features", "int", 9996, "features made (F, rounded down to a "
