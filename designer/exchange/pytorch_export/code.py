@@ -29,7 +29,7 @@ from designer.exchange.source import ModelSource
 RESERVED = {"self", "state", "new_state", "torch", "nn", "F", "tokens", "data", "cont", "Model",
             "load", "caffe_reshape", "Path", "VOCAB", "lengths", "sequence_last", "DATA",
             "test_input", "batch_norm", "conv_over_time", "sequence_pool", "math", "MiniRocket",
-            "Hydra", "difference"}
+            "Hydra", "difference", "fitted_series"}
 TRAINING_ONLY = ("SoftmaxWithLoss", "Accuracy", "EuclideanLoss", "L1Loss")
 
 

@@ -44,15 +44,8 @@ class Hydra(nn.Module):
         return most, least
 
     def forward(self, x, lengths=None):
-        x = (x.permute(0, 2, 1) if self.batch_first else x.permute(1, 2, 0)).float()
-        n, k = x.shape[0], self.kernels  # x: (N, C, T)
-        if lengths is not None:  # the steps from each sequence's length on are zeros
-            valid = torch.arange(x.shape[2], device=x.device) < \\
-                lengths.to(x.device).long().unsqueeze(1)
-            x = torch.where(valid.unsqueeze(1), x, 0.0)
-        fit = int(self.length)  # read as padded to the steps it was fitted on
-        if x.shape[2] < fit:
-            x = torch.nn.functional.pad(x, (0, fit - x.shape[2]))
+        x = fitted_series(x, lengths, int(self.length), self.batch_first)  # (N, C, T)
+        n, k = x.shape[0], self.kernels
         used = [d for d in self.dilations.tolist() if d > 0]
         g = max(1, self.num_features // (len(used) * 2 * 2 * k))  # groups a view and dilation
         views = (x, torch.diff(x, dim=2) if x.shape[2] > 1 else torch.zeros_like(x))
@@ -80,7 +73,7 @@ def hydra_source() -> str:
 def hydra(writer, name, var, layer, module, p, x, comment) -> str:
     """Write a Hydra layer into ``writer`` (a ``pytorch_code`` writer): its attribute and
     buffers; returns the expression of its call."""
-    writer.helpers.add("hydra")
+    writer.helpers |= {"fitted_series", "hydra"}
     used, g = module.plan()
     about = (f"{comment}: {module.channels} channels -> {module.num_features} features, "
              f"{g} groups of {module.kernels} kernels a view at dilations "

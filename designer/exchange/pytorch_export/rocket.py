@@ -38,15 +38,8 @@ class MiniRocket(nn.Module):
         self.register_buffer("fitted", torch.zeros((), dtype=torch.bool))
 
     def forward(self, x, lengths=None):
-        x = (x.permute(0, 2, 1) if self.batch_first else x.permute(1, 2, 0)).float()
-        n = x.shape[0]  # x: (N, C, T)
-        if lengths is not None:  # the steps from each sequence's length on are zeros
-            valid = torch.arange(x.shape[2], device=x.device) < \\
-                lengths.to(x.device).long().unsqueeze(1)
-            x = torch.where(valid.unsqueeze(1), x, 0.0)
-        fit = int(self.length)  # read as padded to the steps it was fitted on
-        if x.shape[2] < fit:
-            x = torch.nn.functional.pad(x, (0, fit - x.shape[2]))
+        x = fitted_series(x, lengths, int(self.length), self.batch_first)  # (N, C, T)
+        n = x.shape[0]
         steps = x.shape[2]
         at = torch.arange(steps, device=x.device)
         plan = [(d, per) for d, per in zip(self.dilations.tolist(), self.counts.tolist())
@@ -70,6 +63,23 @@ class MiniRocket(nn.Module):
 '''
 
 
+FITTED_SERIES = '''
+
+def fitted_series(x, lengths, length, batch_first):
+    """x, (T, N, C) or (N, T, C) when batch-first, as MiniRocket and Hydra read it: (N, C, T)
+    in fp32, the steps from each sequence's length on zeroed, and zero steps after the end up
+    to the ``length`` it was fitted on."""
+    x = (x.permute(0, 2, 1) if batch_first else x.permute(1, 2, 0)).float()
+    if lengths is not None:
+        valid = torch.arange(x.shape[2], device=x.device) < \\
+            lengths.to(x.device).long().unsqueeze(1)
+        x = torch.where(valid.unsqueeze(1), x, 0.0)
+    if x.shape[2] < length:
+        x = torch.nn.functional.pad(x, (0, length - x.shape[2]))
+    return x
+'''
+
+
 def rocket_source() -> str:
     """The helper's text: the ``MiniRocket`` class."""
     return MODULE
@@ -78,7 +88,7 @@ def rocket_source() -> str:
 def mini_rocket(writer, name, var, layer, module, p, x, comment) -> str:
     """Write a MiniRocket layer into ``writer`` (a ``pytorch_code`` writer): its attribute and
     buffers; returns the expression of its call."""
-    writer.helpers.add("mini_rocket")
+    writer.helpers |= {"fitted_series", "mini_rocket"}
     used = ", ".join(str(d) for d, _ in module.plan())
     about = (f"{comment}: {module.channels} channels -> {module.num_features} features, at "
              f"dilations {used}; fitted by rnn-designer, nothing learned")

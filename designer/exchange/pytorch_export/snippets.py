@@ -17,7 +17,7 @@ from designer.graph import parts
 
 from designer.exchange.pytorch_export.copies import free_names
 from designer.exchange.pytorch_export.hydra import hydra_source
-from designer.exchange.pytorch_export.rocket import rocket_source
+from designer.exchange.pytorch_export.rocket import FITTED_SERIES, rocket_source
 
 CAFFE_RESHAPE = '''
 def caffe_reshape(x, shape, axis, num_axes):
@@ -133,6 +133,7 @@ def difference(x, lengths, batch_first):
     return y
 '''
 HELPERS["difference"] = DIFFERENCE
+HELPERS["fitted_series"] = FITTED_SERIES
 HELPERS["mini_rocket"] = rocket_source()
 HELPERS["hydra"] = hydra_source()
 CELL_HELPERS: dict = {}  # helper name -> what makes its text: the cells fill it
