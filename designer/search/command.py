@@ -190,7 +190,9 @@ def prepare(args) -> tuple:
                           "has a Pareto front instead")
     if args.best_out:
         check_best_out(args.best_out, project)
-    slots = device_slots(args.device, args.gpus, args.per_gpu, args.workers, project)
+    folds = plan_folds(project, getattr(args, "folds", "auto"))  # reads labelled sequences
+    slots = device_slots(args.device, args.gpus, args.per_gpu, args.workers, project,
+                         folds.steps)
     storage = storage_url(args.storage or default_storage(project.path))
     name = args.study or project.path.stem
     if not name.strip():
@@ -203,7 +205,7 @@ def prepare(args) -> tuple:
                 pruner=args.pruner, steps=args.steps, seed=args.seed,
                 deadline=None if args.time_limit is None else time.time() + args.time_limit,
                 threads=cpu_threads(len(slots)), salt=(_host(),),
-                folds=plan_folds(project, getattr(args, "folds", "auto")),
+                folds=folds,
                 table_limit=size_limit())
     return project, space, plan, slots
 

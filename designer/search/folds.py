@@ -37,6 +37,7 @@ class Folds:
     eval_batches: int | None = None  # validation batches that cover the largest fold
     fewest: int | None = None        # the fewest sequences of a class a trial validates on
     #                                  (over all its folds); None: not labelled sequences
+    steps: int | None = None         # the labelled sequences' padded length, when read
 
     def project(self, project: Project, fold: int) -> Project:
         """``project`` (a trial's copy, changed in place) validating on fold ``fold``
@@ -84,14 +85,14 @@ def plan_folds(project: Project, asked: str | int | None) -> Folds:
     members = source.split_size("train") + source.split_size("val")
     if count is None:
         if source.split_size("val") >= AUTO_BELOW or members < 2 * AUTO_FOLDS:
-            return Folds(fewest=_fewest(source, ("val",)))
+            return Folds(fewest=_fewest(source, ("val",)), steps=int(source.seq_len))
         count = AUTO_FOLDS
     if count > members:
         raise SearchError(f"--folds {count}: {source.path} has {members} training "
                           f"sequences, fewer than the folds")
     batch = int(layer.effective_params()["batch_size"])
     return Folds(count, layer.name, math.ceil(math.ceil(members / count) / batch),
-                 _fewest(source, ("train", "val")))
+                 _fewest(source, ("train", "val")), int(source.seq_len))
 
 
 def _fewest(source, splits: tuple) -> int | None:

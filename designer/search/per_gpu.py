@@ -29,15 +29,17 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def auto_per_gpu(project, gpus: list[int]) -> int:
+def auto_per_gpu(project, gpus: list[int], steps: int | None = None) -> int:
     """Workers per GPU for ``project`` searched on the GPUs CUDA numbers ``gpus``: up to
-    `AUTO_MOST`, as the cores and the GPUs' free memory allow; 1 when either is unknown."""
+    `AUTO_MOST`, as the cores and the GPUs' free memory allow; 1 when either is unknown.
+    ``steps``: the labelled sequences' padded length where the search has read them."""
     from designer.graph.memory import Setup, estimate
     from designer.monitor.capacity import gpu_capacity
     by_cores = max(1, cores() // (CORES_A_WORKER * max(1, len(gpus))))
     setup = Setup(device="cuda", solver=project.solver_settings())
     try:
-        need = estimate(project.graph, setup) or estimate(_steps_pinned(project), setup)
+        need = estimate(project.graph, setup) or \
+            estimate(_steps_pinned(project, steps), setup)
     except Exception:  # noqa: BLE001 - an estimate that cannot be made: no sharing
         need = None
     if need is None or not gpus:
@@ -49,9 +51,10 @@ def auto_per_gpu(project, gpus: list[int]) -> int:
     return max(1, min(AUTO_MOST, by_cores, by_memory))
 
 
-def _steps_pinned(project):
+def _steps_pinned(project, steps: int | None):
     """A fresh copy of ``project``'s graph with T pinned to its labelled sequences' padded
-    length, where the file does not say it (a ``.ts`` without ``@seriesLength``)."""
+    length (``steps``, or read here), where the file does not say it (a ``.ts`` without
+    ``@seriesLength``)."""
     from designer.graph import project as P
     from designer.search.folds import FOLDED, data_folder
     from designer.training.data import open_source
@@ -59,7 +62,8 @@ def _steps_pinned(project):
     data = [n for n in graph.sources() if graph.layer(n).type == FOLDED]
     if "T" in graph.dims or not data or project.path is None:
         return graph
-    source = open_source(graph.layer(data[0]), data_folder(project), seed=0)
+    if steps is None:
+        steps = open_source(graph.layer(data[0]), data_folder(project), seed=0).seq_len
     copy = P.load(project.path).graph
-    copy.pin_dims({"T": int(source.seq_len)})
+    copy.pin_dims({"T": int(steps)})
     return copy

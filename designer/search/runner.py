@@ -30,7 +30,8 @@ DEATHS_IN_A_ROW = 3  # per worker: deaths with no trial finishing between, befor
 
 
 def device_slots(device: str, gpus: str | None = None, per_gpu: int | str = 1,
-                 workers: int | None = None, project=None) -> list[str]:
+                 workers: int | None = None, project=None, steps: int | None = None
+                 ) -> list[str]:
     """The device of every worker: ``cpu`` repeated ``workers`` times, or ``cuda:K`` for each
     GPU asked for (``gpus``: ``all`` or a count), ``per_gpu`` times, the GPUs taking turns
     (``auto``: as many as `per_gpu.auto_per_gpu` finds room for ``project``)."""
@@ -68,7 +69,8 @@ def device_slots(device: str, gpus: str | None = None, per_gpu: int | str = 1,
             raise SearchError(f"--gpus {use}: this machine has {count} GPU"
                               f"{'s' if count != 1 else ''}")
     if per_gpu == "auto":
-        per_gpu = auto_per_gpu(project, list(range(use))) if project is not None else 1
+        per_gpu = auto_per_gpu(project, list(range(use)), steps) if project is not None \
+            else 1
     return [f"cuda:{g}" for _ in range(per_gpu) for g in range(use)]
 
 

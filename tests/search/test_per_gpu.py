@@ -72,3 +72,21 @@ def test_steps_the_file_does_not_say_are_read_from_the_sequences(monkeypatch, tm
     assert "T" not in project.graph.dims
     free(monkeypatch, 140)
     assert G.auto_per_gpu(project, [0]) == 4
+
+
+def test_the_steps_a_search_has_read_are_not_read_again(monkeypatch, tmp_path):
+    if not (DATA / "ucr" / "ArrowHead_TRAIN.ts").exists():
+        pytest.skip(f"data not found in {DATA}: ucr/ArrowHead_TRAIN.ts")
+    path, _ = init_project(DATA / "ucr" / "ArrowHead_TRAIN.ts", out=tmp_path / "a.json",
+                           head="ridge")
+    project = P.load(path)
+    from designer.search.folds import plan_folds
+    steps = plan_folds(project, "auto").steps
+    assert steps == 251
+    import designer.training.data as data
+
+    def no_second_read(*args, **kwargs):
+        raise AssertionError("the sequences were read again")
+    monkeypatch.setattr(data, "open_source", no_second_read)
+    free(monkeypatch, 140)
+    assert G.auto_per_gpu(project, [0], steps) == 4
